@@ -1,0 +1,56 @@
+"""Readers, one module per family of profiler output; each turns one file into a `ParsedImport`.
+
+Every reader module has `FORMAT` (its name), `sniff(head: bytes) -> bool` (does this content look like mine?)
+and `read(path: Path, **options) -> ParsedImport`. Detection looks at the content, never the file name.
+Readers raise `tracekit.errors.InputError` for anything they cannot read, and never write to their input.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from tracekit.errors import InputError
+from tracekit.parsed import ParsedImport
+
+# Order matters: binary signatures first, the text formats after.
+READER_MODULES = ["ncu_rep", "nsys_sqlite", "warp_trace", "ncu_csv"]
+SNIFF_BYTES = 64 * 1024
+
+
+def reader(name: str) -> ModuleType:
+    return importlib.import_module(f"tracekit.importers.{name}")
+
+
+def formats() -> dict[str, ModuleType]:
+    modules = (reader(name) for name in READER_MODULES)
+    return {module.FORMAT: module for module in modules}
+
+
+def detect_format(path: Path) -> str:
+    """The format of `path`, judged from its first bytes."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(str(path), exc.strerror or str(exc)) from None
+    if not head:
+        raise InputError(str(path), "the file is empty")
+    for fmt, module in formats().items():
+        if module.sniff(head):
+            return fmt
+    raise InputError(str(path), "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, "
+                                "an Nsight Systems SQLite export, or a warp trace)")
+
+
+def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImport:
+    """Parse one file; `fmt` overrides detection."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), "no such file" if not path.exists() else "not a regular file")
+    fmt = fmt or detect_format(path)
+    known = formats()
+    if fmt not in known:
+        raise InputError(str(path), f"unknown format {fmt!r} (known: {', '.join(sorted(known))})")
+    return known[fmt].read(path, **options)

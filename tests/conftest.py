@@ -1,0 +1,70 @@
+"""Shared fixtures: real SQLite and PostgreSQL stores, paths to real exports and samples.
+
+A test that needs a server or a browser skips outside CI with the reason printed, and fails in CI
+(where `CI` is set), so a missing service can never pass silently there.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from tracekit.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_traces"
+REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
+POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+IN_CI = bool(os.environ.get("CI"))
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip with a printed reason outside CI; fail in CI."""
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    print(f"SKIP: {reason}")
+    pytest.skip(reason)
+
+
+def real_export(name: str) -> Path:
+    path = REAL_EXPORTS / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared real exports live beside the checkout)")
+    return path
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'store.sqlite'}")
+
+
+@pytest.fixture
+def postgres_store():
+    """A fresh schema in the real PostgreSQL server, dropped afterwards."""
+    try:
+        admin = create_engine(POSTGRES_ADMIN_URL)
+        with admin.connect() as connection:
+            connection.execute(text("select 1"))
+    except Exception as exc:  # noqa: BLE001 - any connection failure means no server
+        skip_or_fail(f"no PostgreSQL at {POSTGRES_ADMIN_URL}: {str(exc).splitlines()[0]}")
+    schema = f"tk_{uuid.uuid4().hex[:12]}"
+    with admin.begin() as connection:
+        connection.execute(text(f"create schema {schema}"))
+    engine = create_engine(POSTGRES_ADMIN_URL, connect_args={"options": f"-csearch_path={schema}"})
+    try:
+        yield Store(engine)
+    finally:
+        engine.dispose()
+        with admin.begin() as connection:
+            connection.execute(text(f"drop schema {schema} cascade"))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request) -> Store:
+    """Each store test runs on SQLite and on PostgreSQL."""
+    return request.getfixturevalue(f"{request.param}_store")

@@ -1,0 +1,123 @@
+"""`tracekit import`, `ls`, `show` and `rm`: getting files into the store and looking at what it holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json, progress, warn
+from tracekit.errors import TracekitError
+from tracekit.ingest import ingest
+
+
+def parse_maps(maps: list[str]) -> dict[str, str]:
+    """`--map start=t0` pairs to {"start": "t0"}."""
+    mapping = {}
+    for item in maps:
+        field, sep, column = item.partition("=")
+        if not sep or not field or not column:
+            raise TracekitError(f"--map {item!r}: expected FIELD=COLUMN, for example --map start=t0")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def import_command(
+    paths: Annotated[list[Path], typer.Argument(help="Files to import.", show_default=False)],
+    db: DbOption = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Override format detection.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Label for the import (default: file name).")] = None,
+    maps: Annotated[list[str] | None, typer.Option("--map", help="Warp traces: FIELD=COLUMN.")] = None,
+    clock_hz: Annotated[float | None, typer.Option("--clock-hz", help="Warp traces: SM clock for cycles.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import profiler output (Nsight Compute CSV/.ncu-rep, Nsight Systems SQLite, warp traces)."""
+    store = open_store(db)
+    options = {}
+    if maps:
+        options["column_map"] = parse_maps(maps)
+    if clock_hz is not None:
+        options["clock_hz"] = clock_hz
+    results = []
+    for path in progress(paths, "importing"):
+        result, warnings = ingest(store, path, fmt=fmt, name=name if len(paths) == 1 else None, **options)
+        for message in warnings:
+            warn(f"{path}: {message}")
+        entry = {"path": str(path), "import_id": result.import_id, "created": result.created,
+                 "launches": result.launch_count, "warps": result.warp_count}
+        results.append(entry)
+        if not as_json:
+            if result.created:
+                console.print(f"imported {path} as import {result.import_id}: "
+                              f"{result.launch_count} launches, {result.warp_count} warps", markup=False)
+            else:
+                console.print(f"{path} is already stored as import {result.import_id}; nothing added",
+                              markup=False)
+    if as_json:
+        print_json(results)
+
+
+def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List stored imports."""
+    imports = open_store(db).imports()
+    if as_json:
+        print_json(imports.to_dicts())
+        return
+    if imports.height == 0:
+        console.print("the store is empty: tracekit import FILE", markup=False)
+        return
+    table = Table("id", "name", "format", "device", "launches", "imported at")
+    for row in imports.iter_rows(named=True):
+        table.add_row(str(row["id"]), row["name"], row["format"], row["device_name"] or "",
+                      str(row["launch_count"]), str(row["imported_at"])[:19])
+    console.print(table)
+
+
+def show_command(
+    import_id: Annotated[int, typer.Argument(help="Import id (see `tracekit ls`).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one import: its source, device and launches."""
+    store = open_store(db)
+    info = store.get_import(import_id)
+    launches = store.launches(import_id=import_id)
+    warp_counts = store.warp_counts(launches["id"].to_list()) if launches.height else {}
+    launch_rows = [
+        {"id": row["id"], "kernel_name": row["kernel_name"],
+         "grid": [row["grid_x"], row["grid_y"], row["grid_z"]],
+         "block": [row["block_x"], row["block_y"], row["block_z"]],
+         "registers_per_thread": row["registers_per_thread"], "duration_ns": row["duration_ns"],
+         "warps": warp_counts.get(row["id"], 0)}
+        for row in launches.iter_rows(named=True)
+    ]
+    if as_json:
+        print_json({**info, "launches": launch_rows})
+        return
+    for key, value in info.items():
+        if value not in (None, {}, []):
+            console.print(f"{key}: {value}", markup=False)
+    table = Table("launch", "kernel", "grid", "block", "regs", "duration (ns)", "warps")
+    for row in launch_rows:
+        table.add_row(str(row["id"]), row["kernel_name"] or "", "x".join(map(str, row["grid"])),
+                      "x".join(map(str, row["block"])), str(row["registers_per_thread"] or ""),
+                      "" if row["duration_ns"] is None else f"{row['duration_ns']:,.0f}", str(row["warps"]))
+    console.print(table)
+
+
+def rm_command(
+    import_ids: Annotated[list[int], typer.Argument(help="Import ids to delete.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Delete imports and everything they hold."""
+    store = open_store(db)
+    for import_id in import_ids:
+        store.delete_import(import_id)
+    if as_json:
+        print_json({"deleted": import_ids})
+    else:
+        console.print(f"deleted import{'s' if len(import_ids) > 1 else ''} "
+                      f"{', '.join(map(str, import_ids))}", markup=False)

@@ -1,0 +1,132 @@
+"""The in-memory form every importer produces and the store writes: one file's content as polars frames.
+
+Importers fill a `ParsedImport`; `tracekit.store` writes it in one transaction. Frames use the column names
+below (units in the names). Columns that a source cannot give are left null, never invented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+# One row per kernel launch. `launch_key` is the importer's own 0-based index, used to join the other frames.
+LAUNCH_SCHEMA: dict[str, pl.DataType] = {
+    "launch_key": pl.Int64,
+    "kernel_name": pl.Utf8,  # demangled (as the profiler shows it)
+    "mangled_name": pl.Utf8,
+    "grid_x": pl.Int64,
+    "grid_y": pl.Int64,
+    "grid_z": pl.Int64,
+    "block_x": pl.Int64,
+    "block_y": pl.Int64,
+    "block_z": pl.Int64,
+    "registers_per_thread": pl.Int64,
+    "static_smem_bytes": pl.Int64,
+    "dynamic_smem_bytes": pl.Int64,
+    "stream_id": pl.Int64,
+    "context_id": pl.Int64,
+    "process_id": pl.Int64,
+    "device_id": pl.Int64,
+    "correlation_id": pl.Int64,
+    "source_launch_id": pl.Utf8,  # the ID the profiler gave the launch (ncu "ID", nsys correlationId, ...)
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "duration_ns": pl.Float64,
+    "nvtx_path": pl.Utf8,  # enclosing NVTX ranges, outermost first, joined with " > "
+}
+
+# One row per (launch, metric). Units are normalized to base units (ns, byte, byte/s, hz, %, ...).
+METRIC_SCHEMA: dict[str, pl.DataType] = {
+    "launch_key": pl.Int64,
+    "section": pl.Utf8,
+    "name": pl.Utf8,
+    "unit": pl.Utf8,
+    "value": pl.Float64,  # numeric value in `unit`, null for text metrics
+    "text_value": pl.Utf8,  # text metrics, and the original cell where useful
+    "kind": pl.Utf8,  # "float" | "int" | "text"
+}
+
+# One row per warp: when it started and ended, where it ran.
+WARP_SCHEMA: dict[str, pl.DataType] = {
+    "launch_key": pl.Int64,
+    "sm_id": pl.Int32,
+    "block_id": pl.Int64,  # linearized blockIdx
+    "warp_in_block": pl.Int32,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "start_cycles": pl.Int64,  # raw clock64()/clock() reads where the source had them
+    "end_cycles": pl.Int64,
+}
+
+# Nsight Systems extras: NVTX ranges and memory copies.
+NVTX_SCHEMA: dict[str, pl.DataType] = {
+    "name": pl.Utf8,
+    "domain": pl.Utf8,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "thread_id": pl.Int64,
+}
+
+MEMCPY_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.Utf8,  # "HtoD", "DtoH", "DtoD", ...
+    "size_bytes": pl.Int64,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "stream_id": pl.Int64,
+    "device_id": pl.Int64,
+}
+
+
+def empty_frame(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Add the missing columns as nulls, cast to the schema's types and order, drop extra columns."""
+    columns = [
+        (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+        for name, dtype in schema.items()
+    ]
+    return frame.select(columns)
+
+
+@dataclass
+class Device:
+    name: str | None = None
+    compute_capability: str | None = None  # "9.0"
+    sm_count: int | None = None
+    sm_clock_hz: float | None = None
+    max_warps_per_sm: int | None = None
+    extra: dict[str, object] = field(default_factory=dict)  # per-SM limits and other attributes
+
+
+@dataclass
+class ParsedImport:
+    """Everything one input file holds, ready for the store."""
+
+    format: str  # "ncu-csv", "ncu-rep", "nsys-sqlite", "warp-trace"
+    tool: str | None = None  # "Nsight Compute", "Nsight Systems", "warp_trace.cuh", ...
+    tool_version: str | None = None
+    device: Device | None = None
+    launches: pl.DataFrame = field(default_factory=lambda: empty_frame(LAUNCH_SCHEMA))
+    metrics: pl.DataFrame = field(default_factory=lambda: empty_frame(METRIC_SCHEMA))
+    warps: pl.DataFrame = field(default_factory=lambda: empty_frame(WARP_SCHEMA))
+    nvtx_ranges: pl.DataFrame = field(default_factory=lambda: empty_frame(NVTX_SCHEMA))
+    memcpys: pl.DataFrame = field(default_factory=lambda: empty_frame(MEMCPY_SCHEMA))
+    warnings: list[str] = field(default_factory=list)
+
+    def conformed(self) -> ParsedImport:
+        """The same content with every frame in its schema (what the store expects)."""
+        return ParsedImport(
+            format=self.format,
+            tool=self.tool,
+            tool_version=self.tool_version,
+            device=self.device,
+            launches=conform(self.launches, LAUNCH_SCHEMA),
+            metrics=conform(self.metrics, METRIC_SCHEMA),
+            warps=conform(self.warps, WARP_SCHEMA),
+            nvtx_ranges=conform(self.nvtx_ranges, NVTX_SCHEMA),
+            memcpys=conform(self.memcpys, MEMCPY_SCHEMA),
+            warnings=list(self.warnings),
+        )

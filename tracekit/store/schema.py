@@ -1,0 +1,133 @@
+"""The normalized store's tables (SQLAlchemy 2). Changes go through an Alembic migration in `migrations/`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+SCHEMA_REVISION = "0001"  # the Alembic head this code expects
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ImportRow(Base):
+    """One imported file, with the device it was recorded on."""
+
+    __tablename__ = "imports"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(400))  # user label, defaults to the file name
+    source_path: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(String(40))
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    tool: Mapped[str | None] = mapped_column(String(200))
+    tool_version: Mapped[str | None] = mapped_column(String(200))
+    device_name: Mapped[str | None] = mapped_column(String(200))
+    compute_capability: Mapped[str | None] = mapped_column(String(10))
+    sm_count: Mapped[int | None] = mapped_column(Integer)
+    sm_clock_hz: Mapped[float | None] = mapped_column(Double)
+    max_warps_per_sm: Mapped[int | None] = mapped_column(Integer)
+    device_extra: Mapped[dict | None] = mapped_column(JSON)
+    warnings: Mapped[list | None] = mapped_column(JSON)
+
+
+class LaunchRow(Base):
+    """One kernel launch."""
+
+    __tablename__ = "launches"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), index=True)
+    launch_index: Mapped[int] = mapped_column(Integer)  # order within the import
+    kernel_name: Mapped[str | None] = mapped_column(Text)
+    mangled_name: Mapped[str | None] = mapped_column(Text)
+    grid_x: Mapped[int | None] = mapped_column(BigInteger)
+    grid_y: Mapped[int | None] = mapped_column(BigInteger)
+    grid_z: Mapped[int | None] = mapped_column(BigInteger)
+    block_x: Mapped[int | None] = mapped_column(Integer)
+    block_y: Mapped[int | None] = mapped_column(Integer)
+    block_z: Mapped[int | None] = mapped_column(Integer)
+    registers_per_thread: Mapped[int | None] = mapped_column(Integer)
+    static_smem_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    dynamic_smem_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    stream_id: Mapped[int | None] = mapped_column(BigInteger)
+    context_id: Mapped[int | None] = mapped_column(BigInteger)
+    process_id: Mapped[int | None] = mapped_column(BigInteger)
+    device_id: Mapped[int | None] = mapped_column(Integer)
+    correlation_id: Mapped[int | None] = mapped_column(BigInteger)
+    source_launch_id: Mapped[str | None] = mapped_column(String(100))
+    start_ns: Mapped[int | None] = mapped_column(BigInteger)
+    end_ns: Mapped[int | None] = mapped_column(BigInteger)
+    duration_ns: Mapped[float | None] = mapped_column(Double)
+    nvtx_path: Mapped[str | None] = mapped_column(Text)
+
+
+class MetricRow(Base):
+    """One metric of a launch, in base units."""
+
+    __tablename__ = "metrics"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    launch_id: Mapped[int] = mapped_column(ForeignKey("launches.id", ondelete="CASCADE"))
+    section: Mapped[str | None] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(400))
+    unit: Mapped[str | None] = mapped_column(String(100))
+    value: Mapped[float | None] = mapped_column(Double)
+    text_value: Mapped[str | None] = mapped_column(Text)
+    kind: Mapped[str | None] = mapped_column(String(10))
+    __table_args__ = (Index("ix_metrics_launch_name", "launch_id", "name"),)
+
+
+class WarpRow(Base):
+    """One warp's residency on an SM, from clock reads inside the kernel."""
+
+    __tablename__ = "warps"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    launch_id: Mapped[int] = mapped_column(ForeignKey("launches.id", ondelete="CASCADE"), index=True)
+    sm_id: Mapped[int] = mapped_column(Integer)
+    block_id: Mapped[int] = mapped_column(BigInteger)
+    warp_in_block: Mapped[int] = mapped_column(Integer)
+    start_ns: Mapped[int] = mapped_column(BigInteger)
+    end_ns: Mapped[int] = mapped_column(BigInteger)
+    start_cycles: Mapped[int | None] = mapped_column(BigInteger)
+    end_cycles: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class NvtxRangeRow(Base):
+    """An NVTX range from an Nsight Systems export."""
+
+    __tablename__ = "nvtx_ranges"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str | None] = mapped_column(Text)
+    domain: Mapped[str | None] = mapped_column(Text)
+    start_ns: Mapped[int | None] = mapped_column(BigInteger)
+    end_ns: Mapped[int | None] = mapped_column(BigInteger)
+    thread_id: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class MemcpyRow(Base):
+    """A memory copy from an Nsight Systems export."""
+
+    __tablename__ = "memcpys"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str | None] = mapped_column(String(40))
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    start_ns: Mapped[int | None] = mapped_column(BigInteger)
+    end_ns: Mapped[int | None] = mapped_column(BigInteger)
+    stream_id: Mapped[int | None] = mapped_column(BigInteger)
+    device_id: Mapped[int | None] = mapped_column(Integer)

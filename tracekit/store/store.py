@@ -1,0 +1,210 @@
+"""The normalized store: write a `ParsedImport` in one transaction, read launches, metrics and warps as frames."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from tracekit.errors import NotFoundError
+from tracekit.parsed import LAUNCH_SCHEMA, ParsedImport
+from tracekit.store.bulk import bulk_insert
+from tracekit.store.engine import make_engine, migrate, resolve_url
+from tracekit.store.schema import (
+    ImportRow,
+    LaunchRow,
+    MemcpyRow,
+    MetricRow,
+    NvtxRangeRow,
+    WarpRow,
+)
+
+LAUNCH_COLUMNS = [c for c in LAUNCH_SCHEMA if c != "launch_key"]
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    import_id: int
+    created: bool  # False when a file with the same sha256 was already stored
+    launch_count: int
+    warp_count: int
+
+
+class Store:
+    """One store (SQLite file or PostgreSQL database) at its current schema version."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        migrate(engine)
+
+    @classmethod
+    def open(cls, db: str | None = None) -> Store:
+        return cls(make_engine(resolve_url(db)))
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    # ---- writing -------------------------------------------------------------------------------------------
+
+    def find_by_sha256(self, sha256: str) -> int | None:
+        with self.engine.connect() as connection:
+            return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
+
+    def add_import(self, parsed: ParsedImport, source_path: str | Path, name: str | None = None,
+                   sha256: str | None = None) -> ImportResult:
+        """Write everything of one file in one transaction; a file already stored (same sha256) adds nothing."""
+        source_path = Path(source_path)
+        sha256 = sha256 or file_sha256(source_path)
+        existing = self.find_by_sha256(sha256)
+        if existing is not None:
+            return self.existing_result(existing)
+        parsed = parsed.conformed()
+        device = parsed.device
+        import_values: dict[str, Any] = {
+            "name": name or source_path.name,
+            "source_path": str(source_path),
+            "format": parsed.format,
+            "sha256": sha256,
+            "size_bytes": source_path.stat().st_size,
+            "imported_at": datetime.now(UTC),
+            "tool": parsed.tool,
+            "tool_version": parsed.tool_version,
+            "device_name": device.name if device else None,
+            "compute_capability": device.compute_capability if device else None,
+            "sm_count": device.sm_count if device else None,
+            "sm_clock_hz": device.sm_clock_hz if device else None,
+            "max_warps_per_sm": device.max_warps_per_sm if device else None,
+            "device_extra": (device.extra or None) if device else None,
+            "warnings": parsed.warnings or None,
+        }
+        try:
+            with self.engine.begin() as connection:
+                import_id = connection.scalar(insert(ImportRow).values(import_values).returning(ImportRow.id))
+                launch_ids = self._insert_launches(connection, import_id, parsed.launches)
+                key_to_id = pl.DataFrame(
+                    {"launch_key": parsed.launches["launch_key"], "launch_id": launch_ids},
+                    schema={"launch_key": pl.Int64, "launch_id": pl.Int64},
+                )
+                metrics = parsed.metrics.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+                bulk_insert(connection, MetricRow.__table__, metrics)
+                warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+                bulk_insert(connection, WarpRow.__table__, warps)
+                for table, frame in ((NvtxRangeRow.__table__, parsed.nvtx_ranges),
+                                     (MemcpyRow.__table__, parsed.memcpys)):
+                    bulk_insert(connection, table, frame.with_columns(pl.lit(import_id).alias("import_id")))
+        except IntegrityError:
+            # Another writer stored the same file between our check and our insert.
+            existing = self.find_by_sha256(sha256)
+            if existing is None:
+                raise
+            return self.existing_result(existing)
+        return ImportResult(import_id, True, parsed.launches.height, parsed.warps.height)
+
+    def _insert_launches(self, connection, import_id: int, launches: pl.DataFrame) -> list[int]:
+        if launches.height == 0:
+            return []
+        rows = [
+            {"import_id": import_id, "launch_index": index, **{c: row[c] for c in LAUNCH_COLUMNS}}
+            for index, row in enumerate(launches.iter_rows(named=True))
+        ]
+        result = connection.execute(
+            insert(LaunchRow).returning(LaunchRow.id, sort_by_parameter_order=True), rows
+        )
+        return [row[0] for row in result]
+
+    def existing_result(self, import_id: int) -> ImportResult:
+        with self.engine.connect() as connection:
+            launch_count = connection.scalar(
+                select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id))
+            warp_count = connection.scalar(
+                select(func.count()).select_from(WarpRow).join(LaunchRow)
+                .where(LaunchRow.import_id == import_id))
+        return ImportResult(import_id, False, launch_count or 0, warp_count or 0)
+
+    def delete_import(self, import_id: int) -> None:
+        with self.engine.begin() as connection:
+            deleted = connection.execute(delete(ImportRow).where(ImportRow.id == import_id)).rowcount
+        if not deleted:
+            raise NotFoundError(f"no import with id {import_id} in {self.url}")
+
+    # ---- reading -------------------------------------------------------------------------------------------
+
+    def _frame(self, statement, schema_overrides: dict | None = None) -> pl.DataFrame:
+        with self.engine.connect() as connection:
+            return pl.read_database(statement, connection, schema_overrides=schema_overrides,
+                                    infer_schema_length=None)
+
+    def imports(self) -> pl.DataFrame:
+        """Every stored import, with its launch count, newest last."""
+        launch_count = (select(func.count()).select_from(LaunchRow)
+                        .where(LaunchRow.import_id == ImportRow.id).scalar_subquery())
+        columns = [c for c in ImportRow.__table__.columns if c.name not in ("device_extra", "warnings")]
+        statement = select(*columns, launch_count.label("launch_count")).order_by(ImportRow.id)
+        return self._frame(statement)
+
+    def get_import(self, import_id: int) -> dict[str, Any]:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(ImportRow.__table__).where(ImportRow.id == import_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no import with id {import_id} in {self.url}")
+        return dict(row)
+
+    def launches(self, import_id: int | None = None, launch_ids: list[int] | None = None) -> pl.DataFrame:
+        """Launches joined with their import's device fields (one row per launch)."""
+        statement = select(
+            LaunchRow.__table__,
+            ImportRow.name.label("import_name"),
+            ImportRow.format,
+            ImportRow.source_path,
+            ImportRow.sha256,
+            ImportRow.device_name,
+            ImportRow.compute_capability,
+            ImportRow.sm_count,
+            ImportRow.sm_clock_hz,
+            ImportRow.max_warps_per_sm,
+        ).join(ImportRow).order_by(LaunchRow.import_id, LaunchRow.launch_index)
+        if import_id is not None:
+            statement = statement.where(LaunchRow.import_id == import_id)
+        if launch_ids is not None:
+            statement = statement.where(LaunchRow.id.in_(launch_ids))
+        return self._frame(statement)
+
+    def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
+        statement = (select(MetricRow.launch_id, MetricRow.section, MetricRow.name, MetricRow.unit,
+                            MetricRow.value, MetricRow.text_value, MetricRow.kind)
+                     .where(MetricRow.launch_id.in_(launch_ids)).order_by(MetricRow.id))
+        return self._frame(statement, {"value": pl.Float64, "text_value": pl.Utf8, "unit": pl.Utf8,
+                                       "section": pl.Utf8})
+
+    def warps(self, launch_id: int) -> pl.DataFrame:
+        statement = (select(WarpRow.sm_id, WarpRow.block_id, WarpRow.warp_in_block, WarpRow.start_ns,
+                            WarpRow.end_ns, WarpRow.start_cycles, WarpRow.end_cycles)
+                     .where(WarpRow.launch_id == launch_id).order_by(WarpRow.id))
+        return self._frame(statement, {"start_cycles": pl.Int64, "end_cycles": pl.Int64})
+
+    def warp_counts(self, launch_ids: list[int]) -> dict[int, int]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(WarpRow.launch_id, func.count()).where(
+                WarpRow.launch_id.in_(launch_ids)).group_by(WarpRow.launch_id)).all()
+        return {launch_id: count for launch_id, count in rows}
+
+    def nvtx_ranges(self, import_id: int) -> pl.DataFrame:
+        return self._frame(select(NvtxRangeRow.__table__).where(NvtxRangeRow.import_id == import_id))
+
+    def memcpys(self, import_id: int) -> pl.DataFrame:
+        return self._frame(select(MemcpyRow.__table__).where(MemcpyRow.import_id == import_id))
