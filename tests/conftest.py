@@ -30,11 +30,30 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-def real_export(name: str) -> Path:
-    path = REAL_EXPORTS / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (the shared real exports live beside the checkout)")
-    return path
+@pytest.fixture
+def real_export():
+    """`real_export("file")`: a path in ../shared/real_exports/, or a skip when that folder is absent."""
+
+    def get(name: str) -> Path:
+        path = REAL_EXPORTS / name
+        if not path.exists():
+            pytest.skip(f"{path} is absent (the shared real exports live beside the checkout)")
+        return path
+
+    return get
+
+
+@pytest.fixture
+def sample_trace():
+    """`sample_trace("file")`: a committed sample under sample_traces/ (fails in CI when missing)."""
+
+    def get(name: str) -> Path:
+        path = SAMPLES / name
+        if not path.exists():
+            skip_or_fail(f"{path} is missing: run sample_traces/make_samples.sh on a GPU machine")
+        return path
+
+    return get
 
 
 @pytest.fixture
