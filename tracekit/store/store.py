@@ -132,12 +132,16 @@ class Store:
             launch_count = connection.scalar(
                 select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id))
             warp_count = connection.scalar(
-                select(func.count()).select_from(WarpRow).join(LaunchRow)
+                select(func.count()).select_from(WarpRow).join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
                 .where(LaunchRow.import_id == import_id))
         return ImportResult(import_id, False, launch_count or 0, warp_count or 0)
 
     def delete_import(self, import_id: int) -> None:
+        """Delete an import with its launches and everything under them, in one transaction."""
+        launch_ids = select(LaunchRow.id).where(LaunchRow.import_id == import_id)
         with self.engine.begin() as connection:
+            for table in (WarpRow, MetricRow):  # the bulk tables have no foreign key to cascade from
+                connection.execute(delete(table).where(table.launch_id.in_(launch_ids)))
             deleted = connection.execute(delete(ImportRow).where(ImportRow.id == import_id)).rowcount
         if not deleted:
             raise NotFoundError(f"no import with id {import_id} in {self.url}")
