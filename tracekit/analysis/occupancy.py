@@ -1,0 +1,413 @@
+"""Theoretical occupancy, its limits, waves and cliffs, computed the way Nsight Compute reports them.
+
+The per-CC constants come from NVIDIA's `cuda_occupancy.h` (CUDA 13.0) and the CUDA C++ Programming Guide's
+"Technical Specifications per Compute Capability"; the arithmetic is `cudaOccMaxActiveBlocksPerMultiprocessor`
+(partitioned global caching off, as for any kernel whose attributes come from `cudaFuncGetAttributes`). Where Nsight
+Compute reports differently from that header, this module follows Nsight Compute (each checked against real reports
+in tests/analysis/test_occupancy.py):
+
+- A resource the launch does not use (0 bytes of shared memory, 0 registers) limits nothing: the header says
+  INT_MAX, Nsight Compute reports the blocks-per-SM limit (Tesla T4, `Block Limit Shared Mem` 16).
+- The shared-memory limit divides the carveout the driver configured (`launch__shared_mem_config_size`) when it is
+  given (B200, ncu 2025: 132 KB config, 9,728 B per block -> 13, not 24). Nsight Compute up to 2023 divided the SM's
+  whole shared memory instead (A100: 100 KB config, 17,920 B per block -> 9, not 5); that is what happens when no
+  carveout is given, and it is also what the header does with the default carveout. Either way the active blocks are
+  the same, because the driver never picks a carveout that holds fewer blocks than the other limits allow.
+- The driver's carveout choice cannot be derived from the launch alone: the real reports show it picking more than
+  the smallest fitting carveout (A100: 5 KB needed, 32 KB configured; B200: 90 KB needed, 132 KB configured), so
+  `min_shared_mem_config_bytes` is only a lower bound on it.
+- The barrier limit (CC 9.0 and newer) is capped at the blocks-per-SM limit (B200: 1 barrier -> 32, not 64).
+
+Volkov's occupancy is warps resident per SM; the theoretical value here is the ceiling that the resource limits put
+on it, the number a measured (achieved) occupancy should be compared with.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import polars as pl
+
+from tracekit.errors import TracekitError
+
+KB = 1024
+WARP_SIZE = 32
+
+# Configurable shared-memory carveouts per SM, in KB (cudaOccAlignUpShmemSizeVoltaPlus).
+_VOLTA_CARVEOUTS_KB = (0, 8, 16, 32, 64, 96)
+_TURING_CARVEOUTS_KB = (32, 64)
+_GA100_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164)
+_GA10X_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100)
+_GH100_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+
+# cc: (max threads per SM, max blocks per SM, shared memory per SM KB, max shared memory per block KB (opt-in),
+#      max registers per block, carveouts KB (None: fixed), barrier slots per block slot (CC >= 9.0))
+_SPECS: dict[str, tuple[int, int, int, int, int, tuple[int, ...] | None, int | None]] = {
+    "5.0": (2048, 32, 64, 48, 65536, None, None),
+    "5.2": (2048, 32, 96, 48, 65536, None, None),
+    "5.3": (2048, 32, 64, 48, 32768, None, None),
+    "6.0": (2048, 32, 64, 48, 65536, None, None),
+    "6.1": (2048, 32, 96, 48, 65536, None, None),
+    "6.2": (2048, 32, 64, 48, 32768, None, None),
+    "7.0": (2048, 32, 96, 96, 65536, _VOLTA_CARVEOUTS_KB, None),
+    "7.2": (2048, 32, 96, 96, 65536, _VOLTA_CARVEOUTS_KB, None),
+    "7.5": (1024, 16, 64, 64, 65536, _TURING_CARVEOUTS_KB, None),
+    "8.0": (2048, 32, 164, 163, 65536, _GA100_CARVEOUTS_KB, None),
+    "8.6": (1536, 16, 100, 99, 65536, _GA10X_CARVEOUTS_KB, None),
+    "8.7": (1536, 16, 164, 163, 65536, _GA100_CARVEOUTS_KB, None),
+    "8.9": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, None),
+    "9.0": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
+    "10.0": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
+    "10.1": (1536, 24, 228, 227, 65536, _GH100_CARVEOUTS_KB, 1),  # Thor before CUDA 13 renamed it 11.0
+    "10.3": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
+    "11.0": (1536, 24, 228, 227, 65536, _GH100_CARVEOUTS_KB, 1),
+    "12.0": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, 1),
+    "12.1": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, 1),
+}
+
+LIMIT_NAMES = ("warps", "blocks", "registers", "shared_memory")  # tie order for naming the limiter
+KNOB_COLUMNS = {"block_size": "threads_per_block", "registers": "registers_per_thread",
+                "shared_memory": "shared_mem_per_block_bytes"}
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What one SM of a compute capability offers, and how it hands it out."""
+
+    compute_capability: str
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    warp_size: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    max_registers_per_thread: int
+    register_allocation_unit: int  # registers; each warp's allocation is rounded up to this
+    sub_partitions: int  # registers are split evenly over the SM's sub-partitions (schedulers)
+    shared_mem_per_sm_bytes: int  # the largest carveout
+    max_shared_mem_per_block_bytes: int  # opt-in maximum, excluding the driver's reserve
+    default_shared_mem_per_block_bytes: int  # without the opt-in attribute
+    shared_mem_allocation_unit_bytes: int
+    reserved_shared_mem_per_block_bytes: int  # the driver's per-block reserve (CC >= 8.0)
+    shared_mem_carveouts_bytes: tuple[int, ...]  # one value where the split is fixed
+    barriers_per_sm: int | None  # block barrier slots; None where they do not limit occupancy (CC < 9.0)
+
+
+def _parse_cc(compute_capability: str) -> str:
+    text = str(compute_capability).strip().lower().removeprefix("sm_").removeprefix("sm")
+    if "." not in text and text.isdigit() and len(text) >= 2:
+        text = f"{text[:-1]}.{text[-1]}"  # "90" -> "9.0", "120" -> "12.0"
+    if text not in _SPECS:
+        known = ", ".join(_SPECS)
+        raise TracekitError(f"unknown compute capability {compute_capability!r}: known are {known}")
+    return text
+
+
+def device_limits(compute_capability: str) -> DeviceLimits:
+    """Per-SM limits for a compute capability such as "9.0" (also "sm_90", "90")."""
+    cc = _parse_cc(compute_capability)
+    threads_per_sm, blocks_per_sm, smem_sm_kb, smem_block_kb, regs_per_block, carveouts_kb, barrier_factor = _SPECS[cc]
+    major = int(cc.split(".")[0])
+    return DeviceLimits(
+        compute_capability=cc,
+        max_threads_per_block=1024,
+        max_threads_per_sm=threads_per_sm,
+        max_warps_per_sm=threads_per_sm // WARP_SIZE,
+        max_blocks_per_sm=blocks_per_sm,
+        warp_size=WARP_SIZE,
+        registers_per_sm=65536,
+        max_registers_per_block=regs_per_block,
+        max_registers_per_thread=255,
+        register_allocation_unit=256,
+        sub_partitions=2 if cc == "6.0" else 4,
+        shared_mem_per_sm_bytes=smem_sm_kb * KB,
+        max_shared_mem_per_block_bytes=smem_block_kb * KB,
+        default_shared_mem_per_block_bytes=48 * KB,
+        shared_mem_allocation_unit_bytes=256 if major <= 7 else 128,
+        reserved_shared_mem_per_block_bytes=1 * KB if major >= 8 else 0,
+        shared_mem_carveouts_bytes=tuple(kb * KB for kb in (carveouts_kb or (smem_sm_kb,))),
+        barriers_per_sm=None if barrier_factor is None else barrier_factor * blocks_per_sm,
+    )
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+@dataclass(frozen=True)
+class OccupancyResult:
+    """Blocks per SM allowed by each resource, the active blocks and warps they leave, and who set the limit."""
+
+    compute_capability: str
+    threads_per_block: int
+    warps_per_block: int
+    registers_per_thread: int
+    shared_mem_per_block_bytes: int  # static + dynamic, as the launch asked (without the driver's reserve)
+    limits_blocks_per_sm: dict[str, int]  # registers, shared_memory, warps, blocks (launch__occupancy_limit_*)
+    active_blocks_per_sm: int
+    theoretical_warps_per_sm: int
+    theoretical_pct: float  # sm__maximum_warps_per_active_cycle_pct
+    limiter: str  # the first of `limiters` in the order warps, blocks, registers, shared_memory, barriers
+    limiters: tuple[str, ...]  # every limit equal to the active blocks
+    max_warps_per_sm: int
+    shared_mem_config_bytes: int | None  # the carveout used for the shared-memory limit; None: the SM's maximum
+    allocated_registers_per_block: int
+    allocated_shared_mem_per_block_bytes: int  # rounded up, including the driver's reserve
+    barrier_limit_blocks_per_sm: int | None  # launch__occupancy_limit_barriers (CC >= 9.0)
+    min_shared_mem_config_bytes: int  # smallest carveout holding the active blocks: a lower bound on the driver's
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _registers_limit(limits: DeviceLimits, warps_per_block: int, registers_per_thread: int,
+                     sub_partitions: int) -> tuple[int, int]:
+    """(blocks per SM, registers allocated per block), as cudaOccMaxBlocksPerSMRegsLimit."""
+    if registers_per_thread == 0:
+        return limits.max_blocks_per_sm, 0
+    regs_per_warp = _round_up(registers_per_thread * limits.warp_size, limits.register_allocation_unit)
+    regs_per_block = regs_per_warp * warps_per_block
+    # The hardware's per-block check assumes every sub-partition gets the same number of warps.
+    regs_assumed_per_block = regs_per_warp * _round_up(warps_per_block, sub_partitions)
+    if max(regs_per_block, regs_assumed_per_block) > limits.max_registers_per_block:
+        return 0, regs_per_block
+    warps_per_sub_partition = (limits.registers_per_sm // sub_partitions) // regs_per_warp
+    return warps_per_sub_partition * sub_partitions // warps_per_block, regs_per_block
+
+
+def _carveout_at_least(limits: DeviceLimits, size_bytes: int) -> int:
+    """The smallest carveout holding size_bytes (the largest when none does)."""
+    fitting = [c for c in limits.shared_mem_carveouts_bytes if c >= size_bytes]
+    return min(fitting) if fitting else limits.shared_mem_per_sm_bytes
+
+
+def _shared_memory_limit(limits: DeviceLimits, shared_mem_per_block_bytes: int,
+                         shared_mem_config_bytes: int | None) -> tuple[int, int]:
+    """(blocks per SM, bytes allocated per block), as cudaOccMaxBlocksPerSMSmemLimit with Nsight's conventions."""
+    allocated = _round_up(shared_mem_per_block_bytes + limits.reserved_shared_mem_per_block_bytes,
+                          limits.shared_mem_allocation_unit_bytes)
+    if allocated == 0:
+        return limits.max_blocks_per_sm, 0
+    per_sm = limits.shared_mem_per_sm_bytes if shared_mem_config_bytes is None else shared_mem_config_bytes
+    if per_sm < allocated:  # a carveout too small for one block is raised to one that fits
+        per_sm = _carveout_at_least(limits, allocated)
+    return per_sm // allocated, allocated
+
+
+def _validate(limits: DeviceLimits, threads_per_block: int, registers_per_thread: int,
+              shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None, barriers_per_block: int) -> None:
+    cc = limits.compute_capability
+    if not 1 <= threads_per_block <= limits.max_threads_per_block:
+        raise TracekitError(f"block size {threads_per_block}: must be 1 to {limits.max_threads_per_block} threads")
+    if not 0 <= registers_per_thread <= limits.max_registers_per_thread:
+        raise TracekitError(f"{registers_per_thread} registers per thread: must be 0 to "
+                            f"{limits.max_registers_per_thread}")
+    if not 0 <= shared_mem_per_block_bytes <= limits.max_shared_mem_per_block_bytes:
+        raise TracekitError(f"{shared_mem_per_block_bytes} bytes of shared memory per block: a block on CC {cc} "
+                            f"can use 0 to {limits.max_shared_mem_per_block_bytes} bytes")
+    if shared_mem_config_bytes is not None and not 0 <= shared_mem_config_bytes <= limits.shared_mem_per_sm_bytes:
+        raise TracekitError(f"shared-memory carveout of {shared_mem_config_bytes} bytes: an SM on CC {cc} has "
+                            f"0 to {limits.shared_mem_per_sm_bytes} bytes")
+    if barriers_per_block < 0:
+        raise TracekitError(f"{barriers_per_block} barriers per block: must be 0 or more")
+
+
+def _occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_thread: int,
+               shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None,
+               barriers_per_block: int) -> OccupancyResult:
+    warps_per_block = -(-threads_per_block // limits.warp_size)
+    registers, allocated_registers = _registers_limit(limits, warps_per_block, registers_per_thread,
+                                                      limits.sub_partitions)
+    # GP100 (6.0) has 2 sub-partitions, GP10x 4: a block that cannot run on GP10x is not let run on any Pascal.
+    if limits.compute_capability == "6.0" and registers and _registers_limit(
+            limits, warps_per_block, registers_per_thread, 4)[0] == 0:
+        registers = 0
+    shared_memory, allocated_shared = _shared_memory_limit(limits, shared_mem_per_block_bytes,
+                                                           shared_mem_config_bytes)
+    candidates = {
+        "warps": limits.max_warps_per_sm // warps_per_block,
+        "blocks": limits.max_blocks_per_sm,
+        "registers": registers,
+        "shared_memory": shared_memory,
+    }
+    barriers = None
+    if limits.barriers_per_sm is not None and barriers_per_block > 0:
+        barriers = min(limits.max_blocks_per_sm, limits.barriers_per_sm // barriers_per_block)
+        candidates["barriers"] = barriers
+    active = min(candidates.values())
+    warps = active * warps_per_block
+    limiters = tuple(name for name, value in candidates.items() if value == active)
+    return OccupancyResult(
+        compute_capability=limits.compute_capability,
+        threads_per_block=threads_per_block,
+        warps_per_block=warps_per_block,
+        registers_per_thread=registers_per_thread,
+        shared_mem_per_block_bytes=shared_mem_per_block_bytes,
+        limits_blocks_per_sm={name: candidates[name] for name in ("registers", "shared_memory", "warps", "blocks")},
+        active_blocks_per_sm=active,
+        theoretical_warps_per_sm=warps,
+        theoretical_pct=100.0 * warps / limits.max_warps_per_sm,
+        limiter=limiters[0],
+        limiters=limiters,
+        max_warps_per_sm=limits.max_warps_per_sm,
+        shared_mem_config_bytes=shared_mem_config_bytes,
+        allocated_registers_per_block=allocated_registers,
+        allocated_shared_mem_per_block_bytes=allocated_shared,
+        barrier_limit_blocks_per_sm=barriers,
+        min_shared_mem_config_bytes=_carveout_at_least(limits, active * allocated_shared),
+    )
+
+
+def theoretical_occupancy(compute_capability: str, threads_per_block: int, registers_per_thread: int,
+                          shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None = None,
+                          *, barriers_per_block: int = 1) -> OccupancyResult:
+    """Occupancy limits of one launch configuration; raises TracekitError for a configuration that cannot exist.
+
+    shared_mem_per_block_bytes is static + dynamic (Nsight's launch__shared_mem_per_block_static/_dynamic); the
+    driver's reserve is added here. shared_mem_config_bytes is launch__shared_mem_config_size when known.
+    barriers_per_block (launch__barrier_count) matters from CC 9.0 on; kernels use 1 unless they name more.
+    """
+    limits = device_limits(compute_capability)
+    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, shared_mem_config_bytes,
+              barriers_per_block)
+    return _occupancy(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes,
+                      shared_mem_config_bytes, barriers_per_block)
+
+
+def waves_per_sm(grid_blocks: int, active_blocks_per_sm: int, sm_count: int) -> float:
+    """launch__waves_per_multiprocessor: the grid in units of one full wave (active blocks per SM x SMs)."""
+    if grid_blocks < 0 or active_blocks_per_sm <= 0 or sm_count <= 0:
+        raise TracekitError(f"waves need a grid of 0 or more blocks, at least one active block per SM and one SM "
+                            f"(got {grid_blocks} blocks, {active_blocks_per_sm} per SM, {sm_count} SMs)")
+    return grid_blocks / (active_blocks_per_sm * sm_count)
+
+
+def tail_estimate(grid_blocks: int, active_blocks_per_sm: int, sm_count: int) -> dict:
+    """The partial last wave and Nsight Compute's "Tail Effect" estimate (LaunchStatistics rule).
+
+    With uniform block durations a grid of W full waves and a partial one runs W + 1 wave times, of which the
+    partial wave is 1 / (W + 1): the rule's estimated speedup, reported when W >= 1 and it is at least 20%.
+    `partial_wave_blocks` is counted in integers; the rule derives it in floating point from the wave count,
+    ceil(grid * frac(waves) / waves), which can print one block more (689 for 688 when 4,096 blocks fill 852 per
+    wave): that is `nsight_partial_wave_blocks`. The 2023 rule truncated instead, from the wave count rounded to
+    two decimals (227 for 228 on 768 blocks of 540 per wave).
+    """
+    waves = waves_per_sm(grid_blocks, active_blocks_per_sm, sm_count)
+    blocks_per_wave = active_blocks_per_sm * sm_count
+    full_waves, partial_wave_blocks = divmod(grid_blocks, blocks_per_wave)
+    fraction = math.modf(waves)[0]
+    tail_effect = partial_wave_blocks > 0 and full_waves >= 1
+    speedup_pct = 100.0 / (full_waves + 1) if tail_effect else 0.0
+    return {
+        "blocks_per_wave": blocks_per_wave,
+        "waves_per_sm": waves,
+        "full_waves": full_waves,
+        "partial_wave_blocks": partial_wave_blocks,
+        "nsight_partial_wave_blocks": math.ceil(grid_blocks * (fraction / waves)) if waves else 0,
+        "last_wave_occupied_fraction": partial_wave_blocks / blocks_per_wave if partial_wave_blocks else 1.0,
+        "tail_effect": tail_effect,
+        "estimated_speedup_pct": speedup_pct,
+        "nsight_reports_tail_effect": tail_effect and speedup_pct >= 20.0,
+    }
+
+
+def occupancy_cliffs(compute_capability: str, threads_per_block: int, registers_per_thread: int,
+                     shared_mem_per_block_bytes: int) -> dict[str, pl.DataFrame]:
+    """Occupancy as each knob moves with the other two held: the curves of Nsight's Occupancy section.
+
+    block_size steps by warps (32 .. 1024 threads), registers by one (1 .. 255), shared memory by the allocation
+    unit (0 .. the per-block maximum); a row's value stands for every value down to the previous row's + 1.
+    """
+    limits = device_limits(compute_capability)
+    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, None, 1)
+    sweeps = {
+        "block_size": [(t, registers_per_thread, shared_mem_per_block_bytes)
+                       for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)],
+        "registers": [(threads_per_block, r, shared_mem_per_block_bytes)
+                      for r in range(1, limits.max_registers_per_thread + 1)],
+        "shared_memory": [(threads_per_block, registers_per_thread, s)
+                          for s in range(0, limits.max_shared_mem_per_block_bytes + 1,
+                                         limits.shared_mem_allocation_unit_bytes)],
+    }
+    frames = {}
+    for knob, points in sweeps.items():
+        results = [_occupancy(limits, t, r, s, None, 1) for t, r, s in points]
+        knob_values = [point[("block_size", "registers", "shared_memory").index(knob)] for point in points]
+        frames[knob] = pl.DataFrame({
+            KNOB_COLUMNS[knob]: knob_values,
+            "active_blocks_per_sm": [res.active_blocks_per_sm for res in results],
+            "theoretical_warps_per_sm": [res.theoretical_warps_per_sm for res in results],
+            "theoretical_pct": [res.theoretical_pct for res in results],
+            "limiter": [res.limiter for res in results],
+        }, schema={KNOB_COLUMNS[knob]: pl.Int64, "active_blocks_per_sm": pl.Int64,
+                   "theoretical_warps_per_sm": pl.Int64, "theoretical_pct": pl.Float64, "limiter": pl.String})
+    return frames
+
+
+def compact_cliffs(frame: pl.DataFrame) -> pl.DataFrame:
+    """The steps of a curve: one row per run of equal active blocks and warps, with the knob's range.
+
+    `<knob>_from` .. `<knob>_to` are the exact values the step covers (a frame row stands for every value down to
+    the previous row's + 1), e.g. 33 .. 40 registers per thread, or 257 .. 288 threads per block.
+    """
+    column = frame.columns[0]
+    first_value = 1 if column == "threads_per_block" else frame[column][0]
+    changed = ((pl.col("active_blocks_per_sm") != pl.col("active_blocks_per_sm").shift(1))
+               | (pl.col("theoretical_warps_per_sm") != pl.col("theoretical_warps_per_sm").shift(1)))
+    return (
+        frame.with_columns(step=changed.fill_null(True).cum_sum(),
+                           lower=(pl.col(column).shift(1) + 1).fill_null(first_value))
+        .group_by("step", maintain_order=True)
+        .agg(pl.col("lower").first().alias(f"{column}_from"), pl.col(column).last().alias(f"{column}_to"),
+             pl.col("active_blocks_per_sm").first(), pl.col("theoretical_warps_per_sm").first(),
+             pl.col("theoretical_pct").first(), pl.col("limiter").first())
+        .drop("step")
+    )
+
+
+@dataclass(frozen=True)
+class Cliff:
+    """The nearest value of one knob, up or down from the current one, at which occupancy changes."""
+
+    knob: str  # block_size, registers, shared_memory
+    direction: str  # "up": raising the knob to at_value; "down": lowering it to at_value
+    at_value: int  # the first value, going that way, with the new occupancy
+    from_pct: float
+    to_pct: float
+
+    @property
+    def text(self) -> str:
+        verb = "drops" if self.to_pct < self.from_pct else "rises"
+        change = f"occupancy {verb} from {self.from_pct:g}% to {self.to_pct:g}%"
+        unit = {"block_size": "threads per block", "registers": "registers per thread",
+                "shared_memory": "bytes of shared memory per block"}[self.knob]
+        if self.direction == "up" and self.knob != "registers":  # block size and shared memory step in units
+            return f"above {self.at_value - 1} {unit} {change}"
+        return f"at {self.at_value} {unit} {change}"
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "text": self.text}
+
+
+def nearest_cliffs(cliffs: dict[str, pl.DataFrame], threads_per_block: int, registers_per_thread: int,
+                   shared_mem_per_block_bytes: int) -> list[Cliff]:
+    """For each knob, the nearest change of occupancy above and below the current value (where there is one)."""
+    current = {"block_size": threads_per_block, "registers": registers_per_thread,
+               "shared_memory": shared_mem_per_block_bytes}
+    found = []
+    for knob, frame in cliffs.items():
+        column = KNOB_COLUMNS[knob]
+        values = frame[column].to_list()
+        pcts = frame["theoretical_pct"].to_list()
+        # The row standing for the current value: the first at or above it.
+        here = next((i for i, v in enumerate(values) if v >= current[knob]), len(values) - 1)
+        up = next((i for i in range(here + 1, len(values)) if pcts[i] != pcts[here]), None)
+        if up is not None:
+            at_value = values[up - 1] + 1
+            found.append(Cliff(knob, "up", at_value, pcts[here], pcts[up]))
+        down = next((i for i in range(here - 1, -1, -1) if pcts[i] != pcts[here]), None)
+        if down is not None:
+            found.append(Cliff(knob, "down", values[down], pcts[here], pcts[down]))
+    return found
