@@ -1,0 +1,195 @@
+"""Headless Chromium driving the real dashboard (`tracekit serve` over a SQLite file): upload, library, launch
+page with its warp timeline, compare, a malformed upload, delete. One browser and one server for the module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracekit.ingest import ingest
+from tracekit.store import Store
+
+pytest.importorskip("selenium", minversion="4", reason="browser tests need selenium 4 (pip install 'selenium>=4.20')")
+from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+XSS_KERNEL = "<img src=x onerror=alert(1)>"
+NSYS_ONE_KERNEL = "nsys_2025.5.2_RTX3060_perfsandbox_report1.sqlite"  # README: 1 kernel, kernVectorAdd
+NSYS_KERNEL_NAME = "kernVectorAdd(const float *, const float *, float *, int)"
+GRAPH = "#warp-timeline .js-plotly-plot"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, write_warp_trace, synthetic_warps) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("uploads")
+    garbage = folder / "garbage.txt"
+    garbage.write_bytes(b"this is not a profile\x01\x02\n42,43\n")
+    return {
+        "small": write_warp_trace(folder / "small_trace.csv", XSS_KERNEL, synthetic_warps(64)),  # 256 warps
+        "big": write_warp_trace(folder / "big_trace.csv", "big_kernel", synthetic_warps(2000)),  # 8000 warps
+        "garbage": garbage,
+    }
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, start_server, browser):
+    """The server's store URL, base address, and the browser (started first, so a missing Chromium skips
+    before any server starts)."""
+    db_url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'store.sqlite'}"
+    server = start_server(db_url)
+    return db_url, server.url, browser
+
+
+def wait(driver, condition, timeout_s: float = 30):
+    return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition)
+
+
+def upload(driver, base_url: str, paths: list[Path]) -> list[list[str]]:
+    """Drop files on the upload page; returns the status table's rows (file, result, details)."""
+    driver.get(f"{base_url}/upload")
+    file_input = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#upload input[type=file]"))
+    file_input.send_keys("\n".join(str(p) for p in paths))
+    rows = wait(driver, lambda d: (found := d.find_elements(By.CSS_SELECTOR, "#upload-status-table tbody tr"))
+                and len(found) == len(paths) and found, timeout_s=60)
+    return [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][:3] for row in rows]
+
+
+def no_alert(driver) -> bool:
+    try:
+        _ = driver.switch_to.alert
+    except NoAlertPresentException:
+        return True
+    return False
+
+
+def graph_points(driver) -> tuple[list[str], int]:
+    """Trace types of the timeline and the number of x values the browser holds."""
+    return driver.execute_script(
+        f"const gd = document.querySelector('{GRAPH}');"
+        "return [gd.data.map(t => t.type || 'scatter'), gd.data.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)];")
+
+
+def launch_id_of(db_url: str, kernel: str, files: dict[str, Path], real_export) -> int:
+    """The launch of `kernel`, importing the test files when an earlier test did not (ingest is idempotent)."""
+    store = Store.open(db_url)
+    for path in (files["small"], files["big"], real_export(NSYS_ONE_KERNEL)):
+        ingest(store, path)
+    launches = store.launches()
+    return int(launches.filter(launches["kernel_name"] == kernel)["id"][0])
+
+
+def test_upload_several_files_then_see_them_in_the_library(site, files, real_export, shots):
+    db_url, base_url, driver = site
+    paths = [real_export(NSYS_ONE_KERNEL), files["small"], files["big"]]
+    rows = upload(driver, base_url, paths)
+    shots(driver, "upload")
+    # The browser may hand the files over in another order than they were given.
+    assert sorted(row[:2] for row in rows) == sorted([p.name, "imported"] for p in paths)
+    assert [row[2].split(" imported as import ")[1].split(" with ")[1] for row in rows] == ["1 launch"] * 3
+    store = Store.open(db_url)
+    assert sorted(store.imports()["name"].to_list()) == sorted(p.name for p in paths)
+
+    driver.find_element(By.LINK_TEXT, "Library").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#launches-table td[data-dash-column=kernel_name]"))
+    shots(driver, "library")
+    import_names = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#imports-table td[data-dash-column=name]")]
+    assert sorted(import_names) == sorted(p.name for p in paths)
+    kernels = [c.text for c in driver.find_elements(By.CSS_SELECTOR,
+                                                    "#launches-table td[data-dash-column=kernel_name]")]
+    assert sorted(kernels) == sorted([NSYS_KERNEL_NAME, XSS_KERNEL, "big_kernel"])
+    assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
+
+    # Native filtering: typing in the kernel column's filter keeps one row.
+    kernel_filter = driver.find_element(By.CSS_SELECTOR, "#launches-table th[data-dash-column=kernel_name] input")
+    kernel_filter.send_keys("big_kernel\n")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR,
+                                               "#launches-table td[data-dash-column=kernel_name]")) == 1)
+
+
+def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_export, shots, synthetic_warps):
+    db_url, base_url, driver = site
+    launch_id = launch_id_of(db_url, XSS_KERNEL, files, real_export)
+    driver.get(f"{base_url}/library")
+    link = wait(driver, lambda d: d.find_element(By.LINK_TEXT, f"launch {launch_id}"))
+    link.click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"{GRAPH} .main-svg"))
+    shots(driver, "launch_small")
+    assert driver.current_url.endswith(f"/launch/{launch_id}")
+    types, points = graph_points(driver)
+    assert len(types) > 0 and set(types) == {"scatter"}
+    assert points == 3 * len(synthetic_warps(64))  # every warp drawn: start, end, gap
+    fields = {row.find_element(By.TAG_NAME, "th").text: row.find_element(By.TAG_NAME, "td").text
+              for row in driver.find_elements(By.CSS_SELECTOR, "#launch-table tr")}
+    assert fields["kernel"] == XSS_KERNEL
+    assert fields["grid"] == "64 x 1 x 1" and fields["block"] == "128 x 1 x 1"
+    assert driver.find_element(By.CSS_SELECTOR, "h2.kernel-name").text == XSS_KERNEL
+    assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
+    for slot in ("verdict-panel", "occupancy-panel", "occupancy-time-panel", "latency-panel", "littles-law-panel"):
+        assert driver.find_element(By.ID, slot).is_displayed()
+
+
+def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, files, real_export, shots,
+                                                                      synthetic_warps):
+    db_url, base_url, driver = site
+    launch_id = launch_id_of(db_url, "big_kernel", files, real_export)
+    driver.get(f"{base_url}/launch/{launch_id}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"{GRAPH} .main-svg"))
+    types, points = graph_points(driver)
+    assert types == ["heatmap"] and points <= 20_000
+    # Zoom as a drag on the time axis does: the server sends the warps of [2, 5.5] µs.
+    driver.execute_script(f"Plotly.relayout(document.querySelector('{GRAPH}'), "
+                          "{'xaxis.range[0]': 2.0, 'xaxis.range[1]': 5.5});")
+    expected = sum(1 for _, _, _, start, end in synthetic_warps(2000) if end > 2000 and start < 5500)
+    wait(driver, lambda d: graph_points(d)[0][0] == "scatter")
+    shots(driver, "launch_zoomed")
+    assert graph_points(driver)[1] == 3 * expected
+    driver.execute_script(f"Plotly.relayout(document.querySelector('{GRAPH}'), {{'xaxis.autorange': true}});")
+    wait(driver, lambda d: graph_points(d)[0] == ["heatmap"])
+
+
+def test_compare_page_shows_both_launches(site, files, real_export, shots):
+    db_url, base_url, driver = site
+    a = launch_id_of(db_url, XSS_KERNEL, files, real_export)
+    b = launch_id_of(db_url, NSYS_KERNEL_NAME, files, real_export)
+    driver.get(f"{base_url}/compare?a={a}&b={b}")
+    wait(driver, lambda d: d.find_elements(By.ID, "launch-table-b"))
+    shots(driver, "compare")
+    kernels = [driver.find_element(By.CSS_SELECTOR, f"#launch-table-{side} td").text for side in "ab"]
+    assert kernels == [XSS_KERNEL, NSYS_KERNEL_NAME]
+    assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
+
+
+def test_malformed_upload_shows_its_error_and_stores_nothing(site, files, shots):
+    db_url, base_url, driver = site
+    before = Store.open(db_url).imports().height
+    [(file_name, result, details)] = upload(driver, base_url, [files["garbage"]])
+    shots(driver, "upload_error")
+    assert (file_name, result) == ("garbage.txt", "error")
+    assert details.startswith("garbage.txt") and "tracekit-upload-" not in details
+    assert Store.open(db_url).imports().height == before
+
+
+def test_delete_an_import_after_confirming(site, files, real_export):
+    db_url, base_url, driver = site
+    launch_id_of(db_url, XSS_KERNEL, files, real_export)
+    store = Store.open(db_url)
+    imports = store.imports()
+    target = int(imports.filter(imports["name"] == files["small"].name)["id"][0])
+    driver.get(f"{base_url}/library")
+    rows = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#imports-table tbody tr"))
+    for row in rows:
+        cells = row.find_elements(By.CSS_SELECTOR, "td[data-dash-column=id]")
+        if cells and cells[0].text == str(target):
+            row.find_element(By.CSS_SELECTOR, "input[type=checkbox]").click()
+    driver.find_element(By.ID, "delete-imports").click()
+    alert = wait(driver, expected_conditions.alert_is_present())
+    assert f"Delete import {target} " in alert.text
+    alert.accept()
+    wait(driver, lambda d: d.find_element(By.ID, "delete-status").text == f"Deleted import {target}.")
+    assert target not in store.imports()["id"].to_list()
+    assert store.imports().height == imports.height - 1
