@@ -1,0 +1,818 @@
+"""Nsight Compute CSV (`ncu --csv`): the details, raw and per-kernel summary pages, from a file or captured stdout.
+
+The layout is told from the table header, never from the file name:
+- details (`--page details`, the default): long form, one row per (launch, section, metric), plus rule rows.
+  A metric row is named by its metric id where `ncu_names` maps its (section, label) pair, else by the label
+  as shown; `section` keeps the section name. Rule rows become text metrics named `rule:<Rule Name>`, in the
+  rule's section identifier (e.g. "SpeedOfLight"), with text_value `[<Rule Type>] <Rule Description>` and, where
+  given, the Estimated Speedup as value (unit "%").
+- raw (`--page raw`): wide, one row per launch with units in the second row; every non-empty metric cell becomes a
+  metric row (ordered by metric column, then launch). Columns are parsed as numbers while reading where the first
+  rows say so, which keeps thousand-launch files fast (`benchmarks/bench_import_ncu_csv.py`).
+- per-kernel summary (`--print-summary per-kernel`): one launch per kernel and launch shape (the columns before
+  "Section Name") with a metric `invocations`; each metric becomes three rows: `<name>` holds the Average,
+  `<name>.min` the Minimum and `<name>.max` the Maximum. Launch fields (duration_ns, registers...) use the Average.
+
+Cells: thousands separators ("4,194,688") and the dot-grouped locale style ("27.595.520", "1.234,5"; detected once
+per file) are removed. Empty cells are dropped (the metric was not collected for that launch); "n/a" keeps the row
+with a null value and text_value "n/a"; other text is kind "text". Numbers are kind "int" when integral (raw page:
+when every launch's value in that column is), else "float". Metric-instance lists
+(`--print-metric-instances values`: numbers separated by ";" or blanks) keep the cell as text_value and take the
+mean of the instances as value. Units go through `normalize_unit` with values scaled; a per-block or per-thread
+unit keeps its denominator ("Kbyte/block" -> "byte/block", x1000).
+
+Launches are keyed by (Host Name, Process ID, ID) where those columns exist, since IDs repeat across processes.
+Grid and block dimensions come from the "Grid Size"/"Block Size" columns, else from `launch__grid_dim_*` /
+`launch__block_dim_*`, else from the 1-D `launch__grid_size` / `launch__block_size` as (n, 1, 1) (older details
+pages print only the totals). NVTX columns (`--nvtx`) give `nvtx_path`: the push/pop stack outermost first, then
+start/end ranges, joined with " > ". duration_ns is `gpu__time_duration.sum` ("Duration" in the Speed Of Light
+section). The older layouts' "Kernel Time" (wall clock at profiling) is kept as a text metric. Lines before and
+between table rows (==PROF==, ==WARNING==, ==ERROR==, application output) are skipped; ==WARNING== and ==ERROR==
+lines are kept as warnings.
+
+The device is the first launch's: `CC`, `device__attribute_*` (clock_rate is in kHz) with the per-SM limits in
+`Device.extra`, else "# SMs" and, for max_warps_per_sm, Theoretical Active Warps per SM / Theoretical Occupancy.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from tracekit.errors import InputError
+from tracekit.importers.ncu_names import DISPLAY_TO_METRIC_ID
+from tracekit.importers.units import normalize_unit
+from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
+
+FORMAT = "ncu-csv"
+TOOL = "Nsight Compute"
+
+# Columns that describe the launch rather than a metric (raw page: everything else is a metric column).
+LAUNCH_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
+                  "Block Size", "Grid Size", "Device", "CC", "Invocations")
+NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
+
+_TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO|WARN)==")
+_DIMS = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)$")
+_GROUPED_NUMBER = r"^[-+]?\d[\d.,]*$"
+_DOT_GROUPED = (r"^[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^[-+]?\d{1,3}(\.\d{3})+,\d+$"
+                r"|^[-+]?\d+,(\d{1,2}|\d{4,})$")
+_NUMBER_TOKEN = r"[-+]?(?:\d[\d.,]*)?\d(?:[eE][-+]?\d+)?"
+_INSTANCE_LIST = rf"^\(?\s*{_NUMBER_TOKEN}(?:\s*;\s*{_NUMBER_TOKEN}|\s+{_NUMBER_TOKEN})+\s*;?\s*\)?$"
+_NOT_AVAILABLE = ["n/a", "N/A", "nan", "NaN", "-", "--"]
+_TYPE_SAMPLE_ROWS = 20  # raw page: the rows that decide which columns are read as numbers
+
+# device__attribute_* metric -> Device field / `Device.extra` key (units in the key).
+_DEVICE_EXTRA = {
+    "max_registers_per_multiprocessor": "max_registers_per_sm",
+    "max_shared_memory_per_multiprocessor": "max_shared_memory_per_sm_bytes",
+    "max_blocks_per_multiprocessor": "max_blocks_per_sm",
+    "max_threads_per_multiprocessor": "max_threads_per_sm",
+    "max_warps_per_scheduler": "max_warps_per_scheduler",
+    "num_schedulers_per_multiprocessor": "schedulers_per_sm",
+    "max_registers_per_block": "max_registers_per_block",
+    "max_registers_per_thread": "max_registers_per_thread",
+    "max_threads_per_block": "max_threads_per_block",
+    "max_shared_memory_per_block": "max_shared_memory_per_block_bytes",
+    "max_shared_memory_per_block_optin": "max_shared_memory_per_block_optin_bytes",
+    "reserved_shared_memory_per_block": "reserved_shared_memory_per_block_bytes",
+    "warp_size": "warp_size",
+    "l2_cache_size": "l2_cache_bytes",
+    "global_memory_bus_width": "memory_bus_width_bits",
+    "total_memory": "total_memory_bytes",
+    "max_ipc_per_multiprocessor": "max_ipc_per_sm",
+}
+_KHZ_EXTRA = {"memory_clock_rate": "memory_clock_hz"}
+
+# Metric ids that fill launch fields; a text value in one of them is an error.
+_LAUNCH_METRICS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__block_dim_x",
+                   "launch__block_dim_y", "launch__block_dim_z", "launch__grid_size", "launch__block_size",
+                   "launch__registers_per_thread", "launch__shared_mem_per_block_static",
+                   "launch__shared_mem_per_block_dynamic", "gpu__time_duration.sum")
+
+
+def sniff(head: bytes) -> bool:
+    """Nsight Compute CSV text: a table header naming "Kernel Name", or the profiler's own ==PROF== lines."""
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    text = _decode_bytes(head, strict=False)
+    for line in text.split("\n")[:500]:
+        line = line.strip()
+        if _TOOL_LINE.match(line):
+            return True
+        if '"Kernel Name"' in line or (line.startswith("ID,") and ",Kernel Name," in line):
+            return True
+    return False
+
+
+def read(path: Path, **options) -> ParsedImport:
+    """Parse one Nsight Compute CSV; unknown options are ignored."""
+    path = Path(path)
+    table = _locate_table(path, _read_text(path))
+    if "Metric Value" in table.header or ("Average" in table.header and "Metric Name" in table.header):
+        layout = _details if "Metric Value" in table.header else _summary
+        launches, metrics = layout(path, table, _parse_rows(path, table))
+        metrics = metrics.sort("_line", maintain_order=True)  # file order
+        launch_values = _launch_metric_values(path, metrics, launches)
+    else:
+        launches, metrics, launch_values = _raw(path, table)  # metrics grouped by metric column
+    launches = _fill_launch_fields(launches, launch_values)
+    warnings = [line for _, line in table.tool_lines if not line.startswith("==PROF==")]
+    device, device_warnings = _device(launches, metrics)
+    return ParsedImport(
+        format=FORMAT,
+        tool=TOOL,
+        device=device,
+        launches=conform(launches, LAUNCH_SCHEMA),
+        metrics=conform(metrics, METRIC_SCHEMA),
+        warnings=warnings + device_warnings,
+    )
+
+
+# ---- finding the table ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Table:
+    header: list[str]
+    header_line: int
+    rows: list[str] = field(default_factory=list)  # table lines after the header, as in the file
+    line_numbers: list[int] = field(default_factory=list)
+    tool_lines: list[tuple[int, str]] = field(default_factory=list)
+    ends_with_newline: bool = True
+
+
+def _decode_bytes(data: bytes, strict: bool) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="strict" if strict else "replace")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="strict" if strict else "replace")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(str(path), exc.strerror or str(exc)) from None
+    if not data or data.isspace():
+        raise InputError(str(path), "the file is empty")
+    if b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        offset = data.index(b"\x00")
+        raise InputError(str(path), f"binary data (NUL byte at offset {offset}), not an Nsight Compute CSV",
+                         data.count(b"\n", 0, offset) + 1)
+    try:
+        return _decode_bytes(data, strict=True)
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                         data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def _csv_fields(line: str) -> list[str]:
+    return next(csv.reader([line]), [])
+
+
+def _locate_table(path: Path, text: str) -> _Table:
+    """The header line and the table lines after it; tool lines and application output are set aside."""
+    table: _Table | None = None
+    tool_lines: list[tuple[int, str]] = []
+    quoted_table = True
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        line = raw_line.rstrip("\r")
+        if not line.strip():
+            continue
+        if line.startswith("==") and _TOOL_LINE.match(line):
+            tool_lines.append((number, line))
+            continue
+        if table is None:
+            if "Kernel Name" in line and line.count('"') % 2 == 0:
+                fields = _csv_fields(line)
+                if "Kernel Name" in fields:
+                    table = _Table(header=[f.strip() for f in fields], header_line=number)
+                    quoted_table = line.startswith('"')
+            continue
+        if quoted_table and not line.startswith('"'):
+            continue  # application output printed between table rows
+        table.rows.append(line)
+        table.line_numbers.append(number)
+    if table is None:
+        raise InputError(str(path), *_no_table_reason(tool_lines))
+    table.tool_lines = tool_lines
+    table.ends_with_newline = text.endswith("\n")
+    if not table.rows:
+        raise InputError(str(path), "the Nsight Compute table has a header but no rows", table.header_line)
+    if table.rows[-1].count('"') % 2 and not table.ends_with_newline:
+        raise InputError(str(path), "truncated row: the file ends inside a quoted field", table.line_numbers[-1])
+    return table
+
+
+def _unbalanced_quotes(path: Path, table: _Table) -> None:
+    """After polars failed to read the table: name the first row whose quotes do not pair up."""
+    for line, number in zip(table.rows, table.line_numbers, strict=True):
+        if line.count('"') % 2:
+            raise InputError(str(path), "unbalanced quotes in a table row", number)
+
+
+def _no_table_reason(tool_lines: list[tuple[int, str]]) -> tuple[str, int | None]:
+    errors = [(number, line) for number, line in tool_lines if line.startswith("==ERROR==")]
+    if errors:
+        number, line = errors[0]
+        return f"no Nsight Compute table; the profiler reported: {line}", number
+    if tool_lines:
+        return (f"no Nsight Compute table: only ==PROF== lines ({len(tool_lines)} of them; "
+                "no kernel was profiled?)"), None
+    return ('no Nsight Compute table: no CSV header row naming "Kernel Name" (expected ncu --csv output)'), 1
+
+
+def _parse_rows(path: Path, table: _Table, skip: int = 0,
+                strings_only: list[str] | None = None) -> pl.DataFrame | None:
+    """The table rows after the first `skip`, one column per header field, plus `_line`.
+
+    By default every cell is a string (missing trailing fields are null). With `strings_only` (the raw page),
+    the other columns whose first rows hold plain numbers are read as Float64, so that numbers are parsed while
+    reading; a later cell that is not a number makes this return None (the caller then reads strings).
+    """
+    names = _unique_names(table.header)
+    lines, numbers = table.rows[skip:], table.line_numbers[skip:]
+    # The header row goes first so that polars takes the table's width from it, not from a short first row.
+    header = ",".join('"' + f"c{i}" + '"' for i in range(len(names)))
+    data = "\n".join([header, *lines]).encode()
+    options = {"has_header": True, "quote_char": '"', "truncate_ragged_lines": True, "raise_if_empty": False}
+    try:
+        if strings_only is None:
+            frame = pl.read_csv(io.BytesIO(data), infer_schema=False, **options)
+        else:
+            sample = [_csv_fields(line) for line in lines[:_TYPE_SAMPLE_ROWS]]
+            schema = {f"c{i}": pl.String if name in strings_only or not _numeric_cells(row[i] if i < len(row) else ""
+                                                                                       for row in sample)
+                      else pl.Float64 for i, name in enumerate(names)}
+            try:
+                frame = pl.read_csv(io.BytesIO(data), schema=schema, **options)
+            except pl.exceptions.PolarsError:
+                return None
+    except pl.exceptions.PolarsError as exc:
+        _unbalanced_quotes(path, table)
+        raise InputError(str(path), f"unreadable CSV table: {str(exc).splitlines()[0]}", table.header_line) from None
+    if frame.height != len(lines):
+        _unbalanced_quotes(path, table)
+        raise InputError(str(path), f"read {frame.height} table rows but the file has {len(lines)}",
+                         table.header_line)
+    frame.columns = names
+    return frame.with_columns(pl.Series("_line", numbers, dtype=pl.Int64))
+
+
+def _numeric_cells(cells) -> bool:
+    """Every cell is a plain number or empty, and at least one is a number."""
+    numbers = 0
+    for cell in cells:
+        if cell:
+            try:
+                float(cell)
+            except ValueError:
+                return False
+            numbers += 1
+    return numbers > 0
+
+
+def _unique_names(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for name in header:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        names.append(name if count == 0 else f"{name}#{count}")
+    return names
+
+
+def _require_fields(path: Path, table: _Table, rows: pl.DataFrame, mask: pl.Expr, expected: str) -> None:
+    """Raise for the first row that `mask` marks as too short: a truncated last row or a malformed one."""
+    short = rows.filter(mask).select("_line").head(1)
+    if short.height == 0:
+        return
+    line = short.item()
+    text = table.rows[table.line_numbers.index(line)]
+    count = len(_csv_fields(text))
+    truncated = line == table.line_numbers[-1] and not table.ends_with_newline
+    what = "truncated row" if truncated else "row too short"
+    raise InputError(str(path), f"{what}: {count} fields, expected {expected}", line)
+
+
+# ---- the three layouts ---------------------------------------------------------------------------------------------
+
+
+def _assign_launch_keys(rows: pl.DataFrame, key_columns: list[str]) -> pl.DataFrame:
+    """Number launches 0.. in order of first appearance of their key."""
+    keys = (rows.select(key_columns).unique(maintain_order=True)
+            .with_row_index("launch_key").with_columns(pl.col("launch_key").cast(pl.Int64)))
+    return rows.join(keys, on=key_columns, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _identity_columns(header: list[str], stop: str | None) -> list[str]:
+    """The launch-describing columns: those before `stop` (details/summary), or the known ones (raw)."""
+    names = _unique_names(header)
+    if stop is not None:
+        return names[: names.index(stop)]
+    return [n for n in names if n in LAUNCH_COLUMNS or any(marker in n for marker in NVTX_MARKERS)]
+
+
+def _details(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    for column in ("Section Name", "Metric Name", "Metric Unit"):
+        if column not in rows.columns:
+            raise InputError(str(path), f"details table without a {column!r} column", table.header_line)
+    _require_fields(path, table, rows, pl.col("Metric Value").is_null(),
+                    f"at least {table.header.index('Metric Value') + 1}")
+    identity = _identity_columns(table.header, "Section Name")
+    key_columns = [c for c in ("Host Name", "Process ID", "ID") if c in identity] or identity
+    rows = _assign_launch_keys(rows, key_columns)
+    launches = _launch_columns(path, rows, identity)
+
+    is_rule = pl.col("Rule Name").fill_null("") != "" if "Rule Name" in rows.columns else pl.lit(False)
+    metric_rows = rows.filter(~is_rule & (pl.col("Metric Name").fill_null("") != ""))
+    names = pl.DataFrame(
+        {"Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID], "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
+         "metric_id": list(DISPLAY_TO_METRIC_ID.values())})
+    metric_rows = metric_rows.join(names, on=["Section Name", "Metric Name"], how="left", maintain_order="left")
+    long = metric_rows.select(
+        "launch_key",
+        pl.col("Section Name").alias("section"),
+        pl.coalesce("metric_id", "Metric Name").alias("name"),
+        pl.col("Metric Unit").alias("unit_raw"),
+        pl.col("Metric Value").alias("cell"),
+        "_line",
+        pl.lit("Metric Value").alias("_column"),
+    )
+    metrics = [_numeric_metrics(long), _kernel_time(rows)]
+    if "Rule Name" in rows.columns:
+        metrics.append(_rules(rows.filter(is_rule)))
+    return launches, pl.concat([m for m in metrics if m is not None], how="diagonal_relaxed")
+
+
+def _summary(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    stats = {"Average": "", "Minimum": ".min", "Maximum": ".max"}
+    for column in ("Section Name", "Metric Unit", *stats):
+        if column not in rows.columns:
+            raise InputError(str(path), f"summary table without a {column!r} column", table.header_line)
+    _require_fields(path, table, rows, pl.col("Average").is_null(), f"{len(table.header)}")
+    identity = _identity_columns(table.header, "Section Name")
+    rows = _assign_launch_keys(rows, identity)
+    launches = _launch_columns(path, rows, identity)
+    names = pl.DataFrame(
+        {"Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID], "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
+         "metric_id": list(DISPLAY_TO_METRIC_ID.values())})
+    rows = rows.join(names, on=["Section Name", "Metric Name"], how="left", maintain_order="left")
+    base_name = pl.coalesce("metric_id", "Metric Name")
+    long = pl.concat([
+        rows.select("launch_key", pl.col("Section Name").alias("section"), (base_name + suffix).alias("name"),
+                    pl.col("Metric Unit").alias("unit_raw"), pl.col(stat).alias("cell"), "_line",
+                    pl.lit(stat).alias("_column"))
+        for stat, suffix in stats.items()
+    ])
+    metrics = [_numeric_metrics(long)]
+    if "Invocations" in rows.columns:
+        invocations = _integers(path, rows.unique("launch_key", keep="first", maintain_order=True), "Invocations")
+        metrics.append(invocations.select("launch_key", pl.lit("invocations").alias("name"),
+                                          pl.col("Invocations").cast(pl.Float64).alias("value"),
+                                          pl.lit("int").alias("kind"), "_line"))
+    return launches, pl.concat(metrics, how="diagonal_relaxed")
+
+
+def _raw(path: Path, table: _Table) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    identity = _identity_columns(table.header, None)
+    if "Kernel Name" not in identity:
+        raise InputError(str(path), "raw table without a 'Kernel Name' column", table.header_line)
+    names = _unique_names(table.header)
+    metric_columns = [c for c in names if c not in identity]
+    if not metric_columns:
+        raise InputError(str(path), "the table has neither metric columns nor a 'Metric Name' column",
+                         table.header_line)
+    first = dict(zip(names, _csv_fields(table.rows[0]), strict=False))
+    has_units = not (first.get("ID") or first.get("Kernel Name"))  # the units row: empty identity cells
+    units = {c: (first.get(c) if has_units else None) for c in metric_columns}
+    skip = 1 if has_units else 0
+    if len(table.rows) == skip:
+        raise InputError(str(path), "the Nsight Compute table has a header and units but no rows", table.header_line)
+    rows = _parse_rows(path, table, skip, strings_only=identity)
+    dot_grouping = rows is not None and _uses_dot_grouping(_text_cells(rows, metric_columns))
+    if rows is None or dot_grouping:
+        rows = _parse_rows(path, table, skip)  # every cell as text: the cleaning path decides
+        dot_grouping = _uses_dot_grouping(_text_cells(rows, metric_columns))
+    short = pl.col(metric_columns[-1]).is_null() if rows.schema[metric_columns[-1]] == pl.String else pl.lit(False)
+    _require_fields(path, table, rows, short, f"{len(table.header)}")
+    _require_last_row(path, table, len(table.header))
+    rows = rows.with_row_index("launch_key").with_columns(pl.col("launch_key").cast(pl.Int64))  # a row per launch
+    launches = _launch_columns(path, rows, identity)
+    metrics, launch_values = _raw_metrics(path, rows, metric_columns, units, launches, dot_grouping)
+    return launches, metrics, launch_values
+
+
+def _text_cells(rows: pl.DataFrame, columns: list[str]) -> pl.Series:
+    schema = rows.schema
+    text_columns = [c for c in columns if schema[c] == pl.String]
+    if not text_columns:
+        return pl.Series([], dtype=pl.String)
+    return rows.select(pl.concat_list(text_columns).explode()).to_series().str.strip_chars()
+
+
+def _require_last_row(path: Path, table: _Table, expected: int) -> None:
+    """A file cut right after a field of its last row: fewer fields than the header, no final newline."""
+    if table.ends_with_newline:
+        return
+    count = len(_csv_fields(table.rows[-1]))
+    if count < expected:
+        raise InputError(str(path), f"truncated row: {count} fields, expected {expected}", table.line_numbers[-1])
+
+
+# ---- launch columns ------------------------------------------------------------------------------------------------
+
+
+def _integers(path: Path, rows: pl.DataFrame, column: str) -> pl.DataFrame:
+    """`column` parsed as integers (separators removed, empty -> null); a non-number is an InputError."""
+    parsed = _integer(column)
+    _raise_first_bad(path, rows, {column: parsed.is_null() & _non_empty(column)}, "is not a number")
+    return rows.with_columns(parsed.alias(column))
+
+
+def _integer(column: str) -> pl.Expr:
+    return pl.col(column).str.strip_chars().str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
+
+
+def _non_empty(column: str) -> pl.Expr:
+    return pl.col(column).str.strip_chars().fill_null("") != ""
+
+
+def _raise_first_bad(path: Path, rows: pl.DataFrame, bad: dict[str, pl.Expr], what: str) -> None:
+    """InputError naming the first row (file line) and column where `bad[column]` holds."""
+    if not bad:
+        return
+    first = rows.select(expr.arg_true().first().alias(column) for column, expr in bad.items()).row(0, named=True)
+    for column, index in first.items():
+        if index is not None:
+            raise InputError(str(path), f"{column} {rows[column][index]!r} {what}", int(rows["_line"][index]),
+                             column)
+
+
+def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.DataFrame:
+    """One row per launch_key with the launch fields its identity columns give (IDs, stream, dims, NVTX)."""
+    integers = {c: _integer(c) for c in ("ID", "Process ID", "Context", "Stream", "Device") if c in identity}
+    _raise_first_bad(path, rows, {c: e.is_null() & _non_empty(c) for c, e in integers.items()}, "is not a number")
+    dims: dict[str, pl.Expr] = {}
+    for column, prefix in (("Grid Size", "grid"), ("Block Size", "block")):
+        if column in identity:
+            groups = pl.col(column).str.strip_chars().str.extract_groups(_DIMS.pattern)
+            plain = _integer(column)  # a bare "256" is (256, 1, 1)
+            one = pl.when(plain.is_not_null()).then(pl.lit(1, dtype=pl.Int64))
+            dims[f"{prefix}_x"] = pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain)
+            dims[f"{prefix}_y"] = pl.coalesce(groups.struct.field("2").cast(pl.Int64), one)
+            dims[f"{prefix}_z"] = pl.coalesce(groups.struct.field("3").cast(pl.Int64), one)
+            _raise_first_bad(path, rows, {column: dims[f"{prefix}_x"].is_null() & _non_empty(column)},
+                             "is not an (x, y, z) size")
+    nvtx_columns = [c for c in identity if any(marker in c for marker in NVTX_MARKERS)]
+    launches = rows.select(
+        "launch_key", "_line",
+        *([pl.col("Kernel Name").alias("kernel_name")] if "Kernel Name" in identity else []),
+        *([pl.col("ID").str.strip_chars().alias("source_launch_id")] if "ID" in identity else []),
+        *[integers[c].alias(f) for c, f in (("Process ID", "process_id"), ("Context", "context_id"),
+                                            ("Stream", "stream_id"), ("Device", "device_id")) if c in integers],
+        *([pl.col("CC").alias("_cc")] if "CC" in identity else []),
+        *[expr.alias(name) for name, expr in dims.items()],
+        *nvtx_columns,
+    )
+    if launches["launch_key"].n_unique() != launches.height:
+        launches = launches.unique("launch_key", keep="first", maintain_order=True)
+    if nvtx_columns:
+        paths = [_nvtx_path(dict(zip(nvtx_columns, cells, strict=True)))
+                 for cells in launches.select(nvtx_columns).iter_rows()]
+        launches = launches.drop(nvtx_columns).with_columns(pl.Series("nvtx_path", paths, dtype=pl.String))
+    return launches
+
+
+def _nvtx_path(cells: dict[str, str | None]) -> str | None:
+    """ncu's NVTX cells, e.g. `1  "<default domain>:outer:none:none:none:none:none:none"  "...:inner:..."`."""
+    names: list[str] = []
+    for column in sorted(cells, key=lambda c: "Start/Stop_Range" in c):  # push/pop stack first
+        cell = (cells[column] or "").strip()
+        entries = re.findall(r'"([^"]*)"', cell)
+        if not entries and cell:
+            entries = [cell]
+        name_field = 2 if "Start/Stop_Range" in column else 1
+        for entry in entries:
+            fields = entry.split(":")
+            if len(fields) >= name_field + 7:  # name, then PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg
+                names.append(":".join(fields[name_field:-6]))
+            elif entry.strip():
+                names.append(entry.strip())
+    return " > ".join(names) or None
+
+
+def _kernel_time(rows: pl.DataFrame) -> pl.DataFrame | None:
+    """The older layouts' "Kernel Time" (wall clock when profiled) as a text metric."""
+    if "Kernel Time" not in rows.columns:
+        return None
+    return (rows.unique("launch_key", keep="first", maintain_order=True)
+            .filter(pl.col("Kernel Time").fill_null("") != "")
+            .select("launch_key", pl.lit("Kernel Time").alias("name"),
+                    pl.col("Kernel Time").alias("text_value"), pl.lit("text").alias("kind"), "_line"))
+
+
+def _rules(rules: pl.DataFrame) -> pl.DataFrame:
+    """Rule rows (what Nsight Compute's rule messages say) as text metrics."""
+    rule_type = pl.col("Rule Type").fill_null("") if "Rule Type" in rules.columns else pl.lit("")
+    description = pl.col("Rule Description").fill_null("") if "Rule Description" in rules.columns else pl.lit("")
+    text = pl.when(rule_type != "").then(pl.concat_str(pl.lit("["), rule_type, pl.lit("] "), description)) \
+        .otherwise(description)
+    speedup = pl.lit(None, dtype=pl.Float64)
+    if "Estimated Speedup" in rules.columns:
+        cell = pl.col("Estimated Speedup").str.strip_chars()
+        speedup = cell.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False)
+    return rules.select(
+        "launch_key",
+        pl.col("Section Name").alias("section"),
+        pl.concat_str(pl.lit("rule:"), pl.col("Rule Name")).alias("name"),
+        pl.when(speedup.is_not_null()).then(pl.lit("%")).alias("unit"),
+        speedup.alias("value"),
+        text.alias("text_value"),
+        pl.lit("text").alias("kind"),
+        "_line",
+    )
+
+
+# ---- metric values -------------------------------------------------------------------------------------------------
+
+
+def _uses_dot_grouping(cells: pl.Series) -> bool:
+    """True when the file writes numbers as "27.595.520" / "1.234,5" (dots group thousands, comma is decimal)."""
+    text = cells.drop_nulls().str.strip_chars()
+    candidates = text.filter(text.str.contains(",", literal=True) | (text.str.count_matches(r"\.") > 1))
+    return bool(candidates.str.contains(_DOT_GROUPED).any()) if candidates.len() else False
+
+
+def _normalized_unit(unit_raw: str | None) -> tuple[str | None, float]:
+    if unit_raw is None or not unit_raw.strip():
+        return None, 1.0
+    unit, factor = normalize_unit(unit_raw)
+    if "/" in unit and unit == unit_raw.strip() and factor == 1.0:  # per-block / per-thread: scale the numerator
+        numerator, _, denominator = unit.partition("/")
+        base, numerator_factor = normalize_unit(numerator)
+        unit, factor = f"{base}/{denominator}", numerator_factor
+    return unit or None, factor
+
+
+def _numeric_metrics(long: pl.DataFrame) -> pl.DataFrame:
+    """Parse the `cell` column of a long frame (launch_key, section, name, unit_raw, cell, _line, _column)."""
+    long = long.with_columns(pl.col("cell").str.strip_chars()).filter(
+        pl.col("cell").is_not_null() & (pl.col("cell") != ""))
+    plain_failed = long.filter(pl.col("cell").cast(pl.Float64, strict=False).is_null())["cell"]
+    long = _parse_cells(long, _uses_dot_grouping(plain_failed))
+    unit_rows = [(u, *_normalized_unit(u)) for u in long["unit_raw"].unique().to_list()]
+    unit_table = pl.DataFrame(unit_rows, schema={"unit_raw": pl.String, "unit": pl.String, "factor": pl.Float64},
+                              orient="row")
+    long = long.join(unit_table, on="unit_raw", how="left", nulls_equal=True, maintain_order="left")
+    return _metric_columns(long)
+
+
+def _parse_cells(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
+    """value (before unit scaling) and _is_list for stripped, non-empty `cell`s."""
+    cell = pl.col("cell")
+    if dot_grouping:
+        cleaned = cell.str.replace_all(".", "", literal=True).str.replace_all(",", ".", literal=True)
+    else:
+        cleaned = cell.str.replace_all(",", "", literal=True)
+    number_text = pl.when(cell.str.contains(_GROUPED_NUMBER)).then(cleaned).otherwise(cell)
+    long = long.with_columns(
+        pl.when(cell.is_in(_NOT_AVAILABLE)).then(None)
+        .otherwise(number_text.cast(pl.Float64, strict=False)).alias("value"),
+    )
+    long = long.with_columns((pl.col("value").is_null() & cell.str.contains(_INSTANCE_LIST)).alias("_is_list"))
+    if long.select(pl.col("_is_list").any()).item():
+        long = _instance_means(long, dot_grouping)
+    return long
+
+
+def _metric_columns(long: pl.DataFrame) -> pl.DataFrame:
+    """The metric frame from parsed cells with `unit` and `factor`: scaled value, text_value and kind."""
+    value = pl.col("value") * pl.col("factor")
+    is_number = pl.col("value").is_not_null()
+    return long.select(
+        "launch_key", "section", "name", "unit",
+        value.alias("value"),
+        pl.when(~is_number | pl.col("_is_list")).then(pl.col("cell")).alias("text_value"),
+        pl.when(~is_number).then(pl.lit("text"))
+        .when(~pl.col("_is_list") & _integral(value)).then(pl.lit("int"))
+        .otherwise(pl.lit("float")).alias("kind"),
+        "_line", "_column",
+    )
+
+
+def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], units: dict[str, str | None],
+                 launches: pl.DataFrame, dot_grouping: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The raw page's metric columns as long rows (grouped by metric column, launches in file order), and the
+    launch-field metrics as a wide frame.
+
+    Whole columns are cast to numbers first: ncu writes plain numbers on the raw page, so only the columns with
+    cells that do not cast (text, separators, instance lists) go through the slower cleaning path, and only for
+    those cells. A numeric column's kind is "int" when every value in it is integral, else "float".
+    """
+    count = rows.height
+    normalized = {c: _normalized_unit(units[c]) for c in metric_columns}
+    schema = rows.schema
+
+    def number(column: str) -> pl.Expr:
+        expr = pl.col(column) if schema[column] == pl.Float64 else pl.col(column).cast(pl.Float64, strict=False)
+        factor = normalized[column][1]
+        return expr if factor == 1.0 else expr * factor
+
+    wide = rows.select(number(c) for c in metric_columns)
+    values = wide.to_numpy()  # launches x columns, column-major; empty cells and cells that did not cast are NaN
+    missing = np.isnan(values)
+    missing_count = dict(zip(metric_columns, missing.sum(axis=0).tolist(), strict=True))
+    suspects = [c for c in metric_columns if missing_count[c] and schema[c] == pl.String]
+    empty = dict(zip(suspects, rows.select((pl.col(suspects).fill_null("") == "").sum()).row(0), strict=True)) \
+        if suspects else {}
+    failed_columns = [c for c in suspects if missing_count[c] > empty[c]]
+    numeric_index = [i for i, c in enumerate(metric_columns) if missing_count[c] < count]
+    numeric = [metric_columns[i] for i in numeric_index]
+    if len(numeric) < len(metric_columns):
+        values, missing = values[:, numeric_index], missing[:, numeric_index]
+    with np.errstate(invalid="ignore"):
+        integral = np.all((values == np.floor(values)) | missing, axis=0)
+    column_index = np.repeat(np.arange(len(numeric), dtype=np.int64), count)
+    launch_keys = np.tile(rows["launch_key"].to_numpy(), len(numeric))
+    flat_values = values.T.ravel()  # all launches of a metric, then the next metric
+    if missing.any():
+        keep = ~missing.T.ravel()
+        column_index, launch_keys, flat_values = column_index[keep], launch_keys[keep], flat_values[keep]
+    fast = pl.DataFrame({
+        "launch_key": launch_keys,
+        "name": pl.Series(numeric, dtype=pl.String).gather(column_index),
+        "unit": pl.Series([normalized[c][0] for c in numeric], dtype=pl.String).gather(column_index),
+        "value": flat_values,
+        "kind": pl.Series(["int" if i else "float" for i in integral], dtype=pl.String).gather(column_index),
+    })
+
+    present = [n for n in _LAUNCH_METRICS if n in wide.columns]
+    launch_values = pl.concat([rows.select("launch_key"), wide.select(present)], how="horizontal").with_columns(
+        pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in present)
+    if normalized.get("gpu__time_duration.sum", ("ns", 1.0))[0] not in ("ns", None):
+        launch_values = launch_values.with_columns(pl.lit(None, dtype=pl.Float64).alias("gpu__time_duration.sum"))
+    if not failed_columns:
+        return fast, launch_values
+    unit_table = pl.DataFrame({"name": metric_columns, "unit_raw": [units[c] for c in metric_columns]},
+                              schema={"name": pl.String, "unit_raw": pl.String})
+
+    def long_cells(columns: list[str]) -> pl.DataFrame:
+        return (rows.select("launch_key", "_line", *columns)
+                .unpivot(index=["launch_key", "_line"], on=columns, variable_name="name", value_name="cell")
+                .join(unit_table, on="name", how="left", maintain_order="left")
+                .with_columns(pl.lit(None, dtype=pl.String).alias("section"),
+                              pl.lit(None, dtype=pl.String).alias("_column")))
+
+    if dot_grouping:  # localized numbers: a "1.234" that did cast means 1234, so every cell is cleaned
+        metrics = _numeric_metrics(long_cells(metric_columns))
+        return metrics, _launch_metric_values(path, metrics, launches)
+    slow = _numeric_metrics(long_cells(failed_columns).filter(
+        pl.col("cell").str.strip_chars().cast(pl.Float64, strict=False).is_null()))
+    _check_launch_metrics(path, slow, launches)
+    fixed = slow.filter(pl.col("name").is_in(present) & pl.col("value").is_not_null())
+    for row in fixed.iter_rows(named=True):  # instance lists or separators in a launch-field metric
+        launch_values = launch_values.with_columns(
+            pl.when(pl.col("launch_key") == row["launch_key"]).then(row["value"]).otherwise(pl.col(row["name"]))
+            .alias(row["name"]))
+    return pl.concat([fast, slow.drop("_line", "_column")], how="diagonal_relaxed"), launch_values
+
+
+def _integral(value: pl.Expr) -> pl.Expr:
+    return (value == value.floor()) & (value.abs() < 2.0**53)
+
+
+def _instance_means(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
+    """`--print-metric-instances values` cells: the mean of the instance values becomes the value."""
+    element = pl.element().str.strip_chars()
+    if dot_grouping:
+        element = element.str.replace_all(".", "", literal=True).str.replace_all(",", ".", literal=True)
+    else:
+        element = element.str.replace_all(",", "", literal=True)
+    means = (pl.col("cell").str.strip_chars("() ").str.replace_all(r"\s*;\s*|\s+", ";").str.strip_chars(";")
+             .str.split(";").list.eval(element.cast(pl.Float64, strict=False)).list.mean())
+    return long.with_columns(pl.when(pl.col("_is_list")).then(means).otherwise(pl.col("value")).alias("value"))
+
+
+# ---- launch fields and device from the metrics ---------------------------------------------------------------------
+
+
+def _check_launch_metrics(path: Path, metrics: pl.DataFrame, launches: pl.DataFrame) -> None:
+    """A text value where a launch field needs a number (registers, sizes, duration) is an InputError."""
+    bad = metrics.filter(pl.col("name").is_in(_LAUNCH_METRICS) & (pl.col("kind") == "text")
+                         & ~pl.col("text_value").is_in(_NOT_AVAILABLE))
+    if bad.height:
+        row = bad.row(0, named=True)
+        line = row.get("_line")
+        if line is None:
+            line = launches.filter(pl.col("launch_key") == row["launch_key"])["_line"][0]
+        raise InputError(str(path), f"{row['name']} {row['text_value']!r} is not a number", line,
+                         row.get("_column") or row["name"])
+
+
+def _launch_metric_values(path: Path, metrics: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
+    """launch_key and one column per metric id in `_LAUNCH_METRICS` (null where absent); duration in ns only."""
+    wanted = metrics.filter(pl.col("name").is_in(_LAUNCH_METRICS))
+    _check_launch_metrics(path, wanted, launches)
+    if set(wanted.filter(pl.col("name") == "gpu__time_duration.sum")["unit"].to_list()) - {"ns", None}:
+        wanted = wanted.filter(pl.col("name") != "gpu__time_duration.sum")
+    schema = {"launch_key": pl.Int64, **{n: pl.Float64 for n in _LAUNCH_METRICS}}
+    if wanted.height == 0:
+        return pl.DataFrame(schema=schema)
+    wide = (wanted.group_by("launch_key", "name", maintain_order=True).agg(pl.col("value").first())
+            .pivot(on="name", index="launch_key", values="value"))
+    return wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS
+                             if n not in wide.columns)
+
+
+def _fill_launch_fields(launches: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:
+    """Grid/block dims (columns, else per-axis metrics, else 1-D totals), registers, shared memory, duration."""
+    launches = launches.join(values, on="launch_key", how="left", maintain_order="left")
+    columns = launches.columns
+
+    def col_or_null(name: str) -> pl.Expr:
+        return pl.col(name) if name in columns else pl.lit(None, dtype=pl.Int64)
+
+    def to_int(name: str) -> pl.Expr:
+        return pl.col(name).round().cast(pl.Int64)
+
+    fields = []
+    for prefix, total in (("grid", "launch__grid_size"), ("block", "launch__block_size")):
+        for axis in "xyz":
+            one_d = to_int(total) if axis == "x" else pl.when(pl.col(total).is_not_null()).then(pl.lit(1))
+            fields.append(pl.coalesce(col_or_null(f"{prefix}_{axis}"), to_int(f"launch__{prefix}_dim_{axis}"),
+                                      one_d).cast(pl.Int64).alias(f"{prefix}_{axis}"))
+    return launches.with_columns(
+        *fields,
+        to_int("launch__registers_per_thread").alias("registers_per_thread"),
+        to_int("launch__shared_mem_per_block_static").alias("static_smem_bytes"),
+        to_int("launch__shared_mem_per_block_dynamic").alias("dynamic_smem_bytes"),
+        pl.col("gpu__time_duration.sum").alias("duration_ns"),
+    )
+
+
+def _device(launches: pl.DataFrame, metrics: pl.DataFrame) -> tuple[Device | None, list[str]]:
+    """The device of the first launch: `Device`/`CC` columns, device__attribute_* metrics, occupancy figures."""
+    if launches.height == 0:
+        return None, []
+    first_key = launches["launch_key"][0]
+    device_metrics = metrics.filter(pl.col("launch_key") == first_key).filter(
+        pl.col("name").str.starts_with("device__attribute_") | pl.col("name").is_in(
+            ["launch__sm_count", "sm__maximum_warps_avg_per_active_cycle",
+             "sm__maximum_warps_per_active_cycle_pct"]))
+    by_name: dict[str, float | str | None] = {}
+    for name, value, text in device_metrics.select("name", "value", "text_value").iter_rows():
+        by_name.setdefault(name, value if value is not None else text)
+
+    def attribute(name: str) -> float | str | None:
+        return by_name.get(name)
+
+    def as_int(value: float | str | None) -> int | None:
+        return int(round(value)) if isinstance(value, float) else None
+
+    compute_capability = launches["_cc"][0] if "_cc" in launches.columns else None
+    major, minor = attribute("device__attribute_compute_capability_major"), attribute(
+        "device__attribute_compute_capability_minor")
+    if not compute_capability and isinstance(major, float) and isinstance(minor, float):
+        compute_capability = f"{int(major)}.{int(minor)}"
+    clock_khz = attribute("device__attribute_clock_rate")
+    max_warps = as_int(attribute("device__attribute_max_warps_per_multiprocessor"))
+    theoretical_warps = attribute("sm__maximum_warps_avg_per_active_cycle")
+    theoretical_pct = attribute("sm__maximum_warps_per_active_cycle_pct")
+    if max_warps is None and isinstance(theoretical_warps, float) and isinstance(theoretical_pct, float) \
+            and theoretical_pct > 0:  # theoretical warps per SM / theoretical occupancy = the SM's warp limit
+        max_warps = int(round(theoretical_warps * 100.0 / theoretical_pct))
+    extra: dict[str, object] = {}
+    for attribute_name, key in _DEVICE_EXTRA.items():
+        value = as_int(attribute(f"device__attribute_{attribute_name}"))
+        if value is not None:
+            extra[key] = value
+    for attribute_name, key in _KHZ_EXTRA.items():
+        value = attribute(f"device__attribute_{attribute_name}")
+        if isinstance(value, float):
+            extra[key] = value * 1e3
+    name = attribute("device__attribute_display_name")
+    device = Device(
+        name=name if isinstance(name, str) else None,
+        compute_capability=compute_capability or None,
+        sm_count=as_int(attribute("device__attribute_multiprocessor_count")) or as_int(attribute("launch__sm_count")),
+        sm_clock_hz=clock_khz * 1e3 if isinstance(clock_khz, float) else None,
+        max_warps_per_sm=max_warps,
+        extra=extra,
+    )
+    warnings = []
+    identity = [c for c in ("device_id", "_cc") if c in launches.columns]
+    if identity and launches.select(identity).unique().height > 1:
+        warnings.append(f"launches ran on {launches.select(identity).unique().height} devices; the import's "
+                        "device fields describe the first launch's device")
+    if device == Device():
+        return None, warnings
+    return device, warnings
