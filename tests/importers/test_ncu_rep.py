@@ -1,0 +1,317 @@
+"""The .ncu-rep importer on the real RTX 2080 Ti report, on damaged copies of it, and against its CSV export.
+
+Expected values come from the task's reading of the report (716 metrics, 57 registers, 10720 ns, ...), from the
+report's own bytes (the tool version string), and from NVIDIA's ncu_report API called directly in the test.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tracekit.errors import InputError
+from tracekit.importers import ncu_rep
+from tracekit.store import Store
+
+ncu_report = pytest.importorskip("ncu_report")
+
+SGEMM = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def sgemm_path(real_export) -> Path:
+    return real_export(SGEMM)
+
+
+@functools.cache
+def read_once(path: Path):
+    """Each read starts a child process; the tests share one parse per file (none of them modifies it)."""
+    return ncu_rep.read(path)
+
+
+@pytest.fixture
+def sgemm(sgemm_path: Path):
+    return read_once(sgemm_path)
+
+
+def metric(parsed, name: str) -> dict:
+    [row] = parsed.metrics.filter(pl.col("name") == name).rows(named=True)
+    return row
+
+
+def test_one_launch_with_its_launch_fields(sgemm) -> None:
+    assert (sgemm.format, sgemm.tool) == ("ncu-rep", "Nsight Compute")
+    [launch] = sgemm.launches.rows(named=True)
+    assert launch["kernel_name"] == "volta_sgemm_32x128_nn"
+    assert launch["mangled_name"] == "volta_sgemm_32x128_nn"  # cuBLAS kernels are extern "C": not mangled
+    assert launch["registers_per_thread"] == 57
+    assert launch["duration_ns"] == 10720.0
+    # 3136x64x64 sgemm (the file name) in 32x128 tiles: grid (2, 25, 1) of 256-thread blocks, 16 KiB static smem
+    assert (launch["grid_x"], launch["grid_y"], launch["grid_z"]) == (2, 25, 1)
+    assert (launch["block_x"], launch["block_y"], launch["block_z"]) == (256, 1, 1)
+    assert (launch["static_smem_bytes"], launch["dynamic_smem_bytes"]) == (16384, 0)
+    assert (launch["stream_id"], launch["context_id"], launch["device_id"]) == (7, 1, 0)
+    assert launch["source_launch_id"] == "0"
+    assert launch["start_ns"] is None and launch["nvtx_path"] is None
+    assert sgemm.warnings == []
+
+
+def test_every_metric_with_its_kind(sgemm) -> None:
+    metrics = sgemm.metrics
+    assert metrics.height == 716
+    assert metrics["name"].n_unique() == 716
+    assert metric(sgemm, "launch__occupancy_limit_registers")["value"] == 4.0
+    assert metric(sgemm, "launch__registers_per_thread")["value"] == 57.0
+    duration = metric(sgemm, "gpu__time_duration.sum")
+    assert (duration["value"], duration["unit"], duration["kind"]) == (10720.0, "ns", "float")
+    assert (duration["section"], duration["text_value"]) == ("GPU Speed Of Light Throughput", None)
+    cache = metric(sgemm, "launch__func_cache_config")
+    assert (cache["kind"], cache["text_value"], cache["value"]) == ("text", "CachePreferNone", None)
+    assert cache["section"] == "Launch Statistics"
+    sms = metric(sgemm, "device__attribute_multiprocessor_count")
+    assert (sms["kind"], sms["value"]) == ("int", 68.0)
+
+
+def test_kinds_follow_the_report_value_kinds(sgemm_path: Path, sgemm) -> None:
+    """Counted independently with the ncu_report API: UINT32/64 -> int, FLOAT/DOUBLE -> float, else text."""
+    action = ncu_report.load_report(str(sgemm_path)).range_by_idx(0).action_by_idx(0)
+    expected = {"int": 0, "float": 0, "text": 0}
+    for name in action.metric_names():
+        kind = action.metric_by_name(name).kind()
+        m = ncu_report.IMetric
+        key = ("int" if kind in (m.ValueKind_UINT32, m.ValueKind_UINT64)
+               else "float" if kind in (m.ValueKind_FLOAT, m.ValueKind_DOUBLE) else "text")
+        expected[key] += 1
+    assert dict(sgemm.metrics["kind"].value_counts().rows()) == expected
+    assert expected["text"] > 0 and expected["int"] > 0
+
+
+def test_instance_valued_metrics_keep_the_aggregate(sgemm_path: Path, sgemm) -> None:
+    """inst_executed has one instance per source line; the aggregate is their sum, as ncu's pages show."""
+    m = ncu_report.load_report(str(sgemm_path)).range_by_idx(0).action_by_idx(0).metric_by_name("inst_executed")
+    instances = [m.as_uint64(i) for i in range(m.num_instances())]
+    assert len(instances) > 1
+    row = metric(sgemm, "inst_executed")
+    assert row["value"] == float(sum(instances)) == 732000.0
+    assert row["kind"] == "int" and row["unit"] == "inst"
+
+
+def test_metrics_without_a_value_keep_a_null_row(sgemm) -> None:
+    row = metric(sgemm, "numa__cpu_affinity")  # listed by the report, no value recorded
+    assert (row["value"], row["text_value"]) == (None, None)
+
+
+def test_units_normalized_and_values_scaled(sgemm) -> None:
+    units = set(sgemm.metrics["unit"].drop_nulls().to_list())
+    assert not units & {"nsecond", "usecond", "msecond", "Kbyte", "Mbyte", "Gbyte", "Mhz", "Ghz"}
+    bandwidth = metric(sgemm, "dram__bytes_read.sum.per_second")
+    read_bytes = metric(sgemm, "dram__bytes_read.sum")
+    assert bandwidth["unit"] == "byte/s" and read_bytes["unit"] == "byte"
+    # bytes read over the kernel's duration is the reported read bandwidth (same report, base units)
+    assert bandwidth["value"] == pytest.approx(read_bytes["value"] / 10720e-9, rel=1e-3)
+
+
+def test_device_from_device_attributes(sgemm) -> None:
+    device = sgemm.device
+    assert device.name == "NVIDIA GeForce RTX 2080 Ti"
+    assert device.compute_capability == "7.5"
+    assert device.sm_count == 68
+    assert device.max_warps_per_sm == 32
+    assert device.sm_clock_hz == 1545e6  # device__attribute_clock_rate is in kHz
+    assert device.extra["max_registers_per_sm"] == 65536
+    assert device.extra["max_shared_memory_per_sm_bytes"] == 65536
+    assert device.extra["max_blocks_per_sm"] == 16
+    assert device.extra["max_threads_per_sm"] == 1024
+
+
+def test_tool_version_from_the_report(sgemm_path: Path, sgemm) -> None:
+    data = sgemm_path.read_bytes()
+    assert b"Nsight Compute Target\x12,2023.1.0.0 (build 32376155) (public-release)" in data
+    assert sgemm.tool_version == "2023.1.0.0"
+
+
+def test_sniff(sgemm_path: Path) -> None:
+    assert ncu_rep.sniff(sgemm_path.read_bytes()[:64])
+    assert not ncu_rep.sniff(b"SQLite format 3\x00")
+    assert not ncu_rep.sniff(b"NVR")
+
+
+# ---- damaged reports ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged(sgemm_path: Path, tmp_path: Path):
+    data = sgemm_path.read_bytes()
+
+    def make(kind: str) -> Path:
+        path = tmp_path / f"{kind}.ncu-rep"
+        if kind == "half":
+            path.write_bytes(data[: len(data) // 2])
+        elif kind == "garbage":
+            path.write_bytes(b"NVR\x00" + bytes(range(256)) * 40)
+        elif kind == "magic_only":
+            path.write_bytes(b"NVR\x00")
+        elif kind == "bad_metric_name":  # a metric name that is no longer UTF-8: the API raises
+            damaged_data = bytearray(data)
+            damaged_data[damaged_data.find(b"launch__grid_size") + 3] = 0xFF
+            path.write_bytes(bytes(damaged_data))
+        return path
+
+    return make
+
+
+@pytest.mark.parametrize("kind", ["half", "garbage", "magic_only"])
+def test_load_report_returns_nothing_for_a_damaged_file(damaged, kind: str) -> None:
+    """What the library does: no exception, a context without results."""
+    assert ncu_report.load_report(str(damaged(kind))).num_ranges() == 0
+
+
+def test_load_report_api_raises_on_a_damaged_metric_name(damaged) -> None:
+    action = ncu_report.load_report(str(damaged("bad_metric_name"))).range_by_idx(0).action_by_idx(0)
+    with pytest.raises(Exception):  # noqa: B017 - SWIG raises a bare TypeError; any exception is the point
+        for name in action.metric_names():
+            action.metric_by_name(name)
+
+
+@pytest.mark.parametrize("kind", ["half", "garbage", "magic_only", "bad_metric_name"])
+def test_damaged_report_gives_one_line_input_error(damaged, kind: str) -> None:
+    path = damaged(kind)
+    with pytest.raises(InputError) as caught:
+        ncu_rep.read(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert "corrupt" in message
+
+
+def test_library_log_lines_do_not_reach_the_terminal(damaged, capfd) -> None:
+    """The protobuf parser logs to fd 2; the importer folds that into its one-line error instead."""
+    with pytest.raises(InputError) as caught:
+        ncu_rep.read(damaged("garbage"))
+    assert capfd.readouterr().err == ""
+    assert "FileHeader" in str(caught.value)
+
+
+def test_reports_read_one_after_another_do_not_leak_into_each_other(sgemm_path: Path, sample_trace) -> None:
+    """ncu_report keeps state between reports in one process, which is why each is read in a child process."""
+    h100, raw_csv = sample_trace("h100/samples.ncu-rep"), sample_trace("h100/samples.raw.csv")
+    name = "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"
+    header, units = [row.split('","') for row in raw_csv.read_text().splitlines()[:2]]
+    assert units[header.index(name)] == "thread"  # ncu's own export of the H100 report
+    script = ("import sys, ncu_report\n"
+              "ncu_report.load_report(sys.argv[1])\n"
+              "print(ncu_report.load_report(sys.argv[2]).range_by_idx(0).action_by_idx(0)"
+              f".metric_by_name({name!r}).unit())\n")
+    leaked = subprocess.run([sys.executable, "-c", script, str(sgemm_path), str(h100)], capture_output=True,
+                            text=True, timeout=120)
+    assert leaked.stdout.strip() == "inst"  # the library alone, loading the RTX 2080 Ti report first
+
+    read_once(sgemm_path)
+    [unit] = read_once(h100).metrics.filter(pl.col("name") == name, pl.col("launch_key") == 0)["unit"]
+    assert unit == "thread"
+
+
+def test_missing_ncu_report_says_how_to_install(sgemm_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # what `import ncu_report` sees when not installed
+    with pytest.raises(InputError) as caught:
+        ncu_rep.read(sgemm_path)
+    assert "pip install 'tracekit[ncu]'" in str(caught.value)
+
+
+# ---- store -------------------------------------------------------------------------------------------------
+
+
+def test_store_round_trip(store: Store, sgemm_path: Path, sgemm) -> None:
+    result = store.add_import(sgemm, sgemm_path)
+    assert result.created and result.launch_count == 1
+    info = store.get_import(result.import_id)
+    assert (info["format"], info["tool_version"], info["device_name"], info["sm_count"]) == (
+        "ncu-rep", "2023.1.0.0", "NVIDIA GeForce RTX 2080 Ti", 68)
+    assert info["device_extra"]["max_registers_per_sm"] == 65536
+    [launch] = store.launches(import_id=result.import_id).rows(named=True)
+    assert (launch["kernel_name"], launch["registers_per_thread"], launch["duration_ns"]) == (
+        "volta_sgemm_32x128_nn", 57, 10720.0)
+    metrics = store.metrics([launch["id"]])
+    assert metrics.height == 716
+    by_name = {row["name"]: row for row in metrics.rows(named=True)}
+    assert by_name["launch__occupancy_limit_registers"]["value"] == 4.0
+    assert by_name["launch__func_cache_config"]["text_value"] == "CachePreferNone"
+    assert by_name["inst_executed"]["kind"] == "int"
+
+
+# ---- the team's H100 sample: .ncu-rep against its own --page raw CSV export ---------------------------------
+
+# Where ncu's pages show something other than what the report stores, by design of ncu:
+# - derived__pct_occupancy_per_shared_mem_size is stored in %/byte (15419) and printed rescaled as "15.419 %/Kbyte";
+# - negative values (counter noise, here -0.097 % tensor-pipe activity) are stored as such and printed as 0.
+# - idc__requests.sum is stored with unit "request" and printed without one.
+PAGE_RESCALED = {"derived__pct_occupancy_per_shared_mem_size"}
+PAGE_UNITLESS = {"idc__requests.sum"}
+
+
+@pytest.mark.gpu_samples
+def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
+    """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page raw` of it: same launches, same
+    values on every metric both carry, up to the rounding of the printed cell (read from the CSV text here)."""
+    report_path, csv_path = sample_trace("h100/samples.ncu-rep"), sample_trace("h100/samples.raw.csv")
+    from tracekit.importers import ncu_csv
+
+    report, csv_import = read_once(report_path), ncu_csv.read(csv_path)
+    assert report.launches.height == csv_import.launches.height == 14
+    assert report.device.name == "NVIDIA H100 80GB HBM3" and report.device.sm_count == 132
+    for field in LAUNCH_FIELDS:
+        assert report.launches[field].to_list() == csv_import.launches[field].to_list(), field
+    assert report.launches["duration_ns"].to_list() == pytest.approx(csv_import.launches["duration_ns"].to_list(),
+                                                                     rel=1e-3)
+
+    keys = ["source_launch_id", "name"]
+    joined = with_launch_ids(report).join(with_launch_ids(csv_import), on=keys, suffix="_csv")
+    assert joined.height == csv_import.metrics.height  # every metric of the CSV is in the report
+    assert report.metrics.height > csv_import.metrics.height  # the report also keeps metrics without a value
+
+    texts = joined.filter(pl.col("kind") == "text", pl.col("text_value").is_not_null())
+    assert texts.height > 0 and (texts["text_value"] == texts["text_value_csv"]).all()
+
+    numeric = joined.filter(pl.col("value").is_not_null(), pl.col("value_csv").is_not_null(),
+                            ~pl.col("name").is_in(PAGE_RESCALED)).join(printed_precision(csv_path), on=keys)
+    assert numeric.height > 25_000
+    unit_differs = numeric.filter(pl.col("unit").ne_missing(pl.col("unit_csv")))
+    assert set(unit_differs["name"].to_list()) <= PAGE_UNITLESS, unit_differs.select("name", "unit", "unit_csv")
+    allowed = pl.max_horizontal(1e-6 * pl.col("value").abs(), pl.col("half_ulp") * 1.0001)
+    differs = numeric.filter((pl.col("value") - pl.col("value_csv")).abs() > allowed)
+    assert differs.height == 0, differs.select("source_launch_id", "name", "unit", "value", "value_csv").head(10)
+    negative = numeric.filter(pl.col("value") < 0)  # stored as measured, printed as "0"
+    assert negative.height > 0 and (negative["value_csv"] == 0).all() and (negative["value"] > -0.5).all()
+
+
+LAUNCH_FIELDS = ["kernel_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                 "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "stream_id", "context_id",
+                 "source_launch_id"]
+
+
+def with_launch_ids(parsed) -> pl.DataFrame:
+    return parsed.metrics.join(parsed.launches.select("launch_key", "source_launch_id"), on="launch_key")
+
+
+def printed_precision(csv_path: Path) -> pl.DataFrame:
+    """(source_launch_id, name, half_ulp): half the last printed digit of each cell, in base units."""
+    import csv
+
+    from tracekit.importers.units import normalize_unit
+
+    lines = [line for line in csv_path.read_text().splitlines() if not line.startswith("==")]
+    header, units, *rows = list(csv.reader(lines))
+    records = []
+    for row in rows:
+        for name, unit, cell in zip(header, units, row, strict=True):
+            number = cell.replace(",", "")
+            if number and number.lstrip("-").replace(".", "", 1).isdigit():
+                decimals = len(number.partition(".")[2])
+                records.append((row[header.index("ID")], name, 0.5 * 10.0**-decimals * normalize_unit(unit)[1]))
+    return pl.DataFrame(records, schema={"source_launch_id": pl.Utf8, "name": pl.Utf8, "half_ulp": pl.Float64},
+                        orient="row")
