@@ -1,0 +1,114 @@
+"""Named counters and their aliases, on hand-built frames and on the real RTX 2080 Ti sgemm report."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tracekit.analysis import counters as c
+from tracekit.analysis.counters import metric, metric_row, metric_text, pipe_family, pipe_utilization_pct
+from tracekit.importers.units import normalize_unit
+
+SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
+COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
+
+
+def frame(rows: dict[str, float | str]) -> pl.DataFrame:
+    """A metrics frame of one launch (the shape Store.metrics returns) from {name: value or text}."""
+    return pl.DataFrame([
+        (1, None, name, None, None if isinstance(value, str) else float(value),
+         value if isinstance(value, str) else None, "text" if isinstance(value, str) else "float")
+        for name, value in rows.items()
+    ], schema=COLUMNS, orient="row")
+
+
+def ncu_rep_action(path):
+    """The first launch of a real .ncu-rep, read with NVIDIA's ncu_report module."""
+    ncu_report = pytest.importorskip("ncu_report")
+    return ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+
+
+def ncu_rep_metrics(action) -> pl.DataFrame:
+    """ncu_report -> the long metrics frame, units scaled to base units as the importers do."""
+    rows = []
+    for name in action.metric_names():
+        value = action[name].value()
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            unit, factor = normalize_unit(action[name].unit())
+            rows.append((1, None, name, unit, float(value) * factor, None, "float"))
+        else:
+            rows.append((1, None, name, action[name].unit(), None, None if value is None else str(value), "text"))
+    return pl.DataFrame(rows, schema=COLUMNS, orient="row")
+
+
+def test_metric_takes_the_first_alias_in_the_callers_order_not_the_frames():
+    metrics = frame({"DRAM Throughput": 61.84, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 12.5})
+    assert metric(metrics, *c.DRAM_THROUGHPUT_PCT) == 12.5
+    assert metric_row(metrics, *c.DRAM_THROUGHPUT_PCT) == ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                                                           12.5)
+    assert metric(frame({"DRAM Throughput": 61.84}), *c.DRAM_THROUGHPUT_PCT) == 61.84
+
+
+def test_metric_is_none_when_absent_empty_or_text():
+    assert metric(frame({"lts__throughput.avg.pct_of_peak_sustained_elapsed": 3.0}), *c.DRAM_THROUGHPUT_PCT) is None
+    assert metric(pl.DataFrame(schema=COLUMNS), *c.DRAM_THROUGHPUT_PCT) is None
+    assert metric(pl.DataFrame(), "anything") is None
+    assert metric(frame({"launch__func_cache_config": "CachePreferNone"}), "launch__func_cache_config") is None
+
+
+def test_metric_text_gives_text_or_the_number_as_written():
+    metrics = frame({"launch__func_cache_config": "CachePreferNone", "launch__grid_size": 50})
+    assert metric_text(metrics, "missing", "launch__func_cache_config") == "CachePreferNone"
+    assert metric_text(metrics, "launch__grid_size") == "50"
+    assert metric_text(metrics, "missing") is None
+
+
+@pytest.mark.parametrize(("pipe", "family"), [
+    ("fma", "fma"), ("fmaheavy", "fma"), ("fmalite", "fma"), ("fma_type_fp16", "fp16"), ("fp16", "fp16"),
+    ("alu", "alu"), ("fp64", "fp64"), ("tensor_op_hmma", "tensor"), ("tensor_subpipe_imma", "tensor"),
+    ("tc", "tensor"), ("xu", "xu"), ("lsu", "lsu"), ("cbu_pred_on_any", "cbu"), ("shared", "shared pipe"),
+])
+def test_pipe_family(pipe, family):
+    assert pipe_family(pipe) == family
+
+
+def test_pipe_utilization_prefers_active_forms_and_the_busiest_metric_of_a_family():
+    metrics = frame({
+        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active": 40.0,
+        "sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active": 55.0,
+        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": 90.0,  # elapsed: ignored, active exists
+        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed": 7.0,  # only an elapsed form: used
+    })
+    assert pipe_utilization_pct(metrics) == {
+        "fma": ("sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active", 55.0),
+        "xu": ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed", 7.0),
+    }
+
+
+def test_real_report_needs_the_dram_alias_and_values_match_ncu_report(real_export):
+    action = ncu_rep_action(real_export(SGEMM_REPORT))
+    metrics = ncu_rep_metrics(action)
+    names = set(metrics.get_column("name"))
+    # This 2022/2023-era report names DRAM utilization only as gpu__dram_throughput: the alias is what finds it.
+    assert "dram__throughput.avg.pct_of_peak_sustained_elapsed" not in names
+    expected = action["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"].value()
+    assert metric(metrics, *c.DRAM_THROUGHPUT_PCT) == pytest.approx(expected)
+    assert metric(metrics, *c.L1_THROUGHPUT_PCT) == pytest.approx(
+        action["l1tex__throughput.avg.pct_of_peak_sustained_active"].value())
+    assert metric(metrics, *c.GRID_BLOCKS) == 50  # 2 x 25 blocks: launch__grid_dim_x * launch__grid_dim_y
+    assert metric(metrics, *c.GRID_BLOCKS) == (action["launch__grid_dim_x"].value()
+                                               * action["launch__grid_dim_y"].value())
+    assert metric(metrics, *c.WARP_CYCLES_PER_ISSUE) == pytest.approx(
+        action["smsp__average_warp_latency_per_inst_issued.ratio"].value())
+
+
+def test_real_report_pipes_are_the_busiest_active_form_per_family(real_export):
+    action = ncu_rep_action(real_export(SGEMM_REPORT))
+    pipes = pipe_utilization_pct(ncu_rep_metrics(action))
+    fma_forms = ["sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+                 "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"]
+    assert pipes["fma"][1] == pytest.approx(max(action[name].value() for name in fma_forms))
+    assert pipes["lsu"] == ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+                            pytest.approx(action["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"].value()))
+    # Turing's tensor pipe appears as tensor, tensor_op_hmma and tensor_op_imma: one family, all zero in an sgemm.
+    assert pipes["tensor"][1] == 0.0

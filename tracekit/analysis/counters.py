@@ -1,0 +1,170 @@
+"""Named counters from the long metrics frame of one launch, with the aliases metric ids have had.
+
+Nsight Compute renamed some metrics across versions and GPU generations (`dram__throughput` became
+`gpu__dram_throughput` in some sections, the Turing tensor pipe `tensor_op_hmma` became `tensor_subpipe_hmma`,
+...), and its `--page details` CSV shows display names ("DRAM Throughput") instead of ids. Each alias tuple
+below lists the names one quantity has been seen under, best first; `metric(frame, *ALIASES)` takes the first
+one the launch has. The frame is what `Store.metrics([launch_id])` returns (or an importer's `.metrics`): columns
+name, unit, value, text_value (others ignored).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+# ---- Speed of Light: % of peak sustained throughput per unit ------------------------------------------------
+DRAM_THROUGHPUT_PCT = (
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "DRAM Throughput",
+)
+L2_THROUGHPUT_PCT = ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 Cache Throughput")
+L1_THROUGHPUT_PCT = (
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "L1/TEX Cache Throughput",
+)
+SM_THROUGHPUT_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput")
+MEMORY_THROUGHPUT_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",)
+ISSUE_ACTIVE_PCT = (
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_issued.avg.pct_of_peak_sustained_active",
+    "sm__inst_issued.avg.pct_of_peak_sustained_elapsed",  # what the 2025 details page shows as Issue Slots Busy
+    "Issue Slots Busy",
+)
+
+# ---- Occupancy -------------------------------------------------------------------------------------------
+ACHIEVED_OCCUPANCY_PCT = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy")
+ACHIEVED_WARPS_PER_SM = ("sm__warps_active.avg.per_cycle_active", "Achieved Active Warps Per SM")
+THEORETICAL_OCCUPANCY_PCT = ("sm__maximum_warps_per_active_cycle_pct", "Theoretical Occupancy")
+THEORETICAL_WARPS_PER_SM = ("sm__maximum_warps_avg_per_active_cycle", "Theoretical Active Warps per SM")
+SM_ACTIVE_CYCLES = ("sm__cycles_active.avg", "SM Active Cycles")
+ELAPSED_CYCLES = ("sm__cycles_elapsed.avg", "gpc__cycles_elapsed.max", "Elapsed Cycles")
+WAVES_PER_SM = ("launch__waves_per_multiprocessor", "Waves Per SM")
+GRID_BLOCKS = ("launch__grid_size", "Grid Size")
+SM_COUNT = ("launch__sm_count", "device__attribute_multiprocessor_count", "# SMs")
+BLOCK_LIMIT_NAMES = {  # what bounds blocks per SM; the smallest wins
+    "registers": ("launch__occupancy_limit_registers", "Block Limit Registers"),
+    "shared memory": ("launch__occupancy_limit_shared_mem", "Block Limit Shared Mem"),
+    "warps": ("launch__occupancy_limit_warps", "Block Limit Warps"),
+    "blocks per SM": ("launch__occupancy_limit_blocks", "Block Limit SM"),
+    "barriers": ("launch__occupancy_limit_barriers", "Block Limit Barriers"),
+}
+
+# ---- Warp state: warp cycles per issued instruction (the total the stall reasons split) --------------------
+WARP_CYCLES_PER_ISSUE = (
+    "smsp__average_warps_active_per_issue_active.ratio",
+    "smsp__average_warp_latency_per_inst_issued.ratio",
+    "Warp Cycles Per Issued Instruction",
+)
+
+# ---- Memory access efficiency ----------------------------------------------------------------------------
+GLOBAL_LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",)
+GLOBAL_LOAD_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)
+GLOBAL_STORE_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",)
+GLOBAL_STORE_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",)
+# Nsight's own count of sectors beyond the ideal for each global access (from the SourceCounters section).
+GLOBAL_EXCESSIVE_SECTORS = ("derived__memory_l2_theoretical_sectors_global_excessive",)
+GLOBAL_THEORETICAL_SECTORS = ("memory_l2_theoretical_sectors_global",)
+SHARED_BANK_CONFLICTS = (
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",  # only loads when the total is missing
+)
+SHARED_WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",)
+LOCAL_LOAD_INSTRUCTIONS = ("smsp__sass_inst_executed_op_local_ld.sum", "sass__inst_executed_local_loads")
+LOCAL_STORE_INSTRUCTIONS = ("smsp__sass_inst_executed_op_local_st.sum", "sass__inst_executed_local_stores")
+LOCAL_LOAD_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",)
+LOCAL_STORE_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",)
+LOCAL_SPILL_REQUESTS = ("derived__local_spilling_requests", "Local Memory Spilling Requests")
+INSTRUCTIONS_EXECUTED = ("smsp__inst_executed.sum", "inst_executed", "Executed Instructions")
+
+# ---- Divergence ------------------------------------------------------------------------------------------
+THREADS_PER_INSTRUCTION = (
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "derived__avg_thread_executed",
+    "Avg. Active Threads Per Warp",
+)
+BRANCH_EFFICIENCY_PCT = ("smsp__sass_average_branch_targets_threads_uniform.pct", "Branch Efficiency")
+
+# Execution pipes: `sm__inst_executed_pipe_<pipe>` (share of the pipe's peak instruction rate) and
+# `sm__pipe_<pipe>_cycles_active` (share of cycles the pipe was busy). Nsight's Compute Workload Analysis
+# charts both per active cycle; the elapsed form is the fallback.
+_PIPE_PATTERNS = (
+    re.compile(r"^sm__inst_executed_pipe_([a-z0-9_]+)\.avg\.pct_of_peak_sustained_(active|elapsed)$"),
+    re.compile(r"^sm__pipe_([a-z0-9_]+)_cycles_active\.avg\.pct_of_peak_sustained_(active|elapsed)$"),
+)
+
+
+def pipe_family(pipe: str) -> str:
+    """The limiter name for a pipe id: `fmaheavy` -> "fma", `tensor_op_hmma` -> "tensor", `fp64` -> "fp64"."""
+    if pipe.startswith(("tensor", "tc")) or pipe in ("hmma", "imma", "dmma"):
+        return "tensor"
+    if pipe.startswith("fp64"):
+        return "fp64"
+    if pipe.startswith("fma") and "fp16" not in pipe:
+        return "fma"
+    if pipe.startswith("fp16") or pipe == "fma_type_fp16":
+        return "fp16"
+    if pipe.startswith("cbu"):
+        return "cbu"
+    if pipe == "shared":
+        return "shared pipe"  # Volta/Turing: the fp16 + tensor pipe pair, not shared memory
+    return pipe
+
+
+def metric_row(metrics: pl.DataFrame, *names: str) -> tuple[str, float] | None:
+    """(name, value) of the first name the frame has with a numeric value, or None."""
+    if metrics.is_empty() or "name" not in metrics.columns:
+        return None
+    found = metrics.filter(pl.col("name").is_in(names) & pl.col("value").is_not_null()).select("name", "value")
+    if found.is_empty():
+        return None
+    values: dict[str, float] = {}
+    for name, value in found.iter_rows():
+        values.setdefault(name, float(value))
+    for name in names:
+        if name in values:
+            return name, values[name]
+    return None
+
+
+def metric(metrics: pl.DataFrame, *names: str) -> float | None:
+    """The value of the first of `names` the frame has (aliases, best first), or None."""
+    row = metric_row(metrics, *names)
+    return row[1] if row else None
+
+
+def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
+    """The text of the first of `names` the frame has: `text_value`, else the number as written."""
+    if metrics.is_empty() or "name" not in metrics.columns:
+        return None
+    for name in names:
+        rows = metrics.filter(pl.col("name") == name)
+        for text, value in rows.select("text_value", "value").iter_rows():
+            if text is not None:
+                return str(text)
+            if value is not None:
+                return f"{value:g}"
+    return None
+
+
+def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
+    """Per pipe family, the highest utilization (% of peak) any of its pipe metrics shows, with that metric.
+
+    Active-cycle forms are preferred; an elapsed form counts only for a pipe that has no active form.
+    """
+    if metrics.is_empty():
+        return {}
+    best: dict[str, tuple[str, float, bool]] = {}
+    for name, value in metrics.filter(pl.col("value").is_not_null()).select("name", "value").iter_rows():
+        for pattern in _PIPE_PATTERNS:
+            match = pattern.match(name)
+            if not match:
+                continue
+            family, active = pipe_family(match.group(1)), match.group(2) == "active"
+            current = best.get(family)
+            if current is None or (active, value) > (current[2], current[1]):
+                best[family] = (name, float(value), active)
+    return {family: (name, value) for family, (name, value, _) in best.items()}
