@@ -233,8 +233,10 @@ def _occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_threa
         "shared_memory": shared_memory,
     }
     barriers = None
-    if limits.barriers_per_sm is not None and barriers_per_block > 0:
-        barriers = min(limits.max_blocks_per_sm, limits.barriers_per_sm // barriers_per_block)
+    if limits.barriers_per_sm is not None:
+        # Like an unused register or shared-memory budget, a kernel with no barrier is limited by the block slots.
+        barriers = (min(limits.max_blocks_per_sm, limits.barriers_per_sm // barriers_per_block)
+                    if barriers_per_block > 0 else limits.max_blocks_per_sm)
         candidates["barriers"] = barriers
     active = min(candidates.values())
     warps = active * warps_per_block
