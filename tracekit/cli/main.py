@@ -6,7 +6,12 @@ import sys
 
 import typer
 
-from tracekit.cli import store_commands
+from tracekit.cli import (
+    analyze_command,
+    occupancy_command,
+    serve_command,
+    store_commands,
+)
 from tracekit.cli.common import err_console
 from tracekit.errors import TracekitError
 
@@ -21,6 +26,9 @@ app.command("import")(store_commands.import_command)
 app.command("ls")(store_commands.ls_command)
 app.command("show")(store_commands.show_command)
 app.command("rm")(store_commands.rm_command)
+app.command("analyze")(analyze_command.analyze_command)
+app.command("occupancy")(occupancy_command.occupancy_command)
+app.command("serve")(serve_command.serve_command)
 
 
 def main() -> None:
