@@ -101,3 +101,24 @@ def test_launch_signature_matches_trace_and_report_names() -> None:
     assert launch_signature(trace) == launch_signature(report)
     assert launch_signature(trace) != launch_signature({**trace, "grid_x": 3})
     assert analyze_launches([]) == []
+
+
+def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_trace) -> None:
+    results = analyze_files(samples_store, [sample_trace("h100/samples.sqlite"), sample_trace("h100/samples.ncu-rep")])
+    timed = [r for r in results if r["source"]["format"] == "nsys-sqlite"]
+    profiled = {r["launch_id"]: r for r in results if r["source"]["format"] == "ncu-rep"}
+    # Every sample kernel but abs_values (left out of the .ncu-rep) has a profiled twin of the same configuration.
+    paired = [r for r in timed if r["counters_from"] is not None]
+    assert {r["kernel"]["name"].split("(")[0] for r in timed if r["counters_from"] is None} == {"abs_values"}
+    for result in paired:
+        twin = profiled[result["counters_from"]["launch_id"]]
+        assert launch_signature_of(result) == launch_signature_of(twin)
+        assert result["occupancy"]["achieved_pct"] == twin["occupancy"]["achieved_pct"]
+        assert result["classification"]["mode"] != "undetermined"
+        assert result["duration_ns"] != twin["duration_ns"]  # the timing stays the launch's own
+
+
+def launch_signature_of(result: dict) -> tuple:
+    kernel = result["kernel"]
+    return (kernel["name"].split("(")[0], *kernel["grid"], *kernel["block"],
+            kernel["dynamic_shared_mem_per_block_bytes"] or 0)

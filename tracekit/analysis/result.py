@@ -320,15 +320,16 @@ def launch_signature(launch: dict[str, Any]) -> tuple:
 
 
 def pair_counters(inputs: list[LaunchInput]) -> list[LaunchInput]:
-    """Give each traced launch without counters the counters of a profiled launch of the same kernel and
-    configuration among `inputs`, so the trace's occupancy, latency and tail sit next to the counters' verdict."""
+    """Give each launch without counters (a warp trace, an Nsight Systems timing) the counters of a profiled launch
+    of the same kernel and configuration among `inputs`, so its trace or timing sits next to the counters' verdict.
+    The result names the launch the counters came from (`counters_from`)."""
     profiled: dict[tuple, LaunchInput] = {}
     for data in inputs:
         if data.metrics.height:
             profiled.setdefault(launch_signature(data.launch), data)
     paired = []
     for data in inputs:
-        match = profiled.get(launch_signature(data.launch)) if data.warps.height and not data.metrics.height else None
+        match = None if data.metrics.height else profiled.get(launch_signature(data.launch))
         if match is not None:
             data = replace(data, metrics=match.metrics, counters_from={
                 "launch_id": match.launch.get("id"), "import_id": match.launch.get("import_id"),

@@ -36,8 +36,13 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+def json_text(value: Any) -> str:
+    """What every `--json` prints: indented, dates as ISO text, no NaN."""
+    return json.dumps(value, indent=2, default=_json_default, allow_nan=False) + "\n"
+
+
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, default=_json_default, allow_nan=False) + "\n")
+    sys.stdout.write(json_text(value))
 
 
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:

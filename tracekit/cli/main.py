@@ -8,7 +8,10 @@ import typer
 
 from tracekit.cli import (
     analyze_command,
+    compare_command,
+    demo_command,
     occupancy_command,
+    report_command,
     serve_command,
     store_commands,
 )
@@ -29,6 +32,9 @@ app.command("rm")(store_commands.rm_command)
 app.command("analyze")(analyze_command.analyze_command)
 app.command("occupancy")(occupancy_command.occupancy_command)
 app.command("serve")(serve_command.serve_command)
+app.command("report")(report_command.report_command)
+app.command("compare")(compare_command.compare_command)
+app.command("demo")(demo_command.demo_command)
 
 
 def main() -> None:

@@ -1,0 +1,110 @@
+"""Fixtures for the report tests: warp-trace files written here, the CLI in a subprocess, headless Chromium.
+
+The browser fixture skips outside CI with the reason printed and fails in CI (where `CI` is set).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+IN_CI = bool(os.environ.get("CI"))
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-background-networking", "--no-first-run", "--window-size=1400,1800"]
+
+# (launch, sm_id, block_id, warp_in_block, start_ns, end_ns)
+Warp = tuple[int, int, int, int, int, int]
+
+
+def skip_or_fail(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    print(f"SKIP: {reason}")
+    pytest.skip(reason)
+
+
+def write_trace(path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, grid: str = "4,1,1",
+                block: str = "64,1,1") -> Path:
+    """A `tracekit-warp-trace v1` CSV (the layout documented in importers/warp_trace.py)."""
+    header = [
+        "# tracekit-warp-trace v1", f"# kernel: {kernel}", "# device_name: NVIDIA H100 80GB HBM3",
+        "# compute_capability: 9.0", f"# sm_count: {sm_count}", "# sm_clock_hz: 1980000000",
+        "# max_warps_per_sm: 64", f"# grid: {grid}", f"# block: {block}", "# registers_per_thread: 32",
+        "# static_smem_bytes: 0", "# dynamic_smem_bytes: 0",
+        "launch,sm_id,block_id,warp_in_block,start_ns,end_ns",
+    ]
+    path.write_text("\n".join(header + [",".join(map(str, warp)) for warp in warps]) + "\n")
+    return path
+
+
+def make_tiny_warps(launch: int = 0, stretch: float = 1.0) -> list[Warp]:
+    """4 blocks of 2 warps on 2 SMs: blocks 0 and 1 run 0-1000 ns; then block 2 runs 1000-2000 on SM 0 and block 3
+    1000-3000 on SM 1. Times scale with `stretch` (a slower version of the same kernel)."""
+    raw = [(0, 0, 0, 0, 1000), (0, 0, 1, 0, 1000), (1, 1, 0, 0, 1000), (1, 1, 1, 0, 1000),
+           (0, 2, 0, 1000, 2000), (0, 2, 1, 1000, 2000), (1, 3, 0, 1000, 3000), (1, 3, 1, 1000, 3000)]
+    return [(launch, sm, block, warp, round(start * stretch), round(end * stretch))
+            for sm, block, warp, start, end in raw]
+
+
+@pytest.fixture
+def tiny_warps() -> Callable[..., list[Warp]]:
+    """`tiny_warps(launch=0, stretch=1.0)`: the hand-checkable 8-warp launch described in `make_tiny_warps`."""
+    return make_tiny_warps
+
+
+@pytest.fixture
+def trace_file(tmp_path: Path) -> Callable[..., Path]:
+    """`trace_file(name, kernel, warps, **header)`: a warp trace written into the test's folder."""
+
+    def make(name: str, kernel: str, warps: list[Warp], **header) -> Path:
+        return write_trace(tmp_path / name, kernel, warps, **header)
+
+    return make
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> str:
+    return str(tmp_path / "store.sqlite")
+
+
+def run_tracekit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The real CLI (`python -m tracekit.cli.main`), so exit codes and error lines are what a user sees."""
+    env = {**os.environ, "COLUMNS": "220"}  # rich tables on one line per row when piped
+    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env=env)
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess]:
+    return run_tracekit
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """Headless Chromium through Selenium 4 and Debian's chromedriver."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver")
+    if not chromium or not chromedriver:
+        skip_or_fail("the browser test needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        skip_or_fail("the browser test needs selenium (pip install 'selenium>=4.20')")
+    options = webdriver.ChromeOptions()
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.binary_location = chromium
+    driver = webdriver.Chrome(options=options, service=Service(chromedriver))
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -1,0 +1,116 @@
+"""`tracekit compare A B`: two versions of a kernel side by side, and regression gates for CI.
+
+Exit codes: 0 when every gate passes (or none is given), 1 when a gate fails, 2 for a user mistake (bad gate
+syntax, unknown id, unreadable file).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
+from tracekit.cli.common import DbOption, console, err_console, json_text, open_store
+from tracekit.cli.report_command import OutputOption, write_output
+from tracekit.explain import analyze_stored, launch_views
+from tracekit.reports.content import ComparedPair, comparison_table, pair_heading
+from tracekit.reports.pairing import pair_launches
+from tracekit.selection import resolve_launches
+
+DEFAULT_HTML_PATH = Path("tracekit-compare.html")
+SCHEMA = "tracekit.comparison/1"
+TEXT_FILE_WIDTH = 200
+
+
+class CompareFormat(StrEnum):
+    text = "text"
+    html = "html"
+    md = "md"
+    json = "json"
+
+
+def _first_views(store, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The figure frames of the side's first traced launch."""
+    for result in results:
+        if result.get("warps"):
+            return launch_views(store, result["launch_id"])
+    return None
+
+
+def _print_text(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], console: Console) -> None:
+    for pair in pairs:
+        table = comparison_table(pair.comparison)
+        console.print(Text(pair_heading(pair), style="bold"))
+        console.print(Text(f"A = {pair.reference_a}, B = {pair.reference_b}"))
+        rich_table = RichTable(*table.columns)
+        for row in table.rows:
+            rich_table.add_row(*(Text(cell) for cell in row))  # Text: names are never read as rich markup
+        console.print(rich_table)
+        console.print(Text(table.note or ""))
+    for failed, message in gate_messages:
+        console.print(Text(message, style="bold red" if failed else "green"))
+
+
+def compare_command(
+    a: Annotated[str, typer.Argument(help="Side A: a file, an import id (7, import:7) or a launch id (launch:12).")],
+    b: Annotated[str, typer.Argument(help="Side B, as A.")],
+    kernel_a: Annotated[str | None, typer.Option("--kernel-a", help="A's kernel (exact name or a part of it).")] = None,
+    kernel_b: Annotated[str | None, typer.Option("--kernel-b", help="B's kernel (default: --kernel-a).")] = None,
+    fail_if: Annotated[list[str] | None, typer.Option(
+        "--fail-if", help="Gate, e.g. 'duration_ns>+5%' (B over 5% above A); repeatable; exit 1 on failure.")] = None,
+    fmt: Annotated[CompareFormat, typer.Option("--format", help="text (a table), html, md or json.")] = (
+        CompareFormat.text),
+    output: OutputOption = None,
+    db: DbOption = None,
+) -> None:
+    """Compare A with B: duration, throughput, occupancy, warp latency, Little's law, tail, verdict."""
+    gates = [parse_gate(text) for text in fail_if or []]  # bad syntax stops here, before anything is imported
+    store = open_store(db)
+    launches_a, launches_b = resolve_launches(store, a), resolve_launches(store, b)
+    pairs = []
+    for group_a, group_b in pair_launches(launches_a, launches_b, kernel_a, kernel_b):
+        results_a, results_b = analyze_stored(store, group_a), analyze_stored(store, group_b)
+        pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b)
+        if fmt is CompareFormat.html:
+            pair.views_a, pair.views_b = _first_views(store, results_a), _first_views(store, results_b)
+        pairs.append(pair)
+
+    gate_results = [(pair, evaluate_gate(pair.comparison, gate)) for pair in pairs for gate in gates]
+    prefix = len(pairs) > 1
+    gate_messages = [(result.failed, (f"{pair.comparison.kernel_a}: " if prefix else "") + result.message)
+                     for pair, result in gate_results]
+
+    if fmt is CompareFormat.text and output is not None:
+        with open(output, "w", encoding="utf-8") as handle:
+            _print_text(pairs, gate_messages, Console(file=handle, width=TEXT_FILE_WIDTH, highlight=False))
+    elif fmt is CompareFormat.text:
+        _print_text(pairs, gate_messages, console)
+    else:
+        for failed, message in gate_messages:
+            err_console.print(Text(message, style="bold red" if failed else ""))
+        if fmt is CompareFormat.json:
+            write_output(json_text({
+                "schema": SCHEMA,
+                "pairs": [{"reference_a": p.reference_a, "reference_b": p.reference_b,
+                           "launch_ids_a": [r["launch_id"] for r in p.results_a],
+                           "launch_ids_b": [r["launch_id"] for r in p.results_b],
+                           "comparison": p.comparison.to_dict()} for p in pairs],
+                "gates": [{"gate": r.gate.text, "failed": r.failed, "change": r.change, "message": message}
+                          for (_, r), (_, message) in zip(gate_results, gate_messages, strict=True)],
+            }), output, None)
+        elif fmt is CompareFormat.md:
+            from tracekit.reports.markdown import compare_markdown
+
+            write_output(compare_markdown(pairs, gate_messages), output, None)
+        else:
+            from tracekit.reports.html import compare_html
+
+            write_output(compare_html(pairs, gate_messages), output, DEFAULT_HTML_PATH)
+    if any(result.failed for _, result in gate_results):
+        raise typer.Exit(1)

@@ -1,0 +1,334 @@
+"""What a report says, as display strings: one source for the HTML, Markdown and terminal forms.
+
+Everything here formats values that the analysis (`tracekit.analysis.result`, `tracekit.analysis.comparison`)
+already computed; nothing is derived. Strings are raw: each renderer escapes them for its own medium, so a
+kernel name is escaped exactly once, where it is written.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+
+MISSING = "n/a"
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str | None = None
+
+
+@dataclass
+class LaunchContent:
+    """One launch's section: the verdict first, then its tables (figures are added by the HTML renderer)."""
+
+    anchor: str  # "launch-12", unique within a report
+    launch_id: int | None
+    kernel_name: str
+    verdict: str  # "latency-bound by ..." as in classification.mode / limiter
+    flags: list[str]
+    evidence: list[str]
+    advice: list[str]
+    tables: list[Table] = field(default_factory=list)
+
+
+# ---- number formatting ------------------------------------------------------------------------------------------
+
+def _trim(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def number(value: Any, unit: str = "") -> str:
+    """Integers with thousands separators, others to 4 significant digits (2 decimals from 1,000 on)."""
+    if value is None or isinstance(value, bool):
+        return MISSING if value is None else str(value)
+    if not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return MISSING
+    suffix = f" {unit}" if unit else ""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}{suffix}"
+    if abs(value) >= 1000:
+        return f"{_trim(f'{value:,.2f}')}{suffix}"
+    return f"{float(f'{value:.4g}'):g}{suffix}" if abs(value) >= 1e-4 else f"{value:.4g}{suffix}"
+
+
+def percent(value: float | None) -> str:
+    """A value already in percent (Nsight's 12.5 -> "12.5%")."""
+    return MISSING if value is None else f"{_trim(f'{value:,.2f}')}%"
+
+
+def fraction(value: float | None, signed: bool = False) -> str:
+    """A fraction as percent (0.125 -> "12.5%")."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    text = _trim(f"{abs(value) * 100:,.2f}") + "%"
+    if signed:
+        return ("+" if value >= 0 else "-") + text
+    return ("-" if value < 0 else "") + text
+
+
+def dims(values: list[Any] | None) -> str:
+    if not values or any(v is None for v in values):
+        return MISSING
+    return " x ".join(str(v) for v in values)
+
+
+def verdict_text(classification: dict[str, Any]) -> str:
+    limiter = classification.get("limiter")
+    return f"{classification['mode']} by {limiter}" if limiter else classification["mode"]
+
+
+# ---- one launch -------------------------------------------------------------------------------------------------
+
+def _launch_table(result: dict[str, Any]) -> Table:
+    kernel, source = result["kernel"], result.get("source") or {}
+    device = kernel["device"]
+    rows = [
+        ["kernel", kernel["name"] or "(unnamed)"],
+        ["launch id", number(result.get("launch_id"))],
+        ["source", f"{source.get('import_name') or source.get('path') or MISSING} "
+                   f"(import {number(source.get('import_id'))}, {source.get('format') or MISSING})"],
+        ["device", f"{device.get('name') or MISSING} (CC {device.get('cc') or MISSING}, "
+                   f"{number(device.get('sm_count'))} SMs)"],
+        ["grid", dims(kernel["grid"])],
+        ["block", dims(kernel["block"])],
+        ["registers per thread", number(kernel["registers_per_thread"])],
+        ["shared memory per block", number(kernel["shared_mem_per_block_bytes"], "B")],
+        ["duration", number(result.get("duration_ns"), "ns")],
+    ]
+    if kernel.get("nvtx_path"):
+        rows.append(["NVTX ranges", kernel["nvtx_path"]])
+    return Table("Launch", ["field", "value"], rows)
+
+
+def _occupancy_table(result: dict[str, Any]) -> Table:
+    occupancy, warps = result["occupancy"], result.get("warps") or {}
+    limits = occupancy.get("limits_blocks_per_sm") or {}
+    limiter = occupancy.get("limiter")
+    rows = [
+        ["theoretical", f"{percent(occupancy['theoretical_pct'])} "
+                        f"({number(occupancy['theoretical_warps_per_sm'])} of {number(occupancy['max_warps_per_sm'])}"
+                        f" warps per SM)"],
+        ["limiter", limiter or MISSING],
+    ]
+    for key, label in (("registers", "registers"), ("shared_memory", "shared memory"), ("warps", "warps"),
+                       ("blocks", "blocks")):
+        mark = " (limiter)" if key == limiter else ""
+        rows.append([f"block limit: {label}", f"{number(limits.get(key))} blocks per SM{mark}"])
+    rows += [
+        ["active blocks per SM", number(occupancy.get("active_blocks_per_sm"))],
+        ["achieved (Nsight)", f"{percent(occupancy['achieved_pct'])} "
+                              f"({number(occupancy['achieved_warps_per_sm'])} warps per SM)"],
+        ["from the warp trace", f"{number(warps.get('mean_occupancy_warps_per_sm'))} warps per SM"
+                                if warps else MISSING],
+        ["waves per SM", number(occupancy.get("waves_per_sm"))],
+    ]
+    return Table("Occupancy", ["field", "value"], rows)
+
+
+def _warps_table(warps: dict[str, Any]) -> Table:
+    return Table("Warps (trace)", ["field", "value"], [
+        ["warps", number(warps["count"])],
+        ["SMs", number(warps["sm_count"])],
+        ["span", number(warps["span_ns"], "ns")],
+        ["latency mean", number(warps["mean_latency_ns"], "ns")],
+        ["latency p50 / p90 / p99", " / ".join(number(warps[k], "ns") for k in
+                                              ("p50_latency_ns", "p90_latency_ns", "p99_latency_ns"))],
+        ["latency max", number(warps["max_latency_ns"], "ns")],
+        ["mean occupancy", f"{number(warps['mean_occupancy_warps_per_sm'])} warps per SM"],
+        ["throughput", f"{number(warps['throughput_warps_per_ns_per_sm'])} warps per ns per SM "
+                       f"({number(warps['throughput_warps_per_cycle_per_sm'])} per cycle)"],
+    ])
+
+
+def _littles_law_table(law: dict[str, Any]) -> Table:
+    whole = law["whole_launch"]
+    window = law["window_ns"]
+    return Table("Little's law: occupancy = latency x throughput",
+                 ["window", "from", "to", "mean occupancy (warps/SM)", "latency x throughput", "relative error"], [
+                     [law["window_kind"].replace("_", " "), number(window[0], "ns"), number(window[1], "ns"),
+                      number(law["mean_occupancy"]), number(law["latency_x_throughput"]),
+                      fraction(law["relative_error"], signed=True)],
+                     ["whole launch", number(whole["window_ns"][0], "ns"), number(whole["window_ns"][1], "ns"),
+                      number(whole["mean_occupancy"]), number(whole["latency_x_throughput"]),
+                      fraction(whole["relative_error"], signed=True)],
+                 ], note=law["explanation"])
+
+
+def _tail_table(tail: dict[str, Any]) -> Table:
+    """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
+    last block start (when no new warps arrive) is shown beside it."""
+    return Table("Tail", ["field", "value"], [
+        ["tail (first SM idle to last warp end)", f"{number(tail.get('tail_ns'), 'ns')} "
+                                                  f"({fraction(tail.get('tail_fraction'))} of the span)"],
+        ["first SM idle for good", number(tail.get("first_sm_idle_ns"), "ns")],
+        ["last block started", number(tail.get("last_block_start_ns"), "ns")],
+        ["after the last block start", f"{number(tail.get('after_last_block_start_ns'), 'ns')} "
+                                       f"({fraction(tail.get('after_last_block_start_fraction'))})"],
+        ["occupancy before / in the tail", f"{number(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
+                                           f"{number(tail.get('mean_occupancy_in_tail_warps_per_sm'))} warps per SM"],
+        ["SM finish times", f"{number(tail.get('sm_finish_min_ns'), 'ns')} to "
+                            f"{number(tail.get('sm_finish_max_ns'), 'ns')} "
+                            f"(std {number(tail.get('sm_finish_std_ns'), 'ns')})"],
+        ["SMs idle the whole launch", number(tail.get("idle_sms"))],
+    ])
+
+
+def _stalls_table(stalls: dict[str, Any]) -> Table | None:
+    by_reason = stalls.get("by_reason")
+    if not by_reason:
+        return None
+    rows = [[reason, number(cycles)] for reason, cycles in sorted(by_reason.items(), key=lambda rv: -rv[1])]
+    groups = ", ".join(f"{group} {number(stalls.get(f'{group}_cycles_per_issue'))}"
+                       for group in ("latency", "bandwidth", "other"))
+    return Table("Stalls (warp cycles per issued instruction)", ["reason", "cycles per issue"], rows,
+                 note=f"groups: {groups}; total {number(stalls.get('total_cycles_per_issue'))} "
+                      f"(source: {stalls.get('source') or MISSING})")
+
+
+def _sweep_table(sweep: dict[str, Any]) -> Table:
+    rows = [[number(p["occupancy_warps_per_sm"]), number(p["throughput"]), number(p.get("predicted_throughput")),
+             str(p.get("regime") or MISSING)] for p in sweep["points"]]
+    return Table("Occupancy sweep: throughput = min(n / L, B)",
+                 ["occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"], rows,
+                 note=f"L = {number(sweep['latency_ns'], 'ns')}, B = "
+                      f"{number(sweep['throughput_bound_warps_per_ns_per_sm'])} warps per ns per SM, needed occupancy "
+                      f"L x B = {number(sweep['needed_occupancy_warps_per_sm'])} warps per SM, "
+                      f"largest gap near the knee {fraction(sweep['knee_gap_fraction'])}")
+
+
+def launch_content(result: dict[str, Any], index: int = 0) -> LaunchContent:
+    """The display form of one analysis object ("tracekit.analysis/1")."""
+    verdict = result["classification"]
+    launch_id = result.get("launch_id")
+    content = LaunchContent(
+        anchor=f"launch-{launch_id}" if launch_id is not None else f"launch-n{index}",
+        launch_id=launch_id,
+        kernel_name=result["kernel"]["name"] or "(unnamed)",
+        verdict=verdict_text(verdict),
+        flags=list(verdict["flags"]),
+        evidence=list(verdict["evidence"]),
+        advice=list(verdict["advice"]),
+    )
+    content.tables += [_launch_table(result), _occupancy_table(result)]
+    if result.get("warps"):
+        content.tables += [_warps_table(result["warps"]), _littles_law_table(result["littles_law"]),
+                           _tail_table(result["tail"])]
+    stalls = _stalls_table(result.get("stalls") or {})
+    if stalls:
+        content.tables.append(stalls)
+    if result.get("sweep"):
+        content.tables.append(_sweep_table(result["sweep"]))
+    return content
+
+
+def index_table(results: list[dict[str, Any]], contents: list[LaunchContent]) -> Table:
+    """The report's index; the first column is the launch's anchor, for renderers that link."""
+    rows = []
+    for result, content in zip(results, contents, strict=True):
+        occupancy = result["occupancy"]
+        rows.append([content.anchor, number(result.get("launch_id")), content.kernel_name,
+                     number(result.get("duration_ns"), "ns"), percent(occupancy["theoretical_pct"]),
+                     percent(occupancy["achieved_pct"]), content.verdict])
+    return Table("Launches", ["anchor", "launch", "kernel", "duration", "theoretical occupancy",
+                              "achieved occupancy", "verdict"], rows)
+
+
+# ---- comparison -------------------------------------------------------------------------------------------------
+
+FIELD_LABELS = {
+    "duration_ns": ("duration", "ns"),
+    "theoretical_occupancy_pct": ("occupancy, theoretical", "%"),
+    "achieved_occupancy_pct": ("occupancy, achieved (Nsight)", "%"),
+    "trace_occupancy_warps_per_sm": ("occupancy, from the trace", "warps/SM"),
+    "throughput_warps_per_ns_per_sm": ("throughput", "warps/ns/SM"),
+    "mean_latency_ns": ("warp latency, mean", "ns"),
+    "p50_latency_ns": ("warp latency, p50", "ns"),
+    "p99_latency_ns": ("warp latency, p99", "ns"),
+    "littles_law_relative_error": ("Little's law relative error", ""),
+    "tail_ns": ("tail", "ns"),
+    "tail_fraction": ("tail fraction", ""),
+    "latency_stall_cycles_per_issue": ("latency stalls", "cycles/issue"),
+    "bandwidth_stall_cycles_per_issue": ("bandwidth stalls", "cycles/issue"),
+    "needed_occupancy_warps_per_sm": ("needed occupancy (sweep)", "warps/SM"),
+}
+UNCHANGED_BELOW = 1e-9  # relative change
+FRACTION_FIELDS = {"littles_law_relative_error", "tail_fraction"}
+
+
+def _value(change: FieldChange, value: float | None) -> str:
+    if change.field in FRACTION_FIELDS:
+        return fraction(value)
+    if change.field.endswith("_pct"):
+        return percent(value)
+    return number(value)
+
+
+def _signed(change: FieldChange) -> str:
+    if change.absolute_change is None:
+        return MISSING
+    text = _value(change, abs(change.absolute_change))
+    return ("+" if change.absolute_change >= 0 else "-") + text
+
+
+def change_note(change: FieldChange) -> str:
+    if change.absolute_change is None:
+        return ""
+    if change.within_noise:
+        return "within run-to-run spread"
+    if change.relative_change is not None and abs(change.relative_change) < UNCHANGED_BELOW:
+        return "unchanged"  # rounding noise of the float arithmetic, not a change anyone could see
+    if change.improved is None:
+        return "" if change.absolute_change == 0 else "changed"
+    return "better" if change.improved else "worse"
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """One row per compared field; spreads are max - min over each side's launches."""
+    rows = []
+    for change in comparison.fields:
+        if change.a is None and change.b is None:
+            continue
+        label, unit = FIELD_LABELS.get(change.field, (change.field, ""))
+        rows.append([label + (f" ({unit})" if unit and unit != "%" else ""), _value(change, change.a),
+                     _value(change, change.b), _signed(change), fraction(change.relative_change, signed=True),
+                     _value(change, change.spread_a) if change.spread_a is not None else MISSING,
+                     _value(change, change.spread_b) if change.spread_b is not None else MISSING,
+                     change_note(change)])
+    for name, a, b in comparison.text_fields:
+        rows.append([name.replace("_", " "), a or MISSING, b or MISSING, "" if a == b else "changed", "", "", "", ""])
+    return Table("A against B", ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"], rows,
+                 note=f"A: {comparison.launches_a} launch(es), B: {comparison.launches_b} launch(es); a change no "
+                      f"larger than either side's spread (max - min) is within the run-to-run spread.")
+
+
+def gate_lines(gate_results: list[GateResult]) -> list[str]:
+    return [result.message for result in gate_results]
+
+
+@dataclass
+class ComparedPair:
+    """One matched pair of launch groups: what the comparison renderers draw from."""
+
+    reference_a: str  # the command-line reference of side A (a path or an id)
+    reference_b: str
+    comparison: Comparison
+    results_a: list[dict[str, Any]]
+    results_b: list[dict[str, Any]]
+    views_a: dict[str, Any] | None = None  # launch_views of one traced launch of A, for the overlaid figures
+    views_b: dict[str, Any] | None = None
+
+
+def pair_heading(pair: ComparedPair) -> str:
+    ids_a = ", ".join(number(r.get("launch_id")) for r in pair.results_a)
+    ids_b = ", ".join(number(r.get("launch_id")) for r in pair.results_b)
+    return (f"A: {pair.comparison.kernel_a or '(unnamed)'} (launches {ids_a}) against "
+            f"B: {pair.comparison.kernel_b or '(unnamed)'} (launches {ids_b})")

@@ -1,0 +1,215 @@
+"""Self-contained HTML reports: one file that opens offline, plotly's JavaScript inlined once, no network fetch.
+
+Every string from an input (kernel names above all) goes through `esc`; figures carry only our own text
+(see `tracekit.reports.figures`) and their JSON is embedded with `<` escaped, so no input can close a tag.
+Tables come first and read without JavaScript; figures are drawn from embedded JSON when the page loads
+(lazily, as they scroll into view, when a report holds many).
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import plotly.offline
+
+from tracekit.dashboards import figures as dashboard_figures
+from tracekit.reports.content import (
+    ComparedPair,
+    LaunchContent,
+    Table,
+    comparison_table,
+    index_table,
+    launch_content,
+    pair_heading,
+)
+from tracekit.reports.figures import sweep_overlay_figure
+
+EAGER_FIGURE_LIMIT = 40  # more figures than this are drawn as they scroll into view
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showLink": False}
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-top: 2px solid #ccc; padding-top: .6em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-bottom: .3em; }
+table { border-collapse: collapse; margin: .4em 0 1em; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.kernel { font-family: ui-monospace, monospace; word-break: break-all; }
+.verdict { background: #fff8e1; border-left: 4px solid #f0a500; padding: .5em 1em; margin: .6em 0; }
+.verdict.failed { background: #fdecea; border-color: #d93025; } .verdict.passed { background: #e8f5e9;
+       border-color: #2e7d32; }
+.flag { display: inline-block; background: #eee; border-radius: 3px; padding: 0 .4em; margin-right: .3em; }
+.note { color: #555; font-size: .85em; margin-top: -.6em; }
+.figure { min-height: 300px; margin: .5em 0 1.2em; }
+"""
+
+RENDER_SCRIPT = """
+(function () {
+  var config = %(config)s, eagerLimit = %(eager)d;
+  var divs = Array.prototype.slice.call(document.querySelectorAll("div.figure"));
+  function draw(div) {
+    if (div.dataset.drawn) { return; }
+    div.dataset.drawn = "1";
+    var spec = JSON.parse(document.getElementById(div.id + "-data").textContent);
+    Plotly.newPlot(div, spec.data, spec.layout, config);
+  }
+  if (divs.length <= eagerLimit || !("IntersectionObserver" in window)) { divs.forEach(draw); return; }
+  var observer = new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) { draw(entry.target); observer.unobserve(entry.target); }
+    });
+  }, {rootMargin: "600px"});
+  divs.forEach(function (div) { observer.observe(div); });
+})();
+"""
+
+
+def esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _numeric(cell: str) -> bool:
+    return bool(cell) and (cell[0].isdigit() or (cell[0] in "+-" and cell[1:2].isdigit()))
+
+
+def render_table(table: Table, link_column: int | None = None, heading: bool = True) -> str:
+    """A table; with `link_column` that column holds anchors and the next cell links to it."""
+    columns = [c for i, c in enumerate(table.columns) if i != link_column]
+    parts = [f"<h3>{esc(table.title)}</h3>" if heading else "", "<table><thead><tr>",
+             "".join(f"<th>{esc(c)}</th>" for c in columns), "</tr></thead><tbody>"]
+    for row in table.rows:
+        cells = []
+        anchor = row[link_column] if link_column is not None else None
+        for i, cell in enumerate(row):
+            if i == link_column:
+                continue
+            css = ' class="num"' if _numeric(cell) else ""
+            text = esc(cell)
+            if anchor is not None and i == link_column + 1:
+                text = f'<a href="#{esc(anchor)}">{text}</a>'
+            cells.append(f"<td{css}>{text}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</tbody></table>")
+    if table.note:
+        parts.append(f'<p class="note">{esc(table.note)}</p>')
+    return "".join(parts)
+
+
+class FigureSink:
+    """Collects figures as embedded JSON with page-unique ids."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def embed(self, figure: go.Figure) -> str:
+        self.count += 1
+        figure_id = f"fig-{self.count}"
+        spec = pio.to_json(figure, validate=False, pretty=False, remove_uids=True)
+        spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return (f'<div class="figure" id="{figure_id}"></div>'
+                f'<script type="application/json" id="{figure_id}-data">{spec}</script>')
+
+
+def _page(title: str, body: list[str], sink: FigureSink) -> str:
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    scripts = ""
+    if sink.count:
+        script = RENDER_SCRIPT % {"config": pio.json.to_json_plotly(PLOTLY_CONFIG), "eager": EAGER_FIGURE_LIMIT}
+        scripts = f"<script>{plotly.offline.get_plotlyjs()}</script><script>{script}</script>"
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
+            f"<h1>{esc(title)}</h1><p class=\"note\">made by tracekit, {generated}</p>"
+            + "".join(body) + scripts + "</body></html>\n")
+
+
+def _verdict_block(content: LaunchContent) -> str:
+    flags = "".join(f'<span class="flag">{esc(flag)}</span>' for flag in content.flags)
+    evidence = "".join(f"<li>{esc(line)}</li>" for line in content.evidence)
+    advice = "".join(f"<li>{esc(line)}</li>" for line in content.advice)
+    return (f'<div class="verdict"><strong>Verdict: {esc(content.verdict)}</strong> {flags}'
+            f"<ul>{evidence}</ul>" + (f"<p><strong>Advice</strong></p><ul>{advice}</ul>" if advice else "")
+            + "</div>")
+
+
+def _launch_section(result: dict[str, Any], content: LaunchContent, views: dict[str, Any] | None,
+                    sink: FigureSink, sweeps_drawn: dict[tuple, str]) -> str:
+    parts = [f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
+             f'<span class="kernel">{esc(content.kernel_name)}</span></h2>', _verdict_block(content)]
+    tables = {table.title: table for table in content.tables}
+    for title in ("Launch", "Occupancy"):
+        parts.append(render_table(tables.pop(title)))
+    if views is not None:
+        parts.append("<h3>Warp timeline per SM</h3>"
+                     + sink.embed(dashboard_figures.sm_heatmap_figure(views["activity_by_sm"])))
+        curve = views["occupancy_over_time"]
+        theoretical = result["occupancy"]["theoretical_warps_per_sm"]
+        if theoretical and theoretical > 2 * (curve["mean_active_warps_per_sm"].max() or 0.0):
+            theoretical = None  # a line that far above would flatten the curve; the table gives it
+        parts.append("<h3>Occupancy over time (tail shaded)</h3>"
+                     + sink.embed(dashboard_figures.occupancy_time_figure(curve, result.get("tail"), theoretical)))
+        parts.append("<h3>Warp latency</h3>"
+                     + sink.embed(dashboard_figures.latency_histogram_figure(views["latency_histogram"])))
+    for title, table in tables.items():
+        parts.append(render_table(table))
+        by_reason = (result.get("stalls") or {}).get("by_reason")
+        if title.startswith("Stalls") and by_reason:
+            parts.append(sink.embed(dashboard_figures.stall_figure(by_reason)))
+        if title.startswith("Occupancy sweep"):
+            sweep = result["sweep"]
+            key = (content.kernel_name, sweep["latency_ns"], sweep["throughput_bound_warps_per_ns_per_sm"])
+            if key in sweeps_drawn:
+                parts.append(f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[key])}">'
+                             f"the kernel's first launch</a>.</p>")
+            else:
+                sweeps_drawn[key] = content.anchor
+                parts.append(sink.embed(dashboard_figures.sweep_figure(sweep)))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def report_html(results: list[dict[str, Any]], views: dict[int, dict[str, Any]],
+                title: str = "tracekit report") -> str:
+    """The whole report: an index of the launches, then one section per launch.
+
+    `views` maps launch ids to `explain.launch_views` frames (launches without a trace are absent)."""
+    contents = [launch_content(result, i) for i, result in enumerate(results)]
+    sink, sweeps_drawn = FigureSink(), {}
+    body = [render_table(index_table(results, contents), link_column=0)]
+    for result, content in zip(results, contents, strict=True):
+        body.append(_launch_section(result, content, views.get(result.get("launch_id")), sink, sweeps_drawn))
+    return _page(title, body, sink)
+
+
+def compare_html(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]],
+                 title: str = "tracekit comparison") -> str:
+    """A against B per matched pair, the gates' outcome first, and overlaid figures where traces exist."""
+    sink = FigureSink()
+    body = []
+    if gate_messages:
+        failed = any(f for f, _ in gate_messages)
+        lines = "".join(f"<li>{esc(message)}</li>" for _, message in gate_messages)
+        body.append(f'<div class="verdict {"failed" if failed else "passed"}"><strong>Gates: '
+                    f'{"FAILED" if failed else "passed"}</strong><ul>{lines}</ul></div>')
+    for number, pair in enumerate(pairs, 1):
+        body.append(f'<section id="pair-{number}"><h2 class="kernel">{esc(pair_heading(pair))}</h2>'
+                    f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>')
+        body.append(render_table(comparison_table(pair.comparison)))
+        if pair.views_a is not None and pair.views_b is not None:
+            body.append("<h3>Warp latency, A and B</h3>" + sink.embed(dashboard_figures.overlay_latency_figure(
+                {"A": pair.views_a["latency_histogram"], "B": pair.views_b["latency_histogram"]})))
+            tails = {"A": pair.results_a[0].get("tail"), "B": pair.results_b[0].get("tail")}
+            curves = {"A": pair.views_a["occupancy_over_time"], "B": pair.views_b["occupancy_over_time"]}
+            body.append("<h3>Occupancy over time, A and B</h3>"
+                        + sink.embed(dashboard_figures.compare_occupancy_figure(curves, tails)))
+        sweeps = {side: results[0]["sweep"] for side, results in (("A", pair.results_a), ("B", pair.results_b))
+                  if results and results[0].get("sweep")}
+        if sweeps:
+            body.append("<h3>Throughput against occupancy, A and B</h3>" + sink.embed(sweep_overlay_figure(sweeps)))
+        body.append("</section>")
+    return _page(title, body, sink)

@@ -1,0 +1,80 @@
+"""Markdown reports, fit for a pull-request comment: the same content as the HTML form, as tables and text.
+
+Every string is escaped with `md`: inline Markdown punctuation gets a backslash, `<`, `>` and `&` become entities
+(so an HTML tag in a kernel name shows as text), and line breaks become spaces (a table row is one line).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tracekit.reports.content import (
+    ComparedPair,
+    LaunchContent,
+    Table,
+    comparison_table,
+    index_table,
+    launch_content,
+    pair_heading,
+)
+
+_PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")  # inline markup; `(` `!` only act after `]`, escaped too
+
+
+def md(text: Any) -> str:
+    text = " ".join(str(text).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _PUNCTUATION.sub(r"\\\1", text)
+
+
+def render_table(table: Table, link_column: int | None = None, heading: bool = True) -> list[str]:
+    columns = [c for i, c in enumerate(table.columns) if i != link_column]
+    lines = [f"**{md(table.title)}**", ""] if heading else []
+    lines += ["| " + " | ".join(md(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    for row in table.rows:
+        cells = []
+        for i, cell in enumerate(row):
+            if i == link_column:
+                continue
+            text = md(cell)
+            if link_column is not None and i == link_column + 1:
+                text = f"[{text}](#{row[link_column]})"  # anchors are our own ("launch-12")
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.note:
+        lines += ["", f"_{md(table.note)}_"]
+    return lines + [""]
+
+
+def _launch_lines(content: LaunchContent) -> list[str]:
+    lines = [f'<a id="{content.anchor}"></a>', "", f"### Launch {content.launch_id}: {md(content.kernel_name)}", ""]
+    flags = f" ({', '.join(md(flag) for flag in content.flags)})" if content.flags else ""
+    lines += [f"**Verdict: {md(content.verdict)}**{flags}", ""]
+    lines += [f"- {md(line)}" for line in content.evidence] + [""]
+    if content.advice:
+        lines += ["**Advice**", ""] + [f"- {md(line)}" for line in content.advice] + [""]
+    for table in content.tables:
+        lines += render_table(table)
+    return lines
+
+
+def report_markdown(results: list[dict[str, Any]], title: str = "tracekit report") -> str:
+    contents = [launch_content(result, i) for i, result in enumerate(results)]
+    lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
+    for content in contents:
+        lines += _launch_lines(content)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def compare_markdown(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]],
+                     title: str = "tracekit comparison") -> str:
+    lines = [f"## {md(title)}", ""]
+    if gate_messages:
+        failed = any(f for f, _ in gate_messages)
+        lines += [f"**Gates: {'FAILED' if failed else 'passed'}**", ""]
+        lines += [f"- {md(message)}" for _, message in gate_messages] + [""]
+    for pair in pairs:
+        lines += [f"### {md(pair_heading(pair))}", "", f"A = {md(pair.reference_a)}, B = {md(pair.reference_b)}", ""]
+        lines += render_table(comparison_table(pair.comparison), heading=False)
+    return "\n".join(lines).rstrip() + "\n"

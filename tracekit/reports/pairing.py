@@ -1,0 +1,55 @@
+"""Which launches of A are compared with which of B: same kernel name and launch configuration, or named.
+
+Pure over `Store.launches()` frames. Several launches of one kernel and configuration on a side are its
+run-to-run spread, so they stay together as one group.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.errors import TracekitError
+
+CONFIG_COLUMNS = ["kernel_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+MAX_NAMES_SHOWN = 5
+
+
+def named(launches: pl.DataFrame, kernel: str, side: str) -> pl.DataFrame:
+    """The launches of `kernel`: those named exactly so if any, else those whose name contains it."""
+    exact = launches.filter(pl.col("kernel_name") == kernel)
+    if exact.height:
+        return exact
+    containing = launches.filter(pl.col("kernel_name").str.contains(kernel, literal=True))
+    if containing.height == 0:
+        raise TracekitError(f"side {side}: no launch of a kernel whose name contains {kernel!r}")
+    if containing["kernel_name"].n_unique() > 1:
+        names = ", ".join(repr(n) for n in containing["kernel_name"].unique(maintain_order=True)[:MAX_NAMES_SHOWN])
+        raise TracekitError(f"side {side}: {kernel!r} matches several kernels ({names}); give a longer name")
+    return containing
+
+
+def _names(launches: pl.DataFrame) -> str:
+    names = launches["kernel_name"].unique(maintain_order=True).to_list()
+    shown = ", ".join(repr(n) for n in names[:MAX_NAMES_SHOWN])
+    return shown + (f" and {len(names) - MAX_NAMES_SHOWN} more" if len(names) > MAX_NAMES_SHOWN else "")
+
+
+def pair_launches(launches_a: pl.DataFrame, launches_b: pl.DataFrame, kernel_a: str | None = None,
+                  kernel_b: str | None = None) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+    """The (A launches, B launches) groups to compare, in A's order.
+
+    With a kernel named on either side (the other side defaults to the same name) that is the one pair, whatever
+    the launch configurations; otherwise each (kernel name, grid, block) present on both sides is a pair."""
+    if launches_a.height == 0 or launches_b.height == 0:
+        raise TracekitError(f"nothing to compare: side {'A' if launches_a.height == 0 else 'B'} has no launches")
+    if kernel_a or kernel_b:
+        return [(named(launches_a, kernel_a or kernel_b, "A"), named(launches_b, kernel_b or kernel_a, "B"))]
+    groups_b = launches_b.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True)
+    pairs = [(group_a, groups_b[key])
+             for key, group_a in launches_a.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True).items()
+             if key in groups_b]
+    if not pairs:
+        raise TracekitError(f"no launch of A matches one of B by kernel name, grid and block (A has "
+                            f"{_names(launches_a)}; B has {_names(launches_b)}): name them with --kernel-a and "
+                            f"--kernel-b")
+    return pairs
