@@ -15,6 +15,7 @@ from dash import Dash, Input, Output, dcc, html
 from tracekit.store import Store
 
 from . import pages_compare, pages_launch, pages_library, pages_upload
+from .analysis_cache import AnalysisCache
 from .common import not_found
 
 ASSETS_DIR = Path(__file__).parent / "assets"
@@ -30,7 +31,7 @@ def _nav() -> html.Nav:
 def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> Dash:
     """A dashboard over the store at `db_url` (None: $TRACEKIT_DB, else the embedded store)."""
     store = Store.open(db_url)
-    warp_cache = pages_launch.WarpCache(store)
+    cache = AnalysisCache(store)  # one per app: a worker computes each launch's analysis once
     app = Dash(__name__, title="tracekit", update_title=None, assets_folder=str(ASSETS_DIR),
                suppress_callback_exceptions=True, serve_locally=True)
     app.layout = html.Div([dcc.Location(id="url", refresh=False), _nav(), html.Main(id="page")])
@@ -47,12 +48,12 @@ def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UP
             launch_id = path.removeprefix("/launch/")
             if not launch_id.isdigit():
                 return not_found(f"{launch_id!r} is not a launch id (expected a number, as in /launch/12)")
-            return pages_launch.layout(store, warp_cache, int(launch_id))
+            return pages_launch.layout(store, cache, int(launch_id))
         if path == "/compare":
-            return pages_compare.layout(store, query.get("a"), query.get("b"))
+            return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
         return not_found(f"no page at {path}")
 
     pages_upload.register_callbacks(app, store, max_upload_bytes)
     pages_library.register_callbacks(app, store)
-    pages_launch.register_callbacks(app, warp_cache)
+    pages_launch.register_callbacks(app, cache)
     return app

@@ -6,10 +6,14 @@ No string from an input file is put into a figure: plotly renders a subset of HT
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 import polars as pl
+from plotly.subplots import make_subplots
 
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
+SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
 BAR_COLORS = ("#1f77b4", "#ff7f0e")  # alternate by block, so neighbouring blocks' warps stay apart
 
 
@@ -108,16 +112,39 @@ def warp_bars_figure(warps: pl.DataFrame, sm_id: int | None = None,
     return _layout(figure, y_title, slot_rows, x_range_us, px_per_row=6)
 
 
-def occupancy_time_figure(curve: pl.DataFrame) -> go.Figure:
-    """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line."""
+def occupancy_time_figure(curve: pl.DataFrame, tail: dict[str, Any] | None = None,
+                          theoretical_warps_per_sm: float | None = None) -> go.Figure:
+    """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line.
+
+    With the result's `tail`: the tail shaded from the first SM idle for good (dotted) to the last warp's end, and
+    a dashed line where the last block started. With the theoretical occupancy: a grey line at that ceiling.
+    """
     figure = go.Figure(go.Scatter(
         x=to_us(curve["bin_start_ns"]).to_list(), y=curve["mean_active_warps_per_sm"].to_list(),
-        mode="lines", line={"shape": "hv"}, fill="tozeroy",
+        mode="lines", line={"shape": "hv"}, fill="tozeroy", name="occupancy",
         hovertemplate="%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
     ))
     figure = _layout(figure, "mean resident warps per SM", 0, None)
-    figure.update_layout(height=300)
+    figure.update_layout(height=320)
+    if tail:
+        _mark_tail(figure, tail)
+    if theoretical_warps_per_sm:
+        figure.add_hline(y=theoretical_warps_per_sm, line_dash="dash", line_color="gray",
+                         annotation_text="theoretical", annotation_position="bottom left")
     return figure
+
+
+def _mark_tail(figure: go.Figure, tail: dict[str, Any], row: int | None = None) -> None:
+    """Shade the tail (the first SM idle for good to the last warp's end: the GPU no longer fully used) and mark
+    the last block's start (from then on no new warps arrive)."""
+    where = {"row": row, "col": 1} if row else {}
+    idle_us, end_us = to_us(tail["first_sm_idle_ns"]), to_us(tail["span_ns"])
+    figure.add_vrect(x0=idle_us, x1=end_us, fillcolor="orange", opacity=0.2, line_width=0,
+                     annotation_text="tail", annotation_position="top right", **where)
+    figure.add_vline(x=idle_us, line_dash="dot", line_color="firebrick", annotation_text="first SM idle",
+                     annotation_position="bottom left", **where)
+    figure.add_vline(x=to_us(tail["last_block_start_ns"]), line_dash="dash", line_color="darkorange",
+                     annotation_text="last block start", annotation_position="top left", **where)
 
 
 def latency_histogram_figure(histogram: pl.DataFrame) -> go.Figure:
@@ -138,4 +165,98 @@ def message_figure(message: str) -> go.Figure:
     figure = go.Figure()
     figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
     figure.update_layout(height=200, xaxis={"visible": False}, yaxis={"visible": False}, plot_bgcolor="white")
+    return figure
+
+
+def sweep_figure(sweep: dict[str, Any], launch_point: tuple[float, float] | None = None,
+                 what_if_point: tuple[float, float] | None = None) -> go.Figure:
+    """Throughput against occupancy: the sweep's measured points, the fitted min(n / L, B) drawn through its knee,
+    this launch's point and, when given, the what-if prediction."""
+    points = sweep["points"]
+    xs = [p["occupancy_warps_per_sm"] for p in points]
+    figure = go.Figure(go.Scatter(
+        x=xs, y=[p["throughput"] for p in points], mode="markers", name="measured launches",
+        marker={"size": 9, "color": "#1f77b4"},
+        hovertemplate="%{x:.2f} warps per SM: %{y:.5f} warps per ns per SM<extra></extra>"))
+    extent = max([*xs, *(p[0] for p in (launch_point, what_if_point) if p)], default=1.0) * 1.1
+    model_x, model_y = _model_line(sweep, extent)
+    figure.add_trace(go.Scatter(x=model_x, y=model_y, mode="lines", name="min(n / L, B)",
+                                line={"dash": "dash", "color": "gray"}, hoverinfo="skip"))
+    if launch_point:
+        figure.add_trace(go.Scatter(
+            x=[launch_point[0]], y=[launch_point[1]], mode="markers", name="this launch",
+            marker={"size": 14, "color": "#ff7f0e", "symbol": "circle-open", "line": {"width": 3}},
+            hovertemplate="this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>"))
+    if what_if_point:
+        figure.add_trace(go.Scatter(
+            x=[what_if_point[0]], y=[what_if_point[1]], mode="markers", name="what-if (model)",
+            marker={"size": 13, "color": "#2ca02c", "symbol": "star"},
+            hovertemplate="what-if: %{x:.2f} warps per SM, %{y:.5f} predicted<extra></extra>"))
+    figure.update_layout(height=360, margin={"l": 80, "r": 20, "t": 30, "b": 50}, plot_bgcolor="white",
+                         xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
+                         yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
+                         legend={"orientation": "h", "y": -0.2})
+    return figure
+
+
+def _model_line(sweep: dict[str, Any], extent: float) -> tuple[list[float], list[float]]:
+    """min(n / L, B) as straight pieces: from 0 to the knee L x B, then flat (or the one branch that was fitted)."""
+    latency, bound = sweep.get("latency_ns"), sweep.get("throughput_bound_warps_per_ns_per_sm")
+    if latency and bound:
+        knee = latency * bound
+        return [0.0, knee, max(extent, knee)], [0.0, bound, bound]
+    if latency:
+        return [0.0, extent], [0.0, extent / latency]
+    if bound is not None:
+        return [0.0, extent], [bound, bound]
+    return [], []
+
+
+def stall_figure(by_reason: dict[str, float]) -> go.Figure:
+    """Warp cycles per issued instruction by stall reason (`result["stalls"]["by_reason"]`), largest on top."""
+    ranked = sorted(by_reason.items(), key=lambda item: item[1])
+    figure = go.Figure(go.Bar(x=[v for _, v in ranked], y=[r for r, _ in ranked], orientation="h",
+                              hovertemplate="%{y}: %{x:.3f} cycles per issue<extra></extra>"))
+    figure.update_layout(height=max(300, 60 + 20 * len(ranked)), margin={"l": 160, "r": 20, "t": 30, "b": 50},
+                         plot_bgcolor="white", showlegend=False,
+                         xaxis={"title": "warp cycles per issued instruction"})
+    return figure
+
+
+def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, dict[str, Any] | None]) -> go.Figure:
+    """Occupancy over time of each side in its own row, the rows' time axes linked (`matches`): zooming one zooms
+    the other, so A and B are read at the same time since their first warp."""
+    sides = list(curves)
+    figure = make_subplots(rows=len(sides), cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                           subplot_titles=[f"{side}: mean resident warps per SM" for side in sides])
+    for row, side in enumerate(sides, start=1):
+        curve = curves[side]
+        figure.add_trace(go.Scatter(
+            x=to_us(curve["bin_start_ns"]).to_list(), y=curve["mean_active_warps_per_sm"].to_list(), name=side,
+            mode="lines", line={"shape": "hv", "color": SIDE_COLORS.get(side)}, fill="tozeroy",
+            hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2f}} warps per SM<extra></extra>"), row=row, col=1)
+        if tails.get(side):
+            _mark_tail(figure, tails[side], row=row)
+        figure.update_yaxes(title_text="warps per SM", rangemode="tozero", row=row, col=1)
+    for row in range(2, len(sides) + 1):
+        figure.update_xaxes(matches="x", row=row, col=1)
+    figure.update_xaxes(title_text=TIME_AXIS_TITLE, row=len(sides), col=1)
+    figure.update_layout(height=220 + 200 * len(sides), margin={"l": 70, "r": 20, "t": 40, "b": 50},
+                         showlegend=False, plot_bgcolor="white")
+    return figure
+
+
+def overlay_latency_figure(histograms: dict[str, pl.DataFrame]) -> go.Figure:
+    """Each side's warp latency histogram as a share of its warps, overlaid on one latency axis."""
+    figure = go.Figure()
+    for side, histogram in histograms.items():
+        total = max(int(histogram["warps"].sum()), 1)
+        low_us, high_us = to_us(histogram["latency_lo_ns"]), to_us(histogram["latency_hi_ns"])
+        figure.add_trace(go.Bar(
+            x=((low_us + high_us) / 2).to_list(), y=(histogram["warps"] / total).to_list(),
+            width=(high_us - low_us).to_list(), name=side, opacity=0.55, marker={"color": SIDE_COLORS.get(side)},
+            hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2%}} of its warps<extra></extra>"))
+    figure.update_layout(barmode="overlay", bargap=0, height=320, margin={"l": 70, "r": 20, "t": 30, "b": 50},
+                         plot_bgcolor="white", xaxis={"title": "warp latency (µs)"},
+                         yaxis={"title": "share of the side's warps", "tickformat": ".0%"})
     return figure

@@ -1,17 +1,19 @@
-"""Compare page `/compare?a=<id>&b=<id>`: two launches side by side, and the metrics they share.
-
-The analysis comparison (verdicts, occupancy, Little's law of both) will sit in the `analysis-slot` section once
-`analyze_launch` exists.
-"""
+"""Compare page `/compare?a=<id>&b=<id>`: two launches side by side: both verdicts, the difference table of
+`compare_results` (the rows `tracekit compare` prints), occupancy over time with linked time axes, the latency
+histograms overlaid, and the metrics both recorded."""
 
 from __future__ import annotations
 
 from dash import dash_table, dcc, html
 
+from tracekit.analysis.comparison import compare_results
+from tracekit.analysis.metric_comparison import metric_comparison
+from tracekit.reports.content import comparison_table, verdict_text
 from tracekit.store import Store
 
+from . import figures
+from .analysis_cache import AnalysisCache, LaunchAnalysis
 from .common import TABLE_STYLE
-from .comparison import metric_comparison
 from .pages_launch import launch_table
 
 
@@ -30,7 +32,54 @@ def _launch_id(text: str | None) -> int | None:
     return int(text) if text and text.strip().isdigit() else None
 
 
-def layout(store: Store, a: str | None, b: str | None) -> html.Div:
+def _verdict(label: str, analysis: LaunchAnalysis) -> html.Div:
+    side = label.lower()
+    if analysis.result is None:
+        return html.Div([html.P(analysis.error or "", className="error")], id=f"compare-verdict-{side}")
+    verdict = analysis.result["classification"]
+    return html.Div([
+        html.P(verdict_text(verdict), className="verdict", id=f"compare-verdict-mode-{side}"),
+        html.Ul([html.Li(line) for line in verdict["evidence"]]),
+    ], id=f"compare-verdict-{side}")
+
+
+def difference_table(analyses: dict[str, LaunchAnalysis]) -> list:
+    """`compare_results` of A against B, as the rows `tracekit compare` prints; a change no larger than either
+    side's run-to-run spread is marked (with one launch a side no spread is known)."""
+    results = {label: analysis.result for label, analysis in analyses.items()}
+    if any(result is None for result in results.values()):
+        return [html.P("No comparison: the analysis did not run on both launches (see above).", className="error")]
+    table = comparison_table(compare_results([results["A"]], [results["B"]]))
+    header = html.Thead(html.Tr([html.Th(column) for column in table.columns]))
+    rows = [html.Tr([html.Td(cell) for cell in row], className="within-noise" if "within" in row[-1] else "")
+            for row in table.rows]
+    return [html.Table([header, html.Tbody(rows)], id="compare-diff-table", className="table"),
+            html.P(table.note or "", className="hint")]
+
+
+def comparison_figures(analyses: dict[str, LaunchAnalysis]) -> list:
+    curves = {label: a.occupancy_curve for label, a in analyses.items() if a.occupancy_curve is not None}
+    histograms = {label: a.latency_histogram for label, a in analyses.items() if a.latency_histogram is not None}
+    if not curves:
+        return [html.P("Neither launch has per-warp timings: no occupancy over time or latency histogram.",
+                       className="hint")]
+    tails = {label: (analyses[label].result or {}).get("tail") for label in curves}
+    body: list = []
+    if len(curves) < len(analyses):
+        missing = next(label for label in analyses if label not in curves)
+        body.append(html.P(f"Launch {missing} has no per-warp timings: only {', '.join(curves)} is drawn.",
+                           className="hint"))
+    return body + [
+        html.H4("Occupancy over time (time axes linked: zoom one, both follow)"),
+        dcc.Graph(id="compare-occupancy-figure", figure=figures.compare_occupancy_figure(curves, tails),
+                  config={"displaylogo": False}),
+        html.H4("Warp latency, as a share of each launch's warps"),
+        dcc.Graph(id="compare-latency-figure", figure=figures.overlay_latency_figure(histograms),
+                  config={"displaylogo": False}),
+    ]
+
+
+def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> html.Div:
     page: list = [html.H2("Compare two launches"), _chooser(a, b)]
     ids = {"A": _launch_id(a), "B": _launch_id(b)}
     if a is None and b is None:
@@ -40,26 +89,26 @@ def layout(store: Store, a: str | None, b: str | None) -> html.Div:
     if bad:
         page.append(html.P(f"Launch {' and '.join(bad)} is not a launch id (a number).", className="error"))
         return html.Div(page)
-    launches = store.launches(launch_ids=list(ids.values()))
-    found = {row["id"]: row for row in launches.iter_rows(named=True)}
-    missing = [f"{label} = {launch_id}" for label, launch_id in ids.items() if launch_id not in found]
+    found = {label: cache.get(launch_id) for label, launch_id in ids.items()}
+    missing = [f"{label} = {ids[label]}" for label, analysis in found.items() if analysis is None]
     if missing:
         page.append(html.P(f"No launch {' and '.join(missing)} in the store.", className="error"))
         return html.Div(page)
+    analyses: dict[str, LaunchAnalysis] = found  # type: ignore[assignment] - None ruled out above
     columns = []
-    for label, launch_id in ids.items():
-        launch = found[launch_id]
+    for label, analysis in analyses.items():
+        launch_id = ids[label]
         columns.append(html.Div([
             html.H3(f"{label}: launch {launch_id}"),
-            html.P(launch["kernel_name"] or "", className="kernel-name"),
+            html.P(analysis.launch["kernel_name"] or "", className="kernel-name"),
             dcc.Link("open launch page", href=f"/launch/{launch_id}"),
-            launch_table(launch, table_id=f"launch-table-{label.lower()}"),
+            _verdict(label, analysis),
+            launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
         ], className="compare-column"))
     page.append(html.Div(columns, className="compare-columns"))
-    page.append(html.Section([html.H3("Analysis"), html.P("Not computed yet: both verdicts and their evidence.",
-                                                          className="hint")], className="analysis-slot",
-                             id="compare-analysis-panel"))
-    shared = metric_comparison(store.metrics([ids["A"]]), store.metrics([ids["B"]]))
+    page.append(html.Section([html.H3("A against B"), *difference_table(analyses), *comparison_figures(analyses)],
+                             className="analysis-slot", id="compare-analysis-panel"))
+    shared = metric_comparison(analyses["A"].metrics, analyses["B"].metrics)
     table_columns = [("section", "section", "text"), ("name", "metric", "text"), ("unit", "unit", "text"),
                      ("value_a", "A", "numeric"), ("value_b", "B", "numeric"), ("ratio_b_to_a", "B / A", "numeric")]
     page.append(html.Section([

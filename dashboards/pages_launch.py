@@ -1,30 +1,32 @@
-"""Launch page `/launch/<id>`: the verdict and analysis panels (from `analyze_launch`), the launch's
-configuration, its warps on the SMs over time, and its raw metrics."""
+"""Launch page `/launch/<id>`: the verdict first, then the launch's configuration, its warps on the SMs over time,
+the analysis panels (occupancy and its what-if calculator, occupancy over time, warp latency, Little's law, the
+kernel's occupancy sweep, stalls) and its raw metrics.
+
+The analysis comes from `AnalysisCache` (once per launch per process); callbacks only format or look up.
+"""
 
 from __future__ import annotations
 
-import logging
 import math
-from collections import OrderedDict
-from threading import Lock
+from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
 from dash import Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
 
-from tracekit.analysis import timeline, views
-from tracekit.analysis.result import LaunchInput, analyze_launch
+from tracekit.analysis import timeline
+from tracekit.analysis.result import sweep_point
+from tracekit.analysis.what_if import what_if
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 
 from . import figures, panels
+from .analysis_cache import AnalysisCache, LaunchAnalysis
 from .common import TABLE_STYLE, not_found
 
 MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
 MAX_HEATMAP_CELLS = 20000
 ALL_SMS = "all"
-
-log = logging.getLogger(__name__)
 
 
 def _text(value) -> str:
@@ -83,51 +85,54 @@ def metrics_section(metrics: pl.DataFrame) -> html.Div | dash_table.DataTable:
     return metrics_table(metrics)
 
 
-def analysis_sections(launch: dict, metrics: pl.DataFrame, warps: pl.DataFrame) -> list[html.Section]:
-    """Verdict, occupancy, occupancy over time, warp latency and Little's law panels, in page order."""
+def what_if_prefill(result: dict[str, Any]) -> dict[str, int | None]:
+    """The calculator's inputs as the launch ran: threads per block, registers per thread, shared memory."""
+    kernel = result["kernel"]
+    block = kernel["block"]
+    threads = math.prod(int(v) for v in block) if block and all(v is not None for v in block) else None
+    return {"threads_per_block": threads, "registers_per_thread": kernel["registers_per_thread"],
+            "shared_mem_per_block_bytes": kernel["shared_mem_per_block_bytes"]}
+
+
+def what_if_view(analysis: LaunchAnalysis, threads_per_block: int | None, registers_per_thread: int | None,
+                 shared_mem_per_block_bytes: int | None) -> list:
+    """The calculator's answer for typed values; a user's mistake is one line, never a traceback."""
+    sweep_note = analysis.sweep.note if analysis.sweep else ""
+    missing = [name for name, value in (("threads per block", threads_per_block),
+                                        ("registers per thread", registers_per_thread),
+                                        ("shared memory per block", shared_mem_per_block_bytes)) if value is None]
+    if missing:
+        return panels.what_if_body(None, f"Enter {', '.join(missing)} (whole numbers; the launch does not record "
+                                         "every one of them).", sweep_note)
+    if any(float(v) != int(v) for v in (threads_per_block, registers_per_thread, shared_mem_per_block_bytes)):
+        return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", sweep_note)
     try:
-        result = analyze_launch(LaunchInput(launch, metrics, warps))
-        curve = histogram = None
-        if warps.height:
-            sm_count = max(int(launch["sm_count"] or 0), warps["sm_id"].n_unique())
-            curve = views.occupancy_over_time(warps, sm_count)
-            histogram = views.latency_histogram(warps)
+        change = what_if(analysis.result, int(threads_per_block), int(registers_per_thread),
+                         int(shared_mem_per_block_bytes))
     except TracekitError as exc:
-        return panels.analysis_failed(f"The analysis cannot run on this launch: {exc}")
-    except Exception as exc:  # noqa: BLE001 - one bad launch must not take the page down; it is logged in full
-        log.exception("analysing launch %s failed", launch.get("id"))
-        return panels.analysis_failed(f"The analysis failed ({type(exc).__name__}: {exc}); the server log has "
-                                      "the details.")
-    return [panels.verdict_panel(result), panels.occupancy_panel(result),
-            panels.occupancy_time_panel(result, curve), panels.latency_panel(result, histogram),
-            panels.littles_law_panel(result)]
+        return panels.what_if_body(None, f"Cannot compute the occupancy: {exc}", sweep_note)
+    return panels.what_if_body(change, None, sweep_note)
 
 
-class WarpCache:
-    """The last few launches' warps, in relative time: zooming re-reads nothing from the store."""
-
-    def __init__(self, store: Store, size: int = 4):
-        self.store, self.size, self.lock = store, size, Lock()
-        self.frames: OrderedDict[int, pl.DataFrame] = OrderedDict()
-
-    def get(self, launch_id: int) -> pl.DataFrame:
-        with self.lock:
-            if launch_id in self.frames:
-                self.frames.move_to_end(launch_id)
-                return self.frames[launch_id]
-        warps = self.store.warps(launch_id)
-        frame = timeline.relative_times(warps) if warps.height else warps
-        with self.lock:
-            self.frames[launch_id] = frame
-            while len(self.frames) > self.size:
-                self.frames.popitem(last=False)
-        return frame
+def analysis_sections(analysis: LaunchAnalysis) -> list[html.Section]:
+    """The analysis panels in page order, the verdict first."""
+    result = analysis.result
+    if result is None:
+        return panels.analysis_failed(analysis.error or "The analysis did not run.")
+    prefill = what_if_prefill(result)
+    initial = what_if_view(analysis, prefill["threads_per_block"], prefill["registers_per_thread"],
+                           prefill["shared_mem_per_block_bytes"])
+    sweep_note = analysis.sweep.note if analysis.sweep else ""
+    return [panels.verdict_panel(result), panels.occupancy_panel(result), panels.what_if_panel(prefill, initial),
+            panels.occupancy_time_panel(result, analysis.occupancy_curve),
+            panels.latency_panel(result, analysis.latency_histogram), panels.littles_law_panel(result),
+            panels.sweep_panel(result, sweep_note, sweep_point(result)), panels.stall_panel(result)]
 
 
 def timeline_view(warps: pl.DataFrame, sm_id: int | None,
                   window_ns: tuple[int, int] | None) -> tuple[go.Figure, str]:
     """The figure for a window (relative ns; None: the launch): each warp when few enough are in view, else
-    per-SM binned activity. `warps` is the whole launch in relative time (`WarpCache.get`)."""
+    per-SM binned activity. `warps` is the whole launch in relative time (`AnalysisCache.warps.get`)."""
     if warps.height == 0:
         return figures.message_figure("no per-warp timings for this launch"), (
             "This launch has no per-warp timings; import a warp trace recorded inside the kernel to see its "
@@ -135,8 +140,8 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None,
     x_range_us = (figures.to_us(window_ns[0]), figures.to_us(window_ns[1])) if window_ns else None
     shown = warps if sm_id is None else warps.filter(pl.col("sm_id") == sm_id)
     try:
-        in_view = timeline.warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
-        if in_view.height <= MAX_WARP_BARS:
+        if _count_in_window(shown, window_ns) <= MAX_WARP_BARS:  # counting first spares sorting a big launch
+            in_view = timeline.warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
             return (figures.warp_bars_figure(in_view, sm_id, x_range_us),
                     f"{in_view.height:,} warps in view, each drawn from its start to its end.")
         sm_count = max(shown["sm_id"].n_unique(), 1)
@@ -150,6 +155,20 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None,
     return figure, (f"More than {MAX_WARP_BARS:,} warps in view: showing mean resident warps in {bins_drawn} "
                     f"time bins. Zoom in (drag across the time axis) to {MAX_WARP_BARS:,} warps or fewer to see "
                     "each warp; double-click to zoom out.")
+
+
+def _count_in_window(warps: pl.DataFrame, window_ns: tuple[int, int] | None) -> int:
+    """How many warps `timeline.warps_in_window` would find (resident in the window, or starting in it)."""
+    if window_ns is None:
+        return warps.height
+    low, high = window_ns
+    start, end = pl.col("start_rel_ns"), pl.col("end_rel_ns")
+    return warps.filter((start < high) & ((end > low) | (start >= low))).height
+
+
+def full_timeline(cache: AnalysisCache, launch_id: int, warps: pl.DataFrame) -> tuple[go.Figure, str]:
+    """The whole launch on all SMs: the page's first figure and the one a double-click returns to, built once."""
+    return cache.figures.get(launch_id, lambda: timeline_view(warps, None, None))
 
 
 def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | bool:
@@ -168,17 +187,16 @@ def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | bool
     return (low_ns, high_ns) if high_ns > low_ns else False
 
 
-def layout(store: Store, cache: WarpCache, launch_id: int) -> html.Div:
-    launches = store.launches(launch_ids=[launch_id])
-    if launches.height == 0:
+def layout(store: Store, cache: AnalysisCache, launch_id: int) -> html.Div:
+    analysis = cache.get(launch_id)
+    if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
-    launch = launches.row(0, named=True)
-    warps = cache.get(launch_id)
+    launch = analysis.launch
+    warps = cache.warps.get(launch_id)
     sm_options = [{"label": "all SMs", "value": ALL_SMS}] + [
         {"label": f"SM {sm}", "value": str(sm)} for sm in sorted(warps["sm_id"].unique().to_list())]
-    figure, note = timeline_view(warps, None, None)
-    metrics = store.metrics([launch_id])
-    verdict, *analysis = analysis_sections(launch, metrics, warps)
+    figure, note = full_timeline(cache, launch_id, warps)
+    verdict, *analysis_panels = analysis_sections(analysis)
     return html.Div([
         dcc.Store(id="launch-id", data=launch_id),
         html.H2(_text(launch["kernel_name"]) or f"launch {launch_id}", className="kernel-name"),
@@ -193,12 +211,12 @@ def layout(store: Store, cache: WarpCache, launch_id: int) -> html.Div:
             html.P(note, id="timeline-note", className="hint"),
             dcc.Graph(id="warp-timeline", figure=figure, config={"displaylogo": False}),
         ], id="timeline-panel"),
-        *analysis,
-        html.Section([html.H3("Metrics as recorded"), metrics_section(metrics)]),
+        *analysis_panels,
+        html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
     ])
 
 
-def register_callbacks(app: Dash, cache: WarpCache) -> None:
+def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
     @app.callback(
         Output("warp-timeline", "figure"),
         Output("timeline-note", "children"),
@@ -208,7 +226,7 @@ def register_callbacks(app: Dash, cache: WarpCache) -> None:
         prevent_initial_call=True,
     )
     def redraw_timeline(relayout: dict | None, sm_choice: str, launch_id: int):
-        warps = cache.get(int(launch_id))
+        warps = cache.warps.get(int(launch_id))
         if warps.height == 0:
             return no_update, no_update
         sm_id = None if sm_choice in (None, ALL_SMS) else int(sm_choice)
@@ -218,4 +236,20 @@ def register_callbacks(app: Dash, cache: WarpCache) -> None:
             window = window_from_relayout(relayout)
             if window is False:
                 return no_update, no_update
+        if sm_id is None and window is None:
+            return full_timeline(cache, int(launch_id), warps)
         return timeline_view(warps, sm_id, window)
+
+    @app.callback(
+        Output("whatif-result", "children"),
+        Input("whatif-block", "value"),
+        Input("whatif-registers", "value"),
+        Input("whatif-smem", "value"),
+        State("launch-id", "data"),
+        prevent_initial_call=True,
+    )
+    def recompute_what_if(threads: int | None, registers: int | None, smem: int | None, launch_id: int):
+        analysis = cache.get(int(launch_id))
+        if analysis is None or analysis.result is None:
+            return no_update
+        return what_if_view(analysis, threads, registers, smem)

@@ -15,9 +15,9 @@ from dash.development.base_component import Component
 from tracekit.analysis import timeline
 from tracekit.analysis.result import LaunchInput, analyze_launch
 from tracekit.dashboards import pages_compare, pages_launch
+from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
-from tracekit.dashboards.comparison import metric_comparison
-from tracekit.dashboards.pages_launch import MAX_WARP_BARS, WarpCache, timeline_view, window_from_relayout
+from tracekit.dashboards.pages_launch import MAX_WARP_BARS, timeline_view, window_from_relayout
 from tracekit.dashboards.pages_upload import import_upload
 from tracekit.dashboards.panels import NEEDS_TRACE
 from tracekit.ingest import ingest
@@ -114,7 +114,7 @@ def xss_launch(sqlite_store, write_warp_trace, synthetic_warps, tmp_path) -> tup
 
 def test_launch_page_shows_user_strings_as_text_only(sqlite_store, xss_launch):
     launch_id, _ = xss_launch
-    page = pages_launch.layout(sqlite_store, WarpCache(sqlite_store), launch_id)
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     table_strings = [s for s in walk(by_id(page, "launch-table")) if isinstance(s, str)]
     assert XSS_KERNEL in table_strings
     for component in walk(page):
@@ -127,7 +127,7 @@ def test_launch_page_shows_user_strings_as_text_only(sqlite_store, xss_launch):
 
 def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
-    page = pages_launch.layout(sqlite_store, WarpCache(sqlite_store), launch_id)
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     figure = by_id(page, "warp-timeline").figure
     assert point_count(figure) == 3 * len(warps)  # start, end and a gap per warp
     drawn_us = sorted(x for trace in figure.data for x in trace.x if x is not None)
@@ -138,7 +138,7 @@ def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
 
 def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
-    page = pages_launch.layout(sqlite_store, WarpCache(sqlite_store), launch_id)
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     launch = sqlite_store.launches(launch_ids=[launch_id]).row(0, named=True)
     result = analyze_launch(LaunchInput(launch, sqlite_store.metrics([launch_id]), sqlite_store.warps(launch_id)))
     verdict = result["classification"]
@@ -193,7 +193,7 @@ def test_relayout_events_map_to_windows():
 def test_launch_without_warps_says_so(sqlite_store, real_export):
     result, _ = ingest(sqlite_store, real_export(NSYS_ONE_KERNEL))
     launch_id = sqlite_store.launches(import_id=result.import_id)["id"][0]
-    page = pages_launch.layout(sqlite_store, WarpCache(sqlite_store), launch_id)
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     assert "no per-warp timings" in by_id(page, "timeline-note").children
     assert NEEDS_TRACE in walk(by_id(page, "latency-panel"))
     strings = [s for s in walk(by_id(page, "launch-table")) if isinstance(s, str)]
@@ -203,25 +203,11 @@ def test_launch_without_warps_says_so(sqlite_store, real_export):
 # ---- compare ---------------------------------------------------------------------------------------------------
 
 
-def test_metric_comparison_joins_numeric_metrics_and_divides():
-    columns = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
-    a = pl.DataFrame([(1, "S", "dram__bytes", "byte", 100.0, None, "float"),
-                      (1, "S", "only_in_a", "", 1.0, None, "float"),
-                      (1, "S", "zero", "", 0.0, None, "float"),
-                      (1, "S", "label", None, None, "x", "text")], schema=columns, orient="row")
-    b = pl.DataFrame([(2, "S", "dram__bytes", "byte", 250.0, None, "float"),
-                      (2, "S", "zero", "", 5.0, None, "float"),
-                      (2, "S", "label", None, None, "y", "text")], schema=columns, orient="row")
-    shared = metric_comparison(a, b)
-    assert shared.select("name", "value_a", "value_b", "ratio_b_to_a").rows() == [
-        ("dram__bytes", 100.0, 250.0, 2.5), ("zero", 0.0, 5.0, None)]
-
-
 def test_compare_page_reports_missing_and_malformed_ids(sqlite_store, xss_launch):
     launch_id, _ = xss_launch
-    page = pages_compare.layout(sqlite_store, str(launch_id), "999999")
+    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(launch_id), "999999")
     assert any(isinstance(s, str) and "No launch B = 999999" in s for s in walk(page))
-    page = pages_compare.layout(sqlite_store, "1; drop table", str(launch_id))
+    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), "1; drop table", str(launch_id))
     assert any(isinstance(s, str) and "is not a launch id" in s for s in walk(page))
 
 

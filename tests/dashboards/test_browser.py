@@ -11,8 +11,9 @@ from tracekit.ingest import ingest
 from tracekit.store import Store
 
 pytest.importorskip("selenium", minversion="4", reason="browser tests need selenium 4 (pip install 'selenium>=4.20')")
-from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
@@ -46,7 +47,9 @@ def site(tmp_path_factory, start_server, browser):
 
 
 def wait(driver, condition, timeout_s: float = 30):
-    return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition)
+    """Poll `condition`; an element re-rendered while it was read (stale) counts as not yet."""
+    return WebDriverWait(driver, timeout_s, poll_frequency=0.1,
+                         ignored_exceptions=[StaleElementReferenceException]).until(condition)
 
 
 def upload(driver, base_url: str, paths: list[Path]) -> list[list[str]]:
@@ -193,3 +196,84 @@ def test_delete_an_import_after_confirming(site, files, real_export):
     wait(driver, lambda d: d.find_element(By.ID, "delete-status").text == f"Deleted import {target}.")
     assert target not in store.imports()["id"].to_list()
     assert store.imports().height == imports.height - 1
+
+
+# ---- the analysis panels, on the team's H100 samples -------------------------------------------------------------
+
+VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
+
+
+def vector_add_ids(db_url: str, sample_trace) -> list[int]:
+    """The launches of the four vector_add traces (8, 16, 32, 64 warps per SM), imported when not yet."""
+    store = Store.open(db_url)
+    ids = []
+    for name in VECTOR_ADD:
+        result, _ = ingest(store, sample_trace(name))
+        ids.append(int(store.launches(import_id=result.import_id)["id"][0]))
+    return ids
+
+
+def type_into(driver, element_id: str, text: str) -> None:
+    """Replace a number input's text and press Enter (the calculator's inputs apply on Enter)."""
+    field = driver.find_element(By.ID, element_id)
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(text, Keys.ENTER)
+
+
+def test_sample_trace_page_draws_the_timeline_verdict_and_sweep(site, sample_trace, shots):
+    db_url, base_url, driver = site
+    ids = vector_add_ids(db_url, sample_trace)
+    driver.get(f"{base_url}/launch/{ids[0]}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"{GRAPH} .main-svg"))
+    types, points = graph_points(driver)
+    assert types == ["heatmap"] and 0 < points <= 20_000  # 16,384 warps: binned per SM
+    assert driver.find_element(By.ID, "verdict-mode").text.startswith(("latency-bound", "throughput-bound"))
+    assert driver.find_elements(By.CSS_SELECTOR, "#verdict-evidence li")
+    for figure_id in ("occupancy-time-figure", "latency-figure", "sweep-figure"):
+        wait(driver, lambda d, f=figure_id: d.find_elements(By.CSS_SELECTOR, f"#{f} .main-svg"))
+    measured = driver.execute_script("return document.querySelector('#sweep-figure .js-plotly-plot').data[0].x.length")
+    assert measured == 4  # one point per traced launch of vector_add
+    shots(driver, "launch_vector_add")
+
+
+def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots):
+    db_url, base_url, driver = site
+    launch_id = vector_add_ids(db_url, sample_trace)[0]
+    driver.get(f"{base_url}/launch/{launch_id}")
+    occupancy = wait(driver, lambda d: d.find_element(By.ID, "whatif-occupancy"))
+    assert occupancy.text.startswith("Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory")
+    type_into(driver, "whatif-smem", "0")
+    wait(driver, lambda d: "64 of 64 warps per SM" in d.find_element(By.ID, "whatif-occupancy").text)
+    # 64 registers per thread: 2,048 per warp, 8 warps per sub-partition, 32 per SM.
+    type_into(driver, "whatif-registers", "64")
+    wait(driver, lambda d: d.find_element(By.ID, "whatif-occupancy").text.startswith(
+        "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers"))
+    assert "x." in driver.find_element(By.ID, "whatif-prediction").text  # the model's ratio, "N.NNx."
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "what-if-panel"))
+    shots(driver, "what_if")
+    type_into(driver, "whatif-block", "2048")
+    wait(driver, lambda d: "block size 2048" in d.find_element(By.ID, "whatif-occupancy").text)
+
+
+def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, sample_trace, shots):
+    db_url, base_url, driver = site
+    ids = vector_add_ids(db_url, sample_trace)
+    a, b = ids[0], ids[3]
+    driver.get(f"{base_url}/compare?a={a}&b={b}")
+    rows = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#compare-diff-table tbody tr"))
+    cells = {row.find_elements(By.TAG_NAME, "td")[0].text: [c.text for c in row.find_elements(By.TAG_NAME, "td")[1:]]
+             for row in rows}
+    durations = dict(Store.open(db_url).launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
+    assert cells["duration (ns)"][:2] == [f"{int(durations[a]):,}", f"{int(durations[b]):,}"]
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#compare-occupancy-figure .main-svg"))
+    matches = driver.execute_script(
+        "return document.querySelector('#compare-occupancy-figure .js-plotly-plot').layout.xaxis2.matches")
+    assert matches == "x"
+    # Zoom A's time axis: B's follows.
+    driver.execute_script("Plotly.relayout(document.querySelector('#compare-occupancy-figure .js-plotly-plot'), "
+                          "{'xaxis.range[0]': 10, 'xaxis.range[1]': 40});")
+    wait(driver, lambda d: d.execute_script(
+        "return document.querySelector('#compare-occupancy-figure .js-plotly-plot')._fullLayout.xaxis2.range")
+        == [10, 40])
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "compare-diff-table"))
+    shots(driver, "compare_vector_add")

@@ -1,0 +1,253 @@
+"""The launch page's analysis panels and the compare page, on the team's H100 samples (warp traces of vector_add
+at 8, 16, 32 and 64 warps per SM, and the Nsight Compute CSV of the same run), without a browser.
+
+Expected values come from the trace files themselves (recomputed here with polars), from the occupancy rules
+worked out by hand, or from the store's own metric rows; never from the dashboard's output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from dash.development.base_component import Component
+
+from tracekit.analysis import result as result_module
+from tracekit.dashboards import analysis_cache, pages_compare, pages_launch
+from tracekit.dashboards.analysis_cache import AnalysisCache
+from tracekit.dashboards.app import create_app
+from tracekit.ingest import ingest
+
+VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
+SM_COUNT = 132  # the traces' header: an H100 SXM
+
+
+def walk(tree) -> list:
+    found = [tree]
+    children = getattr(tree, "children", None) if isinstance(tree, Component) else tree
+    if isinstance(children, list | tuple):
+        for child in children:
+            found += walk(child)
+    elif isinstance(children, Component | str):
+        found += walk(children) if isinstance(children, Component) else [children]
+    return found
+
+
+def by_id(tree, component_id: str) -> Component:
+    matches = [c for c in walk(tree) if isinstance(c, Component) and getattr(c, "id", None) == component_id]
+    assert len(matches) == 1, f"{component_id}: {len(matches)} components"
+    return matches[0]
+
+
+def text_of(tree) -> str:
+    return " ".join(s for s in walk(tree) if isinstance(s, str))
+
+
+def import_traces(store, sample_trace, names: list[str]) -> list[int]:
+    ids = []
+    for name in names:
+        result, _ = ingest(store, sample_trace(name))
+        ids.append(int(store.launches(import_id=result.import_id)["id"][0]))
+    return ids
+
+
+@pytest.fixture
+def vector_add(sqlite_store, sample_trace) -> list[int]:
+    """The four vector_add traces in a fresh SQLite store: launch ids at 8, 16, 32, 64 theoretical warps per SM."""
+    return import_traces(sqlite_store, sample_trace, VECTOR_ADD)
+
+
+def trace_facts(store, launch_id: int) -> dict[str, float]:
+    """Occupancy and throughput of a launch straight from its warp records: warp-ns over (span x SMs), and warps
+    over (span x SMs); the tail's marks: the last block's first warp start, the earliest SM's last warp end."""
+    warps = store.warps(launch_id)
+    origin, end = warps["start_ns"].min(), warps["end_ns"].max()
+    span = end - origin
+    return {
+        "occupancy": (warps["end_ns"] - warps["start_ns"]).sum() / (span * SM_COUNT),
+        "throughput": warps.height / (span * SM_COUNT),
+        "last_block_start_ns": warps.group_by("block_id").agg(pl.col("start_ns").min())["start_ns"].max() - origin,
+        "first_sm_idle_ns": warps.group_by("sm_id").agg(pl.col("end_ns").max())["end_ns"].min() - origin,
+        "span_ns": span,
+    }
+
+
+def post_callback(client, output: str, outputs: list[tuple[str, str]], inputs: list[tuple[str, str, object]],
+                  state: list[tuple[str, str, object]]) -> str:
+    """What the browser sends when a callback's input changes; the answer as plain JSON text."""
+    response = client.post("/_dash-update-component", json={
+        "output": output,
+        "outputs": [{"id": i, "property": p} for i, p in outputs] if len(outputs) > 1 else
+        {"id": outputs[0][0], "property": outputs[0][1]},
+        "inputs": [{"id": i, "property": p, "value": v} for i, p, v in inputs],
+        "changedPropIds": [f"{inputs[0][0]}.{inputs[0][1]}"],
+        "state": [{"id": i, "property": p, "value": v} for i, p, v in state]})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return json.dumps(response.get_json())
+
+
+# ---- what-if ---------------------------------------------------------------------------------------------------
+
+
+def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sqlite_store, vector_add):
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
+    # The trace's header: block 256,1,1; registers_per_thread 22; static 0 + dynamic 232,448 bytes.
+    assert [by_id(page, i).value for i in ("whatif-block", "whatif-registers", "whatif-smem")] == [256, 22, 232448]
+    # 232,448 + the 1 KB reserve = 233,472 B per block = all of an H100 SM's 228 KB: 1 block of 8 warps.
+    assert by_id(page, "whatif-occupancy").children.startswith(
+        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory")
+
+    client = create_app(sqlite_store.url).server.test_client()
+
+    def ask(threads, registers, smem) -> str:
+        return post_callback(client, "whatif-result.children", [("whatif-result", "children")],
+                             [("whatif-block", "value", threads), ("whatif-registers", "value", registers),
+                              ("whatif-smem", "value", smem)], [("launch-id", "data", vector_add[0])])
+
+    # Without the shared memory: warps limit (64 / 8 = 8 blocks); registers allow 10 (see tests/analysis).
+    assert "Theoretical occupancy 64 of 64 warps per SM (100.0%), limited by warps" in ask(256, 22, 0)
+    # 64 registers: 2,048 per warp, 8 warps per sub-partition, 32 per SM.
+    assert "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers" in ask(256, 64, 0)
+    assert "block size 2048: must be 1 to 1024 threads" in ask(2048, 22, 0)
+    assert "Enter registers per thread" in ask(256, None, 0)
+
+
+def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
+    analysis = AnalysisCache(sqlite_store).get(vector_add[0])
+    sweep = analysis.result["sweep"]
+    latency, bound = sweep["latency_ns"], sweep["throughput_bound_warps_per_ns_per_sm"]
+    body = text_of(pages_launch.what_if_view(analysis, 256, 22, 0))
+    # The model at 64 warps against the launch's own 8: min(64 / L, B) / min(8 / L, B).
+    ratio = min(64 / latency, bound) / min(8 / latency, bound)
+    assert f"{ratio:.2f}x" in body
+    assert f"{min(64 / latency, bound):.6f} warps per ns per SM at 64 warps per SM" in body
+
+
+def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[1])
+    assert by_id(page, "sweep-note").children.startswith(
+        f"Sweep fitted over 4 launches of this kernel on this device (launch ids {vector_add[1]}, ")
+    measured, model, this_launch = by_id(page, "sweep-figure").figure.data
+    facts = [trace_facts(sqlite_store, launch_id) for launch_id in vector_add]
+    assert list(measured.x) == pytest.approx([f["occupancy"] for f in facts], rel=1e-9)
+    assert list(measured.y) == pytest.approx([f["throughput"] for f in facts], rel=1e-9)
+    assert (this_launch.x[0], this_launch.y[0]) == pytest.approx((facts[1]["occupancy"], facts[1]["throughput"]))
+    # The model line rises from the origin to the knee L x B, then stays at B.
+    assert model.y[0] == 0 and model.y[1] == model.y[2]
+
+
+def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_store, sample_trace, xss_free_trace):
+    [launch_id] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    assert by_id(page, "sweep-note").children.startswith("No occupancy sweep: 1 launch of this kernel on this device")
+    assert "No throughput prediction. No occupancy sweep" in by_id(page, "whatif-prediction").children
+    # A synthetic trace records neither registers nor shared memory nor the compute capability.
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
+    assert by_id(page, "whatif-occupancy").children.startswith(
+        "Enter registers per thread, shared memory per block")
+
+
+@pytest.fixture
+def xss_free_trace(tmp_path, write_warp_trace, synthetic_warps):
+    def add(store) -> int:
+        result, _ = ingest(store, write_warp_trace(tmp_path / "plain.csv", "plain_kernel", synthetic_warps(16)))
+        return int(store.launches(import_id=result.import_id)["id"][0])
+
+    return add
+
+
+# ---- occupancy over time, Little's law, stalls -----------------------------------------------------------------
+
+
+def test_occupancy_figure_marks_the_tail_where_the_trace_puts_it(sqlite_store, vector_add):
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
+    facts = trace_facts(sqlite_store, vector_add[0])
+    shapes = by_id(page, "occupancy-time-figure").figure.layout.shapes
+    rect = next(s for s in shapes if s.type == "rect")
+    assert (rect.x0, rect.x1) == pytest.approx((facts["first_sm_idle_ns"] / 1000, facts["span_ns"] / 1000))
+    lines = sorted(s.x0 for s in shapes if s.type == "line" and s.x0 == s.x1)
+    assert lines == pytest.approx(sorted([facts["first_sm_idle_ns"] / 1000, facts["last_block_start_ns"] / 1000]))
+    assert [s.y0 for s in shapes if s.type == "line" and s.y0 == s.y1] == [8]  # the theoretical ceiling
+
+
+def test_littles_law_whole_launch_row_closes_on_the_traces_own_numbers(sqlite_store, vector_add):
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[2])
+    facts = trace_facts(sqlite_store, vector_add[2])
+    rows = [[cell.children for cell in row.children] for row in by_id(page, "littles-law-table").children[1].children]
+    assert [row[0] for row in rows] == ["steady state", "steady state, clipped to the window", "whole launch"]
+    whole = rows[2]
+    assert whole[1] == f"0 to {facts['span_ns']:,}"
+    assert whole[3] == f"{facts['throughput']:,.6f}"
+    assert whole[5] == f"{facts['occupancy']:,.2f}"  # mean resident warps per SM
+    assert whole[4] == f"{facts['occupancy']:,.2f}" and whole[6] == "+0.00%"  # it closes exactly over the launch
+
+
+def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
+    result, _ = ingest(sqlite_store, sample_trace("h100/samples.raw.csv"))
+    launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    (bars,) = by_id(page, "stall-figure").figure.data
+    metrics = sqlite_store.metrics([launch_id])
+    stored = metrics.filter(
+        pl.col("name") == "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio")
+    assert dict(zip(bars.y, bars.x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
+    assert bars.y[-1] == "long_scoreboard"  # the largest, drawn on top
+    no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store),
+                                    import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])[0])
+    assert "Needs Nsight Compute's warp stall metrics" in text_of(by_id(no_stalls, "stall-panel"))
+
+
+# ---- compare ---------------------------------------------------------------------------------------------------
+
+
+def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_add):
+    a, b = vector_add[0], vector_add[3]
+    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(a), str(b))
+    rows = {row.children[0].children: [cell.children for cell in row.children[1:]]
+            for row in by_id(page, "compare-diff-table").children[1].children}
+    durations = dict(sqlite_store.launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
+    duration_a, duration_b = int(durations[a]), int(durations[b])
+    assert rows["duration (ns)"][:3] == [f"{duration_a:,}", f"{duration_b:,}", f"{duration_b - duration_a:+,}"]
+    relative = 100 * (duration_b - duration_a) / duration_a
+    sign = "-" if relative < 0 else "+"
+    assert rows["duration (ns)"][3] == sign + f"{abs(relative):.2f}".rstrip("0").rstrip(".") + "%"
+    assert rows["duration (ns)"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
+    assert rows["occupancy limiter"][:2] == ["shared_memory", "warps"]
+    occupancy = by_id(page, "compare-occupancy-figure").figure
+    assert occupancy.layout.xaxis2.matches == "x"  # zooming one side zooms the other
+    assert [trace.name for trace in occupancy.data] == ["A", "B"]
+    latency = by_id(page, "compare-latency-figure").figure
+    assert [round(sum(trace.y), 9) for trace in latency.data] == [1.0, 1.0]  # shares of each side's warps
+    assert latency.layout.barmode == "overlay"
+    for side in "ab":
+        assert by_id(page, f"compare-verdict-mode-{side}").children in ("latency-bound", "throughput-bound")
+
+
+# ---- the analysis cache ----------------------------------------------------------------------------------------
+
+
+def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_store, sample_trace, monkeypatch):
+    calls: list[int] = []
+    real = result_module.analyze_launch
+
+    def counting(data, sweep=None):
+        calls.append(data.launch["id"])
+        return real(data, sweep=sweep)
+
+    monkeypatch.setattr(analysis_cache, "analyze_launch", counting)
+    ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
+    cache = AnalysisCache(sqlite_store)
+    pages_launch.layout(sqlite_store, cache, ids[0])
+    pages_launch.what_if_view(cache.get(ids[0]), 128, 22, 0)
+    pages_compare.layout(sqlite_store, cache, str(ids[0]), str(ids[1]))
+    assert sorted(calls) == sorted(ids)  # two launches of a kernel: no sweep, one analysis each
+    assert cache.get(ids[0]).result["sweep"] is None
+
+    # Two more occupancies make a sweep: the cached analysis is redone with it, once.
+    ids += import_traces(sqlite_store, sample_trace, VECTOR_ADD[2:])
+    calls.clear()
+    assert cache.get(ids[0]).result["sweep"] is not None
+    assert cache.get(ids[0]).result["sweep"] is not None
+    # The plain analyses of ids[0] and ids[1] are reused; ids[2:] are new; ids[0] is analysed once with the fit.
+    assert sorted(calls) == sorted([ids[0], ids[2], ids[3]])

@@ -1,0 +1,144 @@
+"""What if the launch used another block size, register count or shared memory per block?
+
+The new theoretical occupancy comes from `theoretical_occupancy` with the launch's compute capability. Where an
+occupancy sweep of the kernel has been fitted to Volkov's throughput = min(n / L, B), the model also predicts the
+throughput at the new warps per SM. The sweep's points are measured occupancies (trace or Nsight's achieved), which
+lie below the theoretical ceilings, so the prediction compares the model at the new theoretical occupancy with the
+model at the launch's current theoretical occupancy: the ratio of the two is what the model claims, not the
+absolute value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from tracekit.analysis.occupancy import (
+    Cliff,
+    OccupancyResult,
+    nearest_cliffs,
+    occupancy_cliffs,
+    theoretical_occupancy,
+    waves_per_sm,
+)
+from tracekit.analysis.result import MIN_SWEEP_POINTS, sweep_point
+from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
+from tracekit.errors import TracekitError
+
+
+@dataclass(frozen=True)
+class ThroughputPrediction:
+    """The fitted min(n / L, B) at one occupancy."""
+
+    warps_per_sm: float
+    throughput_warps_per_ns_per_sm: float
+    regime: str  # "latency": n / L, below the knee L x B; "throughput": at the bound B
+    within_measured_range: bool  # n lies between the sweep's lowest and highest measured occupancy
+
+
+def predict_throughput(sweep: dict[str, Any], warps_per_sm: float) -> ThroughputPrediction | None:
+    """throughput = min(n / L, B) of a result's `sweep` (`latency_ns`, `throughput_bound_warps_per_ns_per_sm`).
+
+    A fit with only a rising part (no plateau measured) predicts n / L, and one with only a plateau predicts B;
+    outside the measured occupancies either is an extrapolation (`within_measured_range` is False). None when the
+    sweep has neither L nor B.
+    """
+    latency, bound = sweep.get("latency_ns"), sweep.get("throughput_bound_warps_per_ns_per_sm")
+    if not latency and bound is None:
+        return None
+    rising = warps_per_sm / latency if latency else None
+    if rising is not None and (bound is None or rising < bound):
+        throughput, regime = rising, "latency"
+    else:
+        throughput, regime = float(bound), "throughput"
+    measured = [point["occupancy_warps_per_sm"] for point in sweep.get("points") or []]
+    within = bool(measured) and min(measured) <= warps_per_sm <= max(measured)
+    return ThroughputPrediction(float(warps_per_sm), throughput, regime, within)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A launch configuration the user typed, against the launch's own."""
+
+    occupancy: OccupancyResult  # of the new configuration
+    current_warps_per_sm: int | None  # the launch's theoretical occupancy (None: not computable)
+    waves_per_sm: float | None  # the launch's grid in full waves of the new configuration (None: grid or SMs unknown)
+    cliffs: list[Cliff]  # the nearest changes of occupancy, up and down each knob, from the new configuration
+    predicted: ThroughputPrediction | None  # None without a sweep
+    predicted_current: ThroughputPrediction | None  # the model at the launch's own theoretical occupancy
+
+    @property
+    def throughput_ratio(self) -> float | None:
+        """Predicted throughput at the new configuration over the launch's own, by the model."""
+        if self.predicted is None or self.predicted_current is None:
+            return None
+        current = self.predicted_current.throughput_warps_per_ns_per_sm
+        return self.predicted.throughput_warps_per_ns_per_sm / current if current else None
+
+
+def what_if(result: dict[str, Any], threads_per_block: int, registers_per_thread: int,
+            shared_mem_per_block_bytes: int) -> WhatIf:
+    """The new configuration's occupancy on the launch's device, and the sweep's prediction when there is one.
+
+    Raises TracekitError when the device's compute capability is unknown or the configuration cannot run on it.
+    The shared-memory carveout is left to the calculator (the SM's largest), as the driver would pick one for the
+    new size: the active blocks come out the same.
+    """
+    cc = result["kernel"]["device"]["cc"]
+    if cc is None:
+        raise TracekitError("the launch's compute capability is unknown, so its occupancy limits are unknown "
+                            "(import a file that records the device: Nsight Compute, Nsight Systems or a warp "
+                            "trace with a compute_capability header)")
+    occupancy = theoretical_occupancy(str(cc), threads_per_block, registers_per_thread, shared_mem_per_block_bytes)
+    cliffs = nearest_cliffs(occupancy_cliffs(str(cc), threads_per_block, registers_per_thread,
+                                             shared_mem_per_block_bytes),
+                            threads_per_block, registers_per_thread, shared_mem_per_block_bytes)
+    grid, sm_count = result["kernel"].get("grid"), result["kernel"]["device"].get("sm_count")
+    waves = None
+    if grid and all(grid) and sm_count and occupancy.active_blocks_per_sm:
+        waves = waves_per_sm(math.prod(int(v) for v in grid), occupancy.active_blocks_per_sm, int(sm_count))
+    current = result["occupancy"].get("theoretical_warps_per_sm")
+    sweep = result.get("sweep")
+    predicted = predict_throughput(sweep, occupancy.theoretical_warps_per_sm) if sweep else None
+    predicted_current = predict_throughput(sweep, current) if sweep and current else None
+    return WhatIf(occupancy, current, waves, cliffs, predicted, predicted_current)
+
+
+# ---- the sweep a launch belongs to ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelSweep:
+    """The occupancy sweep over analyzed launches of one kernel, or why there is none."""
+
+    fit: SweepFit | None
+    launch_ids: list[int]  # the launches that gave a point
+    note: str  # which launches were fitted, or why no fit was made
+
+
+def fit_kernel_sweep(results: list[dict[str, Any]]) -> KernelSweep:
+    """Fit min(n / L, B) to the (occupancy, throughput) points of `results`, launches of one kernel on one device
+    analyzed without a sweep, under the rule of `analyze_launches`: points at 3 or more occupancies (to 0.1 warps
+    per SM)."""
+    points = [(result.get("launch_id"), sweep_point(result)) for result in results]
+    points = [(launch_id, point) for launch_id, point in points if point is not None]
+    ids = [launch_id for launch_id, _ in points]
+    distinct = len({round(point[0], 1) for _, point in points})
+    plural = "" if len(results) == 1 else "es"
+    if distinct < MIN_SWEEP_POINTS:
+        return KernelSweep(None, ids, (
+            f"No occupancy sweep: {len(results)} launch{plural} of this kernel on this device, {len(points)} with a "
+            f"measured occupancy and throughput, at {distinct} distinct occupanc{'y' if distinct == 1 else 'ies'}; "
+            f"fitting min(n / L, B) needs launches at {MIN_SWEEP_POINTS} or more occupancies (run the kernel "
+            "with other block sizes or more dynamic shared memory per block and import those traces)."))
+    frame = pl.DataFrame({"occupancy_warps_per_sm": [point[0] for _, point in points],
+                          "throughput": [point[1] for _, point in points]})
+    try:
+        fit = fit_occupancy_sweep(frame)
+    except TracekitError as exc:
+        return KernelSweep(None, ids, f"No occupancy sweep: {exc}")
+    listed = ", ".join(str(launch_id) for launch_id in ids)
+    return KernelSweep(fit, ids, f"Sweep fitted over {len(points)} launches of this kernel on this device "
+                                 f"(launch ids {listed}) at {distinct} occupancies.")
