@@ -22,7 +22,7 @@ from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoreti
 from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
 from tracekit.analysis.tail import measure_tail
 from tracekit.analysis.throughput import warp_throughput
-from tracekit.analysis.warp_occupancy import mean_occupancy, trace_vs_counter
+from tracekit.analysis.warp_occupancy import mean_occupancy, relative_times, trace_vs_counter
 from tracekit.errors import TracekitError
 
 SCHEMA = "tracekit.analysis/1"
@@ -136,6 +136,7 @@ def _block_imbalance_spread(warps: pl.DataFrame) -> float | None:
 
 def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int | None,
                    achieved_pct: float | None) -> dict[str, Any]:
+    warps = relative_times(warps)  # once, rather than in each of the functions below
     sm_count = kernel["device"]["sm_count"]
     sm_count = int(sm_count) if sm_count else None
     if sm_count is not None:

@@ -13,9 +13,10 @@ from tracekit.errors import TracekitError
 from tracekit.explain import analyze_with_views
 from tracekit.ingest import ingest
 
-# The sample formats worth importing: the traces, the Nsight Compute report and the Nsight Systems export. The
-# report's CSV exports hold the same launches again, so they are left to the importer tests.
-SAMPLE_PATTERNS = ("*.csv.gz", "*.ncu-rep", "*.sqlite")
+# The samples worth importing: the warp traces, the Nsight Compute report's raw-page export (the report's launches
+# and metrics, readable without the optional ncu-report wheel) and the Nsight Systems export. The .ncu-rep itself
+# and the other CSV pages hold the same launches again; the importer tests read them.
+SAMPLE_PATTERNS = ("*.csv.gz", "*.raw.csv", "*.sqlite")
 
 
 def find_samples(directory: Path) -> list[Path]:

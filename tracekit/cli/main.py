@@ -10,6 +10,7 @@ from tracekit.cli import (
     analyze_command,
     compare_command,
     demo_command,
+    header_command,
     occupancy_command,
     report_command,
     serve_command,
@@ -35,6 +36,7 @@ app.command("serve")(serve_command.serve_command)
 app.command("report")(report_command.report_command)
 app.command("compare")(compare_command.compare_command)
 app.command("demo")(demo_command.demo_command)
+app.command("header")(header_command.header_command)
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
-OutputOption = Annotated[Path | None, typer.Option("-o", "--output", help="Where to write (default: "
-                                                   "tracekit-report.html for html, stdout otherwise).")]
+OutputOption = Annotated[Path | None, typer.Option("-o", "--output", help="Where to write (default: html to a "
+                                                   "file in the current folder, the other formats to stdout).")]
 
 
 def write_output(text: str, output: Path | None, default: Path | None) -> None:
