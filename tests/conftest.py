@@ -13,21 +13,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.helpers import skip_or_fail
 from tracekit.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_traces"
 REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-IN_CI = bool(os.environ.get("CI"))
-
-
-def skip_or_fail(reason: str) -> None:
-    """Skip with a printed reason outside CI; fail in CI."""
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}")
-    print(f"SKIP: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture

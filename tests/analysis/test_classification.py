@@ -6,9 +6,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from tests.helpers import ncu_rep_action, ncu_rep_metrics
 from tracekit.analysis.classification import SATURATION_PCT, ClassificationInputs, classify
 from tracekit.analysis.sweep import fit_occupancy_sweep
-from tracekit.importers.units import normalize_unit
 
 SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 T4_COPY_CSV = "ncu_details_T4_2025_rules_speedup_nsightful_copy_blocked.csv"
@@ -30,24 +30,6 @@ def stall(reason: str) -> str:
 def frame(rows: dict[str, float]) -> pl.DataFrame:
     return pl.DataFrame([(1, None, name, None, float(value), None, "float") for name, value in rows.items()],
                         schema=COLUMNS, orient="row")
-
-
-def ncu_rep_action(path):
-    ncu_report = pytest.importorskip("ncu_report")
-    return ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
-
-
-def ncu_rep_metrics(action) -> pl.DataFrame:
-    """ncu_report -> the long metrics frame, units scaled to base units as the importers do."""
-    rows = []
-    for name in action.metric_names():
-        value = action[name].value()
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            unit, factor = normalize_unit(action[name].unit())
-            rows.append((1, None, name, unit, float(value) * factor, None, "float"))
-        else:
-            rows.append((1, None, name, action[name].unit(), None, None if value is None else str(value), "text"))
-    return pl.DataFrame(rows, schema=COLUMNS, orient="row")
 
 
 # A launch that is quiet everywhere: every unit under 40% of peak.

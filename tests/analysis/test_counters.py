@@ -5,9 +5,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from tests.helpers import ncu_rep_action, ncu_rep_metrics
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric, metric_row, metric_text, pipe_family, pipe_utilization_pct
-from tracekit.importers.units import normalize_unit
 
 SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
@@ -20,25 +20,6 @@ def frame(rows: dict[str, float | str]) -> pl.DataFrame:
          value if isinstance(value, str) else None, "text" if isinstance(value, str) else "float")
         for name, value in rows.items()
     ], schema=COLUMNS, orient="row")
-
-
-def ncu_rep_action(path):
-    """The first launch of a real .ncu-rep, read with NVIDIA's ncu_report module."""
-    ncu_report = pytest.importorskip("ncu_report")
-    return ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
-
-
-def ncu_rep_metrics(action) -> pl.DataFrame:
-    """ncu_report -> the long metrics frame, units scaled to base units as the importers do."""
-    rows = []
-    for name in action.metric_names():
-        value = action[name].value()
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            unit, factor = normalize_unit(action[name].unit())
-            rows.append((1, None, name, unit, float(value) * factor, None, "float"))
-        else:
-            rows.append((1, None, name, action[name].unit(), None, None if value is None else str(value), "text"))
-    return pl.DataFrame(rows, schema=COLUMNS, orient="row")
 
 
 def test_metric_takes_the_first_alias_in_the_callers_order_not_the_frames():

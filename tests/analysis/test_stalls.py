@@ -7,8 +7,8 @@ import re
 import polars as pl
 import pytest
 
+from tests.helpers import ncu_rep_action, ncu_rep_metrics
 from tracekit.analysis.stalls import BANDWIDTH_REASONS, LATENCY_REASONS, OTHER_REASONS, stall_breakdown, stall_group
-from tracekit.importers.units import normalize_unit
 
 SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
@@ -18,24 +18,6 @@ PER_ISSUE = re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_activ
 def frame(rows: dict[str, float]) -> pl.DataFrame:
     return pl.DataFrame([(1, None, name, None, float(value), None, "float") for name, value in rows.items()],
                         schema=COLUMNS, orient="row")
-
-
-def ncu_rep_action(path):
-    ncu_report = pytest.importorskip("ncu_report")
-    return ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
-
-
-def ncu_rep_metrics(action) -> pl.DataFrame:
-    """ncu_report -> the long metrics frame, units scaled to base units as the importers do."""
-    rows = []
-    for name in action.metric_names():
-        value = action[name].value()
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            unit, factor = normalize_unit(action[name].unit())
-            rows.append((1, None, name, unit, float(value) * factor, None, "float"))
-        else:
-            rows.append((1, None, name, action[name].unit(), None, None if value is None else str(value), "text"))
-    return pl.DataFrame(rows, schema=COLUMNS, orient="row")
 
 
 def test_groups_are_disjoint_and_cover_the_nsight_reasons():

@@ -19,20 +19,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-IN_CI = bool(os.environ.get("CI"))
+from tests.helpers import headless_chromium, skip_or_fail
+
 POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--no-first-run", "--window-size=1400,1800"]
 SHOTS_DIR = Path("/tmp/tracekit_shots")
-
-
-def skip_or_fail(reason: str) -> None:
-    """Skip with a printed reason outside CI; fail in CI (the rule of tests/conftest.py)."""
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}")
-    print(f"SKIP: {reason}")
-    pytest.skip(reason)
 
 
 def free_port() -> int:
@@ -97,24 +87,7 @@ def start_server(tmp_path_factory) -> Iterator[Callable[..., Server]]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """One headless Chromium for the whole module, with a fresh profile."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver")
-    if not chromium or not chromedriver:
-        skip_or_fail("headless browser tests need chromium and chromedriver (apt-get install chromium "
-                     "chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip_or_fail("browser tests need selenium 4 (pip install 'selenium>=4.20')")
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.binary_location = chromium
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(chromedriver))
-    driver.set_page_load_timeout(60)
+    driver = headless_chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()
 

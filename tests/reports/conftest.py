@@ -6,7 +6,6 @@ The browser fixture skips outside CI with the reason printed and fails in CI (wh
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,20 +13,12 @@ from pathlib import Path
 
 import pytest
 
-IN_CI = bool(os.environ.get("CI"))
+from tests.helpers import headless_chromium
+
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--no-first-run", "--window-size=1400,1800"]
 
 # (launch, sm_id, block_id, warp_in_block, start_ns, end_ns)
 Warp = tuple[int, int, int, int, int, int]
-
-
-def skip_or_fail(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}")
-    print(f"SKIP: {reason}")
-    pytest.skip(reason)
 
 
 def write_trace(path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, grid: str = "4,1,1",
@@ -89,21 +80,7 @@ def cli() -> Callable[..., subprocess.CompletedProcess]:
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory):
     """Headless Chromium through Selenium 4 and Debian's chromedriver."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver")
-    if not chromium or not chromedriver:
-        skip_or_fail("the browser test needs chromium and chromedriver (apt-get install chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip_or_fail("the browser test needs selenium (pip install 'selenium>=4.20')")
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.binary_location = chromium
-    driver = webdriver.Chrome(options=options, service=Service(chromedriver))
+    driver = headless_chromium(tmp_path_factory.mktemp("chromium-profile"))
     try:
         yield driver
     finally:
