@@ -260,3 +260,24 @@ def overlay_latency_figure(histograms: dict[str, pl.DataFrame]) -> go.Figure:
                          plot_bgcolor="white", xaxis={"title": "warp latency (µs)"},
                          yaxis={"title": "share of the side's warps", "tickformat": ".0%"})
     return figure
+
+
+def sweep_overlay_figure(sweeps: dict[str, dict[str, Any]]) -> go.Figure:
+    """Throughput against occupancy of several sides ("A", "B"): each side's measured points and its fitted
+    min(n / L, B) in the side's colour."""
+    figure = go.Figure()
+    extent = max((p["occupancy_warps_per_sm"] for s in sweeps.values() for p in s["points"]), default=1.0) * 1.1
+    for side, sweep in sweeps.items():
+        color = SIDE_COLORS.get(side, "#1f77b4")
+        figure.add_trace(go.Scatter(
+            x=[p["occupancy_warps_per_sm"] for p in sweep["points"]], y=[p["throughput"] for p in sweep["points"]],
+            mode="markers", marker={"size": 9, "color": color}, name=f"{side} measured",
+            hovertemplate=f"{side}: %{{x:.2f}} warps per SM, %{{y:.5f}} warps per ns per SM<extra></extra>"))
+        model_x, model_y = _model_line(sweep, extent)
+        figure.add_trace(go.Scatter(x=model_x, y=model_y, mode="lines", line={"dash": "dash", "color": color},
+                                    name=f"{side} min(n / L, B)", hoverinfo="skip"))
+    figure.update_layout(height=360, margin={"l": 80, "r": 20, "t": 30, "b": 50}, plot_bgcolor="white",
+                         xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
+                         yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
+                         legend={"orientation": "h", "y": -0.2})
+    return figure

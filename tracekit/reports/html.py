@@ -1,7 +1,8 @@
 """Self-contained HTML reports: one file that opens offline, plotly's JavaScript inlined once, no network fetch.
 
-Every string from an input (kernel names above all) goes through `esc`; figures carry only our own text
-(see `tracekit.reports.figures`) and their JSON is embedded with `<` escaped, so no input can close a tag.
+Every string from an input (kernel names above all) goes through `esc`; figures (`tracekit.dashboards.figures`,
+shared with the dashboard) carry only our own text, and their JSON is embedded with `<` escaped, so no input can
+close a tag.
 Tables come first and read without JavaScript; figures are drawn from embedded JSON when the page loads
 (lazily, as they scroll into view, when a report holds many).
 """
@@ -26,7 +27,6 @@ from tracekit.reports.content import (
     launch_content,
     pair_heading,
 )
-from tracekit.reports.figures import sweep_overlay_figure
 
 EAGER_FIGURE_LIMIT = 40  # more figures than this are drawn as they scroll into view
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showLink": False}
@@ -210,6 +210,7 @@ def compare_html(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]
         sweeps = {side: results[0]["sweep"] for side, results in (("A", pair.results_a), ("B", pair.results_b))
                   if results and results[0].get("sweep")}
         if sweeps:
-            body.append("<h3>Throughput against occupancy, A and B</h3>" + sink.embed(sweep_overlay_figure(sweeps)))
+            body.append("<h3>Throughput against occupancy, A and B</h3>"
+                        + sink.embed(dashboard_figures.sweep_overlay_figure(sweeps)))
         body.append("</section>")
     return _page(title, body, sink)
