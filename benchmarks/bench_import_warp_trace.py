@@ -1,33 +1,28 @@
-"""How fast a warp trace gets in: parse time next to polars' bare CSV parse, and store write rates.
+"""How fast a warp trace is parsed, next to polars' bare CSV parse of the same file.
 
 Writes a synthetic trace (plausible H100 values: 132 SMs, 8 warps per block, %globaltimer ns and clock64
-cycles) to a temporary folder, then prints
-- the importer's time on it next to the time `polars.read_csv` alone needs for the same file, and their ratio
-  (target: within 3x);
-- the rate of `Store.add_import` for 1,000,000 warps on SQLite (a temporary file) and on PostgreSQL
-  (a temporary schema at $TRACEKIT_TEST_POSTGRES or 127.0.0.1:5432/test, dropped afterwards).
+cycles) to a temporary folder, then prints the importer's time on it next to the time `polars.read_csv` alone
+needs for the same file, and their ratio (target: within 3x). The store's write rates are in
+bench_store_bulk_insert.py.
 
-Usage: python benchmarks/bench_import_warp_trace.py [--rows 10000000] [--store-rows 1000000] [--no-postgres]
+Usage: python benchmarks/bench_import_warp_trace.py [--rows 10000000]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import polars as pl
 
-from tracekit.importers import warp_trace
+from tracekit.importers import read_file
 from tracekit.parsed import ParsedImport
 
 SM_COUNT = 132
 WARPS_PER_BLOCK = 8
 CLOCK_HZ = 1.98e9
-POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 def synthetic_trace(path: Path, rows: int) -> None:
@@ -70,13 +65,7 @@ def best_times(functions: dict[str, object], rounds: int = 3) -> dict[str, float
 
 
 def read_trace(path: Path) -> ParsedImport:
-    """Through the registry when every reader is present, else the warp-trace reader directly (same call)."""
-    try:
-        from tracekit.importers import read_file
-
-        return read_file(path, "warp-trace")
-    except ModuleNotFoundError:
-        return warp_trace.read(path)
+    return read_file(path, "warp-trace")
 
 
 def bench_parse(folder: Path, rows: int) -> ParsedImport:
@@ -95,53 +84,12 @@ def bench_parse(folder: Path, rows: int) -> ParsedImport:
     return read_trace(path)
 
 
-def bench_store(store, parsed: ParsedImport, source: Path, label: str) -> None:
-    start = time.perf_counter()
-    result = store.add_import(parsed, source, sha256=uuid.uuid4().hex)
-    seconds = time.perf_counter() - start
-    print(f"Store.add_import {label:10s} {result.warp_count:,} warps in {seconds:6.2f} s "
-          f"({result.warp_count / seconds / 1e3:,.0f} k warps/s)")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--store-rows", type=int, default=1_000_000)
-    parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
-
-    from sqlalchemy import create_engine, text
-
-    from tracekit.store import Store
-
     with tempfile.TemporaryDirectory(prefix="tracekit-bench-") as name:
-        folder = Path(name)
-        parsed = bench_parse(folder, args.rows)
-        subset = ParsedImport(format=parsed.format, tool=parsed.tool, device=parsed.device,
-                              launches=parsed.launches, warps=parsed.warps.head(args.store_rows))
-        del parsed
-        source = folder / "source.txt"
-        source.write_text("stand-in source file for the store benchmark\n")
-        bench_store(Store.open(f"sqlite:///{folder / 'store.sqlite'}"), subset, source, "SQLite")
-        if args.no_postgres:
-            return
-        schema = f"tk_bench_{uuid.uuid4().hex[:12]}"
-        try:
-            admin = create_engine(POSTGRES_ADMIN_URL)
-            with admin.begin() as connection:
-                connection.execute(text(f"create schema {schema}"))
-        except Exception as exc:  # noqa: BLE001 - no server: say so and stop
-            print(f"Store.add_import PostgreSQL: skipped (no server at {POSTGRES_ADMIN_URL}: "
-                  f"{str(exc).splitlines()[0]})")
-            return
-        engine = create_engine(POSTGRES_ADMIN_URL, connect_args={"options": f"-csearch_path={schema}"})
-        try:
-            bench_store(Store(engine), subset, source, "PostgreSQL")
-        finally:
-            engine.dispose()
-            with admin.begin() as connection:
-                connection.execute(text(f"drop schema {schema} cascade"))
-            admin.dispose()
+        bench_parse(Path(name), args.rows)
 
 
 if __name__ == "__main__":
