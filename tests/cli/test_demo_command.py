@@ -1,0 +1,43 @@
+"""`tracekit demo`, the README's first Quick start command, up to the point where it would start the dashboard."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import skip_or_fail
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tracekit(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:
+    samples = REPO / "sample_traces"
+    traces = sorted(samples.rglob("*.csv.gz"))
+    if not traces:
+        skip_or_fail("sample_traces/ holds no warp traces")
+    db, report = tmp_path / "demo.sqlite", tmp_path / "demo.html"
+    result = tracekit("demo", "--no-serve", "--db", str(db), "--report", str(report))
+    assert result.returncode == 0, result.stderr
+    imports = json.loads(tracekit("ls", "--json", "--db", str(db)).stdout)
+    # Every trace, the report's raw CSV export and the Nsight Systems export.
+    assert len(imports) == len(traces) + 2
+    assert {row["format"] for row in imports} == {"warp-trace", "ncu-csv", "nsys-sqlite"}
+    html = report.read_text()
+    assert f"report of {sum(row['launch_count'] for row in imports)} launches" in result.stdout
+    assert "throughput-bound" in html and "latency-bound" in html
+    # A second run finds everything already stored and adds nothing.
+    again = tracekit("demo", "--no-serve", "--db", str(db), "--report", str(report))
+    assert again.returncode == 0 and again.stdout.count("already stored") == len(imports)
+
+
+def test_demo_without_samples_is_one_clear_line(tmp_path: Path) -> None:
+    result = tracekit("demo", "--no-serve", "--db", str(tmp_path / "x.sqlite"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no sample folder here" in result.stderr and "Traceback" not in result.stderr
