@@ -9,6 +9,7 @@ import polars as pl
 from tracekit.analysis.result import LaunchInput, analyze_launches
 from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.views import latency_histogram, occupancy_over_time
+from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.store import Store
 
 FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
@@ -16,11 +17,14 @@ FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure s
 
 def launch_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
     """One `LaunchInput` per row of `launches` (as `Store.launches()` returns them)."""
-    metrics = store.metrics(launches["id"].to_list()) if launches.height else pl.DataFrame()
+    launch_ids = launches["id"].to_list()
+    metrics = store.metrics(launch_ids) if launch_ids else pl.DataFrame()
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
+    traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
+    no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
     return [
         LaunchInput(launch=row, metrics=by_launch.get((row["id"],), metrics.clear()),
-                    warps=store.warps(row["id"]))
+                    warps=store.warps(row["id"]) if row["id"] in traced else no_warps)
         for row in launches.iter_rows(named=True)
     ]
 
