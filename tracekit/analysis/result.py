@@ -135,7 +135,8 @@ def _block_imbalance_spread(warps: pl.DataFrame) -> float | None:
 
 
 def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int | None,
-                   achieved_pct: float | None) -> dict[str, Any]:
+                   achieved_pct: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The result's trace sections, and the trace's numbers the classification takes."""
     warps = relative_times(warps)  # once, rather than in each of the functions below
     sm_count = kernel["device"]["sm_count"]
     sm_count = int(sm_count) if sm_count else None
@@ -150,7 +151,7 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
     blocks = block_replacement(warps, sm_count=sm_count)
     versus_counter = (trace_vs_counter(occupancy.mean_warps_per_active_sm, max_warps, achieved_pct)
                       if max_warps and achieved_pct is not None else None)
-    return {
+    sections = {
         "warps": {
             "count": latency.count,
             "sm_count": occupancy.sm_count,
@@ -197,16 +198,17 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
                if k not in ("tail_ns", "tail_fraction", "tail_after_first_idle_ns", "tail_after_first_idle_fraction")},
         },
         "blocks": {k: v for k, v in vars(blocks).items() if not isinstance(v, pl.DataFrame)},
-        "_classification_inputs": {
-            "mean_warp_latency_ns": latency.mean_latency_ns,
-            "throughput_warps_per_ns_per_sm": throughput.throughput_warps_per_ns_per_sm,
-            "trace_mean_occupancy_warps_per_sm": occupancy.mean_occupancy_warps_per_sm,
-            "tail_fraction": tail.tail_after_first_idle_fraction,
-            "block_imbalance_spread": _block_imbalance_spread(warps),
-            "lost_to_block_gaps_warps_per_sm": blocks.lost_to_gaps_warps_per_sm,
-            "lost_to_end_spread_warps_per_sm": blocks.lost_to_end_spread_warps_per_sm,
-        },
     }
+    classification_inputs = {
+        "mean_warp_latency_ns": latency.mean_latency_ns,
+        "throughput_warps_per_ns_per_sm": throughput.throughput_warps_per_ns_per_sm,
+        "trace_mean_occupancy_warps_per_sm": occupancy.mean_occupancy_warps_per_sm,
+        "tail_fraction": tail.tail_after_first_idle_fraction,
+        "block_imbalance_spread": _block_imbalance_spread(warps),
+        "lost_to_block_gaps_warps_per_sm": blocks.lost_to_gaps_warps_per_sm,
+        "lost_to_end_spread_warps_per_sm": blocks.lost_to_end_spread_warps_per_sm,
+    }
+    return sections, classification_inputs
 
 
 def _classification_dict(verdict: Classification) -> dict[str, Any]:
@@ -262,8 +264,8 @@ def analyze_launch(data: LaunchInput, sweep: SweepFit | None = None) -> dict[str
     }
     trace_inputs: dict[str, Any] = {}
     if warps.height:
-        sections = _warp_sections(warps, kernel, occupancy["max_warps_per_sm"], occupancy["achieved_pct"])
-        trace_inputs = sections.pop("_classification_inputs")
+        sections, trace_inputs = _warp_sections(warps, kernel, occupancy["max_warps_per_sm"],
+                                                occupancy["achieved_pct"])
         result.update(sections)
     elif duration and kernel["device"]["sm_count"] and _product(kernel["grid"]) and _product(kernel["block"]):
         # Without a trace the warp throughput still follows from the launch: all its warps over its duration.
