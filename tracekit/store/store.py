@@ -211,8 +211,24 @@ class Store:
                      .where(WarpRow.launch_id == int(launch_id)).order_by(WarpRow.id))
         frame = self._postgres_arrow_frame(statement) if self.engine.dialect.name == "postgresql" else None
         if frame is None:
-            frame = self._frame(statement)
+            frame = self._integer_rows_frame(statement)
         return frame.select(pl.col(name).cast(dtype) for name, dtype in WARP_SCHEMA.items() if name != "launch_key")
+
+    def _integer_rows_frame(self, statement) -> pl.DataFrame:
+        """An all-integer result read with the driver's own cursor in batches: about twice as fast as
+        `pl.read_database`, with memory bounded by one batch of Python rows."""
+        sql = str(statement.compile(self.engine, compile_kwargs={"literal_binds": True}))
+        schema = {column.name: pl.Int64 for column in statement.selected_columns}
+        frames = []
+        with self.engine.connect() as connection:
+            cursor = connection.connection.driver_connection.cursor()
+            try:
+                cursor.execute(sql)
+                while rows := cursor.fetchmany(READ_BATCH_ROWS):
+                    frames.append(pl.DataFrame(rows, schema=schema, orient="row"))
+            finally:
+                cursor.close()
+        return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
 
     def _postgres_arrow_frame(self, statement) -> pl.DataFrame | None:
         """The statement's result through the ADBC PostgreSQL driver, or None when it is not installed."""
