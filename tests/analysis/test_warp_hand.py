@@ -206,6 +206,8 @@ def test_block_replacement(warps):
     # warp 0) + 100 (block 1, warp 0) = 200 warp-ns; over 400 ns x 2 SMs.
     assert result.lost_to_gaps_warps_per_sm == 40 / 800
     assert result.lost_to_end_spread_warps_per_sm == 200 / 800
+    # Block durations 80, 200, 300 ns: linear p10 = 80 + 0.2 x 120 = 104, p90 = 200 + 0.8 x 100 = 280, median 200.
+    assert result.duration_relative_spread == pytest.approx((280 - 104) / 200)
 
 
 def test_binned_activity(warps):

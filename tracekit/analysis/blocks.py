@@ -56,6 +56,7 @@ class BlockReplacement:
     end_spread_max_ns: int
     lost_to_gaps_warps_per_sm: float  # sum(gap x warps of the ended block) / (span x sm_count)
     lost_to_end_spread_warps_per_sm: float  # sum over warps of (block end - warp end) / (span x sm_count)
+    duration_relative_spread: float | None  # (p90 - p10) / median of block durations: imbalance between blocks
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -66,6 +67,7 @@ def block_replacement(warps: pl.DataFrame, sm_count: int | None = None) -> Block
     sm_count = resolve_sm_count(rel, sm_count)
     capacity_ns = max(int(rel["end_rel_ns"].max()), 1) * sm_count
     gap, spread = pl.col("gap_ns"), pl.col("end_spread_ns")
+    duration = pl.col("end_ns") - pl.col("start_ns")
     row = blocks_frame(rel).select(
         blocks=pl.len(),
         replacements=gap.count(),
@@ -81,5 +83,7 @@ def block_replacement(warps: pl.DataFrame, sm_count: int | None = None) -> Block
         end_spread_max_ns=spread.max(),
         lost_to_gaps_warps_per_sm=(gap * pl.col("warps")).sum() / capacity_ns,
         lost_to_end_spread_warps_per_sm=pl.col("warp_ns_after_own_end").sum() / capacity_ns,
+        duration_relative_spread=pl.when(duration.median() > 0).then(
+            (duration.quantile(0.9, "linear") - duration.quantile(0.1, "linear")) / duration.median()),
     ).row(0, named=True)
     return BlockReplacement(**row)

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.analysis import counters
-from tracekit.analysis.blocks import block_replacement, blocks_frame
+from tracekit.analysis.blocks import block_replacement
 from tracekit.analysis.classification import Classification, ClassificationInputs, classify
 from tracekit.analysis.latency import latency_stats
 from tracekit.analysis.littles_law import check_littles_law
@@ -125,15 +125,6 @@ def _occupancy(kernel: dict[str, Any], metrics: pl.DataFrame, theory: OccupancyR
     }
 
 
-def _block_imbalance_spread(warps: pl.DataFrame) -> float | None:
-    """(p90 - p10) / median of block durations: how unequal the blocks' work is."""
-    durations = blocks_frame(warps).select(duration=pl.col("end_ns") - pl.col("start_ns"))["duration"]
-    median = durations.median()
-    if not median:
-        return None
-    return float((durations.quantile(0.9) - durations.quantile(0.1)) / median)
-
-
 def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int | None,
                    achieved_pct: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The result's trace sections, and the trace's numbers the classification takes."""
@@ -204,7 +195,7 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
         "throughput_warps_per_ns_per_sm": throughput.throughput_warps_per_ns_per_sm,
         "trace_mean_occupancy_warps_per_sm": occupancy.mean_occupancy_warps_per_sm,
         "tail_fraction": tail.tail_after_first_idle_fraction,
-        "block_imbalance_spread": _block_imbalance_spread(warps),
+        "block_imbalance_spread": blocks.duration_relative_spread,
         "lost_to_block_gaps_warps_per_sm": blocks.lost_to_gaps_warps_per_sm,
         "lost_to_end_spread_warps_per_sm": blocks.lost_to_end_spread_warps_per_sm,
     }
