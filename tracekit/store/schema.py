@@ -25,7 +25,7 @@ BULK_TABLES = ("metrics", "warps")
 
 
 class Base(DeclarativeBase):
-    pass
+    """The declarative base of the store's tables (its metadata is what Alembic compares against)."""
 
 
 class ImportRow(Base):
