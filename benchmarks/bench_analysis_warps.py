@@ -1,6 +1,9 @@
 """Times the per-warp analyses on 10M synthetic warps, next to the time polars needs just to sort the frame.
 
 Run: python benchmarks/bench_analysis_warps.py [warps]   (default 10,000,000)
+The analyses are timed one by one, each on its own (as the dashboard calls them, every one sorting the warp events
+it needs), then `_warp_sections` as a whole: what `tracekit analyze` pays per launch, with the event sweep done once
+(`launch_steps`) and passed on. Target (issue 4): `_warp_sections` on 10M warps in about 4 s on 2 cores.
 The synthetic launch is plausible for an H100: 132 SMs, 8 resident blocks of 8 warps per SM, warp latencies of a
 few µs (log-normal), each block slot taking a new block a few hundred ns after its block's last warp ends,
 timestamps in 32 ns steps like %globaltimer. Peak memory is the process's maximum resident set (ru_maxrss).
@@ -16,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from tracekit.analysis import blocks, latency, littles_law, tail, throughput, timeline, warp_occupancy, windows
+from tracekit.analysis.result import _warp_sections
 
 SM_COUNT = 132
 BLOCK_SLOTS_PER_SM = 8
@@ -87,9 +91,14 @@ def main() -> None:
     total_s = 0.0
     results = {}
     for label, function in cases:
-        results[label], seconds = timed(label, function, sort_s)
+        result, seconds = timed(label, function, sort_s)
+        if label.startswith("check_littles_law"):  # keep only what is printed below, not the big frames
+            results[label] = result
         total_s += seconds
     print(f"{'all analyses':<44} {total_s:7.2f} s  {total_s / sort_s:6.1f}x sort  peak RSS {peak_rss_gb():5.2f} GB")
+    timed("launch_steps (the sweep, shared)", lambda: warp_occupancy.launch_steps(rel), sort_s)
+    device = {"device": {"sm_count": SM_COUNT, "sm_clock_hz": 1.98e9}}
+    timed("_warp_sections: tracekit analyze, 1 launch", lambda: _warp_sections(warps, device, 64, None), sort_s)
     law = results["check_littles_law launch"]
     steady = results["check_littles_law steady state"]
     print(f"Little's law, launch: relative error {law.relative_error:.2e}; steady state {steady.window_ns}: "

@@ -279,3 +279,16 @@ def test_bad_input_is_one_clear_error(warps):
         throughput.warp_throughput(warps, sm_count=1)
     with pytest.raises(TracekitError, match="bins"):
         timeline.binned_activity(warps, bins=0)
+
+
+def test_gpu_steps_from_the_per_sm_sweep_equal_a_gpu_sweep():
+    # Ties across SMs and within one (t = 100 on both SMs; an end and a start together on SM 0), and a
+    # zero-length warp: the GPU-wide curve derived from the per-SM one must equal its own sweep, row for row.
+    frame = warps_frame([(0, 0, 0, 0, 100), (0, 1, 0, 100, 200), (1, 2, 0, 50, 100), (1, 2, 1, 100, 100),
+                         (1, 3, 0, 100, 300), (0, 4, 0, 150, 250)])
+    per_sm = warp_occupancy.occupancy_steps(frame)
+    assert warp_occupancy.gpu_steps_from_per_sm(per_sm).equals(warp_occupancy.occupancy_steps(frame, per_sm=False))
+    steps = warp_occupancy.launch_steps(frame)
+    assert steps.per_sm.equals(per_sm)
+    assert warp_occupancy.mean_occupancy(frame, steps=steps).mean_occupancy_warps_per_sm == \
+        warp_occupancy.mean_occupancy(frame).mean_occupancy_warps_per_sm

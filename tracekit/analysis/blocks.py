@@ -20,7 +20,14 @@ from tracekit.analysis.warp_occupancy import relative_times, resolve_sm_count
 
 def blocks_frame(warps: pl.DataFrame) -> pl.DataFrame:
     """One row per block: sm_id, block_id, warps, start_ns, end_ns, end_spread_ns, warp_ns_after_own_end,
-    next_start_ns, gap_ns (relative ns; the last columns null when no block follows on the SM)."""
+    next_start_ns, gap_ns (relative ns; the last columns null when no block follows on the SM), sorted by
+    (sm_id, start_ns, block_id)."""
+    return _unordered_blocks(warps).sort("sm_id", "start_ns", "block_id")
+
+
+def _unordered_blocks(warps: pl.DataFrame) -> pl.DataFrame:
+    """`blocks_frame` in no particular order: the summaries need no order, and a 3-key sort of a million blocks
+    costs as much as computing them."""
     rel = relative_times(warps)
     end = pl.col("end_rel_ns")
     blocks = rel.lazy().group_by("block_id").agg(
@@ -36,8 +43,7 @@ def blocks_frame(warps: pl.DataFrame) -> pl.DataFrame:
             .join_asof(starts, left_on="end_ns", right_on="next_start_ns", by="sm_id", strategy="forward",
                        check_sortedness=False, coalesce=False)  # both sides sorted just above
             .select("sm_id", "block_id", "warps", "start_ns", "end_ns", "end_spread_ns", "warp_ns_after_own_end",
-                    "next_start_ns", gap_ns=pl.col("next_start_ns") - pl.col("end_ns"))
-            .sort("sm_id", "start_ns", "block_id"))
+                    "next_start_ns", gap_ns=pl.col("next_start_ns") - pl.col("end_ns")))
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ def block_replacement(warps: pl.DataFrame, sm_count: int | None = None) -> Block
     capacity_ns = max(int(rel["end_rel_ns"].max()), 1) * sm_count
     gap, spread = pl.col("gap_ns"), pl.col("end_spread_ns")
     duration = pl.col("end_ns") - pl.col("start_ns")
-    row = blocks_frame(rel).select(
+    row = _unordered_blocks(rel).select(
         blocks=pl.len(),
         replacements=gap.count(),
         gap_mean_ns=gap.mean(),

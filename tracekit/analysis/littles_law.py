@@ -77,11 +77,16 @@ class LittlesLaw:
 
 
 def check_littles_law(warps: pl.DataFrame, window: Window | Literal["launch", "steady_state"] | None = None,
-                      sm_count: int | None = None) -> LittlesLaw:
-    """Little's law over `window`: None or "steady_state" for the steady state, "launch" for the whole launch."""
+                      sm_count: int | None = None, gpu_steps: pl.DataFrame | None = None) -> LittlesLaw:
+    """Little's law over `window`: None or "steady_state" for the steady state, "launch" for the whole launch.
+
+    `gpu_steps` (`occupancy_steps(warps, per_sm=False)` or `launch_steps(warps).gpu`) saves the event sweep when
+    the caller already has it.
+    """
     rel = relative_times(warps)
     sm_count = resolve_sm_count(rel, sm_count)
-    gpu_steps = occupancy_steps(rel, per_sm=False)
+    if gpu_steps is None:
+        gpu_steps = occupancy_steps(rel, per_sm=False)
     if window is None or window == "steady_state":
         state = describe_steady_state(rel, gpu_steps=gpu_steps)
         kind, window = ("launch" if state.whole_launch else "steady_state"), state.window_ns

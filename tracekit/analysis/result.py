@@ -22,7 +22,7 @@ from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoreti
 from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
 from tracekit.analysis.tail import measure_tail
 from tracekit.analysis.throughput import warp_throughput
-from tracekit.analysis.warp_occupancy import mean_occupancy, relative_times, trace_vs_counter
+from tracekit.analysis.warp_occupancy import launch_steps, mean_occupancy, relative_times, trace_vs_counter
 from tracekit.errors import TracekitError
 
 SCHEMA = "tracekit.analysis/1"
@@ -133,11 +133,15 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
     sm_count = int(sm_count) if sm_count else None
     if sm_count is not None:
         sm_count = max(sm_count, int(warps["sm_id"].max()) + 1)
+    # The event sweep (a sort of 2 events per warp) is the expensive part: sort once, pass the steps on.
+    steps = launch_steps(warps)
+    occupancy = mean_occupancy(warps, sm_count=sm_count, steps=steps)
+    gpu_steps = steps.gpu
+    del steps  # the per-SM steps (a row per SM and event time) are done with: free them before the rest
+    whole = check_littles_law(warps, "launch", sm_count=sm_count, gpu_steps=gpu_steps)
+    steady = check_littles_law(warps, "steady_state", sm_count=sm_count, gpu_steps=gpu_steps)
     latency = latency_stats(warps)
-    occupancy = mean_occupancy(warps, sm_count=sm_count)
     throughput = warp_throughput(warps, sm_count=sm_count, sm_clock_hz=kernel["device"]["sm_clock_hz"])
-    whole = check_littles_law(warps, "launch", sm_count=sm_count)
-    steady = check_littles_law(warps, "steady_state", sm_count=sm_count)
     tail = measure_tail(warps, sm_count=sm_count)
     blocks = block_replacement(warps, sm_count=sm_count)
     versus_counter = (trace_vs_counter(occupancy.mean_warps_per_active_sm, max_warps, achieved_pct)

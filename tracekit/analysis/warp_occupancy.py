@@ -100,6 +100,43 @@ def occupancy_steps(warps: pl.DataFrame, per_sm: bool = True) -> pl.DataFrame:
     return steps.select(*columns, time_ns=time_ns, active_warps="active_warps").collect()
 
 
+def gpu_steps_from_per_sm(per_sm_steps: pl.DataFrame) -> pl.DataFrame:
+    """The GPU-wide step function summed from the per-SM one, without sorting the warp events again.
+
+    Equal to `occupancy_steps(warps, per_sm=False)`, row for row: the per-SM rows' distinct times are the launch's
+    distinct event times, and each SM's change in active warps at a time, summed over SMs and run through a
+    cumulative sum in time order, is the GPU-wide count. Grouping ~N rows by time is several times cheaper than
+    sorting 2N events.
+    """
+    active = pl.col("active_warps")
+    # The last row of each SM is 0, so the previous row's count is the right base at each SM's first row too.
+    change = active - active.shift(1).fill_null(0)
+    return (per_sm_steps.lazy().select("time_ns", change=change)
+            .group_by("time_ns").agg(pl.col("change").sum())
+            .sort("time_ns")
+            .select("time_ns", active_warps=pl.col("change").cum_sum().cast(pl.Int32))
+            .collect())
+
+
+@dataclass(frozen=True, eq=False)
+class LaunchSteps:
+    """A launch's active-warp step functions, per SM and GPU-wide (see `occupancy_steps`), from one event sort.
+
+    Sorting the 2N warp events is most of what the occupancy, Little's law and steady-state analyses cost, and they
+    all need the same step functions: compute them once with `launch_steps` and pass them on (the `steps=` /
+    `gpu_steps=` parameters) rather than letting each function sort again.
+    """
+
+    per_sm: pl.DataFrame  # sm_id, time_ns, active_warps
+    gpu: pl.DataFrame  # time_ns, active_warps
+
+
+def launch_steps(warps: pl.DataFrame) -> LaunchSteps:
+    """Both step functions of `warps`: the per-SM sweep, and the GPU-wide one summed from it."""
+    per_sm = occupancy_steps(warps, per_sm=True)
+    return LaunchSteps(per_sm=per_sm, gpu=gpu_steps_from_per_sm(per_sm))
+
+
 def step_segments(steps: pl.DataFrame, window: Window) -> pl.DataFrame:
     """`steps` with `length_ns`: how long each step's value holds inside `window` (0 outside it).
 
@@ -137,9 +174,14 @@ class OccupancyOverTime:
         return result
 
 
-def mean_occupancy(warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None) -> OccupancyOverTime:
-    """Mean and variance of the number of active warps per SM over `window` (default: the whole launch)."""
+def mean_occupancy(warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None,
+                   steps: LaunchSteps | None = None) -> OccupancyOverTime:
+    """Mean and variance of the number of active warps per SM over `window` (default: the whole launch).
+
+    `steps` (from `launch_steps` on the same warps) saves the event sweep when the caller already has it.
+    """
     rel = relative_times(warps)
+    steps = launch_steps(rel) if steps is None else steps
     window = resolve_window(rel, window)
     sm_count = resolve_sm_count(rel, sm_count)
     duration_ns = window[1] - window[0]
@@ -147,15 +189,18 @@ def mean_occupancy(warps: pl.DataFrame, window: Window | None = None, sm_count: 
     active = pl.col("active_warps").cast(pl.Int64)
     length = pl.col("length_ns")
     per_sm = (
-        step_segments(occupancy_steps(rel, per_sm=True), window)
+        step_segments(steps.per_sm, window)
         .lazy()
-        .group_by("sm_id")
-        .agg(
-            warp_ns=(active * length).sum(),
-            warp_ns_squared=(active.cast(pl.Float64) ** 2 * length).sum(),
-            active_ns=length.filter(active > 0).sum(),
-            max_active_warps=active.filter(length > 0).max().fill_null(0),
+        # Per-row terms first, then plain sums and a max per SM: cheaper than filtering inside the aggregation.
+        .select(
+            "sm_id",
+            warp_ns=active * length,
+            warp_ns_squared=active.cast(pl.Float64) ** 2 * length,
+            active_ns=pl.when(active > 0).then(length).otherwise(0),
+            max_active_warps=pl.when(length > 0).then(active).otherwise(0),  # counts are >= 0: 0 when none
         )
+        .group_by("sm_id")
+        .agg(pl.col("warp_ns", "warp_ns_squared", "active_ns").sum(), pl.col("max_active_warps").max())
         .sort("sm_id")
         .with_columns(mean_active_warps=pl.col("warp_ns") / duration_ns)
         .with_columns(
@@ -169,7 +214,7 @@ def mean_occupancy(warps: pl.DataFrame, window: Window | None = None, sm_count: 
     means = per_sm["mean_active_warps"]
     variance_across_sms = float((means**2).sum()) / sm_count - (float(means.sum()) / sm_count) ** 2
 
-    gpu = step_segments(occupancy_steps(rel, per_sm=False), window)
+    gpu = step_segments(steps.gpu, window)
     gpu_squared = float(gpu.select((pl.col("active_warps").cast(pl.Float64) ** 2 * length).sum()).item())
     variance_over_time = gpu_squared / duration_ns / sm_count**2 - gpu_mean**2
 
