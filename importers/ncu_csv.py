@@ -37,8 +37,10 @@ The device is the first launch's: `CC`, `device__attribute_*` (clock_rate is in 
 from __future__ import annotations
 
 import csv
-import io
+import functools
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +68,7 @@ _DOT_GROUPED = (r"^[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^[-+]?\d{1,3}(\.\d{3})+,\d+
 _NUMBER_TOKEN = r"[-+]?(?:\d[\d.,]*)?\d(?:[eE][-+]?\d+)?"
 _INSTANCE_LIST = rf"^\(?\s*{_NUMBER_TOKEN}(?:\s*;\s*{_NUMBER_TOKEN}|\s+{_NUMBER_TOKEN})+\s*;?\s*\)?$"
 _NOT_AVAILABLE = ["n/a", "N/A", "nan", "NaN", "-", "--"]
+_QUOTE = ord('"')
 _TYPE_SAMPLE_ROWS = 20  # raw page: the rows that decide which columns are read as numbers
 
 # device__attribute_* metric -> Device field / `Device.extra` key (units in the key).
@@ -114,7 +117,7 @@ def sniff(head: bytes) -> bool:
 def read(path: Path, **options) -> ParsedImport:
     """Parse one Nsight Compute CSV; unknown options are ignored."""
     path = Path(path)
-    table = _locate_table(path, _read_text(path))
+    table = _locate_table(path, _read_bytes(path))
     if "Metric Value" in table.header or ("Average" in table.header and "Metric Name" in table.header):
         layout = _details if "Metric Value" in table.header else _summary
         launches, metrics = layout(path, table, _parse_rows(path, table))
@@ -140,12 +143,42 @@ def read(path: Path, **options) -> ParsedImport:
 
 @dataclass
 class _Table:
+    """The table's header and where its rows are: as text lines, or (a clean file) as the file's bytes."""
+
     header: list[str]
     header_line: int
-    rows: list[str] = field(default_factory=list)  # table lines after the header, as in the file
-    line_numbers: list[int] = field(default_factory=list)
+    line_numbers: Sequence[int]  # the file line of each table row
     tool_lines: list[tuple[int, str]] = field(default_factory=list)
     ends_with_newline: bool = True
+    lines: list[str] | None = None  # the table rows as in the file; split from `data` on first use
+    data: bytes | None = None  # a clean file: every line after the header line is a table row
+    body_start: int = 0  # offset of the first table row in `data`
+
+    @property
+    def rows(self) -> list[str]:
+        """The table lines after the header, as in the file."""
+        if self.lines is None:
+            first = self.header_line  # 0-based index of the line after the header
+            self.lines = self.data.decode("ascii").split("\n")[first:first + len(self.line_numbers)]
+        return self.lines
+
+    def head(self, count: int) -> list[str]:
+        """The first `count` rows, without splitting a whole clean file (the raw page reads its units and sample)."""
+        if self.lines is not None or self.data is None:
+            return self.rows[:count]
+        rows, start = [], self.body_start
+        for _ in range(min(count, len(self.line_numbers))):
+            end = self.data.find(b"\n", start)
+            end = len(self.data) if end < 0 else end
+            rows.append(self.data[start:end].decode("ascii"))
+            start = end + 1
+        return rows
+
+    def csv_source(self, skip: int) -> tuple[bytes, int]:
+        """What polars reads for the rows after the first `skip`: bytes, and how many of their lines to skip."""
+        if self.data is not None:
+            return self.data, self.header_line + skip  # the file itself: no copy, no re-encoding
+        return "\n".join(self.rows[skip:]).encode(), 0
 
 
 def _decode_bytes(data: bytes, strict: bool) -> str:
@@ -156,7 +189,8 @@ def _decode_bytes(data: bytes, strict: bool) -> str:
     return data.decode("utf-8", errors="strict" if strict else "replace")
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, once checked to be text at all (not empty, no NUL bytes)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -167,6 +201,10 @@ def _read_text(path: Path) -> str:
         offset = data.index(b"\x00")
         raise InputError(str(path), f"binary data (NUL byte at offset {offset}), not an Nsight Compute CSV",
                          data.count(b"\n", 0, offset) + 1)
+    return data
+
+
+def _decode_text(path: Path, data: bytes) -> str:
     try:
         return _decode_bytes(data, strict=True)
     except UnicodeDecodeError as exc:
@@ -178,38 +216,98 @@ def _csv_fields(line: str) -> list[str]:
     return next(csv.reader([line]), [])
 
 
-def _locate_table(path: Path, text: str) -> _Table:
+def _header_fields(line: str) -> list[str] | None:
+    """The header's fields when `line` is the table header (it names "Kernel Name"), else None."""
+    if "Kernel Name" in line and line.count('"') % 2 == 0:
+        fields = _csv_fields(line)
+        if "Kernel Name" in fields:
+            return [f.strip() for f in fields]
+    return None
+
+
+def _is_tool_line(line: str) -> bool:
+    return line.startswith("==") and _TOOL_LINE.match(line) is not None
+
+
+def _locate_table(path: Path, data: bytes) -> _Table:
     """The header line and the table lines after it; tool lines and application output are set aside."""
-    table: _Table | None = None
+    table = _locate_clean_table(data) or _locate_table_in_text(path, _decode_text(path, data))
+    if not table.line_numbers:
+        raise InputError(str(path), "the Nsight Compute table has a header but no rows", table.header_line)
+    if not table.ends_with_newline and table.rows[-1].count('"') % 2:
+        raise InputError(str(path), "truncated row: the file ends inside a quoted field", table.line_numbers[-1])
+    return table
+
+
+def _locate_clean_table(data: bytes) -> _Table | None:
+    """The usual `ncu --csv` file found without decoding and splitting all of it; None for anything else.
+
+    Clean: ASCII, Unix line ends, a quoted header, and every line after it a quoted table row (no tool lines or
+    application output in between). polars then reads the rows straight from the file's bytes.
+    """
+    if not data.isascii() or b"\r" in data:
+        return None
+    tool_lines: list[tuple[int, str]] = []
+    start, number, header = 0, 1, None
+    while header is None:
+        end = data.find(b"\n", start)
+        if end < 0:
+            return None
+        line = data[start:end].decode("ascii")
+        if _is_tool_line(line):
+            tool_lines.append((number, line))
+        elif line.strip():
+            header = _header_fields(line)
+        start, number = end + 1, number + 1
+    header_line = number - 1
+    if not line.startswith('"'):
+        return None
+    body_start = row_start = end + 1
+    row_count, size = 0, len(data)
+    while row_start < size:  # find() is memchr; bytes.count() would be several times slower
+        if data[row_start] != _QUOTE:
+            return None  # a blank line, tool line or application output after the header
+        row_count += 1
+        row_end = data.find(b"\n", row_start)
+        if row_end < 0:
+            break
+        row_start = row_end + 1
+    if not row_count:
+        return None
+    return _Table(header=header, header_line=header_line,
+                  line_numbers=range(header_line + 1, header_line + 1 + row_count), tool_lines=tool_lines,
+                  ends_with_newline=data.endswith(b"\n"), data=data, body_start=body_start)
+
+
+def _locate_table_in_text(path: Path, text: str) -> _Table:
+    """Any layout: line by line, skipping blank lines, tool lines and (quoted tables) unquoted output lines."""
+    header: list[str] | None = None
+    header_line = 0
+    rows: list[str] = []
+    line_numbers: list[int] = []
     tool_lines: list[tuple[int, str]] = []
     quoted_table = True
     for number, raw_line in enumerate(text.split("\n"), start=1):
         line = raw_line.rstrip("\r")
         if not line.strip():
             continue
-        if line.startswith("==") and _TOOL_LINE.match(line):
+        if _is_tool_line(line):
             tool_lines.append((number, line))
             continue
-        if table is None:
-            if "Kernel Name" in line and line.count('"') % 2 == 0:
-                fields = _csv_fields(line)
-                if "Kernel Name" in fields:
-                    table = _Table(header=[f.strip() for f in fields], header_line=number)
-                    quoted_table = line.startswith('"')
+        if header is None:
+            header = _header_fields(line)
+            if header is not None:
+                header_line = number
+                quoted_table = line.startswith('"')
             continue
         if quoted_table and not line.startswith('"'):
             continue  # application output printed between table rows
-        table.rows.append(line)
-        table.line_numbers.append(number)
-    if table is None:
+        rows.append(line)
+        line_numbers.append(number)
+    if header is None:
         raise InputError(str(path), *_no_table_reason(tool_lines))
-    table.tool_lines = tool_lines
-    table.ends_with_newline = text.endswith("\n")
-    if not table.rows:
-        raise InputError(str(path), "the Nsight Compute table has a header but no rows", table.header_line)
-    if table.rows[-1].count('"') % 2 and not table.ends_with_newline:
-        raise InputError(str(path), "truncated row: the file ends inside a quoted field", table.line_numbers[-1])
-    return table
+    return _Table(header=header, header_line=header_line, line_numbers=line_numbers, tool_lines=tool_lines,
+                  ends_with_newline=text.endswith("\n"), lines=rows)
 
 
 def _unbalanced_quotes(path: Path, table: _Table) -> None:
@@ -239,45 +337,42 @@ def _parse_rows(path: Path, table: _Table, skip: int = 0,
     reading; a later cell that is not a number makes this return None (the caller then reads strings).
     """
     names = _unique_names(table.header)
-    lines, numbers = table.rows[skip:], table.line_numbers[skip:]
-    # The header row goes first so that polars takes the table's width from it, not from a short first row.
-    header = ",".join('"' + f"c{i}" + '"' for i in range(len(names)))
-    data = "\n".join([header, *lines]).encode()
-    options = {"has_header": True, "quote_char": '"', "truncate_ragged_lines": True, "raise_if_empty": False}
+    numbers = table.line_numbers[skip:]
+    source, skip_lines = table.csv_source(skip)
+    # No header row: the schema gives the table's width; "insert" keeps a short first row from deciding it.
+    options = {"has_header": False, "skip_lines": skip_lines, "missing_columns": "insert", "quote_char": '"',
+               "truncate_ragged_lines": True, "raise_if_empty": False}
     try:
         if strings_only is None:
-            frame = pl.read_csv(io.BytesIO(data), infer_schema=False, **options)
+            frame = pl.read_csv(source, schema={f"c{i}": pl.String for i in range(len(names))}, **options)
         else:
-            sample = [_csv_fields(line) for line in lines[:_TYPE_SAMPLE_ROWS]]
-            schema = {f"c{i}": pl.String if name in strings_only or not _numeric_cells(row[i] if i < len(row) else ""
-                                                                                       for row in sample)
-                      else pl.Float64 for i, name in enumerate(names)}
+            sample = [_csv_fields(line) for line in table.head(skip + _TYPE_SAMPLE_ROWS)[skip:]]
+            columns = itertools.zip_longest(*sample, fillvalue="") if sample else itertools.repeat(())
+            schema = {f"c{i}": pl.String if name in strings_only or not _numeric_cells(cells) else pl.Float64
+                      for i, (name, cells) in enumerate(zip(names, columns, strict=False))}
             try:
-                frame = pl.read_csv(io.BytesIO(data), schema=schema, **options)
+                frame = pl.read_csv(source, schema=schema, **options)
             except pl.exceptions.PolarsError:
                 return None
     except pl.exceptions.PolarsError as exc:
         _unbalanced_quotes(path, table)
         raise InputError(str(path), f"unreadable CSV table: {str(exc).splitlines()[0]}", table.header_line) from None
-    if frame.height != len(lines):
+    if frame.height != len(numbers):
         _unbalanced_quotes(path, table)
-        raise InputError(str(path), f"read {frame.height} table rows but the file has {len(lines)}",
+        raise InputError(str(path), f"read {frame.height} table rows but the file has {len(numbers)}",
                          table.header_line)
     frame.columns = names
     return frame.with_columns(pl.Series("_line", numbers, dtype=pl.Int64))
 
 
-def _numeric_cells(cells) -> bool:
+def _numeric_cells(cells: tuple[str, ...]) -> bool:
     """Every cell is a plain number or empty, and at least one is a number."""
-    numbers = 0
-    for cell in cells:
-        if cell:
-            try:
-                float(cell)
-            except ValueError:
-                return False
-            numbers += 1
-    return numbers > 0
+    numbers = {cell for cell in cells if cell}  # distinct: launches repeat values (device, launch configuration)
+    try:
+        list(map(float, numbers))  # a loop in C: this runs for every column of every raw file
+    except ValueError:
+        return False
+    return bool(numbers)
 
 
 def _unique_names(header: list[str]) -> list[str]:
@@ -292,10 +387,9 @@ def _unique_names(header: list[str]) -> list[str]:
 
 def _require_fields(path: Path, table: _Table, rows: pl.DataFrame, mask: pl.Expr, expected: str) -> None:
     """Raise for the first row that `mask` marks as too short: a truncated last row or a malformed one."""
-    short = rows.filter(mask).select("_line").head(1)
-    if short.height == 0:
+    line = rows.select(pl.col("_line").filter(mask).first()).item()
+    if line is None:
         return
-    line = short.item()
     text = table.rows[table.line_numbers.index(line)]
     count = len(_csv_fields(text))
     truncated = line == table.line_numbers[-1] and not table.ends_with_newline
@@ -391,32 +485,43 @@ def _raw(path: Path, table: _Table) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
     if not metric_columns:
         raise InputError(str(path), "the table has neither metric columns nor a 'Metric Name' column",
                          table.header_line)
-    first = dict(zip(names, _csv_fields(table.rows[0]), strict=False))
+    first = dict(zip(names, _csv_fields(table.head(1)[0]), strict=False))
     has_units = not (first.get("ID") or first.get("Kernel Name"))  # the units row: empty identity cells
     units = {c: (first.get(c) if has_units else None) for c in metric_columns}
     skip = 1 if has_units else 0
-    if len(table.rows) == skip:
+    if len(table.line_numbers) == skip:
         raise InputError(str(path), "the Nsight Compute table has a header and units but no rows", table.header_line)
     rows = _parse_rows(path, table, skip, strings_only=identity)
     dot_grouping = rows is not None and _uses_dot_grouping(_text_cells(rows, metric_columns))
     if rows is None or dot_grouping:
         rows = _parse_rows(path, table, skip)  # every cell as text: the cleaning path decides
         dot_grouping = _uses_dot_grouping(_text_cells(rows, metric_columns))
-    short = pl.col(metric_columns[-1]).is_null() if rows.schema[metric_columns[-1]] == pl.String else pl.lit(False)
+    short = pl.col(metric_columns[-1]).is_null() if _dtypes(rows)[metric_columns[-1]] == pl.String else pl.lit(False)
     _require_fields(path, table, rows, short, f"{len(table.header)}")
     _require_last_row(path, table, len(table.header))
-    rows = rows.with_row_index("launch_key").with_columns(pl.col("launch_key").cast(pl.Int64))  # a row per launch
+    rows = rows.with_columns(pl.Series("launch_key", np.arange(rows.height, dtype=np.int64)))  # a row per launch
     launches = _launch_columns(path, rows, identity)
     metrics, launch_values = _raw_metrics(path, rows, metric_columns, units, launches, dot_grouping)
     return launches, metrics, launch_values
 
 
 def _text_cells(rows: pl.DataFrame, columns: list[str]) -> pl.Series:
-    schema = rows.schema
-    text_columns = [c for c in columns if schema[c] == pl.String]
-    if not text_columns:
-        return pl.Series([], dtype=pl.String)
-    return rows.select(pl.concat_list(text_columns).explode()).to_series().str.strip_chars()
+    """The distinct cells of the text-typed `columns`: enough to tell the number style, and launches repeat."""
+    schema = _dtypes(rows)
+    cells = [rows.get_column(c).alias("cell") for c in columns if schema[c] == pl.String]
+    if not cells:
+        return pl.Series("cell", [], dtype=pl.String)
+    return pl.concat(cells).unique().str.strip_chars()
+
+
+def _dtypes(frame: pl.DataFrame) -> dict[str, pl.DataType]:
+    """Column name -> dtype; cheaper than `DataFrame.schema` on a frame with hundreds of columns."""
+    return dict(zip(frame.columns, frame.dtypes, strict=True))
+
+
+def _narrow(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """`frame.select(columns)` without a query plan, whose cost grows with the frame's width (raw page)."""
+    return pl.DataFrame([frame.get_column(c) for c in columns])
 
 
 def _require_last_row(path: Path, table: _Table, expected: int) -> None:
@@ -434,7 +539,7 @@ def _require_last_row(path: Path, table: _Table, expected: int) -> None:
 def _integers(path: Path, rows: pl.DataFrame, column: str) -> pl.DataFrame:
     """`column` parsed as integers (separators removed, empty -> null); a non-number is an InputError."""
     parsed = _integer(column)
-    _raise_first_bad(path, rows, {column: parsed.is_null() & _non_empty(column)}, "is not a number")
+    _raise_first_bad(path, rows, {column: (parsed.is_null() & _non_empty(column), "is not a number")})
     return rows.with_columns(parsed.alias(column))
 
 
@@ -446,12 +551,13 @@ def _non_empty(column: str) -> pl.Expr:
     return pl.col(column).str.strip_chars().fill_null("") != ""
 
 
-def _raise_first_bad(path: Path, rows: pl.DataFrame, bad: dict[str, pl.Expr], what: str) -> None:
-    """InputError naming the first row (file line) and column where `bad[column]` holds."""
+def _raise_first_bad(path: Path, rows: pl.DataFrame, bad: dict[str, tuple[pl.Expr, str]]) -> None:
+    """InputError for the first column of `bad` (column -> (mask, what is wrong)) with a row where its mask
+    holds, naming that column's first such row (file line); one query for all columns."""
     if not bad:
         return
-    first = rows.select(expr.arg_true().first().alias(column) for column, expr in bad.items()).row(0, named=True)
-    for column, index in first.items():
+    first = rows.select(mask.arg_true().first().alias(column) for column, (mask, _) in bad.items()).row(0)
+    for (column, (_, what)), index in zip(bad.items(), first, strict=True):
         if index is not None:
             raise InputError(str(path), f"{column} {rows[column][index]!r} {what}", int(rows["_line"][index]),
                              column)
@@ -459,19 +565,16 @@ def _raise_first_bad(path: Path, rows: pl.DataFrame, bad: dict[str, pl.Expr], wh
 
 def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.DataFrame:
     """One row per launch_key with the launch fields its identity columns give (IDs, stream, dims, NVTX)."""
+    rows = _narrow(rows, ["launch_key", "_line", *identity])
+    dims = [(column, prefix) for column, prefix in (("Grid Size", "grid"), ("Block Size", "block"))
+            if column in identity]
+    for column, prefix in dims:
+        rows = rows.join(_dim_table(column, prefix, rows[column]), on=column, how="left", nulls_equal=True,
+                         maintain_order="left")
     integers = {c: _integer(c) for c in ("ID", "Process ID", "Context", "Stream", "Device") if c in identity}
-    _raise_first_bad(path, rows, {c: e.is_null() & _non_empty(c) for c, e in integers.items()}, "is not a number")
-    dims: dict[str, pl.Expr] = {}
-    for column, prefix in (("Grid Size", "grid"), ("Block Size", "block")):
-        if column in identity:
-            groups = pl.col(column).str.strip_chars().str.extract_groups(_DIMS.pattern)
-            plain = _integer(column)  # a bare "256" is (256, 1, 1)
-            one = pl.when(plain.is_not_null()).then(pl.lit(1, dtype=pl.Int64))
-            dims[f"{prefix}_x"] = pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain)
-            dims[f"{prefix}_y"] = pl.coalesce(groups.struct.field("2").cast(pl.Int64), one)
-            dims[f"{prefix}_z"] = pl.coalesce(groups.struct.field("3").cast(pl.Int64), one)
-            _raise_first_bad(path, rows, {column: dims[f"{prefix}_x"].is_null() & _non_empty(column)},
-                             "is not an (x, y, z) size")
+    _raise_first_bad(path, rows, {
+        **{c: (e.is_null() & _non_empty(c), "is not a number") for c, e in integers.items()},
+        **{c: (pl.col(f"{prefix}_x").is_null() & _non_empty(c), "is not an (x, y, z) size") for c, prefix in dims}})
     nvtx_columns = [c for c in identity if any(marker in c for marker in NVTX_MARKERS)]
     launches = rows.select(
         "launch_key", "_line",
@@ -480,7 +583,7 @@ def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.D
         *[integers[c].alias(f) for c, f in (("Process ID", "process_id"), ("Context", "context_id"),
                                             ("Stream", "stream_id"), ("Device", "device_id")) if c in integers],
         *([pl.col("CC").alias("_cc")] if "CC" in identity else []),
-        *[expr.alias(name) for name, expr in dims.items()],
+        *[f"{prefix}_{axis}" for _, prefix in dims for axis in "xyz"],
         *nvtx_columns,
     )
     if launches["launch_key"].n_unique() != launches.height:
@@ -490,6 +593,22 @@ def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.D
                  for cells in launches.select(nvtx_columns).iter_rows()]
         launches = launches.drop(nvtx_columns).with_columns(pl.Series("nvtx_path", paths, dtype=pl.String))
     return launches
+
+
+def _dim_table(column: str, prefix: str, cells: pl.Series) -> pl.DataFrame:
+    """`<prefix>_x/_y/_z` for each distinct "(x, y, z)" cell; a bare "256" is (256, 1, 1).
+
+    Parsed once per distinct cell, not per launch: launches repeat a few shapes and the regex is the slow part.
+    """
+    groups = pl.col(column).str.strip_chars().str.extract_groups(_DIMS.pattern)
+    plain = _integer(column)
+    one = pl.when(plain.is_not_null()).then(pl.lit(1, dtype=pl.Int64))
+    return cells.unique().to_frame().select(
+        column,
+        pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain).alias(f"{prefix}_x"),
+        pl.coalesce(groups.struct.field("2").cast(pl.Int64), one).alias(f"{prefix}_y"),
+        pl.coalesce(groups.struct.field("3").cast(pl.Int64), one).alias(f"{prefix}_z"),
+    )
 
 
 def _nvtx_path(cells: dict[str, str | None]) -> str | None:
@@ -547,11 +666,12 @@ def _rules(rules: pl.DataFrame) -> pl.DataFrame:
 
 def _uses_dot_grouping(cells: pl.Series) -> bool:
     """True when the file writes numbers as "27.595.520" / "1.234,5" (dots group thousands, comma is decimal)."""
-    text = cells.drop_nulls().str.strip_chars()
+    text = cells.drop_nulls().str.strip_chars().unique()
     candidates = text.filter(text.str.contains(",", literal=True) | (text.str.count_matches(r"\.") > 1))
     return bool(candidates.str.contains(_DOT_GROUPED).any()) if candidates.len() else False
 
 
+@functools.cache
 def _normalized_unit(unit_raw: str | None) -> tuple[str | None, float]:
     if unit_raw is None or not unit_raw.strip():
         return None, 1.0
@@ -620,44 +740,40 @@ def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], unit
     """
     count = rows.height
     normalized = {c: _normalized_unit(units[c]) for c in metric_columns}
-    schema = rows.schema
-
-    def number(column: str) -> pl.Expr:
-        expr = pl.col(column) if schema[column] == pl.Float64 else pl.col(column).cast(pl.Float64, strict=False)
-        factor = normalized[column][1]
-        return expr if factor == 1.0 else expr * factor
-
-    wide = rows.select(number(c) for c in metric_columns)
-    values = wide.to_numpy()  # launches x columns, column-major; empty cells and cells that did not cast are NaN
-    missing = np.isnan(values)
-    missing_count = dict(zip(metric_columns, missing.sum(axis=0).tolist(), strict=True))
-    suspects = [c for c in metric_columns if missing_count[c] and schema[c] == pl.String]
-    empty = dict(zip(suspects, rows.select((pl.col(suspects).fill_null("") == "").sum()).row(0), strict=True)) \
-        if suspects else {}
-    failed_columns = [c for c in suspects if missing_count[c] > empty[c]]
-    numeric_index = [i for i, c in enumerate(metric_columns) if missing_count[c] < count]
-    numeric = [metric_columns[i] for i in numeric_index]
-    if len(numeric) < len(metric_columns):
-        values, missing = values[:, numeric_index], missing[:, numeric_index]
+    schema = _dtypes(rows)
+    # Series by Series: on a small file, a query over hundreds of columns costs more than the casts.
+    columns = {c: rows.get_column(c) if schema[c] == pl.Float64 else rows.get_column(c).cast(pl.Float64, strict=False)
+               for c in metric_columns}  # unscaled; empty cells and cells that did not cast are null
+    numeric = [c for c in metric_columns if columns[c].null_count() < count]  # the others were never collected
+    launch_values = _narrow(rows, ["launch_key"]).with_columns(
+        *(columns[n] * normalized[n][1] for n in _LAUNCH_METRICS if n in columns),
+        *(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in columns))
+    values = pl.DataFrame([columns[c] for c in numeric]).to_numpy(order="fortran")  # launches x columns
+    factors = np.array([normalized[c][1] for c in numeric])
+    if (factors != 1.0).any():
+        values = values * factors  # stays column-major
+    missing = np.isnan(values)  # null, or a NaN ("nan") cell
+    missing_count = dict(zip(numeric, missing.sum(axis=0).tolist(), strict=True))
+    suspects = [c for c in metric_columns if missing_count.get(c, count) and schema[c] == pl.String]
+    empty = {c: (rows.get_column(c).fill_null("") == "").sum() for c in suspects}
+    failed_columns = [c for c in suspects if missing_count.get(c, count) > empty[c]]
     with np.errstate(invalid="ignore"):
         integral = np.all((values == np.floor(values)) | missing, axis=0)
-    column_index = np.repeat(np.arange(len(numeric), dtype=np.int64), count)
+    # Long rows: all launches of a metric column, then the next column.
+    column_index = np.repeat(np.arange(len(numeric), dtype=np.uint32), count)
     launch_keys = np.tile(rows["launch_key"].to_numpy(), len(numeric))
-    flat_values = values.T.ravel()  # all launches of a metric, then the next metric
+    flat_values = values.T.ravel()  # a view: `values` is column-major
     if missing.any():
         keep = ~missing.T.ravel()
         column_index, launch_keys, flat_values = column_index[keep], launch_keys[keep], flat_values[keep]
-    fast = pl.DataFrame({
-        "launch_key": launch_keys,
-        "name": pl.Series(numeric, dtype=pl.String).gather(column_index),
-        "unit": pl.Series([normalized[c][0] for c in numeric], dtype=pl.String).gather(column_index),
-        "value": flat_values,
-        "kind": pl.Series(["int" if i else "float" for i in integral], dtype=pl.String).gather(column_index),
-    })
+    per_column = pl.DataFrame({"name": numeric, "unit": [normalized[c][0] for c in numeric],
+                               "kind": ["int" if i else "float" for i in integral]},
+                              schema={"name": pl.String, "unit": pl.String, "kind": pl.String})
+    # One gather of the three string columns (polars runs them in parallel) instead of a gather each.
+    fast = per_column[pl.Series(column_index, dtype=pl.UInt32)].with_columns(
+        pl.Series("launch_key", launch_keys), pl.Series("value", flat_values),
+        pl.lit(None, dtype=pl.String).alias("text_value"))  # _device reads it even when no column holds text
 
-    present = [n for n in _LAUNCH_METRICS if n in wide.columns]
-    launch_values = pl.concat([rows.select("launch_key"), wide.select(present)], how="horizontal").with_columns(
-        pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in present)
     if normalized.get("gpu__time_duration.sum", ("ns", 1.0))[0] not in ("ns", None):
         launch_values = launch_values.with_columns(pl.lit(None, dtype=pl.Float64).alias("gpu__time_duration.sum"))
     if not failed_columns:
@@ -666,7 +782,7 @@ def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], unit
                               schema={"name": pl.String, "unit_raw": pl.String})
 
     def long_cells(columns: list[str]) -> pl.DataFrame:
-        return (rows.select("launch_key", "_line", *columns)
+        return (_narrow(rows, ["launch_key", "_line", *columns])
                 .unpivot(index=["launch_key", "_line"], on=columns, variable_name="name", value_name="cell")
                 .join(unit_table, on="name", how="left", maintain_order="left")
                 .with_columns(pl.lit(None, dtype=pl.String).alias("section"),
@@ -677,12 +793,13 @@ def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], unit
         return metrics, _launch_metric_values(path, metrics, launches)
     slow = _numeric_metrics(long_cells(failed_columns).filter(
         pl.col("cell").str.strip_chars().cast(pl.Float64, strict=False).is_null()))
-    _check_launch_metrics(path, slow, launches)
-    fixed = slow.filter(pl.col("name").is_in(present) & pl.col("value").is_not_null())
-    for row in fixed.iter_rows(named=True):  # instance lists or separators in a launch-field metric
-        launch_values = launch_values.with_columns(
-            pl.when(pl.col("launch_key") == row["launch_key"]).then(row["value"]).otherwise(pl.col(row["name"]))
-            .alias(row["name"]))
+    if any(c in _LAUNCH_METRICS for c in failed_columns):
+        _check_launch_metrics(path, slow, launches)
+        fixed = slow.filter(pl.col("name").is_in(launch_values.columns) & pl.col("value").is_not_null())
+        for row in fixed.iter_rows(named=True):  # instance lists or separators in a launch-field metric
+            launch_values = launch_values.with_columns(
+                pl.when(pl.col("launch_key") == row["launch_key"]).then(row["value"])
+                .otherwise(pl.col(row["name"])).alias(row["name"]))
     return pl.concat([fast, slow.drop("_line", "_column")], how="diagonal_relaxed"), launch_values
 
 

@@ -499,3 +499,22 @@ def test_store_round_trip(store, real_export, name):
     expected = parsed.metrics.with_columns(pl.col("launch_key").replace_strict(key_to_id).alias("launch_id"))
     for column in ("launch_id", "section", "name", "unit", "value", "text_value", "kind"):
         assert metrics[column].to_list() == expected[column].to_list(), column
+
+
+def test_raw_page_with_only_numeric_metrics(tmp_path):
+    """`ncu --csv --page raw --metrics gpu__time_duration.sum,...`: no text metric column at all (this once crashed)."""
+    path = tmp_path / "raw_numeric_only.csv"
+    path.write_text(
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+        '"Device","CC","gpu__time_duration.sum","dram__bytes_read.sum"\n'
+        '"","","","","","","","","","","","usecond","Mbyte"\n'
+        '"0","41","app","host","axpy(float, float *)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","2.50","1.5"\n'
+        '"1","41","app","host","axpy(float, float *)","1","7","(256, 1, 1)","(128, 1, 1)","0","9.0","4.75","3"\n')
+    parsed = read_file(path)
+    assert parsed.format == "ncu-csv"
+    assert parsed.launches["kernel_name"].to_list() == ["axpy(float, float *)"] * 2
+    assert parsed.launches["grid_x"].to_list() == [64, 128]
+    assert parsed.launches["duration_ns"].to_list() == [2500.0, 4750.0]  # usecond -> ns
+    dram = parsed.metrics.filter(pl.col("name") == "dram__bytes_read.sum").sort("launch_key")
+    assert dram["value"].to_list() == [1.5e6, 3e6] and dram["unit"].to_list() == ["byte", "byte"]
+    assert parsed.metrics["text_value"].is_null().all()
