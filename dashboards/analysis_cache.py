@@ -19,8 +19,7 @@ from typing import Any, Generic, TypeVar
 import polars as pl
 
 from tracekit.analysis import timeline, views
-from tracekit.analysis.result import MIN_SWEEP_POINTS, LaunchInput, analyze_launch
-from tracekit.analysis.what_if import KernelSweep, fit_kernel_sweep
+from tracekit.analysis.result import MIN_SWEEP_POINTS, KernelSweep, LaunchInput, analyze_launch, fit_kernel_sweep
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracekit.analysis.what_if import fit_kernel_sweep, predict_throughput, what_if
+from tracekit.analysis.result import fit_kernel_sweep
+from tracekit.analysis.what_if import predict_throughput, what_if
 from tracekit.errors import TracekitError
 
 LATENCY_NS, BOUND = 400.0, 0.05  # the knee L x B is 20 warps per SM

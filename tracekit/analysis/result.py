@@ -346,13 +346,45 @@ def analyze_launches(inputs: list[LaunchInput]) -> list[dict[str, Any]]:
     for index, result in enumerate(results):
         by_kernel.setdefault(result["kernel"]["name"] or "", []).append(index)
     for indices in by_kernel.values():
-        points = [(i, sweep_point(results[i])) for i in indices]
-        points = [(i, p) for i, p in points if p is not None]
-        if len({round(p[0], 1) for _, p in points}) < MIN_SWEEP_POINTS:
+        sweep = fit_kernel_sweep([results[i] for i in indices])
+        if sweep.fit is None:
             continue
-        frame = pl.DataFrame({"occupancy_warps_per_sm": [p[0] for _, p in points],
-                              "throughput": [p[1] for _, p in points]})
-        sweep = fit_occupancy_sweep(frame)
-        for i, _ in points:
-            results[i] = analyze_launch(inputs[i], sweep=sweep)
+        for i in indices:
+            if sweep_point(results[i]) is not None:
+                results[i] = analyze_launch(inputs[i], sweep=sweep.fit)
     return results
+
+
+@dataclass(frozen=True)
+class KernelSweep:
+    """The occupancy sweep over analyzed launches of one kernel, or why there is none."""
+
+    fit: SweepFit | None
+    launch_ids: list[int]  # the launches that gave a point
+    note: str  # which launches were fitted, or why no fit was made
+
+
+def fit_kernel_sweep(results: list[dict[str, Any]]) -> KernelSweep:
+    """Fit min(n / L, B) to the (occupancy, throughput) points of `results`, launches of one kernel on one device
+    analyzed without a sweep, the rule `analyze_launches` applies too: points at 3 or more occupancies (to 0.1 warps
+    per SM)."""
+    points = [(result.get("launch_id"), sweep_point(result)) for result in results]
+    points = [(launch_id, point) for launch_id, point in points if point is not None]
+    ids = [launch_id for launch_id, _ in points]
+    distinct = len({round(point[0], 1) for _, point in points})
+    plural = "" if len(results) == 1 else "es"
+    if distinct < MIN_SWEEP_POINTS:
+        return KernelSweep(None, ids, (
+            f"No occupancy sweep: {len(results)} launch{plural} of this kernel on this device, {len(points)} with a "
+            f"measured occupancy and throughput, at {distinct} distinct occupanc{'y' if distinct == 1 else 'ies'}; "
+            f"fitting min(n / L, B) needs launches at {MIN_SWEEP_POINTS} or more occupancies (run the kernel "
+            "with other block sizes or more dynamic shared memory per block and import those traces)."))
+    frame = pl.DataFrame({"occupancy_warps_per_sm": [point[0] for _, point in points],
+                          "throughput": [point[1] for _, point in points]})
+    try:
+        fit = fit_occupancy_sweep(frame)
+    except TracekitError as exc:
+        return KernelSweep(None, ids, f"No occupancy sweep: {exc}")
+    listed = ", ".join(str(launch_id) for launch_id in ids)
+    return KernelSweep(fit, ids, f"Sweep fitted over {len(points)} launches of this kernel on this device "
+                                 f"(launch ids {listed}) at {distinct} occupancies.")

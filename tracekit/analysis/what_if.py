@@ -14,8 +14,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import polars as pl
-
 from tracekit.analysis.occupancy import (
     Cliff,
     OccupancyResult,
@@ -24,8 +22,6 @@ from tracekit.analysis.occupancy import (
     theoretical_occupancy,
     waves_per_sm,
 )
-from tracekit.analysis.result import MIN_SWEEP_POINTS, sweep_point
-from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
 from tracekit.errors import TracekitError
 
 
@@ -105,40 +101,3 @@ def what_if(result: dict[str, Any], threads_per_block: int, registers_per_thread
     predicted = predict_throughput(sweep, occupancy.theoretical_warps_per_sm) if sweep else None
     predicted_current = predict_throughput(sweep, current) if sweep and current else None
     return WhatIf(occupancy, current, waves, cliffs, predicted, predicted_current)
-
-
-# ---- the sweep a launch belongs to ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class KernelSweep:
-    """The occupancy sweep over analyzed launches of one kernel, or why there is none."""
-
-    fit: SweepFit | None
-    launch_ids: list[int]  # the launches that gave a point
-    note: str  # which launches were fitted, or why no fit was made
-
-
-def fit_kernel_sweep(results: list[dict[str, Any]]) -> KernelSweep:
-    """Fit min(n / L, B) to the (occupancy, throughput) points of `results`, launches of one kernel on one device
-    analyzed without a sweep, under the rule of `analyze_launches`: points at 3 or more occupancies (to 0.1 warps
-    per SM)."""
-    points = [(result.get("launch_id"), sweep_point(result)) for result in results]
-    points = [(launch_id, point) for launch_id, point in points if point is not None]
-    ids = [launch_id for launch_id, _ in points]
-    distinct = len({round(point[0], 1) for _, point in points})
-    plural = "" if len(results) == 1 else "es"
-    if distinct < MIN_SWEEP_POINTS:
-        return KernelSweep(None, ids, (
-            f"No occupancy sweep: {len(results)} launch{plural} of this kernel on this device, {len(points)} with a "
-            f"measured occupancy and throughput, at {distinct} distinct occupanc{'y' if distinct == 1 else 'ies'}; "
-            f"fitting min(n / L, B) needs launches at {MIN_SWEEP_POINTS} or more occupancies (run the kernel "
-            "with other block sizes or more dynamic shared memory per block and import those traces)."))
-    frame = pl.DataFrame({"occupancy_warps_per_sm": [point[0] for _, point in points],
-                          "throughput": [point[1] for _, point in points]})
-    try:
-        fit = fit_occupancy_sweep(frame)
-    except TracekitError as exc:
-        return KernelSweep(None, ids, f"No occupancy sweep: {exc}")
-    listed = ", ".join(str(launch_id) for launch_id in ids)
-    return KernelSweep(fit, ids, f"Sweep fitted over {len(points)} launches of this kernel on this device "
-                                 f"(launch ids {listed}) at {distinct} occupancies.")
