@@ -38,20 +38,23 @@ def synthesize(warp_count: int, seed: int = 1) -> pl.DataFrame:
     gap_ns = rng.integers(100, 600, size=shape[:3])
     first_ns = rng.integers(0, 2000, size=shape[:2])[:, :, None]  # ramp-up: slots fill over 2 µs
     block_start_ns = first_ns + np.concatenate(
-        [np.zeros(shape[:2] + (1,), np.int64), np.cumsum(block_ns + gap_ns, axis=2)[:, :, :-1]], axis=2)
+        [np.zeros(shape[:2] + (1,), np.int64), np.cumsum(block_ns + gap_ns, axis=2)[:, :, :-1]], axis=2
+    )
     start_ns = block_start_ns[..., None] + entry_ns
     end_ns = start_ns + latency_ns
     block_order = np.argsort(block_start_ns.ravel(), kind="stable")
     block_id = np.empty(block_order.size, np.int64)
     block_id[block_order] = np.arange(block_order.size)
     origin = 1_750_000_000_000_000_000  # %globaltimer is ns since the epoch
-    return pl.DataFrame({
-        "sm_id": np.broadcast_to(np.arange(SM_COUNT, dtype=np.int32)[:, None, None, None], shape).ravel(),
-        "block_id": np.repeat(block_id, WARPS_PER_BLOCK),
-        "warp_in_block": np.broadcast_to(np.arange(WARPS_PER_BLOCK, dtype=np.int32), shape).ravel(),
-        "start_ns": origin + start_ns.ravel() // TIMER_STEP_NS * TIMER_STEP_NS,
-        "end_ns": origin + end_ns.ravel() // TIMER_STEP_NS * TIMER_STEP_NS,
-    }).with_columns(start_cycles=pl.lit(None, pl.Int64), end_cycles=pl.lit(None, pl.Int64))
+    return pl.DataFrame(
+        {
+            "sm_id": np.broadcast_to(np.arange(SM_COUNT, dtype=np.int32)[:, None, None, None], shape).ravel(),
+            "block_id": np.repeat(block_id, WARPS_PER_BLOCK),
+            "warp_in_block": np.broadcast_to(np.arange(WARPS_PER_BLOCK, dtype=np.int32), shape).ravel(),
+            "start_ns": origin + start_ns.ravel() // TIMER_STEP_NS * TIMER_STEP_NS,
+            "end_ns": origin + end_ns.ravel() // TIMER_STEP_NS * TIMER_STEP_NS,
+        }
+    ).with_columns(start_cycles=pl.lit(None, pl.Int64), end_cycles=pl.lit(None, pl.Int64))
 
 
 def peak_rss_gb() -> float:
@@ -101,8 +104,10 @@ def main() -> None:
     timed("_warp_sections: tracekit analyze, 1 launch", lambda: _warp_sections(warps, device, 64, None), sort_s)
     law = results["check_littles_law launch"]
     steady = results["check_littles_law steady state"]
-    print(f"Little's law, launch: relative error {law.relative_error:.2e}; steady state {steady.window_ns}: "
-          f"{steady.relative_error:+.2e} (clipped {steady.clipped_relative_error:+.1e})")
+    print(
+        f"Little's law, launch: relative error {law.relative_error:.2e}; steady state {steady.window_ns}: "
+        f"{steady.relative_error:+.2e} (clipped {steady.clipped_relative_error:+.1e})"
+    )
 
 
 if __name__ == "__main__":

@@ -57,13 +57,32 @@ def timed(label: str, function, baseline_s: float | None = None, extra: str = ""
 def make_store(folder: Path, warp_count: int) -> tuple[str, int]:
     warps = synthesize(warp_count).with_columns(launch_key=pl.lit(0, pl.Int64))
     blocks = int(warps["block_id"].max()) + 1
-    launches = conform(pl.DataFrame({
-        "launch_key": [0], "kernel_name": ["bench_kernel"], "grid_x": [blocks], "grid_y": [1], "grid_z": [1],
-        "block_x": [256], "block_y": [1], "block_z": [1], "registers_per_thread": [32], "static_smem_bytes": [0],
-        "dynamic_smem_bytes": [0]}), LAUNCH_SCHEMA)
-    parsed = ParsedImport(format="warp-trace", launches=launches, warps=warps,
-                          device=Device(name="synthetic H100", compute_capability="9.0", sm_count=SM_COUNT,
-                                        sm_clock_hz=1.98e9, max_warps_per_sm=64)).conformed()
+    launches = conform(
+        pl.DataFrame(
+            {
+                "launch_key": [0],
+                "kernel_name": ["bench_kernel"],
+                "grid_x": [blocks],
+                "grid_y": [1],
+                "grid_z": [1],
+                "block_x": [256],
+                "block_y": [1],
+                "block_z": [1],
+                "registers_per_thread": [32],
+                "static_smem_bytes": [0],
+                "dynamic_smem_bytes": [0],
+            }
+        ),
+        LAUNCH_SCHEMA,
+    )
+    parsed = ParsedImport(
+        format="warp-trace",
+        launches=launches,
+        warps=warps,
+        device=Device(
+            name="synthetic H100", compute_capability="9.0", sm_count=SM_COUNT, sm_clock_hz=1.98e9, max_warps_per_sm=64
+        ),
+    ).conformed()
     url = f"sqlite:///{folder / 'bench.sqlite'}"
     store = Store.open(url)
     source = folder / "source.bin"
@@ -88,29 +107,47 @@ def callback(client, payload: dict) -> tuple[bytes, float]:
 
 
 def route_payload(launch_id: int) -> dict:
-    return {"output": "page.children", "outputs": {"id": "page", "property": "children"},
-            "inputs": [{"id": "url", "property": "pathname", "value": f"/launch/{launch_id}"},
-                       {"id": "url", "property": "search", "value": ""}],
-            "changedPropIds": ["url.pathname"], "state": []}
+    return {
+        "output": "page.children",
+        "outputs": {"id": "page", "property": "children"},
+        "inputs": [
+            {"id": "url", "property": "pathname", "value": f"/launch/{launch_id}"},
+            {"id": "url", "property": "search", "value": ""},
+        ],
+        "changedPropIds": ["url.pathname"],
+        "state": [],
+    }
 
 
 def what_if_payload(launch_id: int) -> dict:
-    return {"output": "whatif-result.children", "outputs": {"id": "whatif-result", "property": "children"},
-            "inputs": [{"id": "whatif-block", "property": "value", "value": 128},
-                       {"id": "whatif-registers", "property": "value", "value": 40},
-                       {"id": "whatif-smem", "property": "value", "value": 0}],
-            "changedPropIds": ["whatif-registers.value"], "state": [{"id": "launch-id", "property": "data",
-                                                                   "value": launch_id}]}
+    return {
+        "output": "whatif-result.children",
+        "outputs": {"id": "whatif-result", "property": "children"},
+        "inputs": [
+            {"id": "whatif-block", "property": "value", "value": 128},
+            {"id": "whatif-registers", "property": "value", "value": 40},
+            {"id": "whatif-smem", "property": "value", "value": 0},
+        ],
+        "changedPropIds": ["whatif-registers.value"],
+        "state": [{"id": "launch-id", "property": "data", "value": launch_id}],
+    }
 
 
 def zoom_payload(launch_id: int, window_us: tuple[float, float]) -> dict:
-    return {"output": "..warp-timeline.figure...timeline-note.children..",
-            "outputs": [{"id": "warp-timeline", "property": "figure"}, {"id": "timeline-note", "property": "children"}],
-            "inputs": [{"id": "warp-timeline", "property": "relayoutData",
-                        "value": {"xaxis.range[0]": window_us[0], "xaxis.range[1]": window_us[1]}},
-                       {"id": "timeline-sm", "property": "value", "value": "all"}],
-            "changedPropIds": ["warp-timeline.relayoutData"],
-            "state": [{"id": "launch-id", "property": "data", "value": launch_id}]}
+    return {
+        "output": "..warp-timeline.figure...timeline-note.children..",
+        "outputs": [{"id": "warp-timeline", "property": "figure"}, {"id": "timeline-note", "property": "children"}],
+        "inputs": [
+            {
+                "id": "warp-timeline",
+                "property": "relayoutData",
+                "value": {"xaxis.range[0]": window_us[0], "xaxis.range[1]": window_us[1]},
+            },
+            {"id": "timeline-sm", "property": "value", "value": "all"},
+        ],
+        "changedPropIds": ["warp-timeline.relayoutData"],
+        "state": [{"id": "launch-id", "property": "data", "value": launch_id}],
+    }
 
 
 def browser_draw_s(url: str, launch_id: int) -> float | None:
@@ -143,7 +180,8 @@ def browser_draw_s(url: str, launch_id: int) -> float | None:
         driver.get(f"{base}/launch/{launch_id}")
         figures = ("warp-timeline", "occupancy-time-figure", "latency-figure")
         WebDriverWait(driver, 120, poll_frequency=0.05).until(
-            lambda d: all(d.find_elements(By.CSS_SELECTOR, f"#{f} .main-svg") for f in figures))
+            lambda d: all(d.find_elements(By.CSS_SELECTOR, f"#{f} .main-svg") for f in figures)
+        )
         return time.perf_counter() - started
     finally:
         driver.quit()
@@ -160,16 +198,22 @@ def bench(warp_count: int, browser: bool) -> None:
         rel, _ = timed("timeline.relative_times", lambda: timeline.relative_times(warps), read_s)
         metrics = store.metrics([launch_id])
         timed("analyze_launch", lambda: analyze_launch(LaunchInput(launch, metrics, rel)), read_s)
-        timed("views: occupancy_over_time + latency_histogram",
-              lambda: (views.occupancy_over_time(rel, SM_COUNT), views.latency_histogram(rel)), read_s)
+        timed(
+            "views: occupancy_over_time + latency_histogram",
+            lambda: (views.occupancy_over_time(rel, SM_COUNT), views.latency_histogram(rel)),
+            read_s,
+        )
         timed("timeline_view (heatmap of the launch)", lambda: timeline_view(rel, None, None), read_s)
         warps = rel = None  # free them before the app reads its own copy
 
         client = create_app(url).server.test_client()
         print("the page's callbacks, as the browser calls them:")
         body, cold_s = callback(client, route_payload(launch_id))
-        print(f"  {'launch page, cold (read + analysis + figures + JSON)':<50} {cold_s:8.3f} s  "
-              f"{cold_s / read_s:6.2f}x read  {len(body) / 1e6:.2f} MB JSON", flush=True)
+        print(
+            f"  {'launch page, cold (read + analysis + figures + JSON)':<50} {cold_s:8.3f} s  "
+            f"{cold_s / read_s:6.2f}x read  {len(body) / 1e6:.2f} MB JSON",
+            flush=True,
+        )
         check_page(body)
         body, warm_s = callback(client, route_payload(launch_id))
         print(f"  {'launch page, warm (cached analysis)':<50} {warm_s:8.3f} s  {'':>12}  {len(body) / 1e6:.2f} MB JSON")
@@ -204,8 +248,9 @@ def check_page(body: bytes) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warps", type=int, nargs="+", default=[262_144, 10_000_000])
-    parser.add_argument("--browser", action="store_true", help=f"also draw in headless Chromium (<= "
-                                                                f"{BROWSER_MAX_WARPS:,} warps)")
+    parser.add_argument(
+        "--browser", action="store_true", help=f"also draw in headless Chromium (<= {BROWSER_MAX_WARPS:,} warps)"
+    )
     args = parser.parse_args()
     for warp_count in args.warps:
         bench(warp_count, args.browser)

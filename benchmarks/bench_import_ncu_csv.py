@@ -26,15 +26,16 @@ import polars as pl
 from tracekit.importers import read_file
 from tracekit.store import Store
 
-DEFAULT_SOURCE = (Path(__file__).resolve().parents[2] / "shared" / "real_exports"
-                  / "ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv")
+DEFAULT_SOURCE = (
+    Path(__file__).resolve().parents[2] / "shared" / "real_exports" / "ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv"
+)
 
 
 def build_large_raw_csv(source: Path, launches: int, target: Path) -> int:
     """Write `target`: the source's tool lines, header, units row and its launch rows repeated; returns bytes."""
     lines = source.read_text(encoding="utf-8").splitlines()
     header_at = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    prelude, header, units, rows = lines[:header_at], lines[header_at], lines[header_at + 1], lines[header_at + 2:]
+    prelude, header, units, rows = lines[:header_at], lines[header_at], lines[header_at + 1], lines[header_at + 2 :]
     parsed = [next(csv.reader([row])) for row in rows]
     out = io.StringIO()
     out.write("\n".join([*prelude, header, units]) + "\n")
@@ -73,8 +74,10 @@ def measure(source: Path, launches: int, repeat: int, store: bool) -> None:
         if store:
             sqlite_store = Store.open(f"sqlite:///{Path(folder) / 'store.sqlite'}")
             store_s = best_of(1, lambda: sqlite_store.add_import(parsed, path))
-    print(f"{launches} launches x {columns} columns, {size_bytes / 1e6:.1f} MB "
-          f"-> {parsed.launches.height} launches, {parsed.metrics.height} metric rows")
+    print(
+        f"{launches} launches x {columns} columns, {size_bytes / 1e6:.1f} MB "
+        f"-> {parsed.launches.height} launches, {parsed.metrics.height} metric rows"
+    )
     print(f"  polars.read_csv (floor): {floor_s * 1e3:8.1f} ms")
     print(f"  ncu_csv read_file:       {import_s * 1e3:8.1f} ms   ({import_s / floor_s:.2f}x the floor; target <= 3x)")
     if store_s is not None:

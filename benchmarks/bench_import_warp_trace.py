@@ -29,24 +29,36 @@ def synthetic_trace(path: Path, rows: int) -> None:
     """Blocks dealt round-robin to SMs in waves; each warp runs 20-40 us; cycles follow the ns at CLOCK_HZ."""
     blocks = -(-rows // WARPS_PER_BLOCK)
     resident_blocks = SM_COUNT * 8
-    frame = pl.DataFrame({"row": pl.int_range(rows, eager=True, dtype=pl.Int64)}).select(
-        pl.lit(0, dtype=pl.Int64).alias("launch"),
-        ((pl.col("row") // WARPS_PER_BLOCK) % SM_COUNT).alias("sm_id"),
-        (pl.col("row") // WARPS_PER_BLOCK).alias("block_id"),
-        (pl.col("row") % WARPS_PER_BLOCK).alias("warp_in_block"),
-        (1_700_000_000_000_000_000 + (pl.col("row") // WARPS_PER_BLOCK // resident_blocks) * 45_000
-         + (pl.col("row") * 7919) % 5_000).alias("start_ns"),
-        (20_000 + (pl.col("row") * 104_729) % 20_000).alias("duration_ns"),
-    ).with_columns(
-        (pl.col("start_ns") + pl.col("duration_ns")).alias("end_ns"),
-        ((pl.col("start_ns") - 1_700_000_000_000_000_000) * CLOCK_HZ / 1e9 + 10**9).cast(pl.Int64)
-        .alias("start_cycles"),
-    ).with_columns(
-        (pl.col("start_cycles") + (pl.col("duration_ns") * CLOCK_HZ / 1e9).cast(pl.Int64)).alias("end_cycles"),
-    ).drop("duration_ns")
-    header = (f"# tracekit-warp-trace v1\n# kernel: synthetic\n# device_name: NVIDIA H100 80GB HBM3\n"
-              f"# compute_capability: 9.0\n# sm_count: {SM_COUNT}\n# sm_clock_hz: {CLOCK_HZ:.0f}\n"
-              f"# max_warps_per_sm: 64\n# grid: {blocks},1,1\n# block: {WARPS_PER_BLOCK * 32},1,1\n")
+    frame = (
+        pl.DataFrame({"row": pl.int_range(rows, eager=True, dtype=pl.Int64)})
+        .select(
+            pl.lit(0, dtype=pl.Int64).alias("launch"),
+            ((pl.col("row") // WARPS_PER_BLOCK) % SM_COUNT).alias("sm_id"),
+            (pl.col("row") // WARPS_PER_BLOCK).alias("block_id"),
+            (pl.col("row") % WARPS_PER_BLOCK).alias("warp_in_block"),
+            (
+                1_700_000_000_000_000_000
+                + (pl.col("row") // WARPS_PER_BLOCK // resident_blocks) * 45_000
+                + (pl.col("row") * 7919) % 5_000
+            ).alias("start_ns"),
+            (20_000 + (pl.col("row") * 104_729) % 20_000).alias("duration_ns"),
+        )
+        .with_columns(
+            (pl.col("start_ns") + pl.col("duration_ns")).alias("end_ns"),
+            ((pl.col("start_ns") - 1_700_000_000_000_000_000) * CLOCK_HZ / 1e9 + 10**9)
+            .cast(pl.Int64)
+            .alias("start_cycles"),
+        )
+        .with_columns(
+            (pl.col("start_cycles") + (pl.col("duration_ns") * CLOCK_HZ / 1e9).cast(pl.Int64)).alias("end_cycles"),
+        )
+        .drop("duration_ns")
+    )
+    header = (
+        f"# tracekit-warp-trace v1\n# kernel: synthetic\n# device_name: NVIDIA H100 80GB HBM3\n"
+        f"# compute_capability: 9.0\n# sm_count: {SM_COUNT}\n# sm_clock_hz: {CLOCK_HZ:.0f}\n"
+        f"# max_warps_per_sm: 64\n# grid: {blocks},1,1\n# block: {WARPS_PER_BLOCK * 32},1,1\n"
+    )
     with open(path, "w") as handle:
         handle.write(header)
         frame.write_csv(handle)
@@ -73,10 +85,16 @@ def bench_parse(folder: Path, rows: int) -> ParsedImport:
     start = time.perf_counter()
     synthetic_trace(path, rows)
     print(f"wrote {rows:,} warp rows ({path.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - start:.1f} s")
-    dtypes = {name: pl.Int64 for name in ("launch", "sm_id", "block_id", "warp_in_block", "start_ns", "end_ns",
-                                          "start_cycles", "end_cycles")}
-    times = best_times({"baseline": lambda: pl.read_csv(path, comment_prefix="#", schema_overrides=dtypes),
-                        "ours": lambda: read_trace(path)})
+    dtypes = {
+        name: pl.Int64
+        for name in ("launch", "sm_id", "block_id", "warp_in_block", "start_ns", "end_ns", "start_cycles", "end_cycles")
+    }
+    times = best_times(
+        {
+            "baseline": lambda: pl.read_csv(path, comment_prefix="#", schema_overrides=dtypes),
+            "ours": lambda: read_trace(path),
+        }
+    )
     baseline, ours = times["baseline"], times["ours"]
     print(f"polars.read_csv alone:   {baseline:6.2f} s  ({rows / baseline / 1e6:5.1f} M rows/s)")
     print(f"warp-trace importer:     {ours:6.2f} s  ({rows / ours / 1e6:5.1f} M rows/s)")

@@ -53,18 +53,28 @@ def ncu_raw_with_launches(path: Path, launches: int) -> None:
 def warp_trace(path: Path, warps: int) -> None:
     blocks = -(-warps // WARPS_PER_BLOCK)
     resident_blocks = SM_COUNT * 8
-    frame = pl.DataFrame({"row": pl.int_range(warps, eager=True, dtype=pl.Int64)}).select(
-        ((pl.col("row") // WARPS_PER_BLOCK) % SM_COUNT).alias("sm_id"),
-        (pl.col("row") // WARPS_PER_BLOCK).alias("block_id"),
-        (pl.col("row") % WARPS_PER_BLOCK).alias("warp_in_block"),
-        (1_700_000_000_000_000_000 + (pl.col("row") // WARPS_PER_BLOCK // resident_blocks) * 45_000
-         + (pl.col("row") * 7919) % 5_000).alias("start_ns"),
-        (20_000 + (pl.col("row") * 104_729) % 20_000).alias("latency_ns"),
-    ).with_columns(end_ns=pl.col("start_ns") + pl.col("latency_ns")).drop("latency_ns")
-    header = ("# tracekit-warp-trace v1\n# kernel: synthetic_10M\n# device_name: NVIDIA H100 80GB HBM3\n"
-              f"# compute_capability: 9.0\n# sm_count: {SM_COUNT}\n# sm_clock_hz: 1980000000\n"
-              f"# max_warps_per_sm: 64\n# grid: {blocks},1,1\n# block: {WARPS_PER_BLOCK * 32},1,1\n"
-              "# registers_per_thread: 32\n")
+    frame = (
+        pl.DataFrame({"row": pl.int_range(warps, eager=True, dtype=pl.Int64)})
+        .select(
+            ((pl.col("row") // WARPS_PER_BLOCK) % SM_COUNT).alias("sm_id"),
+            (pl.col("row") // WARPS_PER_BLOCK).alias("block_id"),
+            (pl.col("row") % WARPS_PER_BLOCK).alias("warp_in_block"),
+            (
+                1_700_000_000_000_000_000
+                + (pl.col("row") // WARPS_PER_BLOCK // resident_blocks) * 45_000
+                + (pl.col("row") * 7919) % 5_000
+            ).alias("start_ns"),
+            (20_000 + (pl.col("row") * 104_729) % 20_000).alias("latency_ns"),
+        )
+        .with_columns(end_ns=pl.col("start_ns") + pl.col("latency_ns"))
+        .drop("latency_ns")
+    )
+    header = (
+        "# tracekit-warp-trace v1\n# kernel: synthetic_10M\n# device_name: NVIDIA H100 80GB HBM3\n"
+        f"# compute_capability: 9.0\n# sm_count: {SM_COUNT}\n# sm_clock_hz: 1980000000\n"
+        f"# max_warps_per_sm: 64\n# grid: {blocks},1,1\n# block: {WARPS_PER_BLOCK * 32},1,1\n"
+        "# registers_per_thread: 32\n"
+    )
     with open(path, "w") as handle:
         handle.write(header)
         frame.write_csv(handle)
@@ -86,8 +96,9 @@ def run(args: list[str], stdout_path: Path | None = None) -> tuple[float, float]
 
 
 def import_id(db: str, path: Path) -> str:
-    subprocess.run([sys.executable, "-m", "tracekit.cli.main", "import", "--db", db, str(path)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "import", "--db", db, str(path)], check=True, capture_output=True
+    )
     from tracekit.store import Store
 
     imports = Store.open(db).imports()
@@ -101,16 +112,19 @@ def bench_case(name: str, source: Path, folder: Path) -> None:
     reference = import_id(db, source)
     print(f"\n{name}: input {source.stat().st_size / 1e6:,.1f} MB, import {time.perf_counter() - started:,.1f} s")
     print(f"  {'step':<24}{'wall s':>9}{'peak RSS GB':>13}{'output MB':>11}   target")
-    steps = [("analyze --json (baseline)", ["analyze", "--db", db, "--json", reference], "analysis.json"),
-             ("report --format md", ["report", "--db", db, "--format", "md", reference], "report.md"),
-             ("report --format html", ["report", "--db", db, reference, "-o", str(folder / f"{slug}.html")], None)]
+    steps = [
+        ("analyze --json (baseline)", ["analyze", "--db", db, "--json", reference], "analysis.json"),
+        ("report --format md", ["report", "--db", db, "--format", "md", reference], "report.md"),
+        ("report --format html", ["report", "--db", db, reference, "-o", str(folder / f"{slug}.html")], None),
+    ]
     for label, args, stdout_name in steps:
         out = folder / f"{slug}.{stdout_name}" if stdout_name else None
         elapsed, rss_gb = run(args, out)
         written = out if out else folder / f"{slug}.html"
         size_mb = written.stat().st_size / 1e6
         target = f"<= {TARGET_S:.0f} s, <= {TARGET_RSS_GB} GB" + (
-            f", <= {TARGET_HTML_MB:.0f} MB" if "html" in label else "")
+            f", <= {TARGET_HTML_MB:.0f} MB" if "html" in label else ""
+        )
         print(f"  {label:<24}{elapsed:>9.1f}{rss_gb:>13.2f}{size_mb:>11.1f}   {target}")
 
 

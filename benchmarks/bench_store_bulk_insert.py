@@ -26,16 +26,18 @@ def synthetic_warps(count: int) -> pl.DataFrame:
     warps_per_block = 8
     block = np.arange(count) // warps_per_block
     start = block * 50 + rng.integers(0, 40, count)
-    return pl.DataFrame({
-        "launch_key": np.zeros(count, dtype=np.int64),
-        "sm_id": (block % 132).astype(np.int32),
-        "block_id": block,
-        "warp_in_block": (np.arange(count) % warps_per_block).astype(np.int32),
-        "start_ns": start,
-        "end_ns": start + rng.integers(2_000, 6_000, count),
-        "start_cycles": start * 2,
-        "end_cycles": start * 2 + 9_000,
-    })
+    return pl.DataFrame(
+        {
+            "launch_key": np.zeros(count, dtype=np.int64),
+            "sm_id": (block % 132).astype(np.int32),
+            "block_id": block,
+            "warp_in_block": (np.arange(count) % warps_per_block).astype(np.int32),
+            "start_ns": start,
+            "end_ns": start + rng.integers(2_000, 6_000, count),
+            "start_cycles": start * 2,
+            "end_cycles": start * 2 + 9_000,
+        }
+    )
 
 
 def time_insert(store: Store, parsed: ParsedImport, source: Path) -> float:
@@ -80,8 +82,9 @@ def main() -> None:
         try:
             engine = create_engine(args.postgres, connect_args={"options": f"-csearch_path={schema}"})
             elapsed = time_insert(Store(engine), parsed, source)
-            print(f"  PostgreSQL (COPY, one transaction)        {elapsed:6.2f} s  "
-                  f"{args.warps / elapsed:12,.0f} warps/s")
+            print(
+                f"  PostgreSQL (COPY, one transaction)        {elapsed:6.2f} s  {args.warps / elapsed:12,.0f} warps/s"
+            )
             engine.dispose()
         finally:
             with admin.begin() as connection:

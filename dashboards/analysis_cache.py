@@ -38,8 +38,9 @@ class LruCache(Generic[Value]):
         self.lock = Lock()
         self.key_locks: dict[int, Lock] = {}
 
-    def get(self, key: int, compute: Callable[[], Value],
-            is_current: Callable[[Value], bool] = lambda _: True) -> Value:
+    def get(
+        self, key: int, compute: Callable[[], Value], is_current: Callable[[Value], bool] = lambda _: True
+    ) -> Value:
         """The value under `key`, computed when missing or no longer `is_current`."""
         with self.lock:
             if key in self.values and is_current(self.values[key]):
@@ -109,11 +110,13 @@ class AnalysisCache:
             pl.col("kernel_name").eq_missing(launch["kernel_name"])
             & pl.col("compute_capability").eq_missing(launch["compute_capability"])
             & pl.col("device_name").eq_missing(launch["device_name"])
-            & (pl.col("id") != launch_id)).head(MAX_SWEEP_LAUNCHES - 1)
+            & (pl.col("id") != launch_id)
+        ).head(MAX_SWEEP_LAUNCHES - 1)
         others = list(same_kernel.iter_rows(named=True))
         ids = tuple(row["id"] for row in others)
-        return self.analyses.get(launch_id, lambda: self._analyze(launch, others),
-                                 lambda cached: cached.same_kernel_ids == ids)
+        return self.analyses.get(
+            launch_id, lambda: self._analyze(launch, others), lambda cached: cached.same_kernel_ids == ids
+        )
 
     def _analyze(self, launch: dict[str, Any], others: list[dict[str, Any]]) -> LaunchAnalysis:
         launch_id = launch["id"]
@@ -128,16 +131,26 @@ class AnalysisCache:
                 curve = views.occupancy_over_time(warps, sm_count)
                 histogram = views.latency_histogram(warps)
         except TracekitError as exc:
-            return LaunchAnalysis(launch, metrics, None, f"The analysis cannot run on this launch: {exc}", None, ids,
-                                  None, None)
+            return LaunchAnalysis(
+                launch, metrics, None, f"The analysis cannot run on this launch: {exc}", None, ids, None, None
+            )
         except Exception as exc:  # noqa: BLE001 - one bad launch must not take the page down; it is logged in full
             log.exception("analysing launch %s failed", launch_id)
-            return LaunchAnalysis(launch, metrics, None, f"The analysis failed ({type(exc).__name__}: {exc}); the "
-                                  "server log has the details.", None, ids, None, None)
+            return LaunchAnalysis(
+                launch,
+                metrics,
+                None,
+                f"The analysis failed ({type(exc).__name__}: {exc}); the server log has the details.",
+                None,
+                ids,
+                None,
+                None,
+            )
         return LaunchAnalysis(launch, metrics, result, None, sweep, ids, curve, histogram)
 
-    def _analyze_with_sweep(self, launch: dict[str, Any], data: LaunchInput,
-                            others: list[dict[str, Any]]) -> tuple[dict[str, Any], KernelSweep]:
+    def _analyze_with_sweep(
+        self, launch: dict[str, Any], data: LaunchInput, others: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], KernelSweep]:
         """The launch's analysis, with the sweep of its kernel when the store holds one: `others` are the launches
         of the same kernel name on the same device (compute capability and device name); a fit needs 3 or more
         occupancies."""
@@ -150,6 +163,7 @@ class AnalysisCache:
 
     def _plain(self, launch: dict[str, Any], data: LaunchInput | None = None) -> dict[str, Any]:
         """A launch's analysis without a sweep (what gives its sweep point)."""
+
         def compute() -> dict[str, Any]:
             loaded = data or LaunchInput(launch, self.store.metrics([launch["id"]]), self.store.warps(launch["id"]))
             return analyze_launch(loaded)

@@ -24,16 +24,24 @@ DEFAULT_MAX_UPLOAD_BYTES = 200 * 1000 * 1000
 
 def _nav() -> html.Nav:
     links = [("Upload", "/upload"), ("Library", "/library"), ("Compare", "/compare")]
-    return html.Nav([html.Span("tracekit", className="brand")]
-                    + [dcc.Link(label, href=href, className="nav-link") for label, href in links])
+    return html.Nav(
+        [html.Span("tracekit", className="brand")]
+        + [dcc.Link(label, href=href, className="nav-link") for label, href in links]
+    )
 
 
 def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> Dash:
     """A dashboard over the store at `db_url` (None: $TRACEKIT_DB, else the embedded store)."""
     store = Store.open(db_url)
     cache = AnalysisCache(store)  # one per app: a worker computes each launch's analysis once
-    app = Dash(__name__, title="tracekit", update_title=None, assets_folder=str(ASSETS_DIR),
-               suppress_callback_exceptions=True, serve_locally=True)
+    app = Dash(
+        __name__,
+        title="tracekit",
+        update_title=None,
+        assets_folder=str(ASSETS_DIR),
+        suppress_callback_exceptions=True,
+        serve_locally=True,
+    )
     app.layout = html.Div([dcc.Location(id="url", refresh=False), _nav(), html.Main(id="page")])
 
     @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))

@@ -6,8 +6,14 @@ from dash import html
 
 TABLE_STYLE = {
     "style_table": {"overflowX": "auto"},
-    "style_cell": {"textAlign": "left", "fontFamily": "inherit", "fontSize": "0.9rem", "maxWidth": "40rem",
-                   "overflow": "hidden", "textOverflow": "ellipsis"},
+    "style_cell": {
+        "textAlign": "left",
+        "fontFamily": "inherit",
+        "fontSize": "0.9rem",
+        "maxWidth": "40rem",
+        "overflow": "hidden",
+        "textOverflow": "ellipsis",
+    },
     "style_header": {"fontWeight": "bold"},
 }
 

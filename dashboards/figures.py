@@ -21,13 +21,17 @@ def plot_height(rows: int, px_per_row: int = 14) -> int:
     return max(320, min(900, 80 + px_per_row * rows))
 
 
-def _layout(figure: go.Figure, y_title: str, rows: int, x_range_us: tuple[float, float] | None,
-            px_per_row: int = 14) -> go.Figure:
+def _layout(
+    figure: go.Figure, y_title: str, rows: int, x_range_us: tuple[float, float] | None, px_per_row: int = 14
+) -> go.Figure:
     figure.update_layout(
         height=plot_height(rows, px_per_row),
         margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        xaxis={"title": TIME_AXIS_TITLE, "range": list(x_range_us) if x_range_us else None,
-               "autorange": x_range_us is None},
+        xaxis={
+            "title": TIME_AXIS_TITLE,
+            "range": list(x_range_us) if x_range_us else None,
+            "autorange": x_range_us is None,
+        },
         yaxis={"title": y_title},
         showlegend=False,
         plot_bgcolor="white",
@@ -48,29 +52,41 @@ def sm_heatmap_figure(binned: pl.DataFrame, x_range_us: tuple[float, float] | No
     centers_us = to_us((first_sm["bin_start_ns"] + first_sm["bin_end_ns"]) / 2).to_list()
     bins = len(centers_us)
     values = ordered["mean_active_warps"].to_list()
-    z = [values[row * bins:(row + 1) * bins] for row in range(len(sm_ids))]
-    figure = go.Figure(go.Heatmap(
-        x=centers_us, y=sm_ids, z=z, colorscale="Viridis", zmin=0, zmax=max(max(values, default=0), 1),
-        colorbar={"title": {"text": "mean resident warps"}},
-        hovertemplate="SM %{y}<br>%{x:.3f} µs<br>%{z:.2f} warps resident<extra></extra>",
-    ))
+    z = [values[row * bins : (row + 1) * bins] for row in range(len(sm_ids))]
+    figure = go.Figure(
+        go.Heatmap(
+            x=centers_us,
+            y=sm_ids,
+            z=z,
+            colorscale="Viridis",
+            zmin=0,
+            zmax=max(max(values, default=0), 1),
+            colorbar={"title": {"text": "mean resident warps"}},
+            hovertemplate="SM %{y}<br>%{x:.3f} µs<br>%{z:.2f} warps resident<extra></extra>",
+        )
+    )
     return _layout(figure, "SM", len(sm_ids), x_range_us)
 
 
-def sm_activity_figure(binned: pl.DataFrame, sm_id: int,
-                       x_range_us: tuple[float, float] | None = None) -> go.Figure:
+def sm_activity_figure(binned: pl.DataFrame, sm_id: int, x_range_us: tuple[float, float] | None = None) -> go.Figure:
     """Zoomed out on one SM: mean resident warps per time bin, as a step line."""
     one_sm = binned.filter(pl.col("sm_id") == sm_id).sort("bin_start_ns")
-    figure = go.Figure(go.Scatter(
-        x=to_us(one_sm["bin_start_ns"]).to_list(), y=one_sm["mean_active_warps"].to_list(),
-        mode="lines", line={"shape": "hv"}, fill="tozeroy",
-        hovertemplate="%{x:.3f} µs: %{y:.2f} warps resident<extra></extra>",
-    ))
+    figure = go.Figure(
+        go.Scatter(
+            x=to_us(one_sm["bin_start_ns"]).to_list(),
+            y=one_sm["mean_active_warps"].to_list(),
+            mode="lines",
+            line={"shape": "hv"},
+            fill="tozeroy",
+            hovertemplate="%{x:.3f} µs: %{y:.2f} warps resident<extra></extra>",
+        )
+    )
     return _layout(figure, f"warps resident on SM {sm_id}", 20, x_range_us)
 
 
-def warp_bars_figure(warps: pl.DataFrame, sm_id: int | None = None,
-                     x_range_us: tuple[float, float] | None = None) -> go.Figure:
+def warp_bars_figure(
+    warps: pl.DataFrame, sm_id: int | None = None, x_range_us: tuple[float, float] | None = None
+) -> go.Figure:
     """Zoomed in: each warp a horizontal bar from its start to its end.
 
     `warps` is `timeline.warps_in_window` output (relative times and a `slot` per warp). With `sm_id` the y axis
@@ -89,48 +105,70 @@ def warp_bars_figure(warps: pl.DataFrame, sm_id: int | None = None,
         slot_rows = rows * slot_count
     # Bars as thick as their row allows, so neighbouring slots never merge.
     bar_px = max(1.0, min(8.0, 0.6 * (plot_height(slot_rows, 6) - 80) / slot_rows))
-    drawn = warps.with_columns(row.alias("y"), to_us(pl.col("start_rel_ns")).alias("x0"),
-                               to_us(pl.col("end_rel_ns")).alias("x1"))
+    drawn = warps.with_columns(
+        row.alias("y"), to_us(pl.col("start_rel_ns")).alias("x0"), to_us(pl.col("end_rel_ns")).alias("x1")
+    )
     figure = go.Figure()
     for parity in (0, 1):
         part = drawn.filter(pl.col("block_id") % 2 == parity)
         xs: list[float | None] = []
         ys: list[float | None] = []
         custom: list[list[float] | None] = []
-        for x0, x1, y, sm, block, warp in part.select("x0", "x1", "y", "sm_id", "block_id",
-                                                      "warp_in_block").iter_rows():
+        for x0, x1, y, sm, block, warp in part.select(
+            "x0", "x1", "y", "sm_id", "block_id", "warp_in_block"
+        ).iter_rows():
             xs += [x0, x1, None]
             ys += [y, y, None]
             info = [sm, block, warp, x0, x1]
             custom += [info, info, None]
-        figure.add_trace(go.Scatter(
-            x=xs, y=ys, customdata=custom, mode="lines", line={"width": bar_px, "color": BAR_COLORS[parity]},
-            hovertemplate=("SM %{customdata[0]}, block %{customdata[1]}, warp %{customdata[2]}<br>"
-                           "%{customdata[3]:.3f} to %{customdata[4]:.3f} µs<extra></extra>"),
-            connectgaps=False,
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                customdata=custom,
+                mode="lines",
+                line={"width": bar_px, "color": BAR_COLORS[parity]},
+                hovertemplate=(
+                    "SM %{customdata[0]}, block %{customdata[1]}, warp %{customdata[2]}<br>"
+                    "%{customdata[3]:.3f} to %{customdata[4]:.3f} µs<extra></extra>"
+                ),
+                connectgaps=False,
+            )
+        )
     return _layout(figure, y_title, slot_rows, x_range_us, px_per_row=6)
 
 
-def occupancy_time_figure(curve: pl.DataFrame, tail: dict[str, Any] | None = None,
-                          theoretical_warps_per_sm: float | None = None) -> go.Figure:
+def occupancy_time_figure(
+    curve: pl.DataFrame, tail: dict[str, Any] | None = None, theoretical_warps_per_sm: float | None = None
+) -> go.Figure:
     """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line.
 
     With the result's `tail`: the tail shaded from the first SM idle for good (dotted) to the last warp's end, and
     a dashed line where the last block started. With the theoretical occupancy: a grey line at that ceiling.
     """
-    figure = go.Figure(go.Scatter(
-        x=to_us(curve["bin_start_ns"]).to_list(), y=curve["mean_active_warps_per_sm"].to_list(),
-        mode="lines", line={"shape": "hv"}, fill="tozeroy", name="occupancy",
-        hovertemplate="%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
-    ))
+    figure = go.Figure(
+        go.Scatter(
+            x=to_us(curve["bin_start_ns"]).to_list(),
+            y=curve["mean_active_warps_per_sm"].to_list(),
+            mode="lines",
+            line={"shape": "hv"},
+            fill="tozeroy",
+            name="occupancy",
+            hovertemplate="%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
+        )
+    )
     figure = _layout(figure, "mean resident warps per SM", 0, None)
     figure.update_layout(height=320)
     if tail:
         _mark_tail(figure, tail)
     if theoretical_warps_per_sm:
-        figure.add_hline(y=theoretical_warps_per_sm, line_dash="dash", line_color="gray",
-                         annotation_text="theoretical", annotation_position="bottom left")
+        figure.add_hline(
+            y=theoretical_warps_per_sm,
+            line_dash="dash",
+            line_color="gray",
+            annotation_text="theoretical",
+            annotation_position="bottom left",
+        )
     return figure
 
 
@@ -139,24 +177,54 @@ def _mark_tail(figure: go.Figure, tail: dict[str, Any], row: int | None = None) 
     the last block's start (from then on no new warps arrive)."""
     where = {"row": row, "col": 1} if row else {}
     idle_us, end_us = to_us(tail["first_sm_idle_ns"]), to_us(tail["span_ns"])
-    figure.add_vrect(x0=idle_us, x1=end_us, fillcolor="orange", opacity=0.2, line_width=0,
-                     annotation_text="tail", annotation_position="top right", **where)
-    figure.add_vline(x=idle_us, line_dash="dot", line_color="firebrick", annotation_text="first SM idle",
-                     annotation_position="bottom left", **where)
-    figure.add_vline(x=to_us(tail["last_block_start_ns"]), line_dash="dash", line_color="darkorange",
-                     annotation_text="last block start", annotation_position="top left", **where)
+    figure.add_vrect(
+        x0=idle_us,
+        x1=end_us,
+        fillcolor="orange",
+        opacity=0.2,
+        line_width=0,
+        annotation_text="tail",
+        annotation_position="top right",
+        **where,
+    )
+    figure.add_vline(
+        x=idle_us,
+        line_dash="dot",
+        line_color="firebrick",
+        annotation_text="first SM idle",
+        annotation_position="bottom left",
+        **where,
+    )
+    figure.add_vline(
+        x=to_us(tail["last_block_start_ns"]),
+        line_dash="dash",
+        line_color="darkorange",
+        annotation_text="last block start",
+        annotation_position="top left",
+        **where,
+    )
 
 
 def latency_histogram_figure(histogram: pl.DataFrame) -> go.Figure:
     """Warps per latency bin (`views.latency_histogram`), bars spanning their bins."""
     low_us, high_us = to_us(histogram["latency_lo_ns"]), to_us(histogram["latency_hi_ns"])
-    figure = go.Figure(go.Bar(
-        x=((low_us + high_us) / 2).to_list(), y=histogram["warps"].to_list(), width=(high_us - low_us).to_list(),
-        hovertemplate="%{x:.3f} µs: %{y} warps<extra></extra>",
-    ))
-    figure.update_layout(height=300, margin={"l": 70, "r": 20, "t": 30, "b": 50}, showlegend=False,
-                         plot_bgcolor="white", bargap=0, xaxis={"title": "warp latency (µs)"},
-                         yaxis={"title": "warps"})
+    figure = go.Figure(
+        go.Bar(
+            x=((low_us + high_us) / 2).to_list(),
+            y=histogram["warps"].to_list(),
+            width=(high_us - low_us).to_list(),
+            hovertemplate="%{x:.3f} µs: %{y} warps<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=300,
+        margin={"l": 70, "r": 20, "t": 30, "b": 50},
+        showlegend=False,
+        plot_bgcolor="white",
+        bargap=0,
+        xaxis={"title": "warp latency (µs)"},
+        yaxis={"title": "warps"},
+    )
     return figure
 
 
@@ -168,34 +236,67 @@ def message_figure(message: str) -> go.Figure:
     return figure
 
 
-def sweep_figure(sweep: dict[str, Any], launch_point: tuple[float, float] | None = None,
-                 what_if_point: tuple[float, float] | None = None) -> go.Figure:
+def sweep_figure(
+    sweep: dict[str, Any],
+    launch_point: tuple[float, float] | None = None,
+    what_if_point: tuple[float, float] | None = None,
+) -> go.Figure:
     """Throughput against occupancy: the sweep's measured points, the fitted min(n / L, B) drawn through its knee,
     this launch's point and, when given, the what-if prediction."""
     points = sweep["points"]
     xs = [p["occupancy_warps_per_sm"] for p in points]
-    figure = go.Figure(go.Scatter(
-        x=xs, y=[p["throughput"] for p in points], mode="markers", name="measured launches",
-        marker={"size": 9, "color": "#1f77b4"},
-        hovertemplate="%{x:.2f} warps per SM: %{y:.5f} warps per ns per SM<extra></extra>"))
+    figure = go.Figure(
+        go.Scatter(
+            x=xs,
+            y=[p["throughput"] for p in points],
+            mode="markers",
+            name="measured launches",
+            marker={"size": 9, "color": "#1f77b4"},
+            hovertemplate="%{x:.2f} warps per SM: %{y:.5f} warps per ns per SM<extra></extra>",
+        )
+    )
     extent = max([*xs, *(p[0] for p in (launch_point, what_if_point) if p)], default=1.0) * 1.1
     model_x, model_y = _model_line(sweep, extent)
-    figure.add_trace(go.Scatter(x=model_x, y=model_y, mode="lines", name="min(n / L, B)",
-                                line={"dash": "dash", "color": "gray"}, hoverinfo="skip"))
+    figure.add_trace(
+        go.Scatter(
+            x=model_x,
+            y=model_y,
+            mode="lines",
+            name="min(n / L, B)",
+            line={"dash": "dash", "color": "gray"},
+            hoverinfo="skip",
+        )
+    )
     if launch_point:
-        figure.add_trace(go.Scatter(
-            x=[launch_point[0]], y=[launch_point[1]], mode="markers", name="this launch",
-            marker={"size": 14, "color": "#ff7f0e", "symbol": "circle-open", "line": {"width": 3}},
-            hovertemplate="this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(
+                x=[launch_point[0]],
+                y=[launch_point[1]],
+                mode="markers",
+                name="this launch",
+                marker={"size": 14, "color": "#ff7f0e", "symbol": "circle-open", "line": {"width": 3}},
+                hovertemplate="this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>",
+            )
+        )
     if what_if_point:
-        figure.add_trace(go.Scatter(
-            x=[what_if_point[0]], y=[what_if_point[1]], mode="markers", name="what-if (model)",
-            marker={"size": 13, "color": "#2ca02c", "symbol": "star"},
-            hovertemplate="what-if: %{x:.2f} warps per SM, %{y:.5f} predicted<extra></extra>"))
-    figure.update_layout(height=360, margin={"l": 80, "r": 20, "t": 30, "b": 50}, plot_bgcolor="white",
-                         xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
-                         yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
-                         legend={"orientation": "h", "y": -0.2})
+        figure.add_trace(
+            go.Scatter(
+                x=[what_if_point[0]],
+                y=[what_if_point[1]],
+                mode="markers",
+                name="what-if (model)",
+                marker={"size": 13, "color": "#2ca02c", "symbol": "star"},
+                hovertemplate="what-if: %{x:.2f} warps per SM, %{y:.5f} predicted<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        height=360,
+        margin={"l": 80, "r": 20, "t": 30, "b": 50},
+        plot_bgcolor="white",
+        xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
+        yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.2},
+    )
     return figure
 
 
@@ -215,11 +316,21 @@ def _model_line(sweep: dict[str, Any], extent: float) -> tuple[list[float], list
 def stall_figure(by_reason: dict[str, float]) -> go.Figure:
     """Warp cycles per issued instruction by stall reason (`result["stalls"]["by_reason"]`), largest on top."""
     ranked = sorted(by_reason.items(), key=lambda item: item[1])
-    figure = go.Figure(go.Bar(x=[v for _, v in ranked], y=[r for r, _ in ranked], orientation="h",
-                              hovertemplate="%{y}: %{x:.3f} cycles per issue<extra></extra>"))
-    figure.update_layout(height=max(300, 60 + 20 * len(ranked)), margin={"l": 160, "r": 20, "t": 30, "b": 50},
-                         plot_bgcolor="white", showlegend=False,
-                         xaxis={"title": "warp cycles per issued instruction"})
+    figure = go.Figure(
+        go.Bar(
+            x=[v for _, v in ranked],
+            y=[r for r, _ in ranked],
+            orientation="h",
+            hovertemplate="%{y}: %{x:.3f} cycles per issue<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=max(300, 60 + 20 * len(ranked)),
+        margin={"l": 160, "r": 20, "t": 30, "b": 50},
+        plot_bgcolor="white",
+        showlegend=False,
+        xaxis={"title": "warp cycles per issued instruction"},
+    )
     return figure
 
 
@@ -227,22 +338,40 @@ def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, d
     """Occupancy over time of each side in its own row, the rows' time axes linked (`matches`): zooming one zooms
     the other, so A and B are read at the same time since their first warp."""
     sides = list(curves)
-    figure = make_subplots(rows=len(sides), cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                           subplot_titles=[f"{side}: mean resident warps per SM" for side in sides])
+    figure = make_subplots(
+        rows=len(sides),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=[f"{side}: mean resident warps per SM" for side in sides],
+    )
     for row, side in enumerate(sides, start=1):
         curve = curves[side]
-        figure.add_trace(go.Scatter(
-            x=to_us(curve["bin_start_ns"]).to_list(), y=curve["mean_active_warps_per_sm"].to_list(), name=side,
-            mode="lines", line={"shape": "hv", "color": SIDE_COLORS.get(side)}, fill="tozeroy",
-            hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2f}} warps per SM<extra></extra>"), row=row, col=1)
+        figure.add_trace(
+            go.Scatter(
+                x=to_us(curve["bin_start_ns"]).to_list(),
+                y=curve["mean_active_warps_per_sm"].to_list(),
+                name=side,
+                mode="lines",
+                line={"shape": "hv", "color": SIDE_COLORS.get(side)},
+                fill="tozeroy",
+                hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2f}} warps per SM<extra></extra>",
+            ),
+            row=row,
+            col=1,
+        )
         if tails.get(side):
             _mark_tail(figure, tails[side], row=row)
         figure.update_yaxes(title_text="warps per SM", rangemode="tozero", row=row, col=1)
     for row in range(2, len(sides) + 1):
         figure.update_xaxes(matches="x", row=row, col=1)
     figure.update_xaxes(title_text=TIME_AXIS_TITLE, row=len(sides), col=1)
-    figure.update_layout(height=220 + 200 * len(sides), margin={"l": 70, "r": 20, "t": 40, "b": 50},
-                         showlegend=False, plot_bgcolor="white")
+    figure.update_layout(
+        height=220 + 200 * len(sides),
+        margin={"l": 70, "r": 20, "t": 40, "b": 50},
+        showlegend=False,
+        plot_bgcolor="white",
+    )
     return figure
 
 
@@ -252,13 +381,26 @@ def overlay_latency_figure(histograms: dict[str, pl.DataFrame]) -> go.Figure:
     for side, histogram in histograms.items():
         total = max(int(histogram["warps"].sum()), 1)
         low_us, high_us = to_us(histogram["latency_lo_ns"]), to_us(histogram["latency_hi_ns"])
-        figure.add_trace(go.Bar(
-            x=((low_us + high_us) / 2).to_list(), y=(histogram["warps"] / total).to_list(),
-            width=(high_us - low_us).to_list(), name=side, opacity=0.55, marker={"color": SIDE_COLORS.get(side)},
-            hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2%}} of its warps<extra></extra>"))
-    figure.update_layout(barmode="overlay", bargap=0, height=320, margin={"l": 70, "r": 20, "t": 30, "b": 50},
-                         plot_bgcolor="white", xaxis={"title": "warp latency (µs)"},
-                         yaxis={"title": "share of the side's warps", "tickformat": ".0%"})
+        figure.add_trace(
+            go.Bar(
+                x=((low_us + high_us) / 2).to_list(),
+                y=(histogram["warps"] / total).to_list(),
+                width=(high_us - low_us).to_list(),
+                name=side,
+                opacity=0.55,
+                marker={"color": SIDE_COLORS.get(side)},
+                hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2%}} of its warps<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        barmode="overlay",
+        bargap=0,
+        height=320,
+        margin={"l": 70, "r": 20, "t": 30, "b": 50},
+        plot_bgcolor="white",
+        xaxis={"title": "warp latency (µs)"},
+        yaxis={"title": "share of the side's warps", "tickformat": ".0%"},
+    )
     return figure
 
 
@@ -269,15 +411,33 @@ def sweep_overlay_figure(sweeps: dict[str, dict[str, Any]]) -> go.Figure:
     extent = max((p["occupancy_warps_per_sm"] for s in sweeps.values() for p in s["points"]), default=1.0) * 1.1
     for side, sweep in sweeps.items():
         color = SIDE_COLORS.get(side, "#1f77b4")
-        figure.add_trace(go.Scatter(
-            x=[p["occupancy_warps_per_sm"] for p in sweep["points"]], y=[p["throughput"] for p in sweep["points"]],
-            mode="markers", marker={"size": 9, "color": color}, name=f"{side} measured",
-            hovertemplate=f"{side}: %{{x:.2f}} warps per SM, %{{y:.5f}} warps per ns per SM<extra></extra>"))
+        figure.add_trace(
+            go.Scatter(
+                x=[p["occupancy_warps_per_sm"] for p in sweep["points"]],
+                y=[p["throughput"] for p in sweep["points"]],
+                mode="markers",
+                marker={"size": 9, "color": color},
+                name=f"{side} measured",
+                hovertemplate=f"{side}: %{{x:.2f}} warps per SM, %{{y:.5f}} warps per ns per SM<extra></extra>",
+            )
+        )
         model_x, model_y = _model_line(sweep, extent)
-        figure.add_trace(go.Scatter(x=model_x, y=model_y, mode="lines", line={"dash": "dash", "color": color},
-                                    name=f"{side} min(n / L, B)", hoverinfo="skip"))
-    figure.update_layout(height=360, margin={"l": 80, "r": 20, "t": 30, "b": 50}, plot_bgcolor="white",
-                         xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
-                         yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
-                         legend={"orientation": "h", "y": -0.2})
+        figure.add_trace(
+            go.Scatter(
+                x=model_x,
+                y=model_y,
+                mode="lines",
+                line={"dash": "dash", "color": color},
+                name=f"{side} min(n / L, B)",
+                hoverinfo="skip",
+            )
+        )
+    figure.update_layout(
+        height=360,
+        margin={"l": 80, "r": 20, "t": 30, "b": 50},
+        plot_bgcolor="white",
+        xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
+        yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.2},
+    )
     return figure

@@ -19,13 +19,18 @@ from .pages_launch import launch_table
 
 def _chooser(a: str | None, b: str | None) -> html.Form:
     """A plain GET form: the page is addressed by its query string, so it can be bookmarked and shared."""
-    return html.Form([
-        html.Label("launch A ", htmlFor="compare-a"),
-        dcc.Input(id="compare-a", name="a", type="number", value=_launch_id(a), className="id-input"),
-        html.Label(" launch B ", htmlFor="compare-b"),
-        dcc.Input(id="compare-b", name="b", type="number", value=_launch_id(b), className="id-input"),
-        html.Button("Compare", type="submit"),
-    ], action="/compare", method="GET", className="actions")
+    return html.Form(
+        [
+            html.Label("launch A ", htmlFor="compare-a"),
+            dcc.Input(id="compare-a", name="a", type="number", value=_launch_id(a), className="id-input"),
+            html.Label(" launch B ", htmlFor="compare-b"),
+            dcc.Input(id="compare-b", name="b", type="number", value=_launch_id(b), className="id-input"),
+            html.Button("Compare", type="submit"),
+        ],
+        action="/compare",
+        method="GET",
+        className="actions",
+    )
 
 
 def _launch_id(text: str | None) -> int | None:
@@ -37,10 +42,13 @@ def _verdict(label: str, analysis: LaunchAnalysis) -> html.Div:
     if analysis.result is None:
         return html.Div([html.P(analysis.error or "", className="error")], id=f"compare-verdict-{side}")
     verdict = analysis.result["classification"]
-    return html.Div([
-        html.P(verdict_text(verdict), className="verdict", id=f"compare-verdict-mode-{side}"),
-        html.Ul([html.Li(line) for line in verdict["evidence"]]),
-    ], id=f"compare-verdict-{side}")
+    return html.Div(
+        [
+            html.P(verdict_text(verdict), className="verdict", id=f"compare-verdict-mode-{side}"),
+            html.Ul([html.Li(line) for line in verdict["evidence"]]),
+        ],
+        id=f"compare-verdict-{side}",
+    )
 
 
 def difference_table(analyses: dict[str, LaunchAnalysis]) -> list:
@@ -51,31 +59,45 @@ def difference_table(analyses: dict[str, LaunchAnalysis]) -> list:
         return [html.P("No comparison: the analysis did not run on both launches (see above).", className="error")]
     table = comparison_table(compare_results([results["A"]], [results["B"]]))
     header = html.Thead(html.Tr([html.Th(column) for column in table.columns]))
-    rows = [html.Tr([html.Td(cell) for cell in row], className="within-noise" if "within" in row[-1] else "")
-            for row in table.rows]
-    return [html.Table([header, html.Tbody(rows)], id="compare-diff-table", className="table"),
-            html.P(table.note or "", className="hint")]
+    rows = [
+        html.Tr([html.Td(cell) for cell in row], className="within-noise" if "within" in row[-1] else "")
+        for row in table.rows
+    ]
+    return [
+        html.Table([header, html.Tbody(rows)], id="compare-diff-table", className="table"),
+        html.P(table.note or "", className="hint"),
+    ]
 
 
 def comparison_figures(analyses: dict[str, LaunchAnalysis]) -> list:
     curves = {label: a.occupancy_curve for label, a in analyses.items() if a.occupancy_curve is not None}
     histograms = {label: a.latency_histogram for label, a in analyses.items() if a.latency_histogram is not None}
     if not curves:
-        return [html.P("Neither launch has per-warp timings: no occupancy over time or latency histogram.",
-                       className="hint")]
+        return [
+            html.P(
+                "Neither launch has per-warp timings: no occupancy over time or latency histogram.", className="hint"
+            )
+        ]
     tails = {label: (analyses[label].result or {}).get("tail") for label in curves}
     body: list = []
     if len(curves) < len(analyses):
         missing = next(label for label in analyses if label not in curves)
-        body.append(html.P(f"Launch {missing} has no per-warp timings: only {', '.join(curves)} is drawn.",
-                           className="hint"))
+        body.append(
+            html.P(f"Launch {missing} has no per-warp timings: only {', '.join(curves)} is drawn.", className="hint")
+        )
     return body + [
         html.H4("Occupancy over time (time axes linked: zoom one, both follow)"),
-        dcc.Graph(id="compare-occupancy-figure", figure=figures.compare_occupancy_figure(curves, tails),
-                  config={"displaylogo": False}),
+        dcc.Graph(
+            id="compare-occupancy-figure",
+            figure=figures.compare_occupancy_figure(curves, tails),
+            config={"displaylogo": False},
+        ),
         html.H4("Warp latency, as a share of each launch's warps"),
-        dcc.Graph(id="compare-latency-figure", figure=figures.overlay_latency_figure(histograms),
-                  config={"displaylogo": False}),
+        dcc.Graph(
+            id="compare-latency-figure",
+            figure=figures.overlay_latency_figure(histograms),
+            config={"displaylogo": False},
+        ),
     ]
 
 
@@ -98,24 +120,49 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
     columns = []
     for label, analysis in analyses.items():
         launch_id = ids[label]
-        columns.append(html.Div([
-            html.H3(f"{label}: launch {launch_id}"),
-            html.P(analysis.launch["kernel_name"] or "", className="kernel-name"),
-            dcc.Link("open launch page", href=f"/launch/{launch_id}"),
-            _verdict(label, analysis),
-            launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
-        ], className="compare-column"))
+        columns.append(
+            html.Div(
+                [
+                    html.H3(f"{label}: launch {launch_id}"),
+                    html.P(analysis.launch["kernel_name"] or "", className="kernel-name"),
+                    dcc.Link("open launch page", href=f"/launch/{launch_id}"),
+                    _verdict(label, analysis),
+                    launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
+                ],
+                className="compare-column",
+            )
+        )
     page.append(html.Div(columns, className="compare-columns"))
-    page.append(html.Section([html.H3("A against B"), *difference_table(analyses), *comparison_figures(analyses)],
-                             className="analysis-slot", id="compare-analysis-panel"))
+    page.append(
+        html.Section(
+            [html.H3("A against B"), *difference_table(analyses), *comparison_figures(analyses)],
+            className="analysis-slot",
+            id="compare-analysis-panel",
+        )
+    )
     shared = metric_comparison(analyses["A"].metrics, analyses["B"].metrics)
-    table_columns = [("section", "section", "text"), ("name", "metric", "text"), ("unit", "unit", "text"),
-                     ("value_a", "A", "numeric"), ("value_b", "B", "numeric"), ("ratio_b_to_a", "B / A", "numeric")]
-    page.append(html.Section([
-        html.H3(f"Metrics in both ({shared.height})"),
-        dash_table.DataTable(
-            id="compare-metrics-table",
-            columns=[{"id": key, "name": name, "type": kind} for key, name, kind in table_columns],
-            data=shared.to_dicts(), filter_action="native", sort_action="native", page_size=30, **TABLE_STYLE),
-    ]))
+    table_columns = [
+        ("section", "section", "text"),
+        ("name", "metric", "text"),
+        ("unit", "unit", "text"),
+        ("value_a", "A", "numeric"),
+        ("value_b", "B", "numeric"),
+        ("ratio_b_to_a", "B / A", "numeric"),
+    ]
+    page.append(
+        html.Section(
+            [
+                html.H3(f"Metrics in both ({shared.height})"),
+                dash_table.DataTable(
+                    id="compare-metrics-table",
+                    columns=[{"id": key, "name": name, "type": kind} for key, name, kind in table_columns],
+                    data=shared.to_dicts(),
+                    filter_action="native",
+                    sort_action="native",
+                    page_size=30,
+                    **TABLE_STYLE,
+                ),
+            ]
+        )
+    )
     return html.Div(page)

@@ -41,11 +41,23 @@ def _number(value, digits: int = 0) -> str:
 
 def launch_fields(launch: dict) -> list[tuple[str, str]]:
     """(label, text) pairs of one `Store.launches()` row, in reading order."""
-    dims = lambda prefix: ("" if launch[f"{prefix}_x"] is None  # noqa: E731
-                           else f"{launch[f'{prefix}_x']} x {launch[f'{prefix}_y']} x {launch[f'{prefix}_z']}")
-    device = " ".join(part for part in (_text(launch["device_name"]),
-                                        f"(CC {launch['compute_capability']})" if launch["compute_capability"] else "",
-                                        f"{launch['sm_count']} SMs" if launch["sm_count"] else "") if part)
+
+    def dims(prefix):
+        return (
+            ""
+            if launch[f"{prefix}_x"] is None  # noqa: E731
+            else f"{launch[f'{prefix}_x']} x {launch[f'{prefix}_y']} x {launch[f'{prefix}_z']}"
+        )
+
+    device = " ".join(
+        part
+        for part in (
+            _text(launch["device_name"]),
+            f"(CC {launch['compute_capability']})" if launch["compute_capability"] else "",
+            f"{launch['sm_count']} SMs" if launch["sm_count"] else "",
+        )
+        if part
+    )
     return [
         ("kernel", _text(launch["kernel_name"])),
         ("mangled name", _text(launch["mangled_name"])),
@@ -68,20 +80,31 @@ def launch_table(launch: dict, table_id: str = "launch-table") -> html.Table:
 
 
 def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> dash_table.DataTable:
-    columns = [("section", "section", "text"), ("name", "metric", "text"), ("unit", "unit", "text"),
-               ("value", "value", "numeric"), ("text_value", "as written", "text")]
+    columns = [
+        ("section", "section", "text"),
+        ("name", "metric", "text"),
+        ("unit", "unit", "text"),
+        ("value", "value", "numeric"),
+        ("text_value", "as written", "text"),
+    ]
     return dash_table.DataTable(
         id=table_id,
         columns=[{"id": key, "name": name, "type": kind} for key, name, kind in columns],
         data=metrics.select([key for key, _, _ in columns]).to_dicts(),
-        filter_action="native", sort_action="native", page_size=30, **TABLE_STYLE,
+        filter_action="native",
+        sort_action="native",
+        page_size=30,
+        **TABLE_STYLE,
     )
 
 
 def metrics_section(metrics: pl.DataFrame) -> html.Div | dash_table.DataTable:
     if metrics.height == 0:
-        return html.P("No metrics were recorded for this launch (warp traces and Nsight Systems carry none).",
-                      className="hint", id="metrics-table")
+        return html.P(
+            "No metrics were recorded for this launch (warp traces and Nsight Systems carry none).",
+            className="hint",
+            id="metrics-table",
+        )
     return metrics_table(metrics)
 
 
@@ -90,25 +113,42 @@ def what_if_prefill(result: dict[str, Any]) -> dict[str, int | None]:
     kernel = result["kernel"]
     block = kernel["block"]
     threads = math.prod(int(v) for v in block) if block and all(v is not None for v in block) else None
-    return {"threads_per_block": threads, "registers_per_thread": kernel["registers_per_thread"],
-            "shared_mem_per_block_bytes": kernel["shared_mem_per_block_bytes"]}
+    return {
+        "threads_per_block": threads,
+        "registers_per_thread": kernel["registers_per_thread"],
+        "shared_mem_per_block_bytes": kernel["shared_mem_per_block_bytes"],
+    }
 
 
-def what_if_view(analysis: LaunchAnalysis, threads_per_block: int | None, registers_per_thread: int | None,
-                 shared_mem_per_block_bytes: int | None) -> list:
+def what_if_view(
+    analysis: LaunchAnalysis,
+    threads_per_block: int | None,
+    registers_per_thread: int | None,
+    shared_mem_per_block_bytes: int | None,
+) -> list:
     """The calculator's answer for typed values; a user's mistake is one line, never a traceback."""
     sweep_note = analysis.sweep.note if analysis.sweep else ""
-    missing = [name for name, value in (("threads per block", threads_per_block),
-                                        ("registers per thread", registers_per_thread),
-                                        ("shared memory per block", shared_mem_per_block_bytes)) if value is None]
+    missing = [
+        name
+        for name, value in (
+            ("threads per block", threads_per_block),
+            ("registers per thread", registers_per_thread),
+            ("shared memory per block", shared_mem_per_block_bytes),
+        )
+        if value is None
+    ]
     if missing:
-        return panels.what_if_body(None, f"Enter {', '.join(missing)} (whole numbers; the launch does not record "
-                                         "every one of them).", sweep_note)
+        return panels.what_if_body(
+            None,
+            f"Enter {', '.join(missing)} (whole numbers; the launch does not record every one of them).",
+            sweep_note,
+        )
     if any(float(v) != int(v) for v in (threads_per_block, registers_per_thread, shared_mem_per_block_bytes)):
         return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", sweep_note)
     try:
-        change = what_if(analysis.result, int(threads_per_block), int(registers_per_thread),
-                         int(shared_mem_per_block_bytes))
+        change = what_if(
+            analysis.result, int(threads_per_block), int(registers_per_thread), int(shared_mem_per_block_bytes)
+        )
     except TracekitError as exc:
         return panels.what_if_body(None, f"Cannot compute the occupancy: {exc}", sweep_note)
     return panels.what_if_body(change, None, sweep_note)
@@ -120,41 +160,55 @@ def analysis_sections(analysis: LaunchAnalysis) -> list[html.Section]:
     if result is None:
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
     prefill = what_if_prefill(result)
-    initial = what_if_view(analysis, prefill["threads_per_block"], prefill["registers_per_thread"],
-                           prefill["shared_mem_per_block_bytes"])
+    initial = what_if_view(
+        analysis, prefill["threads_per_block"], prefill["registers_per_thread"], prefill["shared_mem_per_block_bytes"]
+    )
     sweep_note = analysis.sweep.note if analysis.sweep else ""
-    return [panels.verdict_panel(result), panels.occupancy_panel(result), panels.what_if_panel(prefill, initial),
-            panels.occupancy_time_panel(result, analysis.occupancy_curve),
-            panels.latency_panel(result, analysis.latency_histogram), panels.littles_law_panel(result),
-            panels.sweep_panel(result, sweep_note, sweep_point(result)), panels.stall_panel(result)]
+    return [
+        panels.verdict_panel(result),
+        panels.occupancy_panel(result),
+        panels.what_if_panel(prefill, initial),
+        panels.occupancy_time_panel(result, analysis.occupancy_curve),
+        panels.latency_panel(result, analysis.latency_histogram),
+        panels.littles_law_panel(result),
+        panels.sweep_panel(result, sweep_note, sweep_point(result)),
+        panels.stall_panel(result),
+    ]
 
 
-def timeline_view(warps: pl.DataFrame, sm_id: int | None,
-                  window_ns: tuple[int, int] | None) -> tuple[go.Figure, str]:
+def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, int] | None) -> tuple[go.Figure, str]:
     """The figure for a window (relative ns; None: the launch): each warp when few enough are in view, else
     per-SM binned activity. `warps` is the whole launch in relative time (`AnalysisCache.warps.get`)."""
     if warps.height == 0:
         return figures.message_figure("no per-warp timings for this launch"), (
             "This launch has no per-warp timings; import a warp trace recorded inside the kernel to see its "
-            "warps on the SMs.")
+            "warps on the SMs."
+        )
     x_range_us = (figures.to_us(window_ns[0]), figures.to_us(window_ns[1])) if window_ns else None
     shown = warps if sm_id is None else warps.filter(pl.col("sm_id") == sm_id)
     try:
         if _count_in_window(shown, window_ns) <= MAX_WARP_BARS:  # counting first spares sorting a big launch
             in_view = timeline.warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
-            return (figures.warp_bars_figure(in_view, sm_id, x_range_us),
-                    f"{in_view.height:,} warps in view, each drawn from its start to its end.")
+            return (
+                figures.warp_bars_figure(in_view, sm_id, x_range_us),
+                f"{in_view.height:,} warps in view, each drawn from its start to its end.",
+            )
         sm_count = max(shown["sm_id"].n_unique(), 1)
         bins = max(10, min(400, MAX_HEATMAP_CELLS // sm_count))
         binned = timeline.binned_activity(shown, bins, window_ns)
     except TracekitError as exc:
         return figures.message_figure("the warp timings cannot be drawn"), str(exc)
-    figure = (figures.sm_heatmap_figure(binned, x_range_us) if sm_id is None
-              else figures.sm_activity_figure(binned, sm_id, x_range_us))
+    figure = (
+        figures.sm_heatmap_figure(binned, x_range_us)
+        if sm_id is None
+        else figures.sm_activity_figure(binned, sm_id, x_range_us)
+    )
     bins_drawn = binned["bin_start_ns"].n_unique()
-    return figure, (f"More than {MAX_WARP_BARS:,} warps in view: showing mean resident warps in {bins_drawn} "
-                    f"time bins. Zoom in (drag across the time axis) to {MAX_WARP_BARS:,} warps or fewer to see "
-                    "each warp; double-click to zoom out.")
+    return figure, (
+        f"More than {MAX_WARP_BARS:,} warps in view: showing mean resident warps in {bins_drawn} "
+        f"time bins. Zoom in (drag across the time axis) to {MAX_WARP_BARS:,} warps or fewer to see "
+        "each warp; double-click to zoom out."
+    )
 
 
 def _count_in_window(warps: pl.DataFrame, window_ns: tuple[int, int] | None) -> int:
@@ -194,26 +248,42 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int) -> html.Div:
     launch = analysis.launch
     warps = cache.warps.get(launch_id)
     sm_options = [{"label": "all SMs", "value": ALL_SMS}] + [
-        {"label": f"SM {sm}", "value": str(sm)} for sm in sorted(warps["sm_id"].unique().to_list())]
+        {"label": f"SM {sm}", "value": str(sm)} for sm in sorted(warps["sm_id"].unique().to_list())
+    ]
     figure, note = full_timeline(cache, launch_id, warps)
     verdict, *analysis_panels = analysis_sections(analysis)
-    return html.Div([
-        dcc.Store(id="launch-id", data=launch_id),
-        html.H2(_text(launch["kernel_name"]) or f"launch {launch_id}", className="kernel-name"),
-        html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
-        verdict,
-        html.Section([html.H3("Launch"), launch_table(launch)]),
-        html.Section([
-            html.H3("Warps on the SMs"),
-            html.Div([html.Label("Show ", htmlFor="timeline-sm"),
-                      dcc.Dropdown(id="timeline-sm", options=sm_options, value=ALL_SMS, clearable=False,
-                                   className="sm-dropdown")], className="actions"),
-            html.P(note, id="timeline-note", className="hint"),
-            dcc.Graph(id="warp-timeline", figure=figure, config={"displaylogo": False}),
-        ], id="timeline-panel"),
-        *analysis_panels,
-        html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
-    ])
+    return html.Div(
+        [
+            dcc.Store(id="launch-id", data=launch_id),
+            html.H2(_text(launch["kernel_name"]) or f"launch {launch_id}", className="kernel-name"),
+            html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
+            verdict,
+            html.Section([html.H3("Launch"), launch_table(launch)]),
+            html.Section(
+                [
+                    html.H3("Warps on the SMs"),
+                    html.Div(
+                        [
+                            html.Label("Show ", htmlFor="timeline-sm"),
+                            dcc.Dropdown(
+                                id="timeline-sm",
+                                options=sm_options,
+                                value=ALL_SMS,
+                                clearable=False,
+                                className="sm-dropdown",
+                            ),
+                        ],
+                        className="actions",
+                    ),
+                    html.P(note, id="timeline-note", className="hint"),
+                    dcc.Graph(id="warp-timeline", figure=figure, config={"displaylogo": False}),
+                ],
+                id="timeline-panel",
+            ),
+            *analysis_panels,
+            html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
+        ]
+    )
 
 
 def register_callbacks(app: Dash, cache: AnalysisCache) -> None:

@@ -11,14 +11,24 @@ from tracekit.store import Store
 from .common import TABLE_STYLE
 
 IMPORT_COLUMNS = [
-    ("id", "id", "numeric"), ("name", "name", "text"), ("format", "format", "text"), ("tool", "tool", "text"),
-    ("device_name", "device", "text"), ("launch_count", "launches", "numeric"),
-    ("size_bytes", "size (bytes)", "numeric"), ("imported_at", "imported at", "text"),
+    ("id", "id", "numeric"),
+    ("name", "name", "text"),
+    ("format", "format", "text"),
+    ("tool", "tool", "text"),
+    ("device_name", "device", "text"),
+    ("launch_count", "launches", "numeric"),
+    ("size_bytes", "size (bytes)", "numeric"),
+    ("imported_at", "imported at", "text"),
 ]
 LAUNCH_COLUMNS = [
-    ("link", "launch", "text"), ("import_id", "import", "numeric"), ("kernel_name", "kernel", "text"),
-    ("grid", "grid", "text"), ("block", "block", "text"), ("registers_per_thread", "regs/thread", "numeric"),
-    ("duration_ns", "duration (ns)", "numeric"), ("device_name", "device", "text"),
+    ("link", "launch", "text"),
+    ("import_id", "import", "numeric"),
+    ("kernel_name", "kernel", "text"),
+    ("grid", "grid", "text"),
+    ("block", "block", "text"),
+    ("registers_per_thread", "regs/thread", "numeric"),
+    ("duration_ns", "duration (ns)", "numeric"),
+    ("device_name", "device", "text"),
 ]
 
 
@@ -59,8 +69,10 @@ def launch_rows(store: Store) -> list[dict]:
 def _table(table_id: str, columns: list[tuple[str, str, str]], rows: list[dict], markdown: tuple = ()):
     return dash_table.DataTable(
         id=table_id,
-        columns=[{"id": key, "name": name, "type": kind, **({"presentation": "markdown"} if key in markdown else {})}
-                 for key, name, kind in columns],
+        columns=[
+            {"id": key, "name": name, "type": kind, **({"presentation": "markdown"} if key in markdown else {})}
+            for key, name, kind in columns
+        ],
         data=rows,
         filter_action="native",
         sort_action="native",
@@ -74,22 +86,29 @@ def _table(table_id: str, columns: list[tuple[str, str, str]], rows: list[dict],
 
 def layout(store: Store) -> html.Div:
     imports = import_rows(store)
-    return html.Div([
-        html.H2("Library"),
-        html.P("Type in the row under a header to filter (e.g. sgemm, or >1000 for numbers); click a header to "
-               "sort. Select imports to delete them, or two launches to compare them."),
-        html.H3("Imports"),
-        html.P("The store is empty: upload files first." if not imports else "", id="library-empty"),
-        _table("imports-table", IMPORT_COLUMNS, imports),
-        html.Div([
-            html.Button("Delete selected imports", id="delete-imports", n_clicks=0, className="danger"),
-            html.Span(id="delete-status", className="status"),
-        ], className="actions"),
-        dcc.ConfirmDialog(id="confirm-delete"),
-        html.H3("Launches"),
-        _table("launches-table", LAUNCH_COLUMNS, launch_rows(store), markdown=("link",)),
-        html.Div(id="compare-link", className="actions"),
-    ])
+    return html.Div(
+        [
+            html.H2("Library"),
+            html.P(
+                "Type in the row under a header to filter (e.g. sgemm, or >1000 for numbers); click a header to "
+                "sort. Select imports to delete them, or two launches to compare them."
+            ),
+            html.H3("Imports"),
+            html.P("The store is empty: upload files first." if not imports else "", id="library-empty"),
+            _table("imports-table", IMPORT_COLUMNS, imports),
+            html.Div(
+                [
+                    html.Button("Delete selected imports", id="delete-imports", n_clicks=0, className="danger"),
+                    html.Span(id="delete-status", className="status"),
+                ],
+                className="actions",
+            ),
+            dcc.ConfirmDialog(id="confirm-delete"),
+            html.H3("Launches"),
+            _table("launches-table", LAUNCH_COLUMNS, launch_rows(store), markdown=("link",)),
+            html.Div(id="compare-link", className="actions"),
+        ]
+    )
 
 
 def register_callbacks(app: Dash, store: Store) -> None:
@@ -105,8 +124,14 @@ def register_callbacks(app: Dash, store: Store) -> None:
         if not selected:
             return False, no_update, "Select the imports to delete first (the boxes at the left of the rows)."
         ids = ", ".join(str(i) for i in sorted(selected))
-        return True, (f"Delete import{'s' if len(selected) > 1 else ''} {ids} and all their launches, metrics "
-                      "and warps? This cannot be undone."), ""
+        return (
+            True,
+            (
+                f"Delete import{'s' if len(selected) > 1 else ''} {ids} and all their launches, metrics "
+                "and warps? This cannot be undone."
+            ),
+            "",
+        )
 
     @app.callback(
         Output("imports-table", "data"),
@@ -138,5 +163,6 @@ def register_callbacks(app: Dash, store: Store) -> None:
         if not selected or len(selected) != 2:
             return html.Span("Select two launches to compare them.", className="hint")
         a, b = selected
-        return dcc.Link(f"Compare launch {a} with launch {b}", href=f"/compare?a={int(a)}&b={int(b)}",
-                        id="compare-selected")
+        return dcc.Link(
+            f"Compare launch {a} with launch {b}", href=f"/compare?a={int(a)}&b={int(b)}", id="compare-selected"
+        )

@@ -53,8 +53,12 @@ def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes:
     _, _, data = contents.partition(",")
     size_bytes = _decoded_size(data)
     if size_bytes > max_upload_bytes:
-        return UploadStatus(file_name, "error", f"{file_name} is {_megabytes(size_bytes)}, over the upload limit "
-                            f"of {_megabytes(max_upload_bytes)}; import it with `tracekit import` instead")
+        return UploadStatus(
+            file_name,
+            "error",
+            f"{file_name} is {_megabytes(size_bytes)}, over the upload limit "
+            f"of {_megabytes(max_upload_bytes)}; import it with `tracekit import` instead",
+        )
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
@@ -68,38 +72,68 @@ def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes:
             return UploadStatus(file_name, "error", str(exc).replace(str(path), file_name))
         except Exception as exc:  # noqa: BLE001 - a bug must not take the page down; it is logged in full
             log.exception("importing upload %r failed", file_name)
-            return UploadStatus(file_name, "error", f"{file_name}: tracekit failed to read it "
-                                f"({type(exc).__name__}: {exc}); the server log has the details")
+            return UploadStatus(
+                file_name,
+                "error",
+                f"{file_name}: tracekit failed to read it "
+                f"({type(exc).__name__}: {exc}); the server log has the details",
+            )
     warnings = [message.replace(str(path), file_name) for message in warnings]
     if not result.created:
-        return UploadStatus(file_name, "already stored", f"{file_name} is already stored as import "
-                            f"{result.import_id}; nothing added", result.import_id, result.launch_count)
+        return UploadStatus(
+            file_name,
+            "already stored",
+            f"{file_name} is already stored as import {result.import_id}; nothing added",
+            result.import_id,
+            result.launch_count,
+        )
     launches = f"{result.launch_count} launch{'' if result.launch_count == 1 else 'es'}"
-    return UploadStatus(file_name, "imported", f"{file_name} imported as import {result.import_id} with {launches}",
-                        result.import_id, result.launch_count, warnings)
+    return UploadStatus(
+        file_name,
+        "imported",
+        f"{file_name} imported as import {result.import_id} with {launches}",
+        result.import_id,
+        result.launch_count,
+        warnings,
+    )
 
 
 def status_table(statuses: list[UploadStatus]) -> html.Table:
     rows = []
     for status in statuses:
         detail: list = [status.message] + [html.Div(f"warning: {w}", className="warning") for w in status.warnings]
-        link = (dcc.Link(f"import {status.import_id} in the library", href="/library")
-                if status.import_id is not None else "")
-        rows.append(html.Tr([html.Td(status.file_name), html.Td(status.outcome), html.Td(detail), html.Td(link)],
-                            className=f"upload-{status.outcome.replace(' ', '-')}"))
+        link = (
+            dcc.Link(f"import {status.import_id} in the library", href="/library")
+            if status.import_id is not None
+            else ""
+        )
+        rows.append(
+            html.Tr(
+                [html.Td(status.file_name), html.Td(status.outcome), html.Td(detail), html.Td(link)],
+                className=f"upload-{status.outcome.replace(' ', '-')}",
+            )
+        )
     header = html.Tr([html.Th("file"), html.Th("result"), html.Th("details"), html.Th("")])
     return html.Table([html.Thead(header), html.Tbody(rows)], id="upload-status-table", className="table")
 
 
 def layout(max_upload_bytes: int) -> html.Div:
-    return html.Div([
-        html.H2("Upload"),
-        html.P("Nsight Compute CSV or .ncu-rep, Nsight Systems SQLite exports and warp traces; several files at "
-               f"once. Up to {_megabytes(max_upload_bytes)} per file (larger ones: `tracekit import`)."),
-        dcc.Upload(id="upload", multiple=True, className="upload-zone",
-                   children=html.Div(["Drag and drop files here, or ", html.A("choose files")])),
-        dcc.Loading(html.Div(id="upload-status"), type="default"),
-    ])
+    return html.Div(
+        [
+            html.H2("Upload"),
+            html.P(
+                "Nsight Compute CSV or .ncu-rep, Nsight Systems SQLite exports and warp traces; several files at "
+                f"once. Up to {_megabytes(max_upload_bytes)} per file (larger ones: `tracekit import`)."
+            ),
+            dcc.Upload(
+                id="upload",
+                multiple=True,
+                className="upload-zone",
+                children=html.Div(["Drag and drop files here, or ", html.A("choose files")]),
+            ),
+            dcc.Loading(html.Div(id="upload-status"), type="default"),
+        ]
+    )
 
 
 def register_callbacks(app: Dash, store: Store, max_upload_bytes: int) -> None:
@@ -114,7 +148,8 @@ def register_callbacks(app: Dash, store: Store, max_upload_bytes: int) -> None:
         if not contents:
             return no_update, no_update
         file_names = file_names or [f"file {index + 1}" for index in range(len(contents))]
-        statuses = [import_upload(store, name, data, max_upload_bytes)
-                    for name, data in zip(file_names, contents, strict=False)]
+        statuses = [
+            import_upload(store, name, data, max_upload_bytes) for name, data in zip(file_names, contents, strict=False)
+        ]
         # Clearing `contents` lets the same file be dropped again (and frees the browser's copy).
         return status_table(statuses), None

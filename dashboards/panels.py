@@ -17,10 +17,15 @@ from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
 from . import figures
 
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
-NEEDS_STALLS = ("Needs Nsight Compute's warp stall metrics (the WarpStateStats section, "
-                "smsp__average_warps_issue_stalled_*).")
-LIMIT_LABELS = (("registers", "registers"), ("shared_memory", "shared memory"), ("warps", "warps"),
-                ("blocks", "block slots"))
+NEEDS_STALLS = (
+    "Needs Nsight Compute's warp stall metrics (the WarpStateStats section, smsp__average_warps_issue_stalled_*)."
+)
+LIMIT_LABELS = (
+    ("registers", "registers"),
+    ("shared_memory", "shared memory"),
+    ("warps", "warps"),
+    ("blocks", "block slots"),
+)
 
 
 def fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
@@ -36,8 +41,11 @@ def fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
 
 
 def fields_table(rows: list[tuple[str, str]], table_id: str) -> html.Table:
-    return html.Table(html.Tbody([html.Tr([html.Th(label), html.Td(text)]) for label, text in rows]),
-                      id=table_id, className="table fields")
+    return html.Table(
+        html.Tbody([html.Tr([html.Th(label), html.Td(text)]) for label, text in rows]),
+        id=table_id,
+        className="table fields",
+    )
 
 
 def _section(slot_id: str, title: str, body: list) -> html.Section:
@@ -51,8 +59,9 @@ def verdict_panel(result: dict[str, Any]) -> html.Section:
     if verdict.get("reason"):
         body.append(html.P(verdict["reason"], className="hint"))
     if verdict.get("needed_occupancy_warps_per_sm") is not None:
-        body.append(html.P(f"Occupancy needed to hide latency: "
-                           f"{fmt(verdict['needed_occupancy_warps_per_sm'], 1)} warps per SM"))
+        body.append(
+            html.P(f"Occupancy needed to hide latency: {fmt(verdict['needed_occupancy_warps_per_sm'], 1)} warps per SM")
+        )
     if verdict.get("evidence"):
         body.append(html.Ul([html.Li(line) for line in verdict["evidence"]], id="verdict-evidence"))
     if verdict.get("flags"):
@@ -70,8 +79,10 @@ def occupancy_panel(result: dict[str, Any]) -> html.Section:
         ("theoretical (warps per SM)", fmt(occupancy["theoretical_warps_per_sm"])),
         ("theoretical (%)", fmt(occupancy["theoretical_pct"], 1)),
         ("limited by", fmt(occupancy["limiter"])),
-        ("blocks per SM allowed by registers / shared memory / warps / block slots",
-         " / ".join(fmt(limits.get(key)) for key in ("registers", "shared_memory", "warps", "blocks"))),
+        (
+            "blocks per SM allowed by registers / shared memory / warps / block slots",
+            " / ".join(fmt(limits.get(key)) for key in ("registers", "shared_memory", "warps", "blocks")),
+        ),
         ("active blocks per SM", fmt(occupancy["active_blocks_per_sm"])),
         ("max warps per SM", fmt(occupancy["max_warps_per_sm"])),
         ("achieved (%, counter)", fmt(occupancy["achieved_pct"], 1)),
@@ -89,26 +100,42 @@ def occupancy_time_panel(result: dict[str, Any], curve: pl.DataFrame | None) -> 
     tail = result.get("tail") or {}
     rows = [
         ("first SM idle for good (ns)", fmt(tail.get("first_sm_idle_ns"), 0)),
-        ("tail: first SM idle to the last warp end (ns)",
-         f"{fmt(tail.get('tail_ns'), 0)} ({fmt(_pct(tail.get('tail_fraction')), 1)}% of the span)"),
+        (
+            "tail: first SM idle to the last warp end (ns)",
+            f"{fmt(tail.get('tail_ns'), 0)} ({fmt(_pct(tail.get('tail_fraction')), 1)}% of the span)",
+        ),
         ("last block started (ns)", fmt(tail.get("last_block_start_ns"), 0)),
-        ("last block start to the last warp end (ns)",
-         f"{fmt(tail.get('after_last_block_start_ns'), 0)} "
-         f"({fmt(_pct(tail.get('after_last_block_start_fraction')), 1)}%)"),
-        ("mean resident warps per SM before / after the last block start",
-         f"{fmt(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
-         f"{fmt(tail.get('mean_occupancy_in_tail_warps_per_sm'))}"),
-        ("SM finish times (ns)", f"{fmt(tail.get('sm_finish_min_ns'), 0)} to {fmt(tail.get('sm_finish_max_ns'), 0)} "
-                                 f"(std {fmt(tail.get('sm_finish_std_ns'), 0)})"),
+        (
+            "last block start to the last warp end (ns)",
+            f"{fmt(tail.get('after_last_block_start_ns'), 0)} "
+            f"({fmt(_pct(tail.get('after_last_block_start_fraction')), 1)}%)",
+        ),
+        (
+            "mean resident warps per SM before / after the last block start",
+            f"{fmt(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
+            f"{fmt(tail.get('mean_occupancy_in_tail_warps_per_sm'))}",
+        ),
+        (
+            "SM finish times (ns)",
+            f"{fmt(tail.get('sm_finish_min_ns'), 0)} to {fmt(tail.get('sm_finish_max_ns'), 0)} "
+            f"(std {fmt(tail.get('sm_finish_std_ns'), 0)})",
+        ),
         ("SMs idle the whole launch", fmt(tail.get("idle_sms"))),
     ]
     figure = figures.occupancy_time_figure(curve, tail or None, result["occupancy"].get("theoretical_warps_per_sm"))
-    return _section("occupancy-time-panel", "Occupancy over time", [
-        html.P("Shaded: the tail, from the first SM idle for good (dotted) to the last warp's end; dashed: the last "
-               "block's start (no new warps arrive after it); grey: the theoretical occupancy.", className="hint"),
-        dcc.Graph(id="occupancy-time-figure", figure=figure, config={"displaylogo": False}),
-        fields_table(rows, "tail-table"),
-    ])
+    return _section(
+        "occupancy-time-panel",
+        "Occupancy over time",
+        [
+            html.P(
+                "Shaded: the tail, from the first SM idle for good (dotted) to the last warp's end; dashed: the last "
+                "block's start (no new warps arrive after it); grey: the theoretical occupancy.",
+                className="hint",
+            ),
+            dcc.Graph(id="occupancy-time-figure", figure=figure, config={"displaylogo": False}),
+            fields_table(rows, "tail-table"),
+        ],
+    )
 
 
 def _pct(fraction: float | None) -> float | None:
@@ -119,16 +146,28 @@ def latency_panel(result: dict[str, Any], histogram: pl.DataFrame | None) -> htm
     if histogram is None:
         return _section("latency-panel", "Warp latency", [html.P(NEEDS_TRACE, className="hint")])
     warps = result["warps"]
-    rows = [(label, fmt(warps.get(key), 0)) for label, key in (
-        ("mean (ns)", "mean_latency_ns"), ("median (ns)", "p50_latency_ns"), ("p90 (ns)", "p90_latency_ns"),
-        ("p99 (ns)", "p99_latency_ns"), ("max (ns)", "max_latency_ns"))]
+    rows = [
+        (label, fmt(warps.get(key), 0))
+        for label, key in (
+            ("mean (ns)", "mean_latency_ns"),
+            ("median (ns)", "p50_latency_ns"),
+            ("p90 (ns)", "p90_latency_ns"),
+            ("p99 (ns)", "p99_latency_ns"),
+            ("max (ns)", "max_latency_ns"),
+        )
+    ]
     rows.append(("throughput (warps per ns per SM)", fmt(warps.get("throughput_warps_per_ns_per_sm"), 5)))
     rows.append(("throughput (warps per cycle per SM)", fmt(warps.get("throughput_warps_per_cycle_per_sm"), 5)))
-    return _section("latency-panel", "Warp latency", [
-        dcc.Graph(id="latency-figure", figure=figures.latency_histogram_figure(histogram),
-                  config={"displaylogo": False}),
-        fields_table(rows, "latency-table"),
-    ])
+    return _section(
+        "latency-panel",
+        "Warp latency",
+        [
+            dcc.Graph(
+                id="latency-figure", figure=figures.latency_histogram_figure(histogram), config={"displaylogo": False}
+            ),
+            fields_table(rows, "latency-table"),
+        ],
+    )
 
 
 def littles_law_panel(result: dict[str, Any]) -> html.Section:
@@ -141,26 +180,59 @@ def littles_law_panel(result: dict[str, Any]) -> html.Section:
     window = law["window_ns"]
     kind = law["window_kind"].replace("_", " ")
     rows = [
-        [kind, f"{fmt(window[0], 0)} to {fmt(window[1], 0)}", fmt(detail.get("mean_latency_ns"), 0),
-         fmt(detail.get("arrival_throughput_warps_per_ns_per_sm"), 6), fmt(law["latency_x_throughput"]),
-         fmt(law["mean_occupancy"]), _signed_pct(law["relative_error"])],
-        [f"{kind}, clipped to the window", f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
-         fmt(detail.get("mean_clipped_latency_ns"), 0), fmt(detail.get("clipped_throughput_warps_per_ns_per_sm"), 6),
-         fmt(law["clipped_latency_x_throughput"]), fmt(law["mean_occupancy"]),
-         _signed_pct(law["clipped_relative_error"])],
-        ["whole launch", " to ".join(fmt(v, 0) for v in whole.get("window_ns") or [None, None]),
-         fmt(warps.get("mean_latency_ns"), 0), fmt(warps.get("throughput_warps_per_ns_per_sm"), 6),
-         fmt(whole.get("latency_x_throughput")), fmt(whole.get("mean_occupancy")),
-         _signed_pct(whole.get("relative_error"))],
+        [
+            kind,
+            f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
+            fmt(detail.get("mean_latency_ns"), 0),
+            fmt(detail.get("arrival_throughput_warps_per_ns_per_sm"), 6),
+            fmt(law["latency_x_throughput"]),
+            fmt(law["mean_occupancy"]),
+            _signed_pct(law["relative_error"]),
+        ],
+        [
+            f"{kind}, clipped to the window",
+            f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
+            fmt(detail.get("mean_clipped_latency_ns"), 0),
+            fmt(detail.get("clipped_throughput_warps_per_ns_per_sm"), 6),
+            fmt(law["clipped_latency_x_throughput"]),
+            fmt(law["mean_occupancy"]),
+            _signed_pct(law["clipped_relative_error"]),
+        ],
+        [
+            "whole launch",
+            " to ".join(fmt(v, 0) for v in whole.get("window_ns") or [None, None]),
+            fmt(warps.get("mean_latency_ns"), 0),
+            fmt(warps.get("throughput_warps_per_ns_per_sm"), 6),
+            fmt(whole.get("latency_x_throughput")),
+            fmt(whole.get("mean_occupancy")),
+            _signed_pct(whole.get("relative_error")),
+        ],
     ]
-    header = ["window", "from / to (ns)", "mean warp latency (ns)", "throughput (warps per ns per SM)",
-              "latency x throughput", "mean resident warps per SM", "relative error"]
-    table = html.Table([html.Thead(html.Tr([html.Th(h) for h in header])),
-                        html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in rows])],
-                       id="littles-law-table", className="table")
-    body: list = [html.P("Occupancy (mean resident warps per SM) against latency x throughput (warps started per ns "
-                         "per SM). Clipped: each warp counted only for its time inside the window.", className="hint"),
-                  table]
+    header = [
+        "window",
+        "from / to (ns)",
+        "mean warp latency (ns)",
+        "throughput (warps per ns per SM)",
+        "latency x throughput",
+        "mean resident warps per SM",
+        "relative error",
+    ]
+    table = html.Table(
+        [
+            html.Thead(html.Tr([html.Th(h) for h in header])),
+            html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in rows]),
+        ],
+        id="littles-law-table",
+        className="table",
+    )
+    body: list = [
+        html.P(
+            "Occupancy (mean resident warps per SM) against latency x throughput (warps started per ns "
+            "per SM). Clipped: each warp counted only for its time inside the window.",
+            className="hint",
+        ),
+        table,
+    ]
     if law.get("explanation"):
         body.append(html.P(law["explanation"], id="littles-law-explanation"))
     return _section("littles-law-panel", "Little's law", body)
@@ -175,52 +247,79 @@ def stall_panel(result: dict[str, Any]) -> html.Section:
     by_reason = stalls.get("by_reason")
     if not by_reason:
         return _section("stall-panel", "Stall breakdown", [html.P(NEEDS_STALLS, className="hint")])
-    rows = [(f"{group} stalls (cycles per issue)", fmt(stalls.get(f"{group}_cycles_per_issue"), 2))
-            for group in ("latency", "bandwidth", "other")]
-    rows += [("total (cycles per issue)", fmt(stalls.get("total_cycles_per_issue"), 2)),
-             ("source", fmt(stalls.get("source")))]
-    return _section("stall-panel", "Stall breakdown", [
-        dcc.Graph(id="stall-figure", figure=figures.stall_figure(by_reason), config={"displaylogo": False}),
-        fields_table(rows, "stall-table"),
-    ])
+    rows = [
+        (f"{group} stalls (cycles per issue)", fmt(stalls.get(f"{group}_cycles_per_issue"), 2))
+        for group in ("latency", "bandwidth", "other")
+    ]
+    rows += [
+        ("total (cycles per issue)", fmt(stalls.get("total_cycles_per_issue"), 2)),
+        ("source", fmt(stalls.get("source"))),
+    ]
+    return _section(
+        "stall-panel",
+        "Stall breakdown",
+        [
+            dcc.Graph(id="stall-figure", figure=figures.stall_figure(by_reason), config={"displaylogo": False}),
+            fields_table(rows, "stall-table"),
+        ],
+    )
 
 
 def sweep_panel(result: dict[str, Any], sweep_note: str, launch_point: tuple[float, float] | None) -> html.Section:
     """Throughput against occupancy over the kernel's launches, with the fitted min(n / L, B)."""
     sweep = result.get("sweep")
     if not sweep:
-        return _section("sweep-panel", "Throughput against occupancy",
-                        [html.P(sweep_note, className="hint", id="sweep-note")])
-    rows = [("L, warp latency (ns)", fmt(sweep.get("latency_ns"), 0)),
-            ("B, throughput bound (warps per ns per SM)", fmt(sweep.get("throughput_bound_warps_per_ns_per_sm"), 6)),
-            ("needed occupancy L x B (warps per SM)", fmt(sweep.get("needed_occupancy_warps_per_sm"), 1)),
-            ("largest gap below the model near the knee (%)", fmt(_pct(sweep.get("knee_gap_fraction")), 1)),
-            ("residual RMS (warps per ns per SM)", fmt(sweep.get("residual_rms"), 6))]
-    return _section("sweep-panel", "Throughput against occupancy", [
-        html.P(sweep_note, className="hint", id="sweep-note"),
-        dcc.Graph(id="sweep-figure", figure=figures.sweep_figure(sweep, launch_point), config={"displaylogo": False}),
-        fields_table(rows, "sweep-table"),
-    ])
+        return _section(
+            "sweep-panel", "Throughput against occupancy", [html.P(sweep_note, className="hint", id="sweep-note")]
+        )
+    rows = [
+        ("L, warp latency (ns)", fmt(sweep.get("latency_ns"), 0)),
+        ("B, throughput bound (warps per ns per SM)", fmt(sweep.get("throughput_bound_warps_per_ns_per_sm"), 6)),
+        ("needed occupancy L x B (warps per SM)", fmt(sweep.get("needed_occupancy_warps_per_sm"), 1)),
+        ("largest gap below the model near the knee (%)", fmt(_pct(sweep.get("knee_gap_fraction")), 1)),
+        ("residual RMS (warps per ns per SM)", fmt(sweep.get("residual_rms"), 6)),
+    ]
+    return _section(
+        "sweep-panel",
+        "Throughput against occupancy",
+        [
+            html.P(sweep_note, className="hint", id="sweep-note"),
+            dcc.Graph(
+                id="sweep-figure", figure=figures.sweep_figure(sweep, launch_point), config={"displaylogo": False}
+            ),
+            fields_table(rows, "sweep-table"),
+        ],
+    )
 
 
 def what_if_panel(prefill: dict[str, int | None], initial: list) -> html.Section:
     """The occupancy calculator: block size, registers per thread and shared memory per block, prefilled from the
     launch; `initial` is `what_if_body` for the prefilled values."""
     # No min / max / step: the browser would silently drop a value out of range; the server says what is wrong.
-    inputs = [("whatif-block", "threads per block", prefill.get("threads_per_block")),
-              ("whatif-registers", "registers per thread", prefill.get("registers_per_thread")),
-              ("whatif-smem", "shared memory per block (bytes)", prefill.get("shared_mem_per_block_bytes"))]
+    inputs = [
+        ("whatif-block", "threads per block", prefill.get("threads_per_block")),
+        ("whatif-registers", "registers per thread", prefill.get("registers_per_thread")),
+        ("whatif-smem", "shared memory per block (bytes)", prefill.get("shared_mem_per_block_bytes")),
+    ]
     controls = []
     for input_id, label, value in inputs:
-        controls += [html.Label(label, htmlFor=input_id),
-                     dcc.Input(id=input_id, type="number", value=value, debounce=True, className="id-input")]
-    return _section("what-if-panel", "What if: occupancy calculator", [
-        html.P("Change the launch configuration and press Enter: the theoretical occupancy on this device, its "
-               "limits and, where the kernel has an occupancy sweep, the throughput its model predicts.",
-               className="hint"),
-        html.Div(controls, className="actions"),
-        html.Div(initial, id="whatif-result"),
-    ])
+        controls += [
+            html.Label(label, htmlFor=input_id),
+            dcc.Input(id=input_id, type="number", value=value, debounce=True, className="id-input"),
+        ]
+    return _section(
+        "what-if-panel",
+        "What if: occupancy calculator",
+        [
+            html.P(
+                "Change the launch configuration and press Enter: the theoretical occupancy on this device, its "
+                "limits and, where the kernel has an occupancy sweep, the throughput its model predicts.",
+                className="hint",
+            ),
+            html.Div(controls, className="actions"),
+            html.Div(initial, id="whatif-result"),
+        ],
+    )
 
 
 def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> list:
@@ -229,26 +328,35 @@ def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> l
         return [html.P(error or "", className="error", id="whatif-occupancy")]
     occupancy = change.occupancy
     limits = occupancy.limits_blocks_per_sm
-    limiter = occupancy.limiter + (f" (also {', '.join(occupancy.limiters[1:])})" if len(occupancy.limiters) > 1
-                                   else "")
-    headline = (f"Theoretical occupancy {occupancy.theoretical_warps_per_sm} of {occupancy.max_warps_per_sm} warps "
-                f"per SM ({occupancy.theoretical_pct:.1f}%), limited by {limiter}")
+    limiter = occupancy.limiter + (
+        f" (also {', '.join(occupancy.limiters[1:])})" if len(occupancy.limiters) > 1 else ""
+    )
+    headline = (
+        f"Theoretical occupancy {occupancy.theoretical_warps_per_sm} of {occupancy.max_warps_per_sm} warps "
+        f"per SM ({occupancy.theoretical_pct:.1f}%), limited by {limiter}"
+    )
     if change.current_warps_per_sm is not None:
         headline += f"; the launch as run: {change.current_warps_per_sm} warps per SM."
     rows = [
-        ("blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
-         " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS)),
+        (
+            "blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
+            " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS),
+        ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("warps per block", fmt(occupancy.warps_per_block)),
         ("registers allocated per block", fmt(occupancy.allocated_registers_per_block)),
-        ("shared memory allocated per block, with the driver's reserve (bytes)",
-         fmt(occupancy.allocated_shared_mem_per_block_bytes)),
+        (
+            "shared memory allocated per block, with the driver's reserve (bytes)",
+            fmt(occupancy.allocated_shared_mem_per_block_bytes),
+        ),
         ("waves per SM (the launch's grid)", fmt(change.waves_per_sm, 2)),
     ]
     body: list = [html.P(headline, id="whatif-occupancy", className="verdict"), fields_table(rows, "whatif-table")]
     if change.cliffs:
-        body += [html.H4("Nearest occupancy changes"),
-                 html.Ul([html.Li(cliff.text) for cliff in change.cliffs], id="whatif-cliffs")]
+        body += [
+            html.H4("Nearest occupancy changes"),
+            html.Ul([html.Li(cliff.text) for cliff in change.cliffs], id="whatif-cliffs"),
+        ]
     body.append(html.P(_prediction_text(change, sweep_note), id="whatif-prediction"))
     return body
 
@@ -257,14 +365,18 @@ def _prediction_text(change: WhatIf, sweep_note: str) -> str:
     if change.predicted is None:
         return f"No throughput prediction. {sweep_note}"
     new, old = change.predicted, change.predicted_current
-    text = (f"The sweep's model min(n / L, B) predicts {_throughput(new)} at {fmt(new.warps_per_sm, 0)} warps per SM "
-            f"({'on the plateau B' if new.regime == 'throughput' else 'n / L, below the knee'})")
+    text = (
+        f"The sweep's model min(n / L, B) predicts {_throughput(new)} at {fmt(new.warps_per_sm, 0)} warps per SM "
+        f"({'on the plateau B' if new.regime == 'throughput' else 'n / L, below the knee'})"
+    )
     if old is not None:
         text += f", against {_throughput(old)} at the launch's {fmt(old.warps_per_sm, 0)}"
         if change.throughput_ratio is not None:
             text += f": {change.throughput_ratio:.2f}x"
-    text += (". The sweep's points are measured occupancies, below the theoretical ceilings: read the ratio, "
-             "not the absolute value.")
+    text += (
+        ". The sweep's points are measured occupancies, below the theoretical ceilings: read the ratio, "
+        "not the absolute value."
+    )
     if not new.within_measured_range:
         text += " This occupancy lies outside the measured ones: an extrapolation of the model."
     return text
@@ -274,10 +386,16 @@ def _throughput(prediction: ThroughputPrediction) -> str:
     return f"{prediction.throughput_warps_per_ns_per_sm:.6f} warps per ns per SM"
 
 
-PANEL_TITLES = (("verdict-panel", "Verdict"), ("occupancy-panel", "Occupancy"),
-                ("what-if-panel", "What if: occupancy calculator"), ("occupancy-time-panel", "Occupancy over time"),
-                ("latency-panel", "Warp latency"), ("littles-law-panel", "Little's law"),
-                ("sweep-panel", "Throughput against occupancy"), ("stall-panel", "Stall breakdown"))
+PANEL_TITLES = (
+    ("verdict-panel", "Verdict"),
+    ("occupancy-panel", "Occupancy"),
+    ("what-if-panel", "What if: occupancy calculator"),
+    ("occupancy-time-panel", "Occupancy over time"),
+    ("latency-panel", "Warp latency"),
+    ("littles-law-panel", "Little's law"),
+    ("sweep-panel", "Throughput against occupancy"),
+    ("stall-panel", "Stall breakdown"),
+)
 
 
 def analysis_failed(message: str) -> list[html.Section]:

@@ -40,8 +40,11 @@ def detect_format(path: Path) -> str:
     for fmt, module in formats().items():
         if module.sniff(head):
             return fmt
-    raise InputError(str(path), "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, "
-                                "an Nsight Systems SQLite export, or a warp trace)")
+    raise InputError(
+        str(path),
+        "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, "
+        "an Nsight Systems SQLite export, or a warp trace)",
+    )
 
 
 def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImport:

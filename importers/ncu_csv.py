@@ -56,15 +56,30 @@ FORMAT = "ncu-csv"
 TOOL = "Nsight Compute"
 
 # Columns that describe the launch rather than a metric (raw page: everything else is a metric column).
-LAUNCH_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
-                  "Block Size", "Grid Size", "Device", "CC", "Invocations")
+LAUNCH_COLUMNS = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Invocations",
+)
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
 
 _TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO|WARN)==")
 _DIMS = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _GROUPED_NUMBER = r"^[-+]?\d[\d.,]*$"
-_DOT_GROUPED = (r"^[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^[-+]?\d{1,3}(\.\d{3})+,\d+$"
-                r"|^[-+]?\d+,(\d{1,2}|\d{4,})$")
+_DOT_GROUPED = (
+    r"^[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^[-+]?\d{1,3}(\.\d{3})+,\d+$"
+    r"|^[-+]?\d+,(\d{1,2}|\d{4,})$"
+)
 _NUMBER_TOKEN = r"[-+]?(?:\d[\d.,]*)?\d(?:[eE][-+]?\d+)?"
 _INSTANCE_LIST = rf"^\(?\s*{_NUMBER_TOKEN}(?:\s*;\s*{_NUMBER_TOKEN}|\s+{_NUMBER_TOKEN})+\s*;?\s*\)?$"
 _NOT_AVAILABLE = ["n/a", "N/A", "nan", "NaN", "-", "--"]
@@ -94,10 +109,20 @@ _DEVICE_EXTRA = {
 _KHZ_EXTRA = {"memory_clock_rate": "memory_clock_hz"}
 
 # Metric ids that fill launch fields; a text value in one of them is an error.
-_LAUNCH_METRICS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__block_dim_x",
-                   "launch__block_dim_y", "launch__block_dim_z", "launch__grid_size", "launch__block_size",
-                   "launch__registers_per_thread", "launch__shared_mem_per_block_static",
-                   "launch__shared_mem_per_block_dynamic", "gpu__time_duration.sum")
+_LAUNCH_METRICS = (
+    "launch__grid_dim_x",
+    "launch__grid_dim_y",
+    "launch__grid_dim_z",
+    "launch__block_dim_x",
+    "launch__block_dim_y",
+    "launch__block_dim_z",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+    "gpu__time_duration.sum",
+)
 
 
 def sniff(head: bytes) -> bool:
@@ -159,7 +184,7 @@ class _Table:
         """The table lines after the header, as in the file."""
         if self.lines is None:
             first = self.header_line  # 0-based index of the line after the header
-            self.lines = self.data.decode("ascii").split("\n")[first:first + len(self.line_numbers)]
+            self.lines = self.data.decode("ascii").split("\n")[first : first + len(self.line_numbers)]
         return self.lines
 
     def head(self, count: int) -> list[str]:
@@ -199,8 +224,11 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(str(path), "the file is empty")
     if b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         offset = data.index(b"\x00")
-        raise InputError(str(path), f"binary data (NUL byte at offset {offset}), not an Nsight Compute CSV",
-                         data.count(b"\n", 0, offset) + 1)
+        raise InputError(
+            str(path),
+            f"binary data (NUL byte at offset {offset}), not an Nsight Compute CSV",
+            data.count(b"\n", 0, offset) + 1,
+        )
     return data
 
 
@@ -208,8 +236,11 @@ def _decode_text(path: Path, data: bytes) -> str:
     try:
         return _decode_bytes(data, strict=True)
     except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-                         data.count(b"\n", 0, exc.start) + 1) from None
+        raise InputError(
+            str(path),
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            data.count(b"\n", 0, exc.start) + 1,
+        ) from None
 
 
 def _csv_fields(line: str) -> list[str]:
@@ -274,9 +305,15 @@ def _locate_clean_table(data: bytes) -> _Table | None:
         row_start = row_end + 1
     if not row_count:
         return None
-    return _Table(header=header, header_line=header_line,
-                  line_numbers=range(header_line + 1, header_line + 1 + row_count), tool_lines=tool_lines,
-                  ends_with_newline=data.endswith(b"\n"), data=data, body_start=body_start)
+    return _Table(
+        header=header,
+        header_line=header_line,
+        line_numbers=range(header_line + 1, header_line + 1 + row_count),
+        tool_lines=tool_lines,
+        ends_with_newline=data.endswith(b"\n"),
+        data=data,
+        body_start=body_start,
+    )
 
 
 def _locate_table_in_text(path: Path, text: str) -> _Table:
@@ -306,8 +343,14 @@ def _locate_table_in_text(path: Path, text: str) -> _Table:
         line_numbers.append(number)
     if header is None:
         raise InputError(str(path), *_no_table_reason(tool_lines))
-    return _Table(header=header, header_line=header_line, line_numbers=line_numbers, tool_lines=tool_lines,
-                  ends_with_newline=text.endswith("\n"), lines=rows)
+    return _Table(
+        header=header,
+        header_line=header_line,
+        line_numbers=line_numbers,
+        tool_lines=tool_lines,
+        ends_with_newline=text.endswith("\n"),
+        lines=rows,
+    )
 
 
 def _unbalanced_quotes(path: Path, table: _Table) -> None:
@@ -323,13 +366,13 @@ def _no_table_reason(tool_lines: list[tuple[int, str]]) -> tuple[str, int | None
         number, line = errors[0]
         return f"no Nsight Compute table; the profiler reported: {line}", number
     if tool_lines:
-        return (f"no Nsight Compute table: only ==PROF== lines ({len(tool_lines)} of them; "
-                "no kernel was profiled?)"), None
+        return (
+            f"no Nsight Compute table: only ==PROF== lines ({len(tool_lines)} of them; no kernel was profiled?)"
+        ), None
     return ('no Nsight Compute table: no CSV header row naming "Kernel Name" (expected ncu --csv output)'), 1
 
 
-def _parse_rows(path: Path, table: _Table, skip: int = 0,
-                strings_only: list[str] | None = None) -> pl.DataFrame | None:
+def _parse_rows(path: Path, table: _Table, skip: int = 0, strings_only: list[str] | None = None) -> pl.DataFrame | None:
     """The table rows after the first `skip`, one column per header field, plus `_line`.
 
     By default every cell is a string (missing trailing fields are null). With `strings_only` (the raw page),
@@ -340,16 +383,24 @@ def _parse_rows(path: Path, table: _Table, skip: int = 0,
     numbers = table.line_numbers[skip:]
     source, skip_lines = table.csv_source(skip)
     # No header row: the schema gives the table's width; "insert" keeps a short first row from deciding it.
-    options = {"has_header": False, "skip_lines": skip_lines, "missing_columns": "insert", "quote_char": '"',
-               "truncate_ragged_lines": True, "raise_if_empty": False}
+    options = {
+        "has_header": False,
+        "skip_lines": skip_lines,
+        "missing_columns": "insert",
+        "quote_char": '"',
+        "truncate_ragged_lines": True,
+        "raise_if_empty": False,
+    }
     try:
         if strings_only is None:
             frame = pl.read_csv(source, schema={f"c{i}": pl.String for i in range(len(names))}, **options)
         else:
             sample = [_csv_fields(line) for line in table.head(skip + _TYPE_SAMPLE_ROWS)[skip:]]
             columns = itertools.zip_longest(*sample, fillvalue="") if sample else itertools.repeat(())
-            schema = {f"c{i}": pl.String if name in strings_only or not _numeric_cells(cells) else pl.Float64
-                      for i, (name, cells) in enumerate(zip(names, columns, strict=False))}
+            schema = {
+                f"c{i}": pl.String if name in strings_only or not _numeric_cells(cells) else pl.Float64
+                for i, (name, cells) in enumerate(zip(names, columns, strict=False))
+            }
             try:
                 frame = pl.read_csv(source, schema=schema, **options)
             except pl.exceptions.PolarsError:
@@ -359,8 +410,9 @@ def _parse_rows(path: Path, table: _Table, skip: int = 0,
         raise InputError(str(path), f"unreadable CSV table: {str(exc).splitlines()[0]}", table.header_line) from None
     if frame.height != len(numbers):
         _unbalanced_quotes(path, table)
-        raise InputError(str(path), f"read {frame.height} table rows but the file has {len(numbers)}",
-                         table.header_line)
+        raise InputError(
+            str(path), f"read {frame.height} table rows but the file has {len(numbers)}", table.header_line
+        )
     frame.columns = names
     return frame.with_columns(pl.Series("_line", numbers, dtype=pl.Int64))
 
@@ -402,8 +454,12 @@ def _require_fields(path: Path, table: _Table, rows: pl.DataFrame, mask: pl.Expr
 
 def _assign_launch_keys(rows: pl.DataFrame, key_columns: list[str]) -> pl.DataFrame:
     """Number launches 0.. in order of first appearance of their key."""
-    keys = (rows.select(key_columns).unique(maintain_order=True)
-            .with_row_index("launch_key").with_columns(pl.col("launch_key").cast(pl.Int64)))
+    keys = (
+        rows.select(key_columns)
+        .unique(maintain_order=True)
+        .with_row_index("launch_key")
+        .with_columns(pl.col("launch_key").cast(pl.Int64))
+    )
     return rows.join(keys, on=key_columns, how="left", nulls_equal=True, maintain_order="left")
 
 
@@ -419,8 +475,9 @@ def _details(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFram
     for column in ("Section Name", "Metric Name", "Metric Unit"):
         if column not in rows.columns:
             raise InputError(str(path), f"details table without a {column!r} column", table.header_line)
-    _require_fields(path, table, rows, pl.col("Metric Value").is_null(),
-                    f"at least {table.header.index('Metric Value') + 1}")
+    _require_fields(
+        path, table, rows, pl.col("Metric Value").is_null(), f"at least {table.header.index('Metric Value') + 1}"
+    )
     identity = _identity_columns(table.header, "Section Name")
     key_columns = [c for c in ("Host Name", "Process ID", "ID") if c in identity] or identity
     rows = _assign_launch_keys(rows, key_columns)
@@ -429,8 +486,12 @@ def _details(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFram
     is_rule = pl.col("Rule Name").fill_null("") != "" if "Rule Name" in rows.columns else pl.lit(False)
     metric_rows = rows.filter(~is_rule & (pl.col("Metric Name").fill_null("") != ""))
     names = pl.DataFrame(
-        {"Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID], "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
-         "metric_id": list(DISPLAY_TO_METRIC_ID.values())})
+        {
+            "Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID],
+            "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
+            "metric_id": list(DISPLAY_TO_METRIC_ID.values()),
+        }
+    )
     metric_rows = metric_rows.join(names, on=["Section Name", "Metric Name"], how="left", maintain_order="left")
     long = metric_rows.select(
         "launch_key",
@@ -457,22 +518,40 @@ def _summary(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFram
     rows = _assign_launch_keys(rows, identity)
     launches = _launch_columns(path, rows, identity)
     names = pl.DataFrame(
-        {"Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID], "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
-         "metric_id": list(DISPLAY_TO_METRIC_ID.values())})
+        {
+            "Section Name": [s for s, _ in DISPLAY_TO_METRIC_ID],
+            "Metric Name": [n for _, n in DISPLAY_TO_METRIC_ID],
+            "metric_id": list(DISPLAY_TO_METRIC_ID.values()),
+        }
+    )
     rows = rows.join(names, on=["Section Name", "Metric Name"], how="left", maintain_order="left")
     base_name = pl.coalesce("metric_id", "Metric Name")
-    long = pl.concat([
-        rows.select("launch_key", pl.col("Section Name").alias("section"), (base_name + suffix).alias("name"),
-                    pl.col("Metric Unit").alias("unit_raw"), pl.col(stat).alias("cell"), "_line",
-                    pl.lit(stat).alias("_column"))
-        for stat, suffix in stats.items()
-    ])
+    long = pl.concat(
+        [
+            rows.select(
+                "launch_key",
+                pl.col("Section Name").alias("section"),
+                (base_name + suffix).alias("name"),
+                pl.col("Metric Unit").alias("unit_raw"),
+                pl.col(stat).alias("cell"),
+                "_line",
+                pl.lit(stat).alias("_column"),
+            )
+            for stat, suffix in stats.items()
+        ]
+    )
     metrics = [_numeric_metrics(long)]
     if "Invocations" in rows.columns:
         invocations = _integers(path, rows.unique("launch_key", keep="first", maintain_order=True), "Invocations")
-        metrics.append(invocations.select("launch_key", pl.lit("invocations").alias("name"),
-                                          pl.col("Invocations").cast(pl.Float64).alias("value"),
-                                          pl.lit("int").alias("kind"), "_line"))
+        metrics.append(
+            invocations.select(
+                "launch_key",
+                pl.lit("invocations").alias("name"),
+                pl.col("Invocations").cast(pl.Float64).alias("value"),
+                pl.lit("int").alias("kind"),
+                "_line",
+            )
+        )
     return launches, pl.concat(metrics, how="diagonal_relaxed")
 
 
@@ -483,8 +562,9 @@ def _raw(path: Path, table: _Table) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
     names = _unique_names(table.header)
     metric_columns = [c for c in names if c not in identity]
     if not metric_columns:
-        raise InputError(str(path), "the table has neither metric columns nor a 'Metric Name' column",
-                         table.header_line)
+        raise InputError(
+            str(path), "the table has neither metric columns nor a 'Metric Name' column", table.header_line
+        )
     first = dict(zip(names, _csv_fields(table.head(1)[0]), strict=False))
     has_units = not (first.get("ID") or first.get("Kernel Name"))  # the units row: empty identity cells
     units = {c: (first.get(c) if has_units else None) for c in metric_columns}
@@ -559,29 +639,44 @@ def _raise_first_bad(path: Path, rows: pl.DataFrame, bad: dict[str, tuple[pl.Exp
     first = rows.select(mask.arg_true().first().alias(column) for column, (mask, _) in bad.items()).row(0)
     for (column, (_, what)), index in zip(bad.items(), first, strict=True):
         if index is not None:
-            raise InputError(str(path), f"{column} {rows[column][index]!r} {what}", int(rows["_line"][index]),
-                             column)
+            raise InputError(str(path), f"{column} {rows[column][index]!r} {what}", int(rows["_line"][index]), column)
 
 
 def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.DataFrame:
     """One row per launch_key with the launch fields its identity columns give (IDs, stream, dims, NVTX)."""
     rows = _narrow(rows, ["launch_key", "_line", *identity])
-    dims = [(column, prefix) for column, prefix in (("Grid Size", "grid"), ("Block Size", "block"))
-            if column in identity]
+    dims = [
+        (column, prefix) for column, prefix in (("Grid Size", "grid"), ("Block Size", "block")) if column in identity
+    ]
     for column, prefix in dims:
-        rows = rows.join(_dim_table(column, prefix, rows[column]), on=column, how="left", nulls_equal=True,
-                         maintain_order="left")
+        rows = rows.join(
+            _dim_table(column, prefix, rows[column]), on=column, how="left", nulls_equal=True, maintain_order="left"
+        )
     integers = {c: _integer(c) for c in ("ID", "Process ID", "Context", "Stream", "Device") if c in identity}
-    _raise_first_bad(path, rows, {
-        **{c: (e.is_null() & _non_empty(c), "is not a number") for c, e in integers.items()},
-        **{c: (pl.col(f"{prefix}_x").is_null() & _non_empty(c), "is not an (x, y, z) size") for c, prefix in dims}})
+    _raise_first_bad(
+        path,
+        rows,
+        {
+            **{c: (e.is_null() & _non_empty(c), "is not a number") for c, e in integers.items()},
+            **{c: (pl.col(f"{prefix}_x").is_null() & _non_empty(c), "is not an (x, y, z) size") for c, prefix in dims},
+        },
+    )
     nvtx_columns = [c for c in identity if any(marker in c for marker in NVTX_MARKERS)]
     launches = rows.select(
-        "launch_key", "_line",
+        "launch_key",
+        "_line",
         *([pl.col("Kernel Name").alias("kernel_name")] if "Kernel Name" in identity else []),
         *([pl.col("ID").str.strip_chars().alias("source_launch_id")] if "ID" in identity else []),
-        *[integers[c].alias(f) for c, f in (("Process ID", "process_id"), ("Context", "context_id"),
-                                            ("Stream", "stream_id"), ("Device", "device_id")) if c in integers],
+        *[
+            integers[c].alias(f)
+            for c, f in (
+                ("Process ID", "process_id"),
+                ("Context", "context_id"),
+                ("Stream", "stream_id"),
+                ("Device", "device_id"),
+            )
+            if c in integers
+        ],
         *([pl.col("CC").alias("_cc")] if "CC" in identity else []),
         *[f"{prefix}_{axis}" for _, prefix in dims for axis in "xyz"],
         *nvtx_columns,
@@ -589,8 +684,10 @@ def _launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.D
     if launches["launch_key"].n_unique() != launches.height:
         launches = launches.unique("launch_key", keep="first", maintain_order=True)
     if nvtx_columns:
-        paths = [_nvtx_path(dict(zip(nvtx_columns, cells, strict=True)))
-                 for cells in launches.select(nvtx_columns).iter_rows()]
+        paths = [
+            _nvtx_path(dict(zip(nvtx_columns, cells, strict=True)))
+            for cells in launches.select(nvtx_columns).iter_rows()
+        ]
         launches = launches.drop(nvtx_columns).with_columns(pl.Series("nvtx_path", paths, dtype=pl.String))
     return launches
 
@@ -603,11 +700,15 @@ def _dim_table(column: str, prefix: str, cells: pl.Series) -> pl.DataFrame:
     groups = pl.col(column).str.strip_chars().str.extract_groups(_DIMS.pattern)
     plain = _integer(column)
     one = pl.when(plain.is_not_null()).then(pl.lit(1, dtype=pl.Int64))
-    return cells.unique().to_frame().select(
-        column,
-        pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain).alias(f"{prefix}_x"),
-        pl.coalesce(groups.struct.field("2").cast(pl.Int64), one).alias(f"{prefix}_y"),
-        pl.coalesce(groups.struct.field("3").cast(pl.Int64), one).alias(f"{prefix}_z"),
+    return (
+        cells.unique()
+        .to_frame()
+        .select(
+            column,
+            pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain).alias(f"{prefix}_x"),
+            pl.coalesce(groups.struct.field("2").cast(pl.Int64), one).alias(f"{prefix}_y"),
+            pl.coalesce(groups.struct.field("3").cast(pl.Int64), one).alias(f"{prefix}_z"),
+        )
     )
 
 
@@ -633,18 +734,28 @@ def _kernel_time(rows: pl.DataFrame) -> pl.DataFrame | None:
     """The older layouts' "Kernel Time" (wall clock when profiled) as a text metric."""
     if "Kernel Time" not in rows.columns:
         return None
-    return (rows.unique("launch_key", keep="first", maintain_order=True)
-            .filter(pl.col("Kernel Time").fill_null("") != "")
-            .select("launch_key", pl.lit("Kernel Time").alias("name"),
-                    pl.col("Kernel Time").alias("text_value"), pl.lit("text").alias("kind"), "_line"))
+    return (
+        rows.unique("launch_key", keep="first", maintain_order=True)
+        .filter(pl.col("Kernel Time").fill_null("") != "")
+        .select(
+            "launch_key",
+            pl.lit("Kernel Time").alias("name"),
+            pl.col("Kernel Time").alias("text_value"),
+            pl.lit("text").alias("kind"),
+            "_line",
+        )
+    )
 
 
 def _rules(rules: pl.DataFrame) -> pl.DataFrame:
     """Rule rows (what Nsight Compute's rule messages say) as text metrics."""
     rule_type = pl.col("Rule Type").fill_null("") if "Rule Type" in rules.columns else pl.lit("")
     description = pl.col("Rule Description").fill_null("") if "Rule Description" in rules.columns else pl.lit("")
-    text = pl.when(rule_type != "").then(pl.concat_str(pl.lit("["), rule_type, pl.lit("] "), description)) \
+    text = (
+        pl.when(rule_type != "")
+        .then(pl.concat_str(pl.lit("["), rule_type, pl.lit("] "), description))
         .otherwise(description)
+    )
     speedup = pl.lit(None, dtype=pl.Float64)
     if "Estimated Speedup" in rules.columns:
         cell = pl.col("Estimated Speedup").str.strip_chars()
@@ -686,12 +797,14 @@ def _normalized_unit(unit_raw: str | None) -> tuple[str | None, float]:
 def _numeric_metrics(long: pl.DataFrame) -> pl.DataFrame:
     """Parse the `cell` column of a long frame (launch_key, section, name, unit_raw, cell, _line, _column)."""
     long = long.with_columns(pl.col("cell").str.strip_chars()).filter(
-        pl.col("cell").is_not_null() & (pl.col("cell") != ""))
+        pl.col("cell").is_not_null() & (pl.col("cell") != "")
+    )
     plain_failed = long.filter(pl.col("cell").cast(pl.Float64, strict=False).is_null())["cell"]
     long = _parse_cells(long, _uses_dot_grouping(plain_failed))
     unit_rows = [(u, *_normalized_unit(u)) for u in long["unit_raw"].unique().to_list()]
-    unit_table = pl.DataFrame(unit_rows, schema={"unit_raw": pl.String, "unit": pl.String, "factor": pl.Float64},
-                              orient="row")
+    unit_table = pl.DataFrame(
+        unit_rows, schema={"unit_raw": pl.String, "unit": pl.String, "factor": pl.Float64}, orient="row"
+    )
     long = long.join(unit_table, on="unit_raw", how="left", nulls_equal=True, maintain_order="left")
     return _metric_columns(long)
 
@@ -705,8 +818,10 @@ def _parse_cells(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
         cleaned = cell.str.replace_all(",", "", literal=True)
     number_text = pl.when(cell.str.contains(_GROUPED_NUMBER)).then(cleaned).otherwise(cell)
     long = long.with_columns(
-        pl.when(cell.is_in(_NOT_AVAILABLE)).then(None)
-        .otherwise(number_text.cast(pl.Float64, strict=False)).alias("value"),
+        pl.when(cell.is_in(_NOT_AVAILABLE))
+        .then(None)
+        .otherwise(number_text.cast(pl.Float64, strict=False))
+        .alias("value"),
     )
     long = long.with_columns((pl.col("value").is_null() & cell.str.contains(_INSTANCE_LIST)).alias("_is_list"))
     if long.select(pl.col("_is_list").any()).item():
@@ -719,18 +834,31 @@ def _metric_columns(long: pl.DataFrame) -> pl.DataFrame:
     value = pl.col("value") * pl.col("factor")
     is_number = pl.col("value").is_not_null()
     return long.select(
-        "launch_key", "section", "name", "unit",
+        "launch_key",
+        "section",
+        "name",
+        "unit",
         value.alias("value"),
         pl.when(~is_number | pl.col("_is_list")).then(pl.col("cell")).alias("text_value"),
-        pl.when(~is_number).then(pl.lit("text"))
-        .when(~pl.col("_is_list") & _integral(value)).then(pl.lit("int"))
-        .otherwise(pl.lit("float")).alias("kind"),
-        "_line", "_column",
+        pl.when(~is_number)
+        .then(pl.lit("text"))
+        .when(~pl.col("_is_list") & _integral(value))
+        .then(pl.lit("int"))
+        .otherwise(pl.lit("float"))
+        .alias("kind"),
+        "_line",
+        "_column",
     )
 
 
-def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], units: dict[str, str | None],
-                 launches: pl.DataFrame, dot_grouping: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _raw_metrics(
+    path: Path,
+    rows: pl.DataFrame,
+    metric_columns: list[str],
+    units: dict[str, str | None],
+    launches: pl.DataFrame,
+    dot_grouping: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The raw page's metric columns as long rows (grouped by metric column, launches in file order), and the
     launch-field metrics as a wide frame.
 
@@ -742,12 +870,15 @@ def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], unit
     normalized = {c: _normalized_unit(units[c]) for c in metric_columns}
     schema = _dtypes(rows)
     # Series by Series: on a small file, a query over hundreds of columns costs more than the casts.
-    columns = {c: rows.get_column(c) if schema[c] == pl.Float64 else rows.get_column(c).cast(pl.Float64, strict=False)
-               for c in metric_columns}  # unscaled; empty cells and cells that did not cast are null
+    columns = {
+        c: rows.get_column(c) if schema[c] == pl.Float64 else rows.get_column(c).cast(pl.Float64, strict=False)
+        for c in metric_columns
+    }  # unscaled; empty cells and cells that did not cast are null
     numeric = [c for c in metric_columns if columns[c].null_count() < count]  # the others were never collected
     launch_values = _narrow(rows, ["launch_key"]).with_columns(
         *(columns[n] * normalized[n][1] for n in _LAUNCH_METRICS if n in columns),
-        *(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in columns))
+        *(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in columns),
+    )
     values = pl.DataFrame([columns[c] for c in numeric]).to_numpy(order="fortran")  # launches x columns
     factors = np.array([normalized[c][1] for c in numeric])
     if (factors != 1.0).any():
@@ -766,40 +897,56 @@ def _raw_metrics(path: Path, rows: pl.DataFrame, metric_columns: list[str], unit
     if missing.any():
         keep = ~missing.T.ravel()
         column_index, launch_keys, flat_values = column_index[keep], launch_keys[keep], flat_values[keep]
-    per_column = pl.DataFrame({"name": numeric, "unit": [normalized[c][0] for c in numeric],
-                               "kind": ["int" if i else "float" for i in integral]},
-                              schema={"name": pl.String, "unit": pl.String, "kind": pl.String})
+    per_column = pl.DataFrame(
+        {
+            "name": numeric,
+            "unit": [normalized[c][0] for c in numeric],
+            "kind": ["int" if i else "float" for i in integral],
+        },
+        schema={"name": pl.String, "unit": pl.String, "kind": pl.String},
+    )
     # One gather of the three string columns (polars runs them in parallel) instead of a gather each.
     fast = per_column[pl.Series(column_index, dtype=pl.UInt32)].with_columns(
-        pl.Series("launch_key", launch_keys), pl.Series("value", flat_values),
-        pl.lit(None, dtype=pl.String).alias("text_value"))  # _device reads it even when no column holds text
+        pl.Series("launch_key", launch_keys),
+        pl.Series("value", flat_values),
+        pl.lit(None, dtype=pl.String).alias("text_value"),
+    )  # _device reads it even when no column holds text
 
     if normalized.get("gpu__time_duration.sum", ("ns", 1.0))[0] not in ("ns", None):
         launch_values = launch_values.with_columns(pl.lit(None, dtype=pl.Float64).alias("gpu__time_duration.sum"))
     if not failed_columns:
         return fast, launch_values
-    unit_table = pl.DataFrame({"name": metric_columns, "unit_raw": [units[c] for c in metric_columns]},
-                              schema={"name": pl.String, "unit_raw": pl.String})
+    unit_table = pl.DataFrame(
+        {"name": metric_columns, "unit_raw": [units[c] for c in metric_columns]},
+        schema={"name": pl.String, "unit_raw": pl.String},
+    )
 
     def long_cells(columns: list[str]) -> pl.DataFrame:
-        return (_narrow(rows, ["launch_key", "_line", *columns])
-                .unpivot(index=["launch_key", "_line"], on=columns, variable_name="name", value_name="cell")
-                .join(unit_table, on="name", how="left", maintain_order="left")
-                .with_columns(pl.lit(None, dtype=pl.String).alias("section"),
-                              pl.lit(None, dtype=pl.String).alias("_column")))
+        return (
+            _narrow(rows, ["launch_key", "_line", *columns])
+            .unpivot(index=["launch_key", "_line"], on=columns, variable_name="name", value_name="cell")
+            .join(unit_table, on="name", how="left", maintain_order="left")
+            .with_columns(
+                pl.lit(None, dtype=pl.String).alias("section"), pl.lit(None, dtype=pl.String).alias("_column")
+            )
+        )
 
     if dot_grouping:  # localized numbers: a "1.234" that did cast means 1234, so every cell is cleaned
         metrics = _numeric_metrics(long_cells(metric_columns))
         return metrics, _launch_metric_values(path, metrics, launches)
-    slow = _numeric_metrics(long_cells(failed_columns).filter(
-        pl.col("cell").str.strip_chars().cast(pl.Float64, strict=False).is_null()))
+    slow = _numeric_metrics(
+        long_cells(failed_columns).filter(pl.col("cell").str.strip_chars().cast(pl.Float64, strict=False).is_null())
+    )
     if any(c in _LAUNCH_METRICS for c in failed_columns):
         _check_launch_metrics(path, slow, launches)
         fixed = slow.filter(pl.col("name").is_in(launch_values.columns) & pl.col("value").is_not_null())
         for row in fixed.iter_rows(named=True):  # instance lists or separators in a launch-field metric
             launch_values = launch_values.with_columns(
-                pl.when(pl.col("launch_key") == row["launch_key"]).then(row["value"])
-                .otherwise(pl.col(row["name"])).alias(row["name"]))
+                pl.when(pl.col("launch_key") == row["launch_key"])
+                .then(row["value"])
+                .otherwise(pl.col(row["name"]))
+                .alias(row["name"])
+            )
     return pl.concat([fast, slow.drop("_line", "_column")], how="diagonal_relaxed"), launch_values
 
 
@@ -814,8 +961,15 @@ def _instance_means(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
         element = element.str.replace_all(".", "", literal=True).str.replace_all(",", ".", literal=True)
     else:
         element = element.str.replace_all(",", "", literal=True)
-    means = (pl.col("cell").str.strip_chars("() ").str.replace_all(r"\s*;\s*|\s+", ";").str.strip_chars(";")
-             .str.split(";").list.eval(element.cast(pl.Float64, strict=False)).list.mean())
+    means = (
+        pl.col("cell")
+        .str.strip_chars("() ")
+        .str.replace_all(r"\s*;\s*|\s+", ";")
+        .str.strip_chars(";")
+        .str.split(";")
+        .list.eval(element.cast(pl.Float64, strict=False))
+        .list.mean()
+    )
     return long.with_columns(pl.when(pl.col("_is_list")).then(means).otherwise(pl.col("value")).alias("value"))
 
 
@@ -824,15 +978,17 @@ def _instance_means(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
 
 def _check_launch_metrics(path: Path, metrics: pl.DataFrame, launches: pl.DataFrame) -> None:
     """A text value where a launch field needs a number (registers, sizes, duration) is an InputError."""
-    bad = metrics.filter(pl.col("name").is_in(_LAUNCH_METRICS) & (pl.col("kind") == "text")
-                         & ~pl.col("text_value").is_in(_NOT_AVAILABLE))
+    bad = metrics.filter(
+        pl.col("name").is_in(_LAUNCH_METRICS) & (pl.col("kind") == "text") & ~pl.col("text_value").is_in(_NOT_AVAILABLE)
+    )
     if bad.height:
         row = bad.row(0, named=True)
         line = row.get("_line")
         if line is None:
             line = launches.filter(pl.col("launch_key") == row["launch_key"])["_line"][0]
-        raise InputError(str(path), f"{row['name']} {row['text_value']!r} is not a number", line,
-                         row.get("_column") or row["name"])
+        raise InputError(
+            str(path), f"{row['name']} {row['text_value']!r} is not a number", line, row.get("_column") or row["name"]
+        )
 
 
 def _launch_metric_values(path: Path, metrics: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
@@ -844,10 +1000,12 @@ def _launch_metric_values(path: Path, metrics: pl.DataFrame, launches: pl.DataFr
     schema = {"launch_key": pl.Int64, **{n: pl.Float64 for n in _LAUNCH_METRICS}}
     if wanted.height == 0:
         return pl.DataFrame(schema=schema)
-    wide = (wanted.group_by("launch_key", "name", maintain_order=True).agg(pl.col("value").first())
-            .pivot(on="name", index="launch_key", values="value"))
-    return wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS
-                             if n not in wide.columns)
+    wide = (
+        wanted.group_by("launch_key", "name", maintain_order=True)
+        .agg(pl.col("value").first())
+        .pivot(on="name", index="launch_key", values="value")
+    )
+    return wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(n) for n in _LAUNCH_METRICS if n not in wide.columns)
 
 
 def _fill_launch_fields(launches: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:
@@ -865,8 +1023,11 @@ def _fill_launch_fields(launches: pl.DataFrame, values: pl.DataFrame) -> pl.Data
     for prefix, total in (("grid", "launch__grid_size"), ("block", "launch__block_size")):
         for axis in "xyz":
             one_d = to_int(total) if axis == "x" else pl.when(pl.col(total).is_not_null()).then(pl.lit(1))
-            fields.append(pl.coalesce(col_or_null(f"{prefix}_{axis}"), to_int(f"launch__{prefix}_dim_{axis}"),
-                                      one_d).cast(pl.Int64).alias(f"{prefix}_{axis}"))
+            fields.append(
+                pl.coalesce(col_or_null(f"{prefix}_{axis}"), to_int(f"launch__{prefix}_dim_{axis}"), one_d)
+                .cast(pl.Int64)
+                .alias(f"{prefix}_{axis}")
+            )
     return launches.with_columns(
         *fields,
         to_int("launch__registers_per_thread").alias("registers_per_thread"),
@@ -882,9 +1043,11 @@ def _device(launches: pl.DataFrame, metrics: pl.DataFrame) -> tuple[Device | Non
         return None, []
     first_key = launches["launch_key"][0]
     device_metrics = metrics.filter(pl.col("launch_key") == first_key).filter(
-        pl.col("name").str.starts_with("device__attribute_") | pl.col("name").is_in(
-            ["launch__sm_count", "sm__maximum_warps_avg_per_active_cycle",
-             "sm__maximum_warps_per_active_cycle_pct"]))
+        pl.col("name").str.starts_with("device__attribute_")
+        | pl.col("name").is_in(
+            ["launch__sm_count", "sm__maximum_warps_avg_per_active_cycle", "sm__maximum_warps_per_active_cycle_pct"]
+        )
+    )
     by_name: dict[str, float | str | None] = {}
     for name, value, text in device_metrics.select("name", "value", "text_value").iter_rows():
         by_name.setdefault(name, value if value is not None else text)
@@ -896,16 +1059,22 @@ def _device(launches: pl.DataFrame, metrics: pl.DataFrame) -> tuple[Device | Non
         return int(round(value)) if isinstance(value, float) else None
 
     compute_capability = launches["_cc"][0] if "_cc" in launches.columns else None
-    major, minor = attribute("device__attribute_compute_capability_major"), attribute(
-        "device__attribute_compute_capability_minor")
+    major, minor = (
+        attribute("device__attribute_compute_capability_major"),
+        attribute("device__attribute_compute_capability_minor"),
+    )
     if not compute_capability and isinstance(major, float) and isinstance(minor, float):
         compute_capability = f"{int(major)}.{int(minor)}"
     clock_khz = attribute("device__attribute_clock_rate")
     max_warps = as_int(attribute("device__attribute_max_warps_per_multiprocessor"))
     theoretical_warps = attribute("sm__maximum_warps_avg_per_active_cycle")
     theoretical_pct = attribute("sm__maximum_warps_per_active_cycle_pct")
-    if max_warps is None and isinstance(theoretical_warps, float) and isinstance(theoretical_pct, float) \
-            and theoretical_pct > 0:  # theoretical warps per SM / theoretical occupancy = the SM's warp limit
+    if (
+        max_warps is None
+        and isinstance(theoretical_warps, float)
+        and isinstance(theoretical_pct, float)
+        and theoretical_pct > 0
+    ):  # theoretical warps per SM / theoretical occupancy = the SM's warp limit
         max_warps = int(round(theoretical_warps * 100.0 / theoretical_pct))
     extra: dict[str, object] = {}
     for attribute_name, key in _DEVICE_EXTRA.items():
@@ -928,8 +1097,10 @@ def _device(launches: pl.DataFrame, metrics: pl.DataFrame) -> tuple[Device | Non
     warnings = []
     identity = [c for c in ("device_id", "_cc") if c in launches.columns]
     if identity and launches.select(identity).unique().height > 1:
-        warnings.append(f"launches ran on {launches.select(identity).unique().height} devices; the import's "
-                        "device fields describe the first launch's device")
+        warnings.append(
+            f"launches ran on {launches.select(identity).unique().height} devices; the import's "
+            "device fields describe the first launch's device"
+        )
     if device == Device():
         return None, warnings
     return device, warnings

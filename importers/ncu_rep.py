@@ -91,8 +91,9 @@ def read(path: Path, **options: Any) -> ParsedImport:
         library_log = done.stderr.decode(errors="replace")
         if done.returncode != 0 or not output.exists():
             why = f"signal {-done.returncode}" if done.returncode < 0 else _last_error_line(library_log)
-            raise InputError(str(path), f"the ncu_report library failed on the file ({why}); "
-                                        "the file is truncated or corrupt")
+            raise InputError(
+                str(path), f"the ncu_report library failed on the file ({why}); the file is truncated or corrupt"
+            )
         result = pickle.loads(output.read_bytes())  # written by our own child process just now
     if "error" in result:
         raise InputError(str(path), f"cannot read the report ({result['error']}); the file is truncated or corrupt")
@@ -132,12 +133,14 @@ def _load_actions(ncu_report, path: Path) -> list[dict[str, Any]]:
         report_range = context.range_by_idx(range_index)
         for action_index in range(report_range.num_actions()):
             action = report_range.action_by_idx(action_index)
-            actions.append({
-                "demangled": action.name(action.NameBase_DEMANGLED),
-                "mangled": action.name(action.NameBase_MANGLED),
-                "nvtx_path": _nvtx_path(action),
-                "metrics": _metrics(action),
-            })
+            actions.append(
+                {
+                    "demangled": action.name(action.NameBase_DEMANGLED),
+                    "mangled": action.name(action.NameBase_MANGLED),
+                    "nvtx_path": _nvtx_path(action),
+                    "metrics": _metrics(action),
+                }
+            )
     return actions
 
 
@@ -229,15 +232,20 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
 
 def _device(actions: list[dict[str, Any]], launches: pl.DataFrame, warnings: list[str]) -> Device | None:
     """The device of the first result, from its device__attribute_* metrics (a warning when results differ)."""
-    attributes = {name: value for _, name, _, value, _ in actions[0]["metrics"]
-                  if name.startswith("device__attribute_") and value is not None}
+    attributes = {
+        name: value
+        for _, name, _, value, _ in actions[0]["metrics"]
+        if name.startswith("device__attribute_") and value is not None
+    }
     if not attributes:
         warnings.append("the report has no device__attribute_* metrics: the device is unknown")
         return None
     device_ids = launches["device_id"].drop_nulls().unique(maintain_order=True).to_list()
     if len(device_ids) > 1:
-        warnings.append(f"results ran on {len(device_ids)} devices (ids {device_ids}); the import's device "
-                        f"fields are those of device {device_ids[0]}, where the first result ran")
+        warnings.append(
+            f"results ran on {len(device_ids)} devices (ids {device_ids}); the import's device "
+            f"fields are those of device {device_ids[0]}, where the first result ran"
+        )
     major = attributes.get("device__attribute_compute_capability_major")
     minor = attributes.get("device__attribute_compute_capability_minor")
     clock_khz = attributes.get("device__attribute_clock_rate")  # CUDA reports kHz; the metric has no unit
@@ -260,7 +268,7 @@ def _tool_version(path: Path) -> str | None:
         if at < 0:
             return None
         at += len(VERSION_KEY)
-        if data[at:at + 1] != b"\x12":  # protobuf: field 2, length-delimited
+        if data[at : at + 1] != b"\x12":  # protobuf: field 2, length-delimited
             return None
         length, shift, at = 0, 0, at + 1
         while at < len(data) and shift < 35:  # varint length
@@ -269,7 +277,7 @@ def _tool_version(path: Path) -> str | None:
             at, shift = at + 1, shift + 7
             if not byte & 0x80:
                 break
-        text = data[at:at + length].decode(errors="replace").strip()
+        text = data[at : at + length].decode(errors="replace").strip()
     return text.split()[0] if text else None
 
 

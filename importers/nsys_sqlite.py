@@ -63,8 +63,22 @@ MEMCPY_COLUMNS = {
 }
 
 # CUpti_ActivityMemcpyKind, for files without ENUM_CUDA_MEMCPY_OPER (nsys 2021).
-MEMCPY_KINDS = {0: "Unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
-                8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "UVM HtoD", 12: "UVM DtoH", 13: "UVM DtoD"}
+MEMCPY_KINDS = {
+    0: "Unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "UVM HtoD",
+    12: "UVM DtoH",
+    13: "UVM DtoD",
+}
 
 # TARGET_INFO_GPU column -> Device.extra key (per-SM and per-block limits the occupancy model needs).
 DEVICE_EXTRA_COLUMNS = {
@@ -106,8 +120,11 @@ def read(path: Path, **options: Any) -> ParsedImport:
 def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "StringIds" not in tables or not any(t.startswith(("CUPTI_", "TARGET_INFO_")) for t in tables):
-        raise InputError(str(path), "an SQLite file but not an Nsight Systems export (no StringIds and "
-                                    "CUPTI_/TARGET_INFO_ tables; export a report with `nsys export -t sqlite`)")
+        raise InputError(
+            str(path),
+            "an SQLite file but not an Nsight Systems export (no StringIds and "
+            "CUPTI_/TARGET_INFO_ tables; export a report with `nsys export -t sqlite`)",
+        )
     if KERNEL_TABLE not in tables:
         raise InputError(str(path), NO_KERNEL_TABLE)
     warnings: list[str] = []
@@ -176,8 +193,16 @@ def _kernels(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
 
 def _nvtx_events(connection: sqlite3.Connection, tables: set[str], where: str) -> pl.DataFrame:
     """NVTX_EVENTS rows matching `where`, with their name resolved (inline `text`, else `textId`)."""
-    empty = pl.DataFrame(schema={"event_type": pl.Int64, "name": pl.Utf8, "domain_id": pl.Int64,
-                                 "start_ns": pl.Int64, "end_ns": pl.Int64, "global_tid": pl.Int64})
+    empty = pl.DataFrame(
+        schema={
+            "event_type": pl.Int64,
+            "name": pl.Utf8,
+            "domain_id": pl.Int64,
+            "start_ns": pl.Int64,
+            "end_ns": pl.Int64,
+            "global_tid": pl.Int64,
+        }
+    )
     if "NVTX_EVENTS" not in tables:
         return empty
     columns = set(_columns(connection, "NVTX_EVENTS"))
@@ -185,8 +210,10 @@ def _nvtx_events(connection: sqlite3.Connection, tables: set[str], where: str) -
     text_id = "(SELECT value FROM StringIds WHERE id = n.textId)" if "textId" in columns else "NULL"
     domain = "n.domainId" if "domainId" in columns else "NULL"
     event_type = "n.eventType" if "eventType" in columns else "NULL"
-    sql = (f'SELECT {event_type}, COALESCE({text}, {text_id}), {domain}, n.start, n."end", n.globalTid '
-           f"FROM NVTX_EVENTS AS n WHERE {where} ORDER BY n.start")
+    sql = (
+        f'SELECT {event_type}, COALESCE({text}, {text_id}), {domain}, n.start, n."end", n.globalTid '
+        f"FROM NVTX_EVENTS AS n WHERE {where} ORDER BY n.start"
+    )
     return _frame(connection, sql, empty.schema)
 
 
@@ -241,16 +268,38 @@ def enclosing_range_paths(ranges: pl.DataFrame, points: pl.DataFrame) -> pl.Data
     the point's depth (two as-of joins). Paths are built level by level. Returns launch_key, nvtx_path.
     """
     ranges = ranges.with_row_index("range_id").with_columns(pl.col("range_id").cast(pl.Int64))
-    events = pl.concat([
-        ranges.select("range_id", "thread", pl.col("start_ns").alias("time_ns"), pl.lit(1).alias("order"),
-                      (-pl.col("end_ns")).alias("tiebreak"), pl.lit(1).alias("step"),
-                      pl.lit(None, pl.Int64).alias("launch_key")),
-        ranges.select("range_id", "thread", pl.col("end_ns").alias("time_ns"), pl.lit(0).alias("order"),
-                      pl.lit(0, pl.Int64).alias("tiebreak"), pl.lit(-1).alias("step"),
-                      pl.lit(None, pl.Int64).alias("launch_key")),
-        points.select(pl.lit(None, pl.Int64).alias("range_id"), "thread", "time_ns", pl.lit(2).alias("order"),
-                      pl.lit(0, pl.Int64).alias("tiebreak"), pl.lit(0).alias("step"), "launch_key"),
-    ], how="vertical_relaxed")
+    events = pl.concat(
+        [
+            ranges.select(
+                "range_id",
+                "thread",
+                pl.col("start_ns").alias("time_ns"),
+                pl.lit(1).alias("order"),
+                (-pl.col("end_ns")).alias("tiebreak"),
+                pl.lit(1).alias("step"),
+                pl.lit(None, pl.Int64).alias("launch_key"),
+            ),
+            ranges.select(
+                "range_id",
+                "thread",
+                pl.col("end_ns").alias("time_ns"),
+                pl.lit(0).alias("order"),
+                pl.lit(0, pl.Int64).alias("tiebreak"),
+                pl.lit(-1).alias("step"),
+                pl.lit(None, pl.Int64).alias("launch_key"),
+            ),
+            points.select(
+                pl.lit(None, pl.Int64).alias("range_id"),
+                "thread",
+                "time_ns",
+                pl.lit(2).alias("order"),
+                pl.lit(0, pl.Int64).alias("tiebreak"),
+                pl.lit(0).alias("step"),
+                "launch_key",
+            ),
+        ],
+        how="vertical_relaxed",
+    )
     # At one instant: ends first (half-open ranges), then starts outermost first, then points.
     events = (
         events.sort(["thread", "time_ns", "order", "tiebreak"])
@@ -259,8 +308,12 @@ def enclosing_range_paths(ranges: pl.DataFrame, points: pl.DataFrame) -> pl.Data
     )
     starts = events.filter(pl.col("order") == 1).select("seq", "thread", "depth", "range_id")
     parents = starts.with_columns(pl.col("depth") - 1).join_asof(
-        starts.rename({"range_id": "parent_id"}), on="seq", by=["thread", "depth"], strategy="backward",
-        allow_exact_matches=False, check_sortedness=False,  # sorted by seq, hence within each group
+        starts.rename({"range_id": "parent_id"}),
+        on="seq",
+        by=["thread", "depth"],
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,  # sorted by seq, hence within each group
     )
     levels = parents.join(ranges.select("range_id", pl.col("name").fill_null("")), on="range_id")
     path_of = levels.filter(pl.col("depth") == 0).select("range_id", pl.col("name").alias("path"))
@@ -272,8 +325,16 @@ def enclosing_range_paths(ranges: pl.DataFrame, points: pl.DataFrame) -> pl.Data
             .select("range_id", pl.concat_str("path", pl.lit(" > "), "name").alias("path"))
         )
         paths.append(path_of)
-    innermost = events.filter(pl.col("order") == 2).select("seq", "thread", "depth", "launch_key").join_asof(
-        starts, on="seq", by=["thread", "depth"], strategy="backward", check_sortedness=False,
+    innermost = (
+        events.filter(pl.col("order") == 2)
+        .select("seq", "thread", "depth", "launch_key")
+        .join_asof(
+            starts,
+            on="seq",
+            by=["thread", "depth"],
+            strategy="backward",
+            check_sortedness=False,
+        )
     )
     return (
         innermost.filter(pl.col("depth") > 0)
@@ -306,12 +367,14 @@ def _memcpys(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
     columns = set(_columns(connection, "CUPTI_ACTIVITY_KIND_MEMCPY"))
     present = {source: field for source, field in MEMCPY_COLUMNS.items() if source in columns}
     select = ", ".join(f'"{source}"' for source in present)
-    frame = _frame(connection, f"SELECT {select} FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start",
-                   dict.fromkeys(present.values(), pl.Int64))
+    frame = _frame(
+        connection,
+        f"SELECT {select} FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start",
+        dict.fromkeys(present.values(), pl.Int64),
+    )
     if "copy_kind" in frame.columns:
         kinds = _memcpy_kind_names(connection, tables)
-        frame = frame.with_columns(kind=pl.col("copy_kind").replace_strict(kinds, default=None,
-                                                                           return_dtype=pl.Utf8))
+        frame = frame.with_columns(kind=pl.col("copy_kind").replace_strict(kinds, default=None, return_dtype=pl.Utf8))
     return conform(frame, MEMCPY_SCHEMA)
 
 
@@ -323,8 +386,9 @@ def _gpu_rows(connection: sqlite3.Connection, tables: set[str]) -> list[dict[str
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _gpu_for(connection: sqlite3.Connection, tables: set[str], gpus: list[dict[str, Any]], device_id: int,
-             pid: int | None) -> dict[str, Any] | None:
+def _gpu_for(
+    connection: sqlite3.Connection, tables: set[str], gpus: list[dict[str, Any]], device_id: int, pid: int | None
+) -> dict[str, Any] | None:
     """The TARGET_INFO_GPU row of CUDA device `device_id` as the process `pid` numbered it."""
     if "TARGET_INFO_CUDA_DEVICE" in tables:  # nsys >= 2024: per-process CUDA id -> GPU id
         query = "SELECT gpuId FROM TARGET_INFO_CUDA_DEVICE WHERE cudaId = ?"
@@ -341,8 +405,9 @@ def _gpu_for(connection: sqlite3.Connection, tables: set[str], gpus: list[dict[s
     return gpus[0] if len(gpus) == 1 else None
 
 
-def _device(connection: sqlite3.Connection, tables: set[str], kernels: pl.DataFrame,
-            warnings: list[str]) -> Device | None:
+def _device(
+    connection: sqlite3.Connection, tables: set[str], kernels: pl.DataFrame, warnings: list[str]
+) -> Device | None:
     """The GPU the kernels ran on; with several, the one of the first kernel (and a warning)."""
     gpus = _gpu_rows(connection, tables)
     if not gpus:
@@ -357,8 +422,10 @@ def _device(connection: sqlite3.Connection, tables: set[str], kernels: pl.DataFr
         gpu = _gpu_for(connection, tables, gpus, device_id, pid)
         device_ids = sorted({row[0] for row in used})
         if len(device_ids) > 1:
-            warnings.append(f"kernels ran on {len(device_ids)} devices (CUDA ids {device_ids}); the import's "
-                            f"device fields are those of device {device_id}, where the first kernel ran")
+            warnings.append(
+                f"kernels ran on {len(device_ids)} devices (CUDA ids {device_ids}); the import's "
+                f"device fields are those of device {device_id}, where the first kernel ran"
+            )
     if gpu is None:
         warnings.append(f"TARGET_INFO_GPU has {len(gpus)} GPUs and none is known to be the kernels' device")
         return None

@@ -11,8 +11,17 @@ import re
 
 _SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
-_TIME_TO_NS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6,
-               "second": 1e9, "s": 1e9, "psecond": 1e-3}
+_TIME_TO_NS = {
+    "nsecond": 1.0,
+    "ns": 1.0,
+    "usecond": 1e3,
+    "us": 1e3,
+    "msecond": 1e6,
+    "ms": 1e6,
+    "second": 1e9,
+    "s": 1e9,
+    "psecond": 1e-3,
+}
 _PREFIXED = re.compile(r"^(Ki|Mi|Gi|Ti|K|M|G|T|P)?(byte|hz|Hz|inst|sector|request|warp|thread|cycle|block)$")
 
 

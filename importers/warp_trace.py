@@ -94,14 +94,19 @@ WRAP_32 = 2**32
 INT32_MAX = 2**31 - 1
 PREAMBLE_LIMIT_BYTES = 1 << 20  # metadata + header must fit in the first MiB
 
-FIELDS = ("launch", "kernel", "sm_id", "block_id", "warp_in_block", "start_ns", "end_ns", "start_cycles",
-          "end_cycles")
+FIELDS = ("launch", "kernel", "sm_id", "block_id", "warp_in_block", "start_ns", "end_ns", "start_cycles", "end_cycles")
 INT_FIELDS = tuple(name for name in FIELDS if name != "kernel")
 ALIASES = {"start": "start_ns", "end": "end_ns", "sm": "sm_id", "block": "block_id", "warp": "warp_in_block"}
 REQUIRED = ("sm_id", "block_id", "warp_in_block")
 
-INT_METADATA = ("sm_count", "max_warps_per_sm", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
-                "clock_bits")
+INT_METADATA = (
+    "sm_count",
+    "max_warps_per_sm",
+    "registers_per_thread",
+    "static_smem_bytes",
+    "dynamic_smem_bytes",
+    "clock_bits",
+)
 FLOAT_METADATA = ("sm_clock_hz", "launch_duration_ns")
 DIM_METADATA = ("grid", "block")
 TEXT_METADATA = ("kernel", "mangled_name", "device_name", "compute_capability", "tool", "tool_version")
@@ -127,6 +132,7 @@ class _Table:
 
 
 # ---- detection -----------------------------------------------------------------------------------------------
+
 
 def sniff(head: bytes) -> bool:
     """Our CSV (magic line or sm_id/block_id/warp_in_block header), Parquet, our JSON, or gzip of any of them.
@@ -161,8 +167,14 @@ def _sniff_plain(head: bytes) -> bool:
 
 # ---- entry point ---------------------------------------------------------------------------------------------
 
-def read(path: Path, column_map: dict[str, str] | None = None, clock_hz: float | None = None,
-         max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES, **options) -> ParsedImport:
+
+def read(
+    path: Path,
+    column_map: dict[str, str] | None = None,
+    clock_hz: float | None = None,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+    **options,
+) -> ParsedImport:
     """Parse one warp trace (CSV, gzip, Parquet or JSON) into launches, warps and the device."""
     path = Path(path)
     if clock_hz is not None and not clock_hz > 0:
@@ -182,6 +194,7 @@ def read(path: Path, column_map: dict[str, str] | None = None, clock_hz: float |
 
 
 # ---- gzip ----------------------------------------------------------------------------------------------------
+
 
 @contextmanager
 def _plain_content(path: Path, max_inflated_bytes: int) -> Iterator[Path]:
@@ -226,17 +239,21 @@ def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: in
                 raise InputError(str(path), f"corrupt gzip data after {total:,} inflated bytes ({exc})") from None
             total += len(inflated)
             if total > limit:
-                raise InputError(str(path), f"the gzip content inflates past {limit:,} bytes; refused "
-                                            f"(raise max_inflated_bytes to allow more)")
+                raise InputError(
+                    str(path),
+                    f"the gzip content inflates past {limit:,} bytes; refused (raise max_inflated_bytes to allow more)",
+                )
             out.write(inflated)
             output_pending = len(inflated) == out_chunk
             data = inflater.unconsumed_tail
     if not inflater.eof:
-        raise InputError(str(path), f"the gzip stream is truncated (it stops after {total:,} inflated bytes, "
-                                    f"before its end marker)")
+        raise InputError(
+            str(path), f"the gzip stream is truncated (it stops after {total:,} inflated bytes, before its end marker)"
+        )
 
 
 # ---- CSV -----------------------------------------------------------------------------------------------------
+
 
 def _read_csv(path: Path, content: Path, head: bytes, column_map: dict[str, str] | None) -> _Table:
     if b"\x00" in head:
@@ -287,8 +304,9 @@ def _read_preamble(path: Path, content: Path) -> tuple[dict[str, str], dict[str,
             try:
                 line = raw.decode("utf-8").removeprefix("\ufeff").strip()
             except UnicodeDecodeError:
-                raise InputError(str(path), "not UTF-8 text: not a warp trace (expected CSV, Parquet or JSON)",
-                                 line=number) from None
+                raise InputError(
+                    str(path), "not UTF-8 text: not a warp trace (expected CSV, Parquet or JSON)", line=number
+                ) from None
             if not line:
                 continue
             if not line.startswith("#"):
@@ -297,8 +315,9 @@ def _read_preamble(path: Path, content: Path) -> tuple[dict[str, str], dict[str,
             if body.startswith(MAGIC[2:].decode()):
                 version = body.split()[-1] if len(body.split()) > 1 else None
                 if version not in SUPPORTED_VERSIONS:
-                    raise InputError(str(path), f"unsupported warp trace version {version!r} (this tracekit "
-                                                f"reads v1)", line=number)
+                    raise InputError(
+                        str(path), f"unsupported warp trace version {version!r} (this tracekit reads v1)", line=number
+                    )
                 continue
             key, sep, value = body.partition(":")
             if sep and key.strip():
@@ -307,8 +326,11 @@ def _read_preamble(path: Path, content: Path) -> tuple[dict[str, str], dict[str,
                 metadata_lines[key] = number
     if consumed > PREAMBLE_LIMIT_BYTES:
         raise InputError(str(path), f"no CSV header in the first {PREAMBLE_LIMIT_BYTES:,} bytes: not a warp trace")
-    raise InputError(str(path), "no CSV header line (expected e.g. launch,sm_id,block_id,warp_in_block,start_ns,"
-                                "end_ns after the # metadata lines)")
+    raise InputError(
+        str(path),
+        "no CSV header line (expected e.g. launch,sm_id,block_id,warp_in_block,start_ns,"
+        "end_ns after the # metadata lines)",
+    )
 
 
 def _csv_line_of_row(content: Path, header_line: int, row: int) -> int:
@@ -338,6 +360,7 @@ def _ragged_line_error(path: Path, content: Path, header_line: int, field_count:
 
 # ---- Parquet -------------------------------------------------------------------------------------------------
 
+
 def _read_parquet(path: Path, content: Path, column_map: dict[str, str] | None) -> _Table:
     import pyarrow.parquet as pq
 
@@ -362,6 +385,7 @@ def _read_parquet(path: Path, content: Path, column_map: dict[str, str] | None) 
 
 # ---- JSON ----------------------------------------------------------------------------------------------------
 
+
 def _read_json(path: Path, content: Path, column_map: dict[str, str] | None) -> _Table:
     try:
         with open(content, "rb") as handle:
@@ -374,8 +398,10 @@ def _read_json(path: Path, content: Path, column_map: dict[str, str] | None) -> 
         return _read_json_records(path, document, column_map)
     if isinstance(document, dict) and isinstance(document.get("times"), list):
         return _read_scheduling_examiner(path, document)
-    raise InputError(str(path), 'JSON without a "warps" list (tracekit records) or a "times" list '
-                                "(cuda_scheduling_examiner): not a warp trace")
+    raise InputError(
+        str(path),
+        'JSON without a "warps" list (tracekit records) or a "times" list (cuda_scheduling_examiner): not a warp trace',
+    )
 
 
 def _read_json_records(path: Path, document: dict, column_map: dict[str, str] | None) -> _Table:
@@ -419,17 +445,22 @@ def _read_scheduling_examiner(path: Path, document: dict) -> _Table:
         label = f"times[{index}]"
         block_times, block_smids = entry.get("block_times"), entry.get("block_smids")
         if block_smids is None:
-            raise InputError(str(path), f"{label} has no \"block_smids\" (an older log without SM ids); "
-                                        f"SM ids are required")
+            raise InputError(
+                str(path), f'{label} has no "block_smids" (an older log without SM ids); SM ids are required'
+            )
         if not isinstance(block_times, list) or not isinstance(block_smids, list):
             raise InputError(str(path), f'{label}: "block_times" and "block_smids" must be lists')
         if len(block_times) != 2 * len(block_smids):
-            raise InputError(str(path), f'{label}: "block_times" has {len(block_times)} values, expected 2 per '
-                                        f'block for the {len(block_smids)} blocks in "block_smids"')
+            raise InputError(
+                str(path),
+                f'{label}: "block_times" has {len(block_times)} values, expected 2 per '
+                f'block for the {len(block_smids)} blocks in "block_smids"',
+            )
         block_count = entry.get("block_count", document.get("block_count"))
         if block_count is not None and block_count != len(block_smids):
-            raise InputError(str(path), f'{label}: "block_count" is {block_count} but "block_smids" lists '
-                                        f"{len(block_smids)} blocks")
+            raise InputError(
+                str(path), f'{label}: "block_count" is {block_count} but "block_smids" lists {len(block_smids)} blocks'
+            )
         offsets.append(len(smids))
         labels.append(label)
         launch_numbers.extend([len(launches)] * len(block_smids))
@@ -437,14 +468,20 @@ def _read_scheduling_examiner(path: Path, document: dict) -> _Table:
         starts.extend(block_times[0::2])
         ends.extend(block_times[1::2])
         smids.extend(block_smids)
-        launches.append({
-            "launch": len(launches),
-            "kernel_name": entry.get("kernel_name") or document.get("label") or document.get("benchmark_name"),
-            "grid_x": block_count if block_count is not None else len(block_smids), "grid_y": 1, "grid_z": 1,
-            "block_x": entry.get("thread_count", document.get("thread_count")), "block_y": 1, "block_z": 1,
-            "dynamic_smem_bytes": entry.get("shared_memory"),
-            "source_launch_id": label,
-        })
+        launches.append(
+            {
+                "launch": len(launches),
+                "kernel_name": entry.get("kernel_name") or document.get("label") or document.get("benchmark_name"),
+                "grid_x": block_count if block_count is not None else len(block_smids),
+                "grid_y": 1,
+                "grid_z": 1,
+                "block_x": entry.get("thread_count", document.get("thread_count")),
+                "block_y": 1,
+                "block_z": 1,
+                "dynamic_smem_bytes": entry.get("shared_memory"),
+                "source_launch_id": label,
+            }
+        )
     if not launches:
         raise InputError(str(path), 'no kernel entries with "block_times" in "times": nothing to import')
 
@@ -456,45 +493,66 @@ def _read_scheduling_examiner(path: Path, document: dict) -> _Table:
     for name, values in (("start", starts), ("end", ends)):
         series = pl.Series(name, values, strict=False)
         if not series.dtype.is_numeric() or series.null_count():
-            bad = next(i for i, value in enumerate(values) if not isinstance(value, int | float) or
-                       isinstance(value, bool))
-            raise InputError(str(path), f"{where(bad)[1]}: block {name} time {values[bad]!r} is not a number "
-                                        f"of seconds")
+            bad = next(
+                i for i, value in enumerate(values) if not isinstance(value, int | float) or isinstance(value, bool)
+            )
+            raise InputError(
+                str(path), f"{where(bad)[1]}: block {name} time {values[bad]!r} is not a number of seconds"
+            )
         seconds[name] = series.cast(pl.Float64)
-    raw = pl.DataFrame({"launch": launch_numbers, "block_id": block_ids, "sm_id": pl.Series(smids, strict=False)},
-                       schema_overrides={"launch": pl.Int64, "block_id": pl.Int64})
-    rows = pl.DataFrame({
-        "launch": raw["launch"],
-        "sm_id": _typed_column(path, raw, "sm_id", "block_smids", where),
-        "block_id": raw["block_id"],
-        "warp_in_block": pl.repeat(0, raw.height, dtype=pl.Int64, eager=True),
-        "start_ns": (seconds["start"] * 1e9).round().cast(pl.Int64),
-        "end_ns": (seconds["end"] * 1e9).round().cast(pl.Int64),
-    })
-    columns = {"launch": "times", "sm_id": "block_smids", "block_id": "block index", "warp_in_block": "-",
-               "start_ns": "block_times", "end_ns": "block_times"}
-    warnings = ["per-block timings: each block is imported as one warp record (warp_in_block 0); "
-                "cuda_scheduling_examiner logs times in seconds since the program start"]
+    raw = pl.DataFrame(
+        {"launch": launch_numbers, "block_id": block_ids, "sm_id": pl.Series(smids, strict=False)},
+        schema_overrides={"launch": pl.Int64, "block_id": pl.Int64},
+    )
+    rows = pl.DataFrame(
+        {
+            "launch": raw["launch"],
+            "sm_id": _typed_column(path, raw, "sm_id", "block_smids", where),
+            "block_id": raw["block_id"],
+            "warp_in_block": pl.repeat(0, raw.height, dtype=pl.Int64, eager=True),
+            "start_ns": (seconds["start"] * 1e9).round().cast(pl.Int64),
+            "end_ns": (seconds["end"] * 1e9).round().cast(pl.Int64),
+        }
+    )
+    columns = {
+        "launch": "times",
+        "sm_id": "block_smids",
+        "block_id": "block index",
+        "warp_in_block": "-",
+        "start_ns": "block_times",
+        "end_ns": "block_times",
+    }
+    warnings = [
+        "per-block timings: each block is imported as one warp record (warp_in_block 0); "
+        "cuda_scheduling_examiner logs times in seconds since the program start"
+    ]
     launch_info = pl.DataFrame(launches, infer_schema_length=None)
-    return _Table(rows, columns, where, {}, launch_info=launch_info, tool="cuda_scheduling_examiner",
-                  warnings=warnings)
+    return _Table(rows, columns, where, {}, launch_info=launch_info, tool="cuda_scheduling_examiner", warnings=warnings)
 
 
 # ---- columns and types ---------------------------------------------------------------------------------------
 
-def _resolve_columns(path: Path, names: list[str], column_map: dict[str, str] | None, metadata: dict[str, str],
-                     line: int | None = None) -> dict[str, str]:
+
+def _resolve_columns(
+    path: Path, names: list[str], column_map: dict[str, str] | None, metadata: dict[str, str], line: int | None = None
+) -> dict[str, str]:
     """Project field -> input column: `column_map` first (aliases allowed), then names equal to the fields."""
     by_lower = {name.lower(): name for name in names}
     mapping: dict[str, str] = {}
     for key, column in (column_map or {}).items():
         field_name = ALIASES.get(key.strip().lower(), key.strip().lower())
         if field_name not in FIELDS:
-            raise InputError(str(path), f"--map {key}={column}: unknown field {key!r} (fields: "
-                                        f"{', '.join(FIELDS)}; aliases: {', '.join(ALIASES)})")
+            raise InputError(
+                str(path),
+                f"--map {key}={column}: unknown field {key!r} (fields: "
+                f"{', '.join(FIELDS)}; aliases: {', '.join(ALIASES)})",
+            )
         if column not in names:
-            raise InputError(str(path), f"--map {key}={column}: the input has no column {column!r} "
-                                        f"(columns: {', '.join(names)})", line=line)
+            raise InputError(
+                str(path),
+                f"--map {key}={column}: the input has no column {column!r} (columns: {', '.join(names)})",
+                line=line,
+            )
         mapping[field_name] = column
     used = set(mapping.values())
     for field_name in FIELDS:
@@ -505,29 +563,38 @@ def _resolve_columns(path: Path, names: list[str], column_map: dict[str, str] | 
     for field_name in REQUIRED:
         if field_name not in mapping:
             alias = next(a for a, f in ALIASES.items() if f == field_name)
-            raise InputError(str(path), f"missing column {field_name!r} (columns: {listing}); name another column "
-                                        f"with --map {alias}=COLUMN", line=line)
+            raise InputError(
+                str(path),
+                f"missing column {field_name!r} (columns: {listing}); name another column with --map {alias}=COLUMN",
+                line=line,
+            )
     for start, end in (("start_ns", "end_ns"), ("start_cycles", "end_cycles")):
         if (start in mapping) != (end in mapping):
             have, lack = (start, end) if start in mapping else (end, start)
             raise InputError(str(path), f"column {have!r} without {lack!r}", line=line)
     if "start_ns" not in mapping and "start_cycles" not in mapping:
-        raise InputError(str(path), f"no time columns: need start_ns/end_ns (%globaltimer) or start_cycles/"
-                                    f"end_cycles (clock64) (columns: {listing})", line=line)
+        raise InputError(
+            str(path),
+            f"no time columns: need start_ns/end_ns (%globaltimer) or start_cycles/"
+            f"end_cycles (clock64) (columns: {listing})",
+            line=line,
+        )
     return mapping
 
 
 def _typed(path: Path, rows: pl.DataFrame, columns: dict[str, str], where: Where, strip: bool = False) -> pl.DataFrame:
     """Every integer field as Int64 (and `kernel` as text), or an InputError at the first cell that is not one."""
-    typed = [_typed_column(path, rows, name, columns[name], where, strip) for name in rows.columns if name in
-             INT_FIELDS]
+    typed = [
+        _typed_column(path, rows, name, columns[name], where, strip) for name in rows.columns if name in INT_FIELDS
+    ]
     if "kernel" in rows.columns:
         typed.append(pl.col("kernel").cast(pl.Utf8))
     return rows.select(typed)
 
 
-def _typed_column(path: Path, rows: pl.DataFrame, name: str, column: str, where: Where,
-                  strip: bool = False) -> pl.Series:
+def _typed_column(
+    path: Path, rows: pl.DataFrame, name: str, column: str, where: Where, strip: bool = False
+) -> pl.Series:
     series = rows[name]
     dtype = series.dtype
     if dtype.is_integer():
@@ -568,6 +635,7 @@ def _first_true(frame: pl.DataFrame, condition: pl.Expr) -> int | None:
 
 # ---- validation, time base, launches -------------------------------------------------------------------------
 
+
 def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport:
     rows, columns, warnings = table.rows, table.columns, list(table.warnings)
     meta = _parse_metadata(path, table)
@@ -591,8 +659,10 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
         ("warp_in_block", pl.col("warp_in_block") > INT32_MAX, "warp index out of range"),
     ]
     if "launch" in rows.columns:
-        checks += [("launch", pl.col("launch").is_null(), "missing value"),
-                   ("launch", pl.col("launch") < 0, "negative launch number")]
+        checks += [
+            ("launch", pl.col("launch").is_null(), "missing value"),
+            ("launch", pl.col("launch") < 0, "negative launch number"),
+        ]
     if has_ns:
         checks.append(("end_ns", pl.col("end_ns") < pl.col("start_ns"), "end_ns is before start_ns"))
     if has_cycles:
@@ -605,23 +675,37 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
     if not has_ns:
         hz = clock_hz or meta.get("sm_clock_hz")
         if not hz:
-            raise InputError(str(path), "the trace has clock cycles but no %globaltimer ns: pass --clock-hz "
-                                        "(the SM clock in Hz) or add '# sm_clock_hz: ...' to convert them")
+            raise InputError(
+                str(path),
+                "the trace has clock cycles but no %globaltimer ns: pass --clock-hz "
+                "(the SM clock in Hz) or add '# sm_clock_hz: ...' to convert them",
+            )
         rows = _cycles_to_ns(rows, hz, bits, cycle_duration)
-        warnings.append(f"times come from per-SM clock cycles at {hz:,.0f} Hz: each SM's earliest warp start is "
-                        f"set to 0 per launch, so cross-SM alignment is unknown")
+        warnings.append(
+            f"times come from per-SM clock cycles at {hz:,.0f} Hz: each SM's earliest warp start is "
+            f"set to 0 per launch, so cross-SM alignment is unknown"
+        )
     if bits == 32:
         warnings += _wrap_warnings(rows, clock_hz or meta.get("sm_clock_hz"), cycle_duration, has_ns)
 
     duplicate = _first_duplicate(rows)
     if duplicate is not None:
         key = rows.row(duplicate, named=True)
-        first = _first_true(rows, (pl.col("launch_key") == key["launch_key"]) & (pl.col("block_id") == key[
-            "block_id"]) & (pl.col("warp_in_block") == key["warp_in_block"]))
+        first = _first_true(
+            rows,
+            (pl.col("launch_key") == key["launch_key"])
+            & (pl.col("block_id") == key["block_id"])
+            & (pl.col("warp_in_block") == key["warp_in_block"]),
+        )
         first_place = table.where(int(rows["__row"][first]) if "__row" in rows.columns else first)
-        raise fail(rows, duplicate, "warp_in_block", f"duplicate warp: block {key['block_id']}, warp "
-                                                     f"{key['warp_in_block']} of launch {key['launch']} appeared "
-                                                     f"before at {first_place[1]}")
+        raise fail(
+            rows,
+            duplicate,
+            "warp_in_block",
+            f"duplicate warp: block {key['block_id']}, warp "
+            f"{key['warp_in_block']} of launch {key['launch']} appeared "
+            f"before at {first_place[1]}",
+        )
     sm_count = meta.get("sm_count")
     if sm_count:
         outside = rows.select((pl.col("sm_id") >= sm_count).sum()).item()
@@ -630,9 +714,15 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
 
     launches = _launches(rows, meta, table.launch_info, has_ns, warnings)
     warps = conform(rows, WARP_SCHEMA)
-    return ParsedImport(format=FORMAT, tool=table.tool, tool_version=table.tool_version,
-                        device=_device(meta, table.metadata, clock_hz), launches=launches, warps=warps,
-                        warnings=warnings)
+    return ParsedImport(
+        format=FORMAT,
+        tool=table.tool,
+        tool_version=table.tool_version,
+        device=_device(meta, table.metadata, clock_hz),
+        launches=launches,
+        warps=warps,
+        warnings=warnings,
+    )
 
 
 def _first_duplicate(rows: pl.DataFrame) -> int | None:
@@ -663,8 +753,9 @@ def _drop_blank_rows(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _raise_first(rows: pl.DataFrame, checks: list[tuple[str, pl.Expr, str]], fail) -> None:
     """All checks in one pass; raise for the earliest offending row (then the first check listed)."""
-    firsts = rows.select([condition.arg_true().first().alias(str(i)) for i, (_, condition, _) in
-                          enumerate(checks)]).row(0)
+    firsts = rows.select(
+        [condition.arg_true().first().alias(str(i)) for i, (_, condition, _) in enumerate(checks)]
+    ).row(0)
     found = [(row, i) for i, row in enumerate(firsts) if row is not None]
     if found:
         row, i = min(found)
@@ -712,8 +803,10 @@ def _clock_bits(rows: pl.DataFrame, meta: dict, fail, warnings: list[str], cycle
             raise fail(rows, stats["wide"], column, "clock value does not fit in 32 bits, but clock_bits is 32")
     elif declared is None and stats["backwards"] is not None and (stats["max"] or 0) < WRAP_32:
         bits = 32
-        warnings.append("cycle values are all below 2^32 and some end before they start: read as 32-bit clock() "
-                        "values that wrap (add '# clock_bits: 32' or '64' to say so)")
+        warnings.append(
+            "cycle values are all below 2^32 and some end before they start: read as 32-bit clock() "
+            "values that wrap (add '# clock_bits: 32' or '64' to say so)"
+        )
     else:
         bits = 64
         if cycles_only and stats["backwards"] is not None:
@@ -738,10 +831,14 @@ def _cycles_to_ns(rows: pl.DataFrame, hz: float, bits: int | None, duration: pl.
         start = pl.when(straddles & (start < WRAP_32 // 2)).then(start + WRAP_32).otherwise(start)
     offset = start - start.min().over(group)
     ns_per_cycle = 1e9 / hz
-    return rows.with_columns(duration).with_columns(
-        (offset * ns_per_cycle).round().cast(pl.Int64).alias("start_ns"),
-        ((offset + pl.col("duration_cycles")) * ns_per_cycle).round().cast(pl.Int64).alias("end_ns"),
-    ).drop("duration_cycles")
+    return (
+        rows.with_columns(duration)
+        .with_columns(
+            (offset * ns_per_cycle).round().cast(pl.Int64).alias("start_ns"),
+            ((offset + pl.col("duration_cycles")) * ns_per_cycle).round().cast(pl.Int64).alias("end_ns"),
+        )
+        .drop("duration_cycles")
+    )
 
 
 def _wrap_warnings(rows: pl.DataFrame, hz: float | None, duration: pl.Series, has_ns: bool) -> list[str]:
@@ -749,32 +846,46 @@ def _wrap_warnings(rows: pl.DataFrame, hz: float | None, duration: pl.Series, ha
     period = f" ({WRAP_32 / hz * 1e3:,.3f} ms at {hz:,.0f} Hz)" if hz else ""
     long_count = int((duration > WRAP_32 // 2).sum())
     if long_count:
-        warnings.append(f"{long_count} warps last over half the 32-bit clock wrap period{period}: their durations "
-                        f"are ambiguous (each could be longer by a multiple of 2^32 cycles)")
+        warnings.append(
+            f"{long_count} warps last over half the 32-bit clock wrap period{period}: their durations "
+            f"are ambiguous (each could be longer by a multiple of 2^32 cycles)"
+        )
     if has_ns and hz:
         wrap_ns = WRAP_32 / hz * 1e9
         spans = rows.group_by("launch_key").agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("span"))
         over = spans.filter(pl.col("span") > wrap_ns).height
         if over:
-            warnings.append(f"{over} launches span more than the 32-bit clock wrap period{period}: cycle "
-                            f"differences are ambiguous there; start_ns/end_ns (%globaltimer) are the time base")
+            warnings.append(
+                f"{over} launches span more than the 32-bit clock wrap period{period}: cycle "
+                f"differences are ambiguous there; start_ns/end_ns (%globaltimer) are the time base"
+            )
     return warnings
 
 
-def _launches(rows: pl.DataFrame, meta: dict, launch_info: pl.DataFrame | None, has_ns: bool,
-              warnings: list[str]) -> pl.DataFrame:
+def _launches(
+    rows: pl.DataFrame, meta: dict, launch_info: pl.DataFrame | None, has_ns: bool, warnings: list[str]
+) -> pl.DataFrame:
     keys = ["launch_key", "launch", *(["kernel"] if "kernel" in rows.columns else [])]
-    launches = rows.group_by(keys).agg(
-        pl.col("start_ns").min().alias("first_start_ns"), pl.col("end_ns").max().alias("last_end_ns"),
-    ).sort("launch_key")
+    launches = (
+        rows.group_by(keys)
+        .agg(
+            pl.col("start_ns").min().alias("first_start_ns"),
+            pl.col("end_ns").max().alias("last_end_ns"),
+        )
+        .sort("launch_key")
+    )
     header_kernel = meta.get("kernel")
     kernel = pl.col("kernel") if "kernel" in launches.columns else pl.lit(header_kernel, dtype=pl.Utf8)
     applies = (pl.col("kernel") == header_kernel) if "kernel" in launches.columns and header_kernel else pl.lit(True)
     grid, block = meta.get("grid") or (None,) * 3, meta.get("block") or (None,) * 3
     from_header = {
         "mangled_name": meta.get("mangled_name"),
-        "grid_x": grid[0], "grid_y": grid[1], "grid_z": grid[2],
-        "block_x": block[0], "block_y": block[1], "block_z": block[2],
+        "grid_x": grid[0],
+        "grid_y": grid[1],
+        "grid_z": grid[2],
+        "block_x": block[0],
+        "block_y": block[1],
+        "block_z": block[2],
         "registers_per_thread": meta.get("registers_per_thread"),
         "static_smem_bytes": meta.get("static_smem_bytes"),
         "dynamic_smem_bytes": meta.get("dynamic_smem_bytes"),
@@ -782,13 +893,16 @@ def _launches(rows: pl.DataFrame, meta: dict, launch_info: pl.DataFrame | None, 
     span = (pl.col("last_end_ns") - pl.col("first_start_ns")).cast(pl.Float64)
     duration = meta.get("launch_duration_ns")
     if duration is not None and launches.height > 1:
-        warnings.append(f"launch_duration_ns ignored: the file holds {launches.height} launches; durations are "
-                        f"the warps' spans")
+        warnings.append(
+            f"launch_duration_ns ignored: the file holds {launches.height} launches; durations are the warps' spans"
+        )
         duration = None
     launches = launches.with_columns(
         kernel.alias("kernel_name"),
-        *[pl.when(applies).then(pl.lit(value, dtype=LAUNCH_SCHEMA[name])).alias(name)
-          for name, value in from_header.items()],
+        *[
+            pl.when(applies).then(pl.lit(value, dtype=LAUNCH_SCHEMA[name])).alias(name)
+            for name, value in from_header.items()
+        ],
         pl.col("launch").cast(pl.Utf8).alias("source_launch_id"),
         (pl.col("first_start_ns") if has_ns else pl.lit(None, dtype=pl.Int64)).alias("start_ns"),
         (pl.col("last_end_ns") if has_ns else pl.lit(None, dtype=pl.Int64)).alias("end_ns"),
@@ -801,6 +915,7 @@ def _launches(rows: pl.DataFrame, meta: dict, launch_info: pl.DataFrame | None, 
 
 
 # ---- metadata and device -------------------------------------------------------------------------------------
+
 
 def _parse_metadata(path: Path, table: _Table) -> dict:
     """Known metadata keys with their values typed; an InputError names the line of a bad value."""
@@ -829,11 +944,15 @@ def _parse_metadata(path: Path, table: _Table) -> dict:
             raise InputError(str(path), message, line=table.metadata_lines.get(key)) from None
         parsed[key] = value
     if parsed.get("clock_bits") not in (None, 32, 64):
-        raise InputError(str(path), f"metadata 'clock_bits' must be 32 or 64, not {parsed['clock_bits']}",
-                         line=table.metadata_lines.get("clock_bits"))
+        raise InputError(
+            str(path),
+            f"metadata 'clock_bits' must be 32 or 64, not {parsed['clock_bits']}",
+            line=table.metadata_lines.get("clock_bits"),
+        )
     if "sm_clock_hz" in parsed and not parsed["sm_clock_hz"] > 0:
-        raise InputError(str(path), "metadata 'sm_clock_hz' must be positive", line=table.metadata_lines.get(
-            "sm_clock_hz"))
+        raise InputError(
+            str(path), "metadata 'sm_clock_hz' must be positive", line=table.metadata_lines.get("sm_clock_hz")
+        )
     return parsed
 
 

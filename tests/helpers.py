@@ -12,9 +12,17 @@ import pytest
 from tracekit.importers.units import normalize_unit
 
 IN_CI = bool(os.environ.get("CI"))
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--no-first-run", "--window-size=1400,1800"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,1800",
+]
 METRIC_COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
 
 

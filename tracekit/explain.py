@@ -23,8 +23,11 @@ def launch_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
     traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
     no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
     return [
-        LaunchInput(launch=row, metrics=by_launch.get((row["id"],), metrics.clear()),
-                    warps=store.warps(row["id"]) if row["id"] in traced else no_warps)
+        LaunchInput(
+            launch=row,
+            metrics=by_launch.get((row["id"],), metrics.clear()),
+            warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
+        )
         for row in launches.iter_rows(named=True)
     ]
 
@@ -52,8 +55,9 @@ def launch_views(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[
     return figure_views(warps, launch["sm_count"][0] if launch.height else None, bins)
 
 
-def analyze_with_views(store: Store, launches: pl.DataFrame, with_views: bool = True
-                       ) -> tuple[list[dict[str, Any]], dict[int, dict[str, pl.DataFrame]]]:
+def analyze_with_views(
+    store: Store, launches: pl.DataFrame, with_views: bool = True
+) -> tuple[list[dict[str, Any]], dict[int, dict[str, pl.DataFrame]]]:
     """The analysis objects and, when asked, the figure frames of every traced launch, keyed by launch id; each
     launch's warps are read from the store once for both."""
     inputs = launch_inputs(store, launches)

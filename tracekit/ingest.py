@@ -8,8 +8,9 @@ from tracekit.importers import read_file
 from tracekit.store import ImportResult, Store, file_sha256
 
 
-def ingest(store: Store, path: str | Path, fmt: str | None = None, name: str | None = None,
-           **options) -> tuple[ImportResult, list[str]]:
+def ingest(
+    store: Store, path: str | Path, fmt: str | None = None, name: str | None = None, **options
+) -> tuple[ImportResult, list[str]]:
     """Import one file; returns the result and the importer's warnings. A known sha256 skips the parse."""
     path = Path(path)
     sha256 = file_sha256(path) if path.is_file() else None

@@ -28,8 +28,11 @@ def stall(reason: str) -> str:
 
 
 def frame(rows: dict[str, float]) -> pl.DataFrame:
-    return pl.DataFrame([(1, None, name, None, float(value), None, "float") for name, value in rows.items()],
-                        schema=COLUMNS, orient="row")
+    return pl.DataFrame(
+        [(1, None, name, None, float(value), None, "float") for name, value in rows.items()],
+        schema=COLUMNS,
+        orient="row",
+    )
 
 
 # A launch that is quiet everywhere: every unit under 40% of peak.
@@ -39,15 +42,17 @@ QUIET_UNITS = {DRAM: 35.0, L2: 20.0, L1: 25.0, SM: 30.0, ISSUE: 22.0, FMA: 12.0}
 def test_dram_at_93_percent_is_throughput_bound_on_dram():
     result = classify(ClassificationInputs(metrics=frame({**QUIET_UNITS, DRAM: 93.0})))
     assert (result.mode, result.limiter) == ("throughput-bound", "dram")
-    assert result.evidence[0] == (f"DRAM throughput is 93% of peak ({DRAM}), above the 80% at which a unit counts "
-                                  f"as saturated.")
+    assert result.evidence[0] == (
+        f"DRAM throughput is 93% of peak ({DRAM}), above the 80% at which a unit counts as saturated."
+    )
     assert SATURATION_PCT == 80.0
     assert any(a.startswith("More occupancy will not help: DRAM is saturated") for a in result.advice)
 
 
 def test_older_reports_dram_alias_counts_the_same():
-    result = classify(ClassificationInputs(metrics=frame({
-        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 91.0, SM: 20.0})))
+    result = classify(
+        ClassificationInputs(metrics=frame({"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 91.0, SM: 20.0}))
+    )
     assert (result.mode, result.limiter) == ("throughput-bound", "dram")
     assert "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed" in result.evidence[0]
 
@@ -60,11 +65,20 @@ def test_a_saturated_pipe_is_named_rather_than_the_sm_total():
 
 
 def test_quiet_units_with_long_scoreboard_dominating_is_latency_bound():
-    metrics = frame({**QUIET_UNITS, CPI: 20.0, stall("long_scoreboard"): 14.0, stall("wait"): 2.0,
-                     stall("mio_throttle"): 1.0, stall("not_selected"): 2.0, stall("selected"): 1.0,
-                     "sm__warps_active.avg.per_cycle_active": 16.0,
-                     "sm__warps_active.avg.pct_of_peak_sustained_active": 25.0,
-                     "sm__maximum_warps_avg_per_active_cycle": 64.0})
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            CPI: 20.0,
+            stall("long_scoreboard"): 14.0,
+            stall("wait"): 2.0,
+            stall("mio_throttle"): 1.0,
+            stall("not_selected"): 2.0,
+            stall("selected"): 1.0,
+            "sm__warps_active.avg.per_cycle_active": 16.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 25.0,
+            "sm__maximum_warps_avg_per_active_cycle": 64.0,
+        }
+    )
     result = classify(ClassificationInputs(metrics=metrics))
     assert (result.mode, result.limiter) == ("latency-bound", None)
     # Stalled cycles: 20 - 1 (selected) = 19, of which long_scoreboard + wait = 16 latency: 84%.
@@ -78,9 +92,16 @@ def test_quiet_units_with_long_scoreboard_dominating_is_latency_bound():
 
 def test_needed_occupancy_beyond_the_theoretical_asks_for_ilp():
     # 30 of 32 warps (near the theoretical) keep DRAM at 60%: 50 warps would be needed, more than can run.
-    metrics = frame({**QUIET_UNITS, DRAM: 60.0, "sm__warps_active.avg.per_cycle_active": 30.0,
-                     "sm__maximum_warps_avg_per_active_cycle": 32.0, "launch__occupancy_limit_warps": 4,
-                     "launch__occupancy_limit_registers": 8})
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            DRAM: 60.0,
+            "sm__warps_active.avg.per_cycle_active": 30.0,
+            "sm__maximum_warps_avg_per_active_cycle": 32.0,
+            "launch__occupancy_limit_warps": 4,
+            "launch__occupancy_limit_registers": 8,
+        }
+    )
     result = classify(ClassificationInputs(metrics=metrics))
     assert result.mode == "latency-bound"
     assert result.needed_occupancy_warps_per_sm == pytest.approx(50.0)
@@ -97,8 +118,7 @@ def test_no_metrics_is_undetermined_with_a_reason():
 
 
 def test_throttle_stalls_without_a_saturated_unit_are_undetermined():
-    metrics = frame({**QUIET_UNITS, stall("mio_throttle"): 6.0, stall("long_scoreboard"): 2.0,
-                     stall("selected"): 1.0})
+    metrics = frame({**QUIET_UNITS, stall("mio_throttle"): 6.0, stall("long_scoreboard"): 2.0, stall("selected"): 1.0})
     result = classify(ClassificationInputs(metrics=metrics))
     assert result.mode == "undetermined"
     assert "only 25% of stalled cycles are latency stalls" in result.reason  # 2 of 8 stalled cycles
@@ -122,16 +142,19 @@ def test_quiet_units_and_no_stall_breakdown_follow_volkovs_rule():
 
 
 def test_wastes_are_flagged_with_their_numbers():
-    metrics = frame({
-        **QUIET_UNITS,
-        # 32 sectors per request: every thread of the warp in its own sector (ideal 4 for 32-bit loads).
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200,
-        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100,
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": 300,
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 1000,
-        "smsp__sass_inst_executed_op_local_ld.sum": 12, "smsp__sass_inst_executed_op_local_st.sum": 0,
-        "smsp__thread_inst_executed_per_inst_executed.ratio": 16.0,
-    })
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            # 32 sectors per request: every thread of the warp in its own sector (ideal 4 for 32-bit loads).
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": 300,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 1000,
+            "smsp__sass_inst_executed_op_local_ld.sum": 12,
+            "smsp__sass_inst_executed_op_local_st.sum": 0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 16.0,
+        }
+    )
     result = classify(ClassificationInputs(metrics=metrics))
     assert {"uncoalesced-access", "shared-bank-conflicts", "register-spills", "branch-divergence"} <= set(result.flags)
     text = "\n".join(result.evidence)
@@ -143,23 +166,32 @@ def test_wastes_are_flagged_with_their_numbers():
 
 def test_ideal_sectors_per_request_follows_the_access_width_mix():
     # 8 sectors per request: uncoalesced for 32-bit loads (ideal 4), ideal for 64-bit ones (32 x 8 B / 32 B).
-    loads = {**QUIET_UNITS, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 800,
-             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100}
+    loads = {
+        **QUIET_UNITS,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 800,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100,
+    }
     assert "uncoalesced-access" in classify(ClassificationInputs(metrics=frame(loads))).flags
     wide = classify(ClassificationInputs(metrics=frame({**loads, "smsp__sass_inst_executed_op_memory_64b.sum": 50})))
     assert "uncoalesced-access" not in wide.flags
 
 
 def test_clean_access_raises_no_waste_flags():
-    metrics = frame({
-        **QUIET_UNITS,
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 400, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100,
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": 0, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 1000,
-        "smsp__sass_inst_executed_op_local_ld.sum": 0, "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
-    })
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 400,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": 0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 1000,
+            "smsp__sass_inst_executed_op_local_ld.sum": 0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+        }
+    )
     result = classify(ClassificationInputs(metrics=metrics))
     assert not {"uncoalesced-access", "shared-bank-conflicts", "register-spills", "branch-divergence"} & set(
-        result.flags)
+        result.flags
+    )
 
 
 def test_partial_last_wave_is_a_tail_effect():
@@ -173,9 +205,16 @@ def test_partial_last_wave_is_a_tail_effect():
 
 
 def test_trace_numbers_explain_an_occupancy_gap():
-    result = classify(ClassificationInputs(
-        metrics=frame(QUIET_UNITS), theoretical_occupancy_warps_per_sm=64, max_warps_per_sm=64,
-        achieved_occupancy_warps_per_sm=30, tail_fraction=0.3, block_imbalance_spread=0.8))
+    result = classify(
+        ClassificationInputs(
+            metrics=frame(QUIET_UNITS),
+            theoretical_occupancy_warps_per_sm=64,
+            max_warps_per_sm=64,
+            achieved_occupancy_warps_per_sm=30,
+            tail_fraction=0.3,
+            block_imbalance_spread=0.8,
+        )
+    )
     assert {"tail-effect", "block-imbalance"} <= set(result.flags)
     text = "\n".join(result.evidence)
     assert "Achieved occupancy is 30.0 warps per SM (46.9%, given), below the theoretical 64.0 (100%" in text
@@ -185,9 +224,16 @@ def test_trace_numbers_explain_an_occupancy_gap():
 def test_trace_occupancy_losses_name_imbalance_within_blocks_and_launch_gaps():
     # Theoretical 64 warps per SM: 8 lost to warps waiting in their block (12.5% >= 10%) flags imbalance,
     # 2 lost to replacement gaps (3%) is cited, as part of the gap, but not flagged.
-    result = classify(ClassificationInputs(
-        metrics=frame(QUIET_UNITS), theoretical_occupancy_warps_per_sm=64, max_warps_per_sm=64,
-        achieved_occupancy_warps_per_sm=40, lost_to_end_spread_warps_per_sm=8.0, lost_to_block_gaps_warps_per_sm=2.0))
+    result = classify(
+        ClassificationInputs(
+            metrics=frame(QUIET_UNITS),
+            theoretical_occupancy_warps_per_sm=64,
+            max_warps_per_sm=64,
+            achieved_occupancy_warps_per_sm=40,
+            lost_to_end_spread_warps_per_sm=8.0,
+            lost_to_block_gaps_warps_per_sm=2.0,
+        )
+    )
     assert "block-imbalance" in result.flags and "block-launch-gaps" not in result.flags
     text = "\n".join(result.evidence)
     assert "loses 8.0 warps per SM of occupancy to finished warps holding their slot" in text
@@ -196,8 +242,9 @@ def test_trace_occupancy_losses_name_imbalance_within_blocks_and_launch_gaps():
 
 def test_sweep_alone_decides_by_the_knee():
     warps = [4, 8, 16, 32, 64]
-    fit = fit_occupancy_sweep(pl.DataFrame({"occupancy_warps_per_sm": warps,
-                                            "throughput": [min(n / 400.0, 0.05) for n in warps]}))
+    fit = fit_occupancy_sweep(
+        pl.DataFrame({"occupancy_warps_per_sm": warps, "throughput": [min(n / 400.0, 0.05) for n in warps]})
+    )
     below = classify(ClassificationInputs(sweep=fit, achieved_occupancy_warps_per_sm=8))
     assert below.mode == "latency-bound"
     assert below.needed_occupancy_warps_per_sm == pytest.approx(20.0)
@@ -207,8 +254,11 @@ def test_sweep_alone_decides_by_the_knee():
 
 
 def test_trace_without_counters_or_sweep_is_undetermined_and_says_what_is_missing():
-    result = classify(ClassificationInputs(mean_warp_latency_ns=2000.0, throughput_warps_per_ns_per_sm=0.01,
-                                           trace_mean_occupancy_warps_per_sm=20.0))
+    result = classify(
+        ClassificationInputs(
+            mean_warp_latency_ns=2000.0, throughput_warps_per_ns_per_sm=0.01, trace_mean_occupancy_warps_per_sm=20.0
+        )
+    )
     assert result.mode == "undetermined"
     assert "not the bound" in result.reason
     assert any("2,000 ns x throughput 0.01 warps/ns per SM = 20.0 warps" in s for s in result.evidence)
@@ -223,9 +273,13 @@ def test_real_sgemm_launch_is_latency_bound_for_too_few_blocks(real_export):
     action = ncu_rep_action(real_export(SGEMM_REPORT))
     result = classify(ClassificationInputs(metrics=ncu_rep_metrics(action)))
 
-    throughputs = {n: action[n].value() for n in action.metric_names()  # issue_inst0: idle issue slots
-                   if n.split("__")[0] in ("dram", "gpu", "lts", "l1tex", "sm", "smsp")
-                   and ".avg.pct_of_peak_sustained_" in n and "issue_inst0" not in n}
+    throughputs = {
+        n: action[n].value()
+        for n in action.metric_names()  # issue_inst0: idle issue slots
+        if n.split("__")[0] in ("dram", "gpu", "lts", "l1tex", "sm", "smsp")
+        and ".avg.pct_of_peak_sustained_" in n
+        and "issue_inst0" not in n
+    }
     assert max(throughputs.values()) < SATURATION_PCT
     assert result.mode == "latency-bound" and result.limiter is None
     assert result.utilization[0].metric == "l1tex__throughput.avg.pct_of_peak_sustained_active"
@@ -276,8 +330,11 @@ def h100_launches(sample_trace) -> list:
 
 def h100_launch(sample_trace, kernel: str, **launch_values: float):
     """The one launch of `kernel` whose launch__* metrics have the given values (e.g. its dynamic shared memory)."""
-    found = [(a, m) for a, m in h100_launches(sample_trace) if a.name() == kernel
-             and all(a[f"launch__{k}"].value() == v for k, v in launch_values.items())]
+    found = [
+        (a, m)
+        for a, m in h100_launches(sample_trace)
+        if a.name() == kernel and all(a[f"launch__{k}"].value() == v for k, v in launch_values.items())
+    ]
     assert len(found) == 1, f"{kernel} {launch_values}: {len(found)} launches"
     return found[0]
 
@@ -333,7 +390,8 @@ def test_h100_random_permutation_is_bound_by_the_memory_system(sample_trace):
     permutes = [(a, m) for a, m in h100_launches(sample_trace) if a.name() == "permute"]
     # The random permutation reads 838 MB from DRAM, the identity 134 MB (README): tell them apart by bytes.
     (identity, identity_metrics), (random_, random_metrics) = sorted(
-        permutes, key=lambda am: am[0]["dram__bytes_read.sum"].value())
+        permutes, key=lambda am: am[0]["dram__bytes_read.sum"].value()
+    )
     result = classify(ClassificationInputs(metrics=random_metrics))
     assert result.mode == "throughput-bound" and result.limiter in ("l2", "dram")
     l2 = random_["lts__throughput.avg.pct_of_peak_sustained_elapsed"].value()
@@ -373,5 +431,7 @@ def test_h100_imbalanced_blocks_show_a_tail(sample_trace):
     idle = 1 - action["sm__cycles_active.avg"].value() / action["sm__cycles_elapsed.avg"].value()
     assert idle > 0.5
     assert "tail-effect" in result.flags
-    assert any(s.startswith(f"SMs were idle {100 * idle:.0f}% of the elapsed cycles (sm__cycles_active.avg")
-               for s in result.evidence)
+    assert any(
+        s.startswith(f"SMs were idle {100 * idle:.0f}% of the elapsed cycles (sm__cycles_active.avg")
+        for s in result.evidence
+    )

@@ -40,8 +40,12 @@ def test_missing_values_stay_null() -> None:
     comparison = compare_results([result(100.0)], [result(90.0)])
     assert comparison.field("mean_latency_ns").a is None
     assert comparison.field("mean_latency_ns").absolute_change is None
-    assert comparison.to_dict()["text_fields"][0] == {"field": "verdict", "a": "latency-bound",
-                                                      "b": "latency-bound", "changed": False}
+    assert comparison.to_dict()["text_fields"][0] == {
+        "field": "verdict",
+        "a": "latency-bound",
+        "b": "latency-bound",
+        "changed": False,
+    }
 
 
 def test_gates() -> None:

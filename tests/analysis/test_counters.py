@@ -15,18 +15,31 @@ COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"
 
 def frame(rows: dict[str, float | str]) -> pl.DataFrame:
     """A metrics frame of one launch (the shape Store.metrics returns) from {name: value or text}."""
-    return pl.DataFrame([
-        (1, None, name, None, None if isinstance(value, str) else float(value),
-         value if isinstance(value, str) else None, "text" if isinstance(value, str) else "float")
-        for name, value in rows.items()
-    ], schema=COLUMNS, orient="row")
+    return pl.DataFrame(
+        [
+            (
+                1,
+                None,
+                name,
+                None,
+                None if isinstance(value, str) else float(value),
+                value if isinstance(value, str) else None,
+                "text" if isinstance(value, str) else "float",
+            )
+            for name, value in rows.items()
+        ],
+        schema=COLUMNS,
+        orient="row",
+    )
 
 
 def test_metric_takes_the_first_alias_in_the_callers_order_not_the_frames():
     metrics = frame({"DRAM Throughput": 61.84, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 12.5})
     assert metric(metrics, *c.DRAM_THROUGHPUT_PCT) == 12.5
-    assert metric_row(metrics, *c.DRAM_THROUGHPUT_PCT) == ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                                                           12.5)
+    assert metric_row(metrics, *c.DRAM_THROUGHPUT_PCT) == (
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        12.5,
+    )
     assert metric(frame({"DRAM Throughput": 61.84}), *c.DRAM_THROUGHPUT_PCT) == 61.84
 
 
@@ -44,22 +57,38 @@ def test_metric_text_gives_text_or_the_number_as_written():
     assert metric_text(metrics, "missing") is None
 
 
-@pytest.mark.parametrize(("pipe", "family"), [
-    ("fma", "fma"), ("fmaheavy", "fma"), ("fmalite", "fma"), ("fma_type_fp16", "fp16"), ("fp16", "fp16"),
-    ("alu", "alu"), ("fp64", "fp64"), ("tensor_op_hmma", "tensor"), ("tensor_subpipe_imma", "tensor"),
-    ("tc", "tensor"), ("xu", "xu"), ("lsu", "lsu"), ("cbu_pred_on_any", "cbu"), ("shared", "shared pipe"),
-])
+@pytest.mark.parametrize(
+    ("pipe", "family"),
+    [
+        ("fma", "fma"),
+        ("fmaheavy", "fma"),
+        ("fmalite", "fma"),
+        ("fma_type_fp16", "fp16"),
+        ("fp16", "fp16"),
+        ("alu", "alu"),
+        ("fp64", "fp64"),
+        ("tensor_op_hmma", "tensor"),
+        ("tensor_subpipe_imma", "tensor"),
+        ("tc", "tensor"),
+        ("xu", "xu"),
+        ("lsu", "lsu"),
+        ("cbu_pred_on_any", "cbu"),
+        ("shared", "shared pipe"),
+    ],
+)
 def test_pipe_family(pipe, family):
     assert pipe_family(pipe) == family
 
 
 def test_pipe_utilization_prefers_active_forms_and_the_busiest_metric_of_a_family():
-    metrics = frame({
-        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active": 40.0,
-        "sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active": 55.0,
-        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": 90.0,  # elapsed: ignored, active exists
-        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed": 7.0,  # only an elapsed form: used
-    })
+    metrics = frame(
+        {
+            "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active": 40.0,
+            "sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active": 55.0,
+            "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": 90.0,  # elapsed: ignored, active exists
+            "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed": 7.0,  # only an elapsed form: used
+        }
+    )
     assert pipe_utilization_pct(metrics) == {
         "fma": ("sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active", 55.0),
         "xu": ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed", 7.0),
@@ -75,21 +104,28 @@ def test_real_report_needs_the_dram_alias_and_values_match_ncu_report(real_expor
     expected = action["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"].value()
     assert metric(metrics, *c.DRAM_THROUGHPUT_PCT) == pytest.approx(expected)
     assert metric(metrics, *c.L1_THROUGHPUT_PCT) == pytest.approx(
-        action["l1tex__throughput.avg.pct_of_peak_sustained_active"].value())
+        action["l1tex__throughput.avg.pct_of_peak_sustained_active"].value()
+    )
     assert metric(metrics, *c.GRID_BLOCKS) == 50  # 2 x 25 blocks: launch__grid_dim_x * launch__grid_dim_y
-    assert metric(metrics, *c.GRID_BLOCKS) == (action["launch__grid_dim_x"].value()
-                                               * action["launch__grid_dim_y"].value())
+    assert metric(metrics, *c.GRID_BLOCKS) == (
+        action["launch__grid_dim_x"].value() * action["launch__grid_dim_y"].value()
+    )
     assert metric(metrics, *c.WARP_CYCLES_PER_ISSUE) == pytest.approx(
-        action["smsp__average_warp_latency_per_inst_issued.ratio"].value())
+        action["smsp__average_warp_latency_per_inst_issued.ratio"].value()
+    )
 
 
 def test_real_report_pipes_are_the_busiest_active_form_per_family(real_export):
     action = ncu_rep_action(real_export(SGEMM_REPORT))
     pipes = pipe_utilization_pct(ncu_rep_metrics(action))
-    fma_forms = ["sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
-                 "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"]
+    fma_forms = [
+        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    ]
     assert pipes["fma"][1] == pytest.approx(max(action[name].value() for name in fma_forms))
-    assert pipes["lsu"] == ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
-                            pytest.approx(action["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"].value()))
+    assert pipes["lsu"] == (
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+        pytest.approx(action["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"].value()),
+    )
     # Turing's tensor pipe appears as tensor, tensor_op_hmma and tensor_op_imma: one family, all zero in an sgemm.
     assert pipes["tensor"][1] == 0.0

@@ -193,9 +193,14 @@ def test_cliffs_cc90():
     assert "above 256 threads per block occupancy drops from 100% to 98.4375%" in texts
     assert "at 224 threads per block occupancy drops from 100% to 98.4375%" in texts
     steps = compact_cliffs(cliffs["block_size"])
-    assert steps.row(0, named=True) == {"threads_per_block_from": 1, "threads_per_block_to": 32,
-                                        "active_blocks_per_sm": 32, "theoretical_warps_per_sm": 32,
-                                        "theoretical_pct": 50.0, "limiter": "blocks"}
+    assert steps.row(0, named=True) == {
+        "threads_per_block_from": 1,
+        "threads_per_block_to": 32,
+        "active_blocks_per_sm": 32,
+        "theoretical_warps_per_sm": 32,
+        "theoretical_pct": 50.0,
+        "limiter": "blocks",
+    }
     # 161..192 threads (6 warps, 10 blocks) is its own step: the blocks change though the warps (60) do not.
     assert steps.filter(pl.col("threads_per_block_from") == 161)["active_blocks_per_sm"].item() == 10
     shared_steps = compact_cliffs(shared)
@@ -225,8 +230,7 @@ def _details(path: Path) -> dict[str, dict[str, str]]:
     text = "".join(line for line in path.read_text().splitlines(keepends=True) if line.startswith('"'))
     frame = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
     launches: dict[str, dict[str, str]] = {}
-    for row in frame.filter(pl.col("Metric Name").is_not_null() & (pl.col("Metric Name") != "")).iter_rows(
-            named=True):
+    for row in frame.filter(pl.col("Metric Name").is_not_null() & (pl.col("Metric Name") != "")).iter_rows(named=True):
         launch = launches.setdefault(row["ID"], {"CC": row.get("CC")})
         launch[row["Metric Name"]] = row["Metric Value"]
     return launches
@@ -236,10 +240,16 @@ def _check_details_launch(launch: dict[str, str], cc: str, use_config: bool) -> 
     static = int(_number(launch["Static Shared Memory Per Block"]))
     dynamic = int(_number(launch["Dynamic Shared Memory Per Block"]))
     config = int(_number(launch["Shared Memory Configuration Size"]))
-    result = theoretical_occupancy(cc, int(_number(launch["Block Size"])), int(_number(launch["Registers Per Thread"])),
-                                   static + dynamic, config if use_config else None)
+    result = theoretical_occupancy(
+        cc,
+        int(_number(launch["Block Size"])),
+        int(_number(launch["Registers Per Thread"])),
+        static + dynamic,
+        config if use_config else None,
+    )
     assert device_limits(cc).reserved_shared_mem_per_block_bytes == int(
-        _number(launch.get("Driver Shared Memory Per Block", "0")))
+        _number(launch.get("Driver Shared Memory Per Block", "0"))
+    )
     assert result.limits_blocks_per_sm == {
         "registers": int(_number(launch["Block Limit Registers"])),
         "shared_memory": int(_number(launch["Block Limit Shared Mem"])),
@@ -310,9 +320,12 @@ def test_details_csv_bert_a100_every_launch(real_export):
     assert "1 full waves and a partial wave of 227 thread blocks" in path.read_text()
     for launch in launches.values():
         grid = int(_number(launch["Grid Size"]))
-        occupancy = theoretical_occupancy("8.0", int(_number(launch["Block Size"])),
-                                          int(_number(launch["Registers Per Thread"])),
-                                          int(_number(launch["Static Shared Memory Per Block"])))
+        occupancy = theoretical_occupancy(
+            "8.0",
+            int(_number(launch["Block Size"])),
+            int(_number(launch["Registers Per Thread"])),
+            int(_number(launch["Static Shared Memory Per Block"])),
+        )
         assert f"{waves_per_sm(grid, occupancy.active_blocks_per_sm, 108):.2f}" == launch["Waves Per SM"]
 
 
@@ -322,8 +335,13 @@ def _raw(path: Path) -> pl.DataFrame:
     return pl.read_csv(io.StringIO(text), infer_schema=False).slice(1)
 
 
-@pytest.mark.parametrize("name, count", [("ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv", 16),
-                                         ("ncu_raw_B200_flashinfer_2kernels_RooflineAnalysis.csv", 16)])
+@pytest.mark.parametrize(
+    "name, count",
+    [
+        ("ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv", 16),
+        ("ncu_raw_B200_flashinfer_2kernels_RooflineAnalysis.csv", 16),
+    ],
+)
 def test_raw_csv_b200_every_launch(real_export, name, count):
     frame = _raw(real_export(name))
     assert frame.height == count
@@ -334,9 +352,13 @@ def test_raw_csv_b200_every_launch(real_export, name, count):
         assert limits.max_shared_mem_per_block_bytes == int(row["device__attribute_max_shared_memory_per_block_optin"])
         assert limits.reserved_shared_mem_per_block_bytes == int(row["launch__shared_mem_per_block_driver"])
         result = theoretical_occupancy(
-            cc, int(row["launch__block_size"]), int(row["launch__registers_per_thread"]),
+            cc,
+            int(row["launch__block_size"]),
+            int(row["launch__registers_per_thread"]),
             int(row["launch__shared_mem_per_block_static"]) + int(row["launch__shared_mem_per_block_dynamic"]),
-            int(row["launch__shared_mem_config_size"]), barriers_per_block=int(row["launch__barrier_count"]))
+            int(row["launch__shared_mem_config_size"]),
+            barriers_per_block=int(row["launch__barrier_count"]),
+        )
         assert result.limits_blocks_per_sm == {
             "registers": int(row["launch__occupancy_limit_registers"]),
             "shared_memory": int(row["launch__occupancy_limit_shared_mem"]),
@@ -347,8 +369,11 @@ def test_raw_csv_b200_every_launch(real_export, name, count):
         assert result.allocated_shared_mem_per_block_bytes == int(row["launch__shared_mem_per_block_allocated"])
         assert result.theoretical_warps_per_sm == float(row["sm__maximum_warps_avg_per_active_cycle"])
         assert result.theoretical_pct == pytest.approx(float(row["sm__maximum_warps_per_active_cycle_pct"]))
-        waves = waves_per_sm(int(row["launch__grid_size"]), result.active_blocks_per_sm,
-                             int(row["device__attribute_multiprocessor_count"]))
+        waves = waves_per_sm(
+            int(row["launch__grid_size"]),
+            result.active_blocks_per_sm,
+            int(row["device__attribute_multiprocessor_count"]),
+        )
         assert waves == pytest.approx(float(row["launch__waves_per_multiprocessor"]), abs=0.005)
 
 
@@ -368,24 +393,30 @@ def _curve(action, name: str) -> dict[int, int]:
 
 
 def _check_ncu_rep_action(action) -> None:
-    cc = f"{int(_value(action, 'device__attribute_compute_capability_major'))}." \
-         f"{int(_value(action, 'device__attribute_compute_capability_minor'))}"
+    cc = (
+        f"{int(_value(action, 'device__attribute_compute_capability_major'))}."
+        f"{int(_value(action, 'device__attribute_compute_capability_minor'))}"
+    )
     limits = device_limits(cc)
     assert limits.max_warps_per_sm == int(_value(action, "device__attribute_max_warps_per_multiprocessor"))
     assert limits.max_blocks_per_sm == int(_value(action, "device__attribute_max_blocks_per_multiprocessor"))
     assert limits.max_registers_per_block == int(_value(action, "device__attribute_max_registers_per_block"))
     assert limits.shared_mem_per_sm_bytes == int(
-        _value(action, "device__attribute_max_shared_memory_per_multiprocessor"))
+        _value(action, "device__attribute_max_shared_memory_per_multiprocessor")
+    )
     assert limits.max_shared_mem_per_block_bytes == int(
-        _value(action, "device__attribute_max_shared_memory_per_block_optin"))
+        _value(action, "device__attribute_max_shared_memory_per_block_optin")
+    )
     threads = int(_value(action, "launch__block_size"))
     registers = int(_value(action, "launch__registers_per_thread"))
     shared = int(_value(action, "launch__shared_mem_per_block_static")) + int(
-        _value(action, "launch__shared_mem_per_block_dynamic"))
+        _value(action, "launch__shared_mem_per_block_dynamic")
+    )
     barriers = _value(action, "launch__barrier_count")
     config = int(_value(action, "launch__shared_mem_config_size"))
-    result = theoretical_occupancy(cc, threads, registers, shared, config,
-                                   barriers_per_block=1 if barriers is None else int(barriers))
+    result = theoretical_occupancy(
+        cc, threads, registers, shared, config, barriers_per_block=1 if barriers is None else int(barriers)
+    )
     assert result.limits_blocks_per_sm == {
         "registers": int(_value(action, "launch__occupancy_limit_registers")),
         "shared_memory": int(_value(action, "launch__occupancy_limit_shared_mem")),
@@ -397,14 +428,19 @@ def _check_ncu_rep_action(action) -> None:
     assert result.theoretical_warps_per_sm == _value(action, "sm__maximum_warps_avg_per_active_cycle")
     assert result.theoretical_pct == pytest.approx(_value(action, "sm__maximum_warps_per_active_cycle_pct"))
     assert result.allocated_shared_mem_per_block_bytes == int(_value(action, "launch__shared_mem_per_block_allocated"))
-    waves = waves_per_sm(int(_value(action, "launch__grid_size")), result.active_blocks_per_sm,
-                         int(_value(action, "device__attribute_multiprocessor_count")))
+    waves = waves_per_sm(
+        int(_value(action, "launch__grid_size")),
+        result.active_blocks_per_sm,
+        int(_value(action, "device__attribute_multiprocessor_count")),
+    )
     assert waves == pytest.approx(_value(action, "launch__waves_per_multiprocessor"))
     # Nsight's occupancy graphs, point by point: block size, registers per thread, shared memory per block.
     cliffs = occupancy_cliffs(cc, threads, registers, shared)
-    for knob, metric in (("block_size", "launch__occupancy_per_block_size"),
-                         ("registers", "launch__occupancy_per_register_count"),
-                         ("shared_memory", "launch__occupancy_per_shared_mem_size")):
+    for knob, metric in (
+        ("block_size", "launch__occupancy_per_block_size"),
+        ("registers", "launch__occupancy_per_register_count"),
+        ("shared_memory", "launch__occupancy_per_shared_mem_size"),
+    ):
         if action.metric_by_name(metric) is None:
             continue
         curve = _curve(action, metric)
@@ -418,15 +454,21 @@ def _check_ncu_rep_action(action) -> None:
             per_block_max = limits.default_shared_mem_per_block_bytes
             curve = {x - reserve: w for x, w in curve.items() if reserve <= x <= per_block_max}
         for x, nsight_warps in curve.items():
-            point = {"block_size": (x, registers, shared), "registers": (threads, x, shared),
-                     "shared_memory": (threads, registers, x)}[knob]
+            point = {
+                "block_size": (x, registers, shared),
+                "registers": (threads, x, shared),
+                "shared_memory": (threads, registers, x),
+            }[knob]
             if knob == "registers" and x > limits.max_registers_per_thread:
                 continue  # the graph runs to 256; no kernel can have more than 255
             # Nsight draws its graphs at the launch's carveout (launch__shared_mem_config_size), raised where a
             # block does not fit it, as the calculator does.
             assert theoretical_occupancy(cc, *point, config).theoretical_warps_per_sm == nsight_warps, (knob, x)
-        column = {"block_size": "threads_per_block", "registers": "registers_per_thread",
-                  "shared_memory": "shared_mem_per_block_bytes"}[knob]
+        column = {
+            "block_size": "threads_per_block",
+            "registers": "registers_per_thread",
+            "shared_memory": "shared_mem_per_block_bytes",
+        }[knob]
         if config != limits.shared_mem_per_sm_bytes:  # the cliff tables assume the largest carveout
             continue
         frame = cliffs[knob].filter(pl.col(column).is_in(list(curve)))
@@ -468,8 +510,11 @@ def test_registers_curve_of_the_rtx2080ti_report(real_export):
     path = real_export("ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep")
     action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
     curve = _curve(action, "launch__occupancy_per_register_count")
-    ours = dict(occupancy_cliffs("7.5", 256, 57, 16_384)["registers"].select(
-        "registers_per_thread", "theoretical_warps_per_sm").iter_rows())
+    ours = dict(
+        occupancy_cliffs("7.5", 256, 57, 16_384)["registers"]
+        .select("registers_per_thread", "theoretical_warps_per_sm")
+        .iter_rows()
+    )
     assert {r: curve[r] for r in range(1, 256)} == ours
     # Nsight's graph also has 0 registers (nothing to limit): 4 blocks by shared memory and warps = 32 warps.
     assert curve[0] == theoretical_occupancy("7.5", 256, 0, 16_384, 65_536).theoretical_warps_per_sm == 32
@@ -493,17 +538,23 @@ def test_ncu_rep_samples(path):
 # --- device limits against the GPU tables of real Nsight Systems exports --------------------------------------
 
 
-@pytest.mark.parametrize("name", ["nsys_2021_QuadroRTX6000_Mordred_report1.sqlite",
-                                  "nsys_2023.2.3_A40_cutlassbench_report1.sqlite",
-                                  "nsys_2025.1.3_RTX5060_nokerneltable_minigemm_report1.sqlite",
-                                  "nsys_2025.5.2_RTX3060_perfsandbox_report1.sqlite"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nsys_2021_QuadroRTX6000_Mordred_report1.sqlite",
+        "nsys_2023.2.3_A40_cutlassbench_report1.sqlite",
+        "nsys_2025.1.3_RTX5060_nokerneltable_minigemm_report1.sqlite",
+        "nsys_2025.5.2_RTX3060_perfsandbox_report1.sqlite",
+    ],
+)
 def test_device_limits_match_nsys_gpu_tables(real_export, name):
     path = real_export(name)
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
         rows = connection.execute(
             "select computeMajor, computeMinor, maxWarpsPerSm, maxBlocksPerSm, maxRegistersPerBlock,"
             " maxRegistersPerSm, maxShmemPerSm, maxShmemPerBlockOptin, maxShmemPerBlock, maxThreadsPerBlock"
-            " from TARGET_INFO_GPU").fetchall()
+            " from TARGET_INFO_GPU"
+        ).fetchall()
     assert rows
     for major, minor, warps, blocks, regs_block, regs_sm, smem_sm, smem_optin, smem_default, threads in rows:
         limits = device_limits(f"{major}.{minor}")

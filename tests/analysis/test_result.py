@@ -95,8 +95,16 @@ def test_fields_a_source_cannot_give_are_null(samples_store: Store, sample_trace
 
 
 def test_launch_signature_matches_trace_and_report_names() -> None:
-    trace = {"kernel_name": "vector_add", "grid_x": 2, "grid_y": 1, "grid_z": 1, "block_x": 256, "block_y": 1,
-             "block_z": 1, "dynamic_smem_bytes": 0}
+    trace = {
+        "kernel_name": "vector_add",
+        "grid_x": 2,
+        "grid_y": 1,
+        "grid_z": 1,
+        "block_x": 256,
+        "block_y": 1,
+        "block_z": 1,
+        "dynamic_smem_bytes": 0,
+    }
     report = {**trace, "kernel_name": "void vector_add(const float *, float *, int)", "dynamic_smem_bytes": None}
     assert launch_signature(trace) == launch_signature(report)
     assert launch_signature(trace) != launch_signature({**trace, "grid_x": 3})
@@ -120,5 +128,9 @@ def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_
 
 def launch_signature_of(result: dict) -> tuple:
     kernel = result["kernel"]
-    return (kernel["name"].split("(")[0], *kernel["grid"], *kernel["block"],
-            kernel["dynamic_shared_mem_per_block_bytes"] or 0)
+    return (
+        kernel["name"].split("(")[0],
+        *kernel["grid"],
+        *kernel["block"],
+        kernel["dynamic_shared_mem_per_block_bytes"] or 0,
+    )

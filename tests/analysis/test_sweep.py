@@ -75,11 +75,14 @@ def test_points_that_never_saturate_give_latency_but_no_bound():
     assert fit.points.get_column("regime").to_list() == ["latency"] * 3
 
 
-@pytest.mark.parametrize(("frame", "message"), [
-    (pl.DataFrame({"occupancy_warps_per_sm": [8, 8], "throughput": [0.01, 0.011]}), "two or more occupancies"),
-    (pl.DataFrame({"occupancy_warps_per_sm": [0, 8], "throughput": [0.0, 0.01]}), "occupancy must be > 0"),
-    (pl.DataFrame({"warps": [4, 8], "throughput": [0.01, 0.02]}), "missing column(s) occupancy_warps_per_sm"),
-])
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (pl.DataFrame({"occupancy_warps_per_sm": [8, 8], "throughput": [0.01, 0.011]}), "two or more occupancies"),
+        (pl.DataFrame({"occupancy_warps_per_sm": [0, 8], "throughput": [0.0, 0.01]}), "occupancy must be > 0"),
+        (pl.DataFrame({"warps": [4, 8], "throughput": [0.01, 0.02]}), "missing column(s) occupancy_warps_per_sm"),
+    ],
+)
 def test_bad_sweeps_raise_one_clear_error(frame, message):
     with pytest.raises(TracekitError, match=message.replace("(", r"\(").replace(")", r"\)")):
         fit_occupancy_sweep(frame)

@@ -10,8 +10,15 @@ from tracekit.analysis.views import latency_histogram, occupancy_over_time
 
 def warps() -> pl.DataFrame:
     # SM 0: warps [0, 100) and [0, 50); SM 1: [50, 100). Total 200 warp-ns over 100 ns on 4 SMs.
-    return pl.DataFrame({"sm_id": [0, 0, 1], "block_id": [0, 0, 1], "warp_in_block": [0, 1, 0],
-                         "start_ns": [1000, 1000, 1050], "end_ns": [1100, 1050, 1100]})
+    return pl.DataFrame(
+        {
+            "sm_id": [0, 0, 1],
+            "block_id": [0, 0, 1],
+            "warp_in_block": [0, 1, 0],
+            "start_ns": [1000, 1000, 1050],
+            "end_ns": [1100, 1050, 1100],
+        }
+    )
 
 
 def test_occupancy_over_time_counts_idle_sms() -> None:

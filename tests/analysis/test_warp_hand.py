@@ -46,8 +46,15 @@ def warps_frame(rows=ROWS) -> pl.DataFrame:
             "start_cycles": [None] * len(rows),
             "end_cycles": [None] * len(rows),
         },
-        schema={"sm_id": pl.Int32, "block_id": pl.Int64, "warp_in_block": pl.Int32, "start_ns": pl.Int64,
-                "end_ns": pl.Int64, "start_cycles": pl.Int64, "end_cycles": pl.Int64},
+        schema={
+            "sm_id": pl.Int32,
+            "block_id": pl.Int64,
+            "warp_in_block": pl.Int32,
+            "start_ns": pl.Int64,
+            "end_ns": pl.Int64,
+            "start_cycles": pl.Int64,
+            "end_cycles": pl.Int64,
+        },
     )
 
 
@@ -64,8 +71,17 @@ def test_relative_times_shift_to_the_first_start(warps):
 
 def test_occupancy_steps_per_sm_and_gpu(warps):
     steps = warp_occupancy.occupancy_steps(warps)
-    assert steps.rows() == [(0, 0, 2), (0, 200, 1), (0, 300, 0), (0, 320, 1), (0, 400, 0),
-                            (1, 50, 1), (1, 100, 2), (1, 150, 1), (1, 250, 0)]
+    assert steps.rows() == [
+        (0, 0, 2),
+        (0, 200, 1),
+        (0, 300, 0),
+        (0, 320, 1),
+        (0, 400, 0),
+        (1, 50, 1),
+        (1, 100, 2),
+        (1, 150, 1),
+        (1, 250, 0),
+    ]
     gpu = warp_occupancy.occupancy_steps(warps, per_sm=False)
     assert gpu.rows() == [(0, 2), (50, 3), (100, 4), (150, 3), (200, 2), (250, 1), (300, 0), (320, 1), (400, 0)]
 
@@ -87,8 +103,10 @@ def test_mean_occupancy_over_the_launch(warps):
     assert occupancy.mean_occupancy_warps_per_sm == pytest.approx(830 / (400 * 2))  # 1.0375
     # SM 0: mean 580/400 = 1.45, E[n^2] = (4*200 + 1*100 + 1*80)/400 = 2.45, variance 2.45 - 1.45^2 = 0.3475
     # SM 1: mean 250/400 = 0.625, E[n^2] = (1*50 + 4*50 + 1*100)/400 = 0.875, variance 0.484375
-    assert occupancy.per_sm.rows() == [(0, 1.45, pytest.approx(0.3475), 380, 2),
-                                       (1, 0.625, pytest.approx(0.484375), 200, 2)]
+    assert occupancy.per_sm.rows() == [
+        (0, 1.45, pytest.approx(0.3475), 380, 2),
+        (1, 0.625, pytest.approx(0.484375), 200, 2),
+    ]
     # GPU curve (total / 2): E[total^2] = (4+9+16+9+4+1)*50/400 + 1*80/400 = 5.575, E[total] = 2.075,
     # variance of the total 5.575 - 2.075^2 = 1.269375, per SM /4.
     assert occupancy.variance_over_time == pytest.approx(1.269375 / 4)
@@ -125,11 +143,15 @@ def test_latency_stats(warps):
 def test_latency_by_sm_and_by_warp_position(warps):
     by_sm = latency.latency_by_sm(warps)
     assert by_sm.select("sm_id", "warps", "mean_latency_ns", "max_latency_ns").rows() == [
-        (0, 3, pytest.approx(580 / 3), 300), (1, 2, 125.0, 150)]
+        (0, 3, pytest.approx(580 / 3), 300),
+        (1, 2, 125.0, 150),
+    ]
     by_position = latency.latency_by_warp_position(warps)
     # warp 0 of its block: 200, 80, 100; warp 1: 300, 150.
     assert by_position.select("warp_in_block", "warps", "mean_latency_ns", "min_latency_ns").rows() == [
-        (0, 3, pytest.approx(380 / 3), 80), (1, 2, 225.0, 150)]
+        (0, 3, pytest.approx(380 / 3), 80),
+        (1, 2, 225.0, 150),
+    ]
 
 
 def test_throughput(warps):
@@ -197,7 +219,10 @@ def test_block_replacement(warps):
     frame = blocks.blocks_frame(warps)
     # Block 0 ends at 300 on SM 0, block 2 starts there at 320: gap 20. Nothing follows blocks 1 and 2.
     assert frame.select("sm_id", "block_id", "start_ns", "end_ns", "end_spread_ns", "gap_ns").rows() == [
-        (0, 0, 0, 300, 100, 20), (0, 2, 320, 400, 0, None), (1, 1, 50, 250, 100, None)]
+        (0, 0, 0, 300, 100, 20),
+        (0, 2, 320, 400, 0, None),
+        (1, 1, 50, 250, 100, None),
+    ]
     result = blocks.block_replacement(warps)
     assert (result.blocks, result.replacements, result.gap_mean_ns, result.gap_max_ns) == (3, 1, 20.0, 20)
     assert result.end_spread_mean_ns == pytest.approx(200 / 3)
@@ -215,18 +240,35 @@ def test_binned_activity(warps):
     # SM 0 on [0,100): 2; [100,200): 2; [200,300): 1; [300,400): 80 ns of 1 warp -> 0.8.
     # SM 1 on [0,100): 50 ns of 1 -> 0.5; [100,200): 2x50 + 1x50 -> 1.5; [200,300): 50 ns -> 0.5; then 0.
     assert binned.rows() == [
-        (0, 0, 100, 2.0), (0, 100, 200, 2.0), (0, 200, 300, 1.0), (0, 300, 400, 0.8),
-        (1, 0, 100, 0.5), (1, 100, 200, 1.5), (1, 200, 300, 0.5), (1, 300, 400, 0.0)]
+        (0, 0, 100, 2.0),
+        (0, 100, 200, 2.0),
+        (0, 200, 300, 1.0),
+        (0, 300, 400, 0.8),
+        (1, 0, 100, 0.5),
+        (1, 100, 200, 1.5),
+        (1, 200, 300, 0.5),
+        (1, 300, 400, 0.0),
+    ]
     # A window that cuts through warps: [50, 350) in 3 bins.
     assert timeline.binned_activity(warps, bins=3, window=(50, 350))["mean_active_warps"].to_list() == [
-        2.0, 1.5, 0.8, 1.5, 1.0, 0.0]
+        2.0,
+        1.5,
+        0.8,
+        1.5,
+        1.0,
+        0.0,
+    ]
 
 
 def test_warps_in_window_caps_earliest_first(warps):
     shown = timeline.warps_in_window(warps, (100, 300))
     # Resident in [100,300): all but the warp starting at 320.
     assert shown.select("sm_id", "block_id", "warp_in_block", "slot").rows() == [
-        (0, 0, 0, 0), (0, 0, 1, 1), (1, 1, 0, 0), (1, 1, 1, 1)]
+        (0, 0, 0, 0),
+        (0, 0, 1, 1),
+        (1, 1, 0, 0),
+        (1, 1, 1, 1),
+    ]
     capped = timeline.warps_in_window(warps, (100, 300), max_warps=3)
     assert capped.select("start_rel_ns", "end_rel_ns").rows() == [(0, 200), (0, 300), (50, 150)]
     # Over the launch, block 2's warp on SM 0 takes slot 0 again: both slots were free at 320.
@@ -254,14 +296,22 @@ def test_steady_state_of_a_tiny_trace_is_inside_the_launch(warps):
 
 def test_results_serialize_to_json(warps):
     results = [
-        warp_occupancy.mean_occupancy(warps), latency.latency_stats(warps), throughput.warp_throughput(warps),
-        littles_law.check_littles_law(warps), tail.measure_tail(warps), blocks.block_replacement(warps),
+        warp_occupancy.mean_occupancy(warps),
+        latency.latency_stats(warps),
+        throughput.warp_throughput(warps),
+        littles_law.check_littles_law(warps),
+        tail.measure_tail(warps),
+        blocks.block_replacement(warps),
         windows.describe_steady_state(warps),
     ]
     decoded = [json.loads(json.dumps(result.to_dict())) for result in results]
-    assert decoded[0]["per_sm"][0] == {"sm_id": 0, "mean_active_warps": 1.45,
-                                       "variance_active_warps": pytest.approx(0.3475), "active_ns": 380,
-                                       "max_active_warps": 2}
+    assert decoded[0]["per_sm"][0] == {
+        "sm_id": 0,
+        "mean_active_warps": 1.45,
+        "variance_active_warps": pytest.approx(0.3475),
+        "active_ns": 380,
+        "max_active_warps": 2,
+    }
     assert decoded[3]["window_ns"] == [0, 250]  # the steady state found above
     assert decoded[4]["tail_fraction"] == 0.2
 
@@ -284,11 +334,21 @@ def test_bad_input_is_one_clear_error(warps):
 def test_gpu_steps_from_the_per_sm_sweep_equal_a_gpu_sweep():
     # Ties across SMs and within one (t = 100 on both SMs; an end and a start together on SM 0), and a
     # zero-length warp: the GPU-wide curve derived from the per-SM one must equal its own sweep, row for row.
-    frame = warps_frame([(0, 0, 0, 0, 100), (0, 1, 0, 100, 200), (1, 2, 0, 50, 100), (1, 2, 1, 100, 100),
-                         (1, 3, 0, 100, 300), (0, 4, 0, 150, 250)])
+    frame = warps_frame(
+        [
+            (0, 0, 0, 0, 100),
+            (0, 1, 0, 100, 200),
+            (1, 2, 0, 50, 100),
+            (1, 2, 1, 100, 100),
+            (1, 3, 0, 100, 300),
+            (0, 4, 0, 150, 250),
+        ]
+    )
     per_sm = warp_occupancy.occupancy_steps(frame)
     assert warp_occupancy.gpu_steps_from_per_sm(per_sm).equals(warp_occupancy.occupancy_steps(frame, per_sm=False))
     steps = warp_occupancy.launch_steps(frame)
     assert steps.per_sm.equals(per_sm)
-    assert warp_occupancy.mean_occupancy(frame, steps=steps).mean_occupancy_warps_per_sm == \
-        warp_occupancy.mean_occupancy(frame).mean_occupancy_warps_per_sm
+    assert (
+        warp_occupancy.mean_occupancy(frame, steps=steps).mean_occupancy_warps_per_sm
+        == warp_occupancy.mean_occupancy(frame).mean_occupancy_warps_per_sm
+    )

@@ -29,16 +29,19 @@ def synthesize(sms=16, slots=4, blocks_per_slot=40, warps_per_block=8, timer_ste
     gap_ns = rng.integers(100, 600, size=shape[:3])
     first_ns = rng.integers(0, 2000, size=shape[:2])[:, :, None]
     block_start_ns = first_ns + np.concatenate(
-        [np.zeros(shape[:2] + (1,), np.int64), np.cumsum(block_ns + gap_ns, axis=2)[:, :, :-1]], axis=2)
+        [np.zeros(shape[:2] + (1,), np.int64), np.cumsum(block_ns + gap_ns, axis=2)[:, :, :-1]], axis=2
+    )
     start_ns = (block_start_ns[..., None] + entry_ns).ravel()
     end_ns = start_ns + latency_ns.ravel()
-    frame = pl.DataFrame({
-        "sm_id": np.broadcast_to(np.arange(sms, dtype=np.int32)[:, None, None, None], shape).ravel(),
-        "block_id": np.repeat(np.arange(sms * slots * blocks_per_slot), warps_per_block),
-        "warp_in_block": np.broadcast_to(np.arange(warps_per_block, dtype=np.int32), shape).ravel(),
-        "start_ns": ORIGIN + start_ns // timer_step_ns * timer_step_ns,
-        "end_ns": ORIGIN + end_ns // timer_step_ns * timer_step_ns,
-    }).with_columns(start_cycles=pl.lit(None, pl.Int64), end_cycles=pl.lit(None, pl.Int64))
+    frame = pl.DataFrame(
+        {
+            "sm_id": np.broadcast_to(np.arange(sms, dtype=np.int32)[:, None, None, None], shape).ravel(),
+            "block_id": np.repeat(np.arange(sms * slots * blocks_per_slot), warps_per_block),
+            "warp_in_block": np.broadcast_to(np.arange(warps_per_block, dtype=np.int32), shape).ravel(),
+            "start_ns": ORIGIN + start_ns // timer_step_ns * timer_step_ns,
+            "end_ns": ORIGIN + end_ns // timer_step_ns * timer_step_ns,
+        }
+    ).with_columns(start_cycles=pl.lit(None, pl.Int64), end_cycles=pl.lit(None, pl.Int64))
     return frame, gap_ns[:, :, :-1].ravel()  # the gap after each block that has a successor in its slot
 
 
@@ -96,8 +99,9 @@ def test_windowed_occupancy_agrees_with_sampling(launch):
     occupancy = warp_occupancy.mean_occupancy(launch, window=window, sm_count=20)
     starts, ends = numpy_times(launch)
     times = window[0] + (np.arange(100_000) + 0.5) * (window[1] - window[0]) / 100_000
-    assert occupancy.mean_occupancy_warps_per_sm == pytest.approx(sampled_active(starts, ends, times).mean() / 20,
-                                                                  rel=2e-3)
+    assert occupancy.mean_occupancy_warps_per_sm == pytest.approx(
+        sampled_active(starts, ends, times).mean() / 20, rel=2e-3
+    )
 
 
 def test_latency_agrees_with_numpy(launch):
@@ -112,7 +116,8 @@ def test_latency_agrees_with_numpy(launch):
     by_sm = latency.latency_by_sm(launch)
     sm3_starts, sm3_ends = numpy_times(launch, 3)
     assert by_sm.filter(pl.col("sm_id") == 3)["p90_latency_ns"].item() == pytest.approx(
-        np.percentile(sm3_ends - sm3_starts, 90), rel=1e-12)
+        np.percentile(sm3_ends - sm3_starts, 90), rel=1e-12
+    )
 
 
 def test_throughput_agrees_with_numpy(launch):
@@ -191,8 +196,12 @@ def test_block_replacement_recovers_the_generated_gaps():
 def test_binned_activity_keeps_the_warp_time(launch):
     binned = timeline.binned_activity(launch, bins=50)
     assert binned.height == 16 * 50
-    per_sm = (binned.with_columns(warp_ns=pl.col("mean_active_warps") * (pl.col("bin_end_ns") - pl.col("bin_start_ns")))
-              .group_by("sm_id").agg(pl.col("warp_ns").sum()).sort("sm_id"))
+    per_sm = (
+        binned.with_columns(warp_ns=pl.col("mean_active_warps") * (pl.col("bin_end_ns") - pl.col("bin_start_ns")))
+        .group_by("sm_id")
+        .agg(pl.col("warp_ns").sum())
+        .sort("sm_id")
+    )
     latencies = launch.group_by("sm_id").agg((pl.col("end_ns") - pl.col("start_ns")).sum()).sort("sm_id")
     assert per_sm["warp_ns"].to_numpy() == pytest.approx(latencies["end_ns"].to_numpy().astype(float), rel=1e-12)
     # One bin against sampling.
@@ -212,4 +221,5 @@ def test_warp_slots_never_overlap_and_fill_to_the_peak(launch):
     # The greedy colouring needs exactly as many slots as the most warps resident at once.
     peak = warp_occupancy.occupancy_steps(launch).filter(pl.col("time_ns") < 30_000)
     assert shown.group_by("sm_id").agg(pl.col("slot").max() + 1).sort("sm_id")["slot"].to_list() == (
-        peak.group_by("sm_id").agg(pl.col("active_warps").max()).sort("sm_id")["active_warps"].to_list())
+        peak.group_by("sm_id").agg(pl.col("active_warps").max()).sort("sm_id")["active_warps"].to_list()
+    )

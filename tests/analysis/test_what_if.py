@@ -9,20 +9,29 @@ from tracekit.analysis.what_if import predict_throughput, what_if
 from tracekit.errors import TracekitError
 
 LATENCY_NS, BOUND = 400.0, 0.05  # the knee L x B is 20 warps per SM
-SWEEP = {"latency_ns": LATENCY_NS, "throughput_bound_warps_per_ns_per_sm": BOUND,
-         "points": [{"occupancy_warps_per_sm": n} for n in (8.0, 16.0, 32.0, 64.0)]}
+SWEEP = {
+    "latency_ns": LATENCY_NS,
+    "throughput_bound_warps_per_ns_per_sm": BOUND,
+    "points": [{"occupancy_warps_per_sm": n} for n in (8.0, 16.0, 32.0, 64.0)],
+}
 
 
 def h100_result(sweep: dict | None, theoretical_warps_per_sm: int | None = 8) -> dict:
     """The parts of an analysis object `what_if` reads: an H100 launch held to 8 warps per SM."""
-    return {"kernel": {"grid": [2048, 1, 1], "device": {"cc": "9.0", "sm_count": 132}},
-            "occupancy": {"theoretical_warps_per_sm": theoretical_warps_per_sm}, "sweep": sweep}
+    return {
+        "kernel": {"grid": [2048, 1, 1], "device": {"cc": "9.0", "sm_count": 132}},
+        "occupancy": {"theoretical_warps_per_sm": theoretical_warps_per_sm},
+        "sweep": sweep,
+    }
 
 
 def test_prediction_is_n_over_l_below_the_knee_and_b_above():
     below = predict_throughput(SWEEP, 8)
     assert (below.throughput_warps_per_ns_per_sm, below.regime, below.within_measured_range) == (
-        pytest.approx(8 / 400), "latency", True)
+        pytest.approx(8 / 400),
+        "latency",
+        True,
+    )
     above = predict_throughput(SWEEP, 48)
     assert (above.throughput_warps_per_ns_per_sm, above.regime) == (BOUND, "throughput")
     assert predict_throughput(SWEEP, 20).throughput_warps_per_ns_per_sm == pytest.approx(BOUND)  # the knee
@@ -31,8 +40,11 @@ def test_prediction_is_n_over_l_below_the_knee_and_b_above():
 
 
 def test_prediction_with_one_branch_only():
-    rising_only = {"latency_ns": 500.0, "throughput_bound_warps_per_ns_per_sm": None,
-                   "points": [{"occupancy_warps_per_sm": n} for n in (4.0, 8.0, 12.0)]}
+    rising_only = {
+        "latency_ns": 500.0,
+        "throughput_bound_warps_per_ns_per_sm": None,
+        "points": [{"occupancy_warps_per_sm": n} for n in (4.0, 8.0, 12.0)],
+    }
     assert predict_throughput(rising_only, 64).throughput_warps_per_ns_per_sm == pytest.approx(64 / 500)
     assert predict_throughput(rising_only, 64).within_measured_range is False
     plateau_only = {"latency_ns": None, "throughput_bound_warps_per_ns_per_sm": 0.03, "points": []}
@@ -60,7 +72,8 @@ def test_what_if_without_the_shared_memory_limit_on_an_h100():
         "above 256 threads per block occupancy drops from 100% to 98.4375%",
         "at 224 threads per block occupancy drops from 100% to 98.4375%",
         "at 33 registers per thread occupancy drops from 100% to 75%",
-        "above 28160 bytes of shared memory per block occupancy drops from 100% to 87.5%"}
+        "above 28160 bytes of shared memory per block occupancy drops from 100% to 87.5%",
+    }
     assert change.predicted.throughput_warps_per_ns_per_sm == BOUND  # 64 warps: past the knee of 20
     assert change.predicted_current.throughput_warps_per_ns_per_sm == pytest.approx(8 / 400)
     assert change.throughput_ratio == pytest.approx(BOUND / (8 / 400))  # 2.5x
@@ -85,8 +98,10 @@ def test_what_if_refuses_an_unknown_device_and_an_impossible_configuration():
 
 def traced(launch_id: int, occupancy: float, throughput: float) -> dict:
     """An analysis object with a trace's occupancy and throughput (what `sweep_point` reads first)."""
-    return {"launch_id": launch_id, "warps": {"mean_occupancy_warps_per_sm": occupancy,
-                                              "throughput_warps_per_ns_per_sm": throughput}}
+    return {
+        "launch_id": launch_id,
+        "warps": {"mean_occupancy_warps_per_sm": occupancy, "throughput_warps_per_ns_per_sm": throughput},
+    }
 
 
 def test_kernel_sweep_fits_exact_points_and_names_the_launches():
@@ -99,9 +114,17 @@ def test_kernel_sweep_fits_exact_points_and_names_the_launches():
 
 
 def test_kernel_sweep_needs_three_distinct_occupancies():
-    results = [traced(1, 8.0, 0.02), traced(2, 8.04, 0.021), traced(3, 16.0, 0.04),
-               {"launch_id": 4, "warps": None, "occupancy": {}, "kernel": {"grid": [1, 1, 1], "block": [32, 1, 1],
-                                                                            "device": {"sm_count": 1}}}]
+    results = [
+        traced(1, 8.0, 0.02),
+        traced(2, 8.04, 0.021),
+        traced(3, 16.0, 0.04),
+        {
+            "launch_id": 4,
+            "warps": None,
+            "occupancy": {},
+            "kernel": {"grid": [1, 1, 1], "block": [32, 1, 1], "device": {"sm_count": 1}},
+        },
+    ]
     sweep = fit_kernel_sweep(results)
     assert sweep.fit is None and sweep.launch_ids == [1, 2, 3]
     assert "4 launches of this kernel" in sweep.note and "3 with a measured occupancy" in sweep.note

@@ -13,8 +13,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def tracekit(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:

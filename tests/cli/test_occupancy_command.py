@@ -15,8 +15,9 @@ from tracekit.errors import TracekitError
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", "occupancy", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "occupancy", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def table_row(output: str, label: str) -> list[str]:
@@ -50,8 +51,9 @@ def test_text_output_register_limited():
 
 
 def test_json_output_with_waves():
-    completed = run_cli("--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "0",
-                        "--grid", "1000", "--sms", "132", "--json")
+    completed = run_cli(
+        "--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "0", "--grid", "1000", "--sms", "132", "--json"
+    )
     assert completed.returncode == 0, completed.stderr
     data = json.loads(completed.stdout)
     assert data["limits_blocks_per_sm"] == {"registers": 8, "shared_memory": 228, "warps": 8, "blocks": 32}
@@ -70,8 +72,26 @@ def test_json_output_with_waves():
 def test_carveout_and_tail_in_text():
     # CC 8.0, 128 threads, 16 regs, 20,000 B: 21,120 B allocated; a 64 KB carveout holds 3 blocks = 12 warps.
     # 1,000 blocks at 3 per SM on 108 SMs: 324 per wave, 3 full waves + 28 blocks -> up to 1/4 of the runtime.
-    result = CliRunner().invoke(app, ["occupancy", "--cc", "8.0", "--block", "128", "--regs", "16", "--smem", "20000",
-                                      "--carveout", "65536", "--grid", "1000", "--sms", "108"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "occupancy",
+            "--cc",
+            "8.0",
+            "--block",
+            "128",
+            "--regs",
+            "16",
+            "--smem",
+            "20000",
+            "--carveout",
+            "65536",
+            "--grid",
+            "1000",
+            "--sms",
+            "108",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert table_row(result.output, "shared memory") == ["shared memory", "3", "limiter"]
     assert "theoretical occupancy: 18.75%" in result.output

@@ -15,8 +15,9 @@ NCU_REP = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 
 
 def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture
@@ -37,11 +38,13 @@ def test_import_ls_show_rm(real_export, db: Path) -> None:
 
     listing = json.loads(tracekit("ls", "--json", db=db).stdout)
     assert [(row["id"], row["name"], row["format"], row["launch_count"]) for row in listing] == [
-        (entry["import_id"], "cutlass on A40", "nsys-sqlite", 6)]
+        (entry["import_id"], "cutlass on A40", "nsys-sqlite", 6)
+    ]
     # The box had A100s and A40s; the kernels ran on device 0, which TARGET_INFO_GPU names.
     with sqlite3.connect(f"file:{nsys}?mode=ro", uri=True) as connection:
         [(device_name,)] = connection.execute(
-            "select name from TARGET_INFO_GPU where id = (select distinct deviceId from CUPTI_ACTIVITY_KIND_KERNEL)")
+            "select name from TARGET_INFO_GPU where id = (select distinct deviceId from CUPTI_ACTIVITY_KIND_KERNEL)"
+        )
     assert listing[0]["device_name"] == device_name == "NVIDIA A100-PCIE-40GB"
 
     shown = json.loads(tracekit("show", str(entry["import_id"]), "--json", db=db).stdout)

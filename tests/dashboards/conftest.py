@@ -48,8 +48,9 @@ class Server:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"tracekit serve exited with {self.process.returncode}:\n"
-                                   f"{self.log_path.read_text()}")
+                raise RuntimeError(
+                    f"tracekit serve exited with {self.process.returncode}:\n{self.log_path.read_text()}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.url}/_dash-layout", timeout=2) as response:
                     if response.status == 200:
@@ -129,8 +130,9 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
-def _synthetic_warps(blocks: int, sm_count: int = 8, blocks_per_sm: int = 2, warps_per_block: int = 4,
-                    block_ns: int = 1000) -> list[tuple[int, int, int, int, int]]:
+def _synthetic_warps(
+    blocks: int, sm_count: int = 8, blocks_per_sm: int = 2, warps_per_block: int = 4, block_ns: int = 1000
+) -> list[tuple[int, int, int, int, int]]:
     """(sm_id, block_id, warp_in_block, start_ns, end_ns) of a regular schedule, relative to 0: blocks fill
     `blocks_per_sm` slots on each SM in waves; warp w of a block starts 10*w ns after the block and runs
     `block_ns` + 7*(block % 5) ns."""
@@ -157,14 +159,23 @@ def write_warp_trace() -> Callable[..., Path]:
     """`write_warp_trace(path, kernel, warps)`: a `tracekit-warp-trace v1` CSV of `synthetic_warps` rows, with
     times shifted to a `%globaltimer`-like origin."""
 
-    def write(path: Path, kernel: str, warps: list[tuple[int, int, int, int, int]],
-              origin_ns: int = 1_700_000_000_000_000_000) -> Path:
+    def write(
+        path: Path, kernel: str, warps: list[tuple[int, int, int, int, int]], origin_ns: int = 1_700_000_000_000_000_000
+    ) -> Path:
         blocks = max(row[1] for row in warps) + 1
-        lines = ["# tracekit-warp-trace v1", f"# kernel: {kernel}", "# device_name: Test GPU", "# sm_count: 8",
-                 "# max_warps_per_sm: 64", f"# grid: {blocks},1,1", "# block: 128,1,1",
-                 "launch,sm_id,block_id,warp_in_block,start_ns,end_ns"]
-        lines += [f"0,{sm},{block},{warp},{origin_ns + start},{origin_ns + end}"
-                  for sm, block, warp, start, end in warps]
+        lines = [
+            "# tracekit-warp-trace v1",
+            f"# kernel: {kernel}",
+            "# device_name: Test GPU",
+            "# sm_count: 8",
+            "# max_warps_per_sm: 64",
+            f"# grid: {blocks},1,1",
+            "# block: 128,1,1",
+            "launch,sm_id,block_id,warp_in_block,start_ns,end_ns",
+        ]
+        lines += [
+            f"0,{sm},{block},{warp},{origin_ns + start},{origin_ns + end}" for sm, block, warp, start, end in warps
+        ]
         path.write_text("\n".join(lines) + "\n")
         return path
 

@@ -76,8 +76,9 @@ def test_garbage_upload_is_an_error_naming_the_file_and_stores_nothing(sqlite_st
     assert sqlite_store.imports().height == 0
 
 
-def test_upload_over_the_size_limit_is_refused_with_the_sizes(sqlite_store, write_warp_trace, synthetic_warps,
-                                                             tmp_path):
+def test_upload_over_the_size_limit_is_refused_with_the_sizes(
+    sqlite_store, write_warp_trace, synthetic_warps, tmp_path
+):
     raw = write_warp_trace(tmp_path / "t.csv", "k", synthetic_warps(4)).read_bytes()
     status = import_upload(sqlite_store, "t.csv", data_url(raw), max_upload_bytes=len(raw) - 1)
     assert status.outcome == "error"
@@ -92,8 +93,7 @@ def test_upload_of_data_that_is_not_base64_is_an_error(sqlite_store):
     assert sqlite_store.imports().height == 0
 
 
-def test_upload_file_name_cannot_escape_the_temporary_folder(sqlite_store, write_warp_trace, synthetic_warps,
-                                                            tmp_path):
+def test_upload_file_name_cannot_escape_the_temporary_folder(sqlite_store, write_warp_trace, synthetic_warps, tmp_path):
     raw = write_warp_trace(tmp_path / "t.csv", "k", synthetic_warps(2)).read_bytes()
     status = import_upload(sqlite_store, "../../etc/evil.csv", data_url(raw), 10**6)
     assert status.outcome == "imported"
@@ -156,8 +156,9 @@ def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xs
 def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(synthetic_warps):
     rows = synthetic_warps(2000)  # 8000 warps, more than one view draws
     assert len(rows) > MAX_WARP_BARS
-    warps = timeline.relative_times(pl.DataFrame(rows, schema=["sm_id", "block_id", "warp_in_block", "start_ns",
-                                                             "end_ns"], orient="row"))
+    warps = timeline.relative_times(
+        pl.DataFrame(rows, schema=["sm_id", "block_id", "warp_in_block", "start_ns", "end_ns"], orient="row")
+    )
     figure, note = timeline_view(warps, None, None)
     (heatmap,) = figure.data
     assert heatmap.type == "heatmap"
@@ -215,11 +216,19 @@ def test_compare_page_reports_missing_and_malformed_ids(sqlite_store, xss_launch
 
 
 def route(client, pathname: str, search: str = "") -> str:
-    response = client.post("/_dash-update-component", json={
-        "output": "page.children", "outputs": {"id": "page", "property": "children"},
-        "inputs": [{"id": "url", "property": "pathname", "value": pathname},
-                   {"id": "url", "property": "search", "value": search}],
-        "changedPropIds": ["url.pathname"], "state": []})
+    response = client.post(
+        "/_dash-update-component",
+        json={
+            "output": "page.children",
+            "outputs": {"id": "page", "property": "children"},
+            "inputs": [
+                {"id": "url", "property": "pathname", "value": pathname},
+                {"id": "url", "property": "search", "value": search},
+            ],
+            "changedPropIds": ["url.pathname"],
+            "state": [],
+        },
+    )
     assert response.status_code == 200
     return json.dumps(response.get_json())  # plain JSON: Dash's own encoding escapes "/"
 

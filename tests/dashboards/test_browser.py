@@ -48,8 +48,9 @@ def site(tmp_path_factory, start_server, browser):
 
 def wait(driver, condition, timeout_s: float = 30):
     """Poll `condition`; an element re-rendered while it was read (stale) counts as not yet."""
-    return WebDriverWait(driver, timeout_s, poll_frequency=0.1,
-                         ignored_exceptions=[StaleElementReferenceException]).until(condition)
+    return WebDriverWait(
+        driver, timeout_s, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+    ).until(condition)
 
 
 def upload(driver, base_url: str, paths: list[Path]) -> list[list[str]]:
@@ -57,8 +58,15 @@ def upload(driver, base_url: str, paths: list[Path]) -> list[list[str]]:
     driver.get(f"{base_url}/upload")
     file_input = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#upload input[type=file]"))
     file_input.send_keys("\n".join(str(p) for p in paths))
-    rows = wait(driver, lambda d: (found := d.find_elements(By.CSS_SELECTOR, "#upload-status-table tbody tr"))
-                and len(found) == len(paths) and found, timeout_s=60)
+    rows = wait(
+        driver,
+        lambda d: (
+            (found := d.find_elements(By.CSS_SELECTOR, "#upload-status-table tbody tr"))
+            and len(found) == len(paths)
+            and found
+        ),
+        timeout_s=60,
+    )
     return [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][:3] for row in rows]
 
 
@@ -74,7 +82,8 @@ def graph_points(driver) -> tuple[list[str], int]:
     """Trace types of the timeline and the number of x values the browser holds."""
     return driver.execute_script(
         f"const gd = document.querySelector('{GRAPH}');"
-        "return [gd.data.map(t => t.type || 'scatter'), gd.data.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)];")
+        "return [gd.data.map(t => t.type || 'scatter'), gd.data.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)];"
+    )
 
 
 def launch_id_of(db_url: str, kernel: str, files: dict[str, Path], real_export) -> int:
@@ -102,16 +111,18 @@ def test_upload_several_files_then_see_them_in_the_library(site, files, real_exp
     shots(driver, "library")
     import_names = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#imports-table td[data-dash-column=name]")]
     assert sorted(import_names) == sorted(p.name for p in paths)
-    kernels = [c.text for c in driver.find_elements(By.CSS_SELECTOR,
-                                                    "#launches-table td[data-dash-column=kernel_name]")]
+    kernels = [
+        c.text for c in driver.find_elements(By.CSS_SELECTOR, "#launches-table td[data-dash-column=kernel_name]")
+    ]
     assert sorted(kernels) == sorted([NSYS_KERNEL_NAME, XSS_KERNEL, "big_kernel"])
     assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
 
     # Native filtering: typing in the kernel column's filter keeps one row.
     kernel_filter = driver.find_element(By.CSS_SELECTOR, "#launches-table th[data-dash-column=kernel_name] input")
     kernel_filter.send_keys("big_kernel\n")
-    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR,
-                                               "#launches-table td[data-dash-column=kernel_name]")) == 1)
+    wait(
+        driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#launches-table td[data-dash-column=kernel_name]")) == 1
+    )
 
 
 def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_export, shots, synthetic_warps):
@@ -126,8 +137,10 @@ def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_e
     types, points = graph_points(driver)
     assert len(types) > 0 and set(types) == {"scatter"}
     assert points == 3 * len(synthetic_warps(64))  # every warp drawn: start, end, gap
-    fields = {row.find_element(By.TAG_NAME, "th").text: row.find_element(By.TAG_NAME, "td").text
-              for row in driver.find_elements(By.CSS_SELECTOR, "#launch-table tr")}
+    fields = {
+        row.find_element(By.TAG_NAME, "th").text: row.find_element(By.TAG_NAME, "td").text
+        for row in driver.find_elements(By.CSS_SELECTOR, "#launch-table tr")
+    }
     assert fields["kernel"] == XSS_KERNEL
     assert fields["grid"] == "64 x 1 x 1" and fields["block"] == "128 x 1 x 1"
     assert driver.find_element(By.CSS_SELECTOR, "h2.kernel-name").text == XSS_KERNEL
@@ -136,8 +149,7 @@ def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_e
         assert driver.find_element(By.ID, slot).is_displayed()
 
 
-def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, files, real_export, shots,
-                                                                      synthetic_warps):
+def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, files, real_export, shots, synthetic_warps):
     db_url, base_url, driver = site
     launch_id = launch_id_of(db_url, "big_kernel", files, real_export)
     driver.get(f"{base_url}/launch/{launch_id}")
@@ -145,8 +157,9 @@ def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, file
     types, points = graph_points(driver)
     assert types == ["heatmap"] and points <= 20_000
     # Zoom as a drag on the time axis does: the server sends the warps of [2, 5.5] µs.
-    driver.execute_script(f"Plotly.relayout(document.querySelector('{GRAPH}'), "
-                          "{'xaxis.range[0]': 2.0, 'xaxis.range[1]': 5.5});")
+    driver.execute_script(
+        f"Plotly.relayout(document.querySelector('{GRAPH}'), {{'xaxis.range[0]': 2.0, 'xaxis.range[1]': 5.5}});"
+    )
     expected = sum(1 for _, _, _, start, end in synthetic_warps(2000) if end > 2000 and start < 5500)
     wait(driver, lambda d: graph_points(d)[0][0] == "scatter")
     shots(driver, "launch_zoomed")
@@ -246,8 +259,12 @@ def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots
     wait(driver, lambda d: "64 of 64 warps per SM" in d.find_element(By.ID, "whatif-occupancy").text)
     # 64 registers per thread: 2,048 per warp, 8 warps per sub-partition, 32 per SM.
     type_into(driver, "whatif-registers", "64")
-    wait(driver, lambda d: d.find_element(By.ID, "whatif-occupancy").text.startswith(
-        "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers"))
+    wait(
+        driver,
+        lambda d: d.find_element(By.ID, "whatif-occupancy").text.startswith(
+            "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers"
+        ),
+    )
     assert "x." in driver.find_element(By.ID, "whatif-prediction").text  # the model's ratio, "N.NNx."
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "what-if-panel"))
     shots(driver, "what_if")
@@ -261,19 +278,30 @@ def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, s
     a, b = ids[0], ids[3]
     driver.get(f"{base_url}/compare?a={a}&b={b}")
     rows = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#compare-diff-table tbody tr"))
-    cells = {row.find_elements(By.TAG_NAME, "td")[0].text: [c.text for c in row.find_elements(By.TAG_NAME, "td")[1:]]
-             for row in rows}
+    cells = {
+        row.find_elements(By.TAG_NAME, "td")[0].text: [c.text for c in row.find_elements(By.TAG_NAME, "td")[1:]]
+        for row in rows
+    }
     durations = dict(Store.open(db_url).launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
     assert cells["duration (ns)"][:2] == [f"{int(durations[a]):,}", f"{int(durations[b]):,}"]
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#compare-occupancy-figure .main-svg"))
     matches = driver.execute_script(
-        "return document.querySelector('#compare-occupancy-figure .js-plotly-plot').layout.xaxis2.matches")
+        "return document.querySelector('#compare-occupancy-figure .js-plotly-plot').layout.xaxis2.matches"
+    )
     assert matches == "x"
     # Zoom A's time axis: B's follows.
-    driver.execute_script("Plotly.relayout(document.querySelector('#compare-occupancy-figure .js-plotly-plot'), "
-                          "{'xaxis.range[0]': 10, 'xaxis.range[1]': 40});")
-    wait(driver, lambda d: d.execute_script(
-        "return document.querySelector('#compare-occupancy-figure .js-plotly-plot')._fullLayout.xaxis2.range")
-        == [10, 40])
+    driver.execute_script(
+        "Plotly.relayout(document.querySelector('#compare-occupancy-figure .js-plotly-plot'), "
+        "{'xaxis.range[0]': 10, 'xaxis.range[1]': 40});"
+    )
+    wait(
+        driver,
+        lambda d: (
+            d.execute_script(
+                "return document.querySelector('#compare-occupancy-figure .js-plotly-plot')._fullLayout.xaxis2.range"
+            )
+            == [10, 40]
+        ),
+    )
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "compare-diff-table"))
     shots(driver, "compare_vector_add")

@@ -27,8 +27,12 @@ def upload_request(base_url: str, file_name: str, raw: bytes) -> urllib.request.
         "changedPropIds": ["upload.contents"],
         "state": [{"id": "upload", "property": "filename", "value": [file_name]}],
     }
-    return urllib.request.Request(f"{base_url}/_dash-update-component", data=json.dumps(payload).encode(),
-                                  headers={"Content-Type": "application/json"}, method="POST")
+    return urllib.request.Request(
+        f"{base_url}/_dash-update-component",
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
 
 
 def test_two_workers_import_two_uploads_sent_together(postgres_url, start_server, real_export):

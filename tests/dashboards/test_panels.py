@@ -73,16 +73,26 @@ def trace_facts(store, launch_id: int) -> dict[str, float]:
     }
 
 
-def post_callback(client, output: str, outputs: list[tuple[str, str]], inputs: list[tuple[str, str, object]],
-                  state: list[tuple[str, str, object]]) -> str:
+def post_callback(
+    client,
+    output: str,
+    outputs: list[tuple[str, str]],
+    inputs: list[tuple[str, str, object]],
+    state: list[tuple[str, str, object]],
+) -> str:
     """What the browser sends when a callback's input changes; the answer as plain JSON text."""
-    response = client.post("/_dash-update-component", json={
-        "output": output,
-        "outputs": [{"id": i, "property": p} for i, p in outputs] if len(outputs) > 1 else
-        {"id": outputs[0][0], "property": outputs[0][1]},
-        "inputs": [{"id": i, "property": p, "value": v} for i, p, v in inputs],
-        "changedPropIds": [f"{inputs[0][0]}.{inputs[0][1]}"],
-        "state": [{"id": i, "property": p, "value": v} for i, p, v in state]})
+    response = client.post(
+        "/_dash-update-component",
+        json={
+            "output": output,
+            "outputs": [{"id": i, "property": p} for i, p in outputs]
+            if len(outputs) > 1
+            else {"id": outputs[0][0], "property": outputs[0][1]},
+            "inputs": [{"id": i, "property": p, "value": v} for i, p, v in inputs],
+            "changedPropIds": [f"{inputs[0][0]}.{inputs[0][1]}"],
+            "state": [{"id": i, "property": p, "value": v} for i, p, v in state],
+        },
+    )
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json())
 
@@ -96,14 +106,23 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
     assert [by_id(page, i).value for i in ("whatif-block", "whatif-registers", "whatif-smem")] == [256, 22, 232448]
     # 232,448 + the 1 KB reserve = 233,472 B per block = all of an H100 SM's 228 KB: 1 block of 8 warps.
     assert by_id(page, "whatif-occupancy").children.startswith(
-        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory")
+        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory"
+    )
 
     client = create_app(sqlite_store.url).server.test_client()
 
     def ask(threads, registers, smem) -> str:
-        return post_callback(client, "whatif-result.children", [("whatif-result", "children")],
-                             [("whatif-block", "value", threads), ("whatif-registers", "value", registers),
-                              ("whatif-smem", "value", smem)], [("launch-id", "data", vector_add[0])])
+        return post_callback(
+            client,
+            "whatif-result.children",
+            [("whatif-result", "children")],
+            [
+                ("whatif-block", "value", threads),
+                ("whatif-registers", "value", registers),
+                ("whatif-smem", "value", smem),
+            ],
+            [("launch-id", "data", vector_add[0])],
+        )
 
     # Without the shared memory: warps limit (64 / 8 = 8 blocks); registers allow 10 (see tests/analysis).
     assert "Theoretical occupancy 64 of 64 warps per SM (100.0%), limited by warps" in ask(256, 22, 0)
@@ -127,7 +146,8 @@ def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[1])
     assert by_id(page, "sweep-note").children.startswith(
-        f"Sweep fitted over 4 launches of this kernel on this device (launch ids {vector_add[1]}, ")
+        f"Sweep fitted over 4 launches of this kernel on this device (launch ids {vector_add[1]}, "
+    )
     measured, model, this_launch = by_id(page, "sweep-figure").figure.data
     facts = [trace_facts(sqlite_store, launch_id) for launch_id in vector_add]
     assert list(measured.x) == pytest.approx([f["occupancy"] for f in facts], rel=1e-9)
@@ -144,8 +164,7 @@ def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_sto
     assert "No throughput prediction. No occupancy sweep" in by_id(page, "whatif-prediction").children
     # A synthetic trace records neither registers nor shared memory nor the compute capability.
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
-    assert by_id(page, "whatif-occupancy").children.startswith(
-        "Enter registers per thread, shared memory per block")
+    assert by_id(page, "whatif-occupancy").children.startswith("Enter registers per thread, shared memory per block")
 
 
 @pytest.fixture
@@ -190,11 +209,13 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     (bars,) = by_id(page, "stall-figure").figure.data
     metrics = sqlite_store.metrics([launch_id])
     stored = metrics.filter(
-        pl.col("name") == "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio")
+        pl.col("name") == "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"
+    )
     assert dict(zip(bars.y, bars.x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
     assert bars.y[-1] == "long_scoreboard"  # the largest, drawn on top
-    no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store),
-                                    import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])[0])
+    no_stalls = pages_launch.layout(
+        sqlite_store, AnalysisCache(sqlite_store), import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])[0]
+    )
     assert "Needs Nsight Compute's warp stall metrics" in text_of(by_id(no_stalls, "stall-panel"))
 
 
@@ -204,8 +225,10 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
 def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_add):
     a, b = vector_add[0], vector_add[3]
     page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(a), str(b))
-    rows = {row.children[0].children: [cell.children for cell in row.children[1:]]
-            for row in by_id(page, "compare-diff-table").children[1].children}
+    rows = {
+        row.children[0].children: [cell.children for cell in row.children[1:]]
+        for row in by_id(page, "compare-diff-table").children[1].children
+    }
     durations = dict(sqlite_store.launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
     duration_a, duration_b = int(durations[a]), int(durations[b])
     assert rows["duration (ns)"][:3] == [f"{duration_a:,}", f"{duration_b:,}", f"{duration_b - duration_a:+,}"]

@@ -7,8 +7,9 @@ import sys
 
 
 def serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", "serve", *args], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "serve", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_unknown_store_url_is_one_line_and_exit_code_2():

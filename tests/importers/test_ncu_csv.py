@@ -41,8 +41,11 @@ def table_rows(path: Path) -> list[dict[str, str]]:
 
 
 def details_cell(path: Path, section: str, metric: str, launch_id: str = "0") -> tuple[str, str]:
-    (row,) = [r for r in table_rows(path)
-              if r["ID"] == launch_id and r["Section Name"] == section and r["Metric Name"] == metric]
+    (row,) = [
+        r
+        for r in table_rows(path)
+        if r["ID"] == launch_id and r["Section Name"] == section and r["Metric Name"] == metric
+    ]
     return row["Metric Unit"], row["Metric Value"]
 
 
@@ -74,8 +77,10 @@ def test_t4_details_newer_header_with_rules(real_export):
     assert parsed.launches.height == 1
     row = launch(parsed)
     assert row["kernel_name"] == rows[0]["Kernel Name"]
-    assert row["kernel_name"].startswith("copy_blocked[v1,cw51") and "Array<long long, 1, C, mutable, aligned>" in \
-        row["kernel_name"]
+    assert (
+        row["kernel_name"].startswith("copy_blocked[v1,cw51")
+        and "Array<long long, 1, C, mutable, aligned>" in row["kernel_name"]
+    )
     assert (row["block_x"], row["block_y"], row["block_z"]) == (256, 1, 1)
     assert (row["grid_x"], row["grid_y"], row["grid_z"]) == (1024, 1, 1)
     assert (row["process_id"], row["context_id"], row["stream_id"], row["device_id"]) == (6153, 1, 7, 0)
@@ -98,8 +103,9 @@ def test_t4_details_newer_header_with_rules(real_export):
     assert rules.height == sum(1 for r in rows if r["Rule Name"]) == 11
     uncoalesced = metric(parsed, "rule:UncoalescedGlobalAccess", section="SourceCounters")
     assert uncoalesced["value"] == 74.14 and uncoalesced["unit"] == "%" and uncoalesced["kind"] == "text"
-    assert uncoalesced["text_value"].startswith("[OPT] This kernel has uncoalesced global accesses resulting in a "
-                                                "total of 25165824 excessive sectors")
+    assert uncoalesced["text_value"].startswith(
+        "[OPT] This kernel has uncoalesced global accesses resulting in a total of 25165824 excessive sectors"
+    )
     assert rules.filter(pl.col("name") == "rule:CPIStall").height == 3
     assert parsed.metrics.height == len(rows)  # 72 metric rows + 11 rule rows
     assert (parsed.device.compute_capability, parsed.device.sm_count) == ("7.5", 40)
@@ -113,10 +119,18 @@ def test_superbench_log_with_application_output_between_prof_lines(real_export):
     parsed = read_file(path)
     assert parsed.launches.height == 1
     row = launch(parsed)
-    assert row["kernel_name"] == ("cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn"
-                                  "_align4_1sm_bias_f16_relu_aux_scalemax")
-    assert (row["block_x"], row["block_y"], row["block_z"], row["grid_x"], row["grid_y"], row["grid_z"]) == \
-        (384, 1, 1, 9, 32, 1)
+    assert row["kernel_name"] == (
+        "cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn"
+        "_align4_1sm_bias_f16_relu_aux_scalemax"
+    )
+    assert (row["block_x"], row["block_y"], row["block_z"], row["grid_x"], row["grid_y"], row["grid_z"]) == (
+        384,
+        1,
+        1,
+        9,
+        32,
+        1,
+    )
     assert row["duration_ns"] == 406_240 and row["registers_per_thread"] == 168
     assert row["dynamic_smem_bytes"] == 205_696 and row["process_id"] == 371693
     assert metric(parsed, "dram__cycles_elapsed.avg.per_second")["value"] == 3_995_313_115.40  # no separators
@@ -149,11 +163,17 @@ def test_bert_older_header_26_kernels(real_export):
         assert row["block_x"] == number(details_cell(path, "Launch Statistics", "Block Size", launch_id)[1])
         assert (row["grid_y"], row["grid_z"], row["block_y"], row["block_z"]) == (1, 1, 1, 1)
         assert row["registers_per_thread"] == number(
-            details_cell(path, "Launch Statistics", "Registers Per Thread", launch_id)[1])
+            details_cell(path, "Launch Statistics", "Registers Per Thread", launch_id)[1]
+        )
         assert row["static_smem_bytes"] == number(
-            details_cell(path, "Launch Statistics", "Static Shared Memory Per Block", launch_id)[1])
-    assert (launch(parsed, 6)["grid_x"], launch(parsed, 6)["block_x"], launch(parsed, 6)["registers_per_thread"],
-            launch(parsed, 6)["static_smem_bytes"]) == (64, 128, 86, 32768)
+            details_cell(path, "Launch Statistics", "Static Shared Memory Per Block", launch_id)[1]
+        )
+    assert (
+        launch(parsed, 6)["grid_x"],
+        launch(parsed, 6)["block_x"],
+        launch(parsed, 6)["registers_per_thread"],
+        launch(parsed, 6)["static_smem_bytes"],
+    ) == (64, 128, 86, 32768)
     assert parsed.launches["duration_ns"].null_count() == 26  # this export has no duration metric
     assert metric(parsed, "sm__cycles_elapsed.avg", section="Command line profiler metrics")["value"] == 5388.33
     assert metric(parsed, "Kernel Time")["text_value"] == "2023-May-07 19:59:29"
@@ -204,8 +224,14 @@ def test_sdpa_raw_16_launches_of_one_kernel(real_export):
     assert parsed.launches["duration_ns"].to_list() == [float(r[duration]) for r in rows]
     assert parsed.launches["duration_ns"][0] == 685_280
     row = launch(parsed, 3)
-    assert (row["grid_x"], row["grid_y"], row["grid_z"], row["block_x"], row["block_y"], row["block_z"]) == \
-        (1, 16, 32, 128, 1, 1)
+    assert (row["grid_x"], row["grid_y"], row["grid_z"], row["block_x"], row["block_y"], row["block_z"]) == (
+        1,
+        16,
+        32,
+        128,
+        1,
+        1,
+    )
     assert (row["registers_per_thread"], row["dynamic_smem_bytes"], row["static_smem_bytes"]) == (255, 65536, 0)
     assert metric(parsed, "launch__occupancy_limit_registers", 5)["value"] == 2
     assert metric(parsed, "launch__waves_per_multiprocessor", 5)["kind"] == "float"
@@ -240,8 +266,12 @@ def test_flashinfer_raw_two_kernels_interleaved(real_export):
 def test_ids_repeat_across_processes():
     parsed = read_file(DATA / "details_two_processes.csv")
     launches = parsed.launches
-    assert list(zip(launches["process_id"], launches["source_launch_id"], strict=True)) == \
-        [(4001, "0"), (4001, "1"), (4002, "0"), (4002, "1")]
+    assert list(zip(launches["process_id"], launches["source_launch_id"], strict=True)) == [
+        (4001, "0"),
+        (4001, "1"),
+        (4002, "0"),
+        (4002, "1"),
+    ]
     template = 'void scale<float, 2>(const float *, float *, Pair<int, int>, "tag")'
     assert launches["kernel_name"].to_list() == [template, "reduce_kernel(int, int)"] * 2
     assert launches["duration_ns"].to_list() == [1500, 2250, 750, 3000]  # usecond -> ns
@@ -252,8 +282,11 @@ def test_ids_repeat_across_processes():
     not_available = metric(parsed, "sm__warps_active.avg.pct_of_peak_sustained_active", 1)
     assert (not_available["value"], not_available["text_value"], not_available["kind"]) == (None, "n/a", "text")
     rule = metric(parsed, "rule:Occupancy", 0)
-    assert (rule["section"], rule["value"], rule["text_value"]) == \
-        ("Occupancy", 25, "[OPT] Theoretical occupancy is limited by registers.")
+    assert (rule["section"], rule["value"], rule["text_value"]) == (
+        "Occupancy",
+        25,
+        "[OPT] Theoretical occupancy is limited by registers.",
+    )
     assert parsed.metrics.filter(pl.col("name") == "rule:Occupancy").height == 1
     assert parsed.warnings == ["==WARNING== Found outstanding GPU clock reset, trying to revert..."]
     assert parsed.device.max_warps_per_sm == 64  # 48 warps at 75%
@@ -280,8 +313,12 @@ def test_raw_with_nvtx_columns_instance_values_and_units():
     assert metric(parsed, "dram__bytes.sum", 1)["text_value"] == "n/a"
     assert metric(parsed, "launch__func_cache_config", 1)["text_value"] == "CachePreferShared"
     device = parsed.device
-    assert (device.name, device.sm_count, device.max_warps_per_sm, device.sm_clock_hz) == \
-        ("NVIDIA H100 80GB HBM3", 132, 64, 1.98e9)
+    assert (device.name, device.sm_count, device.max_warps_per_sm, device.sm_clock_hz) == (
+        "NVIDIA H100 80GB HBM3",
+        132,
+        64,
+        1.98e9,
+    )
 
 
 def test_summary_per_kernel_min_max_average():
@@ -291,8 +328,11 @@ def test_summary_per_kernel_min_max_average():
     assert launches["grid_x"].to_list() == [4096, 8192, 128]
     assert launches["source_launch_id"].null_count() == 3
     assert parsed.metrics.filter(pl.col("name") == "invocations")["value"].to_list() == [14, 3, 1200]
-    assert [metric(parsed, f"gpu__time_duration.sum{s}", 0)["value"] for s in ("", ".min", ".max")] == \
-        [11_520, 10_240, 12_800]
+    assert [metric(parsed, f"gpu__time_duration.sum{s}", 0)["value"] for s in ("", ".min", ".max")] == [
+        11_520,
+        10_240,
+        12_800,
+    ]
     assert launches["duration_ns"].to_list() == [11_520, 21_000, 2_000_000]  # the averages
     assert launch(parsed, 0)["registers_per_thread"] == 16
 
@@ -305,8 +345,10 @@ def test_error_only_log_quotes_the_error(real_export):
     assert detect_format(path) == "ncu-csv"
     with pytest.raises(InputError) as caught:
         read_file(path)
-    assert str(caught.value) == (f"{path}:3: no Nsight Compute table; the profiler reported: "
-                                 "==ERROR== The application returned an error code (1).")
+    assert str(caught.value) == (
+        f"{path}:3: no Nsight Compute table; the profiler reported: "
+        "==ERROR== The application returned an error code (1)."
+    )
 
 
 def test_prof_lines_only_log(real_export):
@@ -367,8 +409,9 @@ def test_wrong_columns():
         read_file(path)
     with pytest.raises(InputError) as caught:
         read_file(path, fmt="ncu-csv")
-    assert str(caught.value) == (f'{path}:1: no Nsight Compute table: no CSV header row naming "Kernel Name" '
-                                 "(expected ncu --csv output)")
+    assert str(caught.value) == (
+        f'{path}:1: no Nsight Compute table: no CSV header row naming "Kernel Name" (expected ncu --csv output)'
+    )
 
 
 def test_unparsable_grid_size():
@@ -383,8 +426,9 @@ def test_text_where_registers_are_required():
     path = DATA / "bad_registers.csv"
     with pytest.raises(InputError) as caught:
         read_file(path)
-    assert str(caught.value) == (f"{path}:3 (column 'Metric Value'): launch__registers_per_thread 'lots' "
-                                 "is not a number")
+    assert str(caught.value) == (
+        f"{path}:3 (column 'Metric Value'): launch__registers_per_thread 'lots' is not a number"
+    )
 
 
 def test_utf16_capture_reads_like_utf8(real_export, tmp_path):
@@ -437,8 +481,12 @@ def run_log(path: Path) -> dict[str, dict[str, int]]:
     for line in path.read_text().splitlines():
         words = line.split()
         if len(words) > 10 and words[2] == "grid":
-            configurations[words[0]] = {"grid": int(words[3]), "block": int(words[5]), "smem": int(words[7]),
-                                        "regs": int(words[9])}
+            configurations[words[0]] = {
+                "grid": int(words[3]),
+                "block": int(words[5]),
+                "smem": int(words[7]),
+                "regs": int(words[9]),
+            }
     return configurations
 
 
@@ -453,8 +501,11 @@ def test_h100_samples_raw_and_details(sample_trace, page):
     assert configurations[0] == "vector_add_08warps" and "abs_positive" not in configurations
     for row, name in zip(launches.iter_rows(named=True), configurations, strict=True):
         want = expected[name]
-        assert (row["grid_x"], row["block_x"], row["registers_per_thread"]) == \
-            (want["grid"], want["block"], want["regs"]), name
+        assert (row["grid_x"], row["block_x"], row["registers_per_thread"]) == (
+            want["grid"],
+            want["block"],
+            want["regs"],
+        ), name
         # The details page prints "232.45 Kbyte/block": 232450, where the raw page has the exact 232448.
         assert row["dynamic_smem_bytes"] == pytest.approx(want["smem"], abs=5 if page == "details" else 0), name
         assert row["duration_ns"] > 0
@@ -467,8 +518,13 @@ def test_h100_samples_raw_and_details(sample_trace, page):
 @pytest.mark.gpu_samples
 def test_h100_samples_summary(sample_trace):
     parsed = read_file(sample_trace("h100/samples.summary.csv"))
-    invocations = dict(zip(parsed.launches["kernel_name"].str.split("(").list.first(),
-                           parsed.metrics.filter(pl.col("name") == "invocations")["value"], strict=True))
+    invocations = dict(
+        zip(
+            parsed.launches["kernel_name"].str.split("(").list.first(),
+            parsed.metrics.filter(pl.col("name") == "invocations")["value"],
+            strict=True,
+        )
+    )
     assert len(invocations) == 10
     assert invocations["vector_add"] == 4 and invocations["permute"] == 2 and invocations["black_scholes"] == 1
 
@@ -488,8 +544,20 @@ def test_store_round_trip(store, real_export, name):
     result, warnings = ingest(store, path)
     assert result.created and result.launch_count == parsed.launches.height and warnings == []
     stored = store.launches(result.import_id)
-    for column in ("kernel_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
-                   "registers_per_thread", "dynamic_smem_bytes", "process_id", "source_launch_id", "duration_ns"):
+    for column in (
+        "kernel_name",
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "block_x",
+        "block_y",
+        "block_z",
+        "registers_per_thread",
+        "dynamic_smem_bytes",
+        "process_id",
+        "source_launch_id",
+        "duration_ns",
+    ):
         assert stored[column].to_list() == parsed.launches[column].to_list(), column
     assert stored["compute_capability"][0] == parsed.device.compute_capability
     assert stored["sm_count"][0] == parsed.device.sm_count
@@ -509,7 +577,8 @@ def test_raw_page_with_only_numeric_metrics(tmp_path):
         '"Device","CC","gpu__time_duration.sum","dram__bytes_read.sum"\n'
         '"","","","","","","","","","","","usecond","Mbyte"\n'
         '"0","41","app","host","axpy(float, float *)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","2.50","1.5"\n'
-        '"1","41","app","host","axpy(float, float *)","1","7","(256, 1, 1)","(128, 1, 1)","0","9.0","4.75","3"\n')
+        '"1","41","app","host","axpy(float, float *)","1","7","(256, 1, 1)","(128, 1, 1)","0","9.0","4.75","3"\n'
+    )
     parsed = read_file(path)
     assert parsed.format == "ncu-csv"
     assert parsed.launches["kernel_name"].to_list() == ["axpy(float, float *)"] * 2

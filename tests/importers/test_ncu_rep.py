@@ -85,8 +85,13 @@ def test_kinds_follow_the_report_value_kinds(sgemm_path: Path, sgemm) -> None:
     for name in action.metric_names():
         kind = action.metric_by_name(name).kind()
         m = ncu_report.IMetric
-        key = ("int" if kind in (m.ValueKind_UINT32, m.ValueKind_UINT64)
-               else "float" if kind in (m.ValueKind_FLOAT, m.ValueKind_DOUBLE) else "text")
+        key = (
+            "int"
+            if kind in (m.ValueKind_UINT32, m.ValueKind_UINT64)
+            else "float"
+            if kind in (m.ValueKind_FLOAT, m.ValueKind_DOUBLE)
+            else "text"
+        )
         expected[key] += 1
     assert dict(sgemm.metrics["kind"].value_counts().rows()) == expected
     assert expected["text"] > 0 and expected["int"] > 0
@@ -203,12 +208,15 @@ def test_reports_read_one_after_another_do_not_leak_into_each_other(sgemm_path: 
     name = "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"
     header, units = [row.split('","') for row in raw_csv.read_text().splitlines()[:2]]
     assert units[header.index(name)] == "thread"  # ncu's own export of the H100 report
-    script = ("import sys, ncu_report\n"
-              "ncu_report.load_report(sys.argv[1])\n"
-              "print(ncu_report.load_report(sys.argv[2]).range_by_idx(0).action_by_idx(0)"
-              f".metric_by_name({name!r}).unit())\n")
-    leaked = subprocess.run([sys.executable, "-c", script, str(sgemm_path), str(h100)], capture_output=True,
-                            text=True, timeout=120)
+    script = (
+        "import sys, ncu_report\n"
+        "ncu_report.load_report(sys.argv[1])\n"
+        "print(ncu_report.load_report(sys.argv[2]).range_by_idx(0).action_by_idx(0)"
+        f".metric_by_name({name!r}).unit())\n"
+    )
+    leaked = subprocess.run(
+        [sys.executable, "-c", script, str(sgemm_path), str(h100)], capture_output=True, text=True, timeout=120
+    )
     assert leaked.stdout.strip() == "inst"  # the library alone, loading the RTX 2080 Ti report first
 
     read_once(sgemm_path)
@@ -231,11 +239,18 @@ def test_store_round_trip(store: Store, sgemm_path: Path, sgemm) -> None:
     assert result.created and result.launch_count == 1
     info = store.get_import(result.import_id)
     assert (info["format"], info["tool_version"], info["device_name"], info["sm_count"]) == (
-        "ncu-rep", "2023.1.0.0", "NVIDIA GeForce RTX 2080 Ti", 68)
+        "ncu-rep",
+        "2023.1.0.0",
+        "NVIDIA GeForce RTX 2080 Ti",
+        68,
+    )
     assert info["device_extra"]["max_registers_per_sm"] == 65536
     [launch] = store.launches(import_id=result.import_id).rows(named=True)
     assert (launch["kernel_name"], launch["registers_per_thread"], launch["duration_ns"]) == (
-        "volta_sgemm_32x128_nn", 57, 10720.0)
+        "volta_sgemm_32x128_nn",
+        57,
+        10720.0,
+    )
     metrics = store.metrics([launch["id"]])
     assert metrics.height == 716
     by_name = {row["name"]: row for row in metrics.rows(named=True)}
@@ -266,8 +281,9 @@ def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     assert report.device.name == "NVIDIA H100 80GB HBM3" and report.device.sm_count == 132
     for field in LAUNCH_FIELDS:
         assert report.launches[field].to_list() == csv_import.launches[field].to_list(), field
-    assert report.launches["duration_ns"].to_list() == pytest.approx(csv_import.launches["duration_ns"].to_list(),
-                                                                     rel=1e-3)
+    assert report.launches["duration_ns"].to_list() == pytest.approx(
+        csv_import.launches["duration_ns"].to_list(), rel=1e-3
+    )
 
     keys = ["source_launch_id", "name"]
     joined = with_launch_ids(report).join(with_launch_ids(csv_import), on=keys, suffix="_csv")
@@ -277,8 +293,9 @@ def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     texts = joined.filter(pl.col("kind") == "text", pl.col("text_value").is_not_null())
     assert texts.height > 0 and (texts["text_value"] == texts["text_value_csv"]).all()
 
-    numeric = joined.filter(pl.col("value").is_not_null(), pl.col("value_csv").is_not_null(),
-                            ~pl.col("name").is_in(PAGE_RESCALED)).join(printed_precision(csv_path), on=keys)
+    numeric = joined.filter(
+        pl.col("value").is_not_null(), pl.col("value_csv").is_not_null(), ~pl.col("name").is_in(PAGE_RESCALED)
+    ).join(printed_precision(csv_path), on=keys)
     assert numeric.height > 25_000
     unit_differs = numeric.filter(pl.col("unit").ne_missing(pl.col("unit_csv")))
     assert set(unit_differs["name"].to_list()) <= PAGE_UNITLESS, unit_differs.select("name", "unit", "unit_csv")
@@ -289,9 +306,21 @@ def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     assert negative.height > 0 and (negative["value_csv"] == 0).all() and (negative["value"] > -0.5).all()
 
 
-LAUNCH_FIELDS = ["kernel_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
-                 "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "stream_id", "context_id",
-                 "source_launch_id"]
+LAUNCH_FIELDS = [
+    "kernel_name",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+    "registers_per_thread",
+    "static_smem_bytes",
+    "dynamic_smem_bytes",
+    "stream_id",
+    "context_id",
+    "source_launch_id",
+]
 
 
 def with_launch_ids(parsed) -> pl.DataFrame:
@@ -313,5 +342,6 @@ def printed_precision(csv_path: Path) -> pl.DataFrame:
             if number and number.lstrip("-").replace(".", "", 1).isdigit():
                 decimals = len(number.partition(".")[2])
                 records.append((row[header.index("ID")], name, 0.5 * 10.0**-decimals * normalize_unit(unit)[1]))
-    return pl.DataFrame(records, schema={"source_launch_id": pl.Utf8, "name": pl.Utf8, "half_ulp": pl.Float64},
-                        orient="row")
+    return pl.DataFrame(
+        records, schema={"source_launch_id": pl.Utf8, "name": pl.Utf8, "half_ulp": pl.Float64}, orient="row"
+    )

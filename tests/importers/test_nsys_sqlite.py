@@ -36,8 +36,7 @@ def query(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
 
 
 # kernel count, memcpy count, kernel-table columns (README: 26 in 2021, 38 in 2025.5)
-COUNTS = {MORDRED: (12, 48, 26), MEMFUSION: (36, 4, 27), CUTLASS: (6, 4, 27), T4: (3689, 89, 28),
-          RTX3060: (1, 3, 38)}
+COUNTS = {MORDRED: (12, 48, 26), MEMFUSION: (36, 4, 27), CUTLASS: (6, 4, 27), T4: (3689, 89, 28), RTX3060: (1, 3, 38)}
 
 
 @pytest.mark.parametrize("name", list(COUNTS))
@@ -59,17 +58,36 @@ def test_every_launch_matches_the_kernel_table(real_export, name: str) -> None:
     path = real_export(name)
     has_mangled = any(row[1] == "mangledName" for row in query(path, "PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)"))
     mangled = "(SELECT value FROM StringIds WHERE id = k.mangledName)" if has_mangled else "NULL"
-    expected = query(path, f"""
+    expected = query(
+        path,
+        f"""
         SELECT k.start, k."end", k."end" - k.start, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,
                k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory, k.streamId, k.deviceId,
                k.contextId, k.correlationId, (k.globalPid >> 24) & 16777215,
                (SELECT value FROM StringIds WHERE id = k.demangledName), {mangled}
-        FROM CUPTI_ACTIVITY_KIND_KERNEL AS k ORDER BY k.start, k.correlationId""")
+        FROM CUPTI_ACTIVITY_KIND_KERNEL AS k ORDER BY k.start, k.correlationId""",
+    )
     launches = nsys_sqlite.read(path).launches
     got = launches.select(
-        "start_ns", "end_ns", pl.col("duration_ns").cast(pl.Int64), "grid_x", "grid_y", "grid_z", "block_x",
-        "block_y", "block_z", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "stream_id",
-        "device_id", "context_id", "correlation_id", "process_id", "kernel_name", "mangled_name",
+        "start_ns",
+        "end_ns",
+        pl.col("duration_ns").cast(pl.Int64),
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "block_x",
+        "block_y",
+        "block_z",
+        "registers_per_thread",
+        "static_smem_bytes",
+        "dynamic_smem_bytes",
+        "stream_id",
+        "device_id",
+        "context_id",
+        "correlation_id",
+        "process_id",
+        "kernel_name",
+        "mangled_name",
     ).rows()
     assert got == expected
     assert launches["source_launch_id"].to_list() == [str(row[15]) for row in expected]
@@ -96,17 +114,24 @@ def test_2021_schema_without_mangled_names(real_export) -> None:
     assert parsed.nvtx_ranges.height == 0 and parsed.launches["nvtx_path"].null_count() == 12
 
 
-@pytest.mark.parametrize(("name", "device_name", "sm_count", "cc", "warps", "clock_hz", "version"), [
-    (MORDRED, "Quadro RTX 6000", 72, "7.5", 32, 1.77e9, None),
-    (MEMFUSION, "NVIDIA GeForce RTX 3090", 82, "8.6", 48, 1.695e9, "2023.1.2.43"),
-    (T4, "Tesla T4", 40, "7.5", 32, 1.59e9, "2025.3.1.90"),
-    (RTX3060, "NVIDIA GeForce RTX 3060", 28, "8.6", 48, 1.792e9, "2025.5.2.266"),
-])
+@pytest.mark.parametrize(
+    ("name", "device_name", "sm_count", "cc", "warps", "clock_hz", "version"),
+    [
+        (MORDRED, "Quadro RTX 6000", 72, "7.5", 32, 1.77e9, None),
+        (MEMFUSION, "NVIDIA GeForce RTX 3090", 82, "8.6", 48, 1.695e9, "2023.1.2.43"),
+        (T4, "Tesla T4", 40, "7.5", 32, 1.59e9, "2025.3.1.90"),
+        (RTX3060, "NVIDIA GeForce RTX 3060", 28, "8.6", 48, 1.792e9, "2025.5.2.266"),
+    ],
+)
 def test_device_and_tool_version(real_export, name, device_name, sm_count, cc, warps, clock_hz, version) -> None:
     parsed = nsys_sqlite.read(real_export(name))
     device = parsed.device
     assert (device.name, device.sm_count, device.compute_capability, device.max_warps_per_sm) == (
-        device_name, sm_count, cc, warps)
+        device_name,
+        sm_count,
+        cc,
+        warps,
+    )
     assert device.sm_clock_hz == pytest.approx(clock_hz)
     assert device.extra["max_registers_per_sm"] == 65536
     assert device.extra["warp_size_threads"] == 32
@@ -136,8 +161,12 @@ def test_device_is_the_gpu_the_kernels_ran_on_in_a_multi_gpu_box(real_export) ->
 
 def test_memcpy_kinds_and_sizes(real_export) -> None:
     # CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD; the 2021 file has no ENUM table (built-in map).
-    for name, expected in [(MORDRED, {"HtoD": 45, "DtoH": 3}), (MEMFUSION, {"DtoD": 4}),
-                           (T4, {"DtoH": 89}), (RTX3060, {"HtoD": 2, "DtoH": 1})]:
+    for name, expected in [
+        (MORDRED, {"HtoD": 45, "DtoH": 3}),
+        (MEMFUSION, {"DtoD": 4}),
+        (T4, {"DtoH": 89}),
+        (RTX3060, {"HtoD": 2, "DtoH": 1}),
+    ]:
         path = real_export(name)
         by_kind = dict(query(path, "SELECT copyKind, count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY copyKind"))
         assert by_kind == {{"HtoD": 1, "DtoH": 2, "DtoD": 8}[kind]: n for kind, n in expected.items()}
@@ -163,8 +192,13 @@ def test_nvtx_ranges_and_domains(real_export) -> None:
     ranges = nsys_sqlite.read(path).nvtx_ranges
     assert ranges.height == 59
     assert ranges["domain"].unique().to_list() == ["TensorRT"]
-    assert ranges.row(0, named=True) == {"name": "ExecutionContext::execute", "domain": "TensorRT",
-                                         "start_ns": 18992108, "end_ns": 25834711, "thread_id": 24129}
+    assert ranges.row(0, named=True) == {
+        "name": "ExecutionContext::execute",
+        "domain": "TensorRT",
+        "start_ns": 18992108,
+        "end_ns": 25834711,
+        "thread_id": 24129,
+    }
 
     path = real_export(T4)
     assert query(path, "SELECT count(*) FROM NVTX_EVENTS") == [(787,)]  # README: 787 NVTX
@@ -188,11 +222,17 @@ EXPECTED_PATHS_SQL = """
 """
 
 
-@pytest.mark.parametrize(("name", "first_path", "without_path"), [
-    (MEMFUSION, "ExecutionContext::execute > Reformatting CopyNode for Input Tensor 0 to /conv1/Conv + /relu/Relu",
-     0),
-    (T4, "Setup", 7),
-])
+@pytest.mark.parametrize(
+    ("name", "first_path", "without_path"),
+    [
+        (
+            MEMFUSION,
+            "ExecutionContext::execute > Reformatting CopyNode for Input Tensor 0 to /conv1/Conv + /relu/Relu",
+            0,
+        ),
+        (T4, "Setup", 7),
+    ],
+)
 def test_nvtx_path_of_every_kernel(real_export, name: str, first_path: str, without_path: int) -> None:
     """Each kernel's path is the push/pop ranges open on its launch call's thread when the call began."""
     path = real_export(name)
@@ -312,8 +352,7 @@ def test_store_round_trip(store: Store, real_export) -> None:
 
     info = store.get_import(result.import_id)
     assert (info["format"], info["tool"], info["tool_version"]) == ("nsys-sqlite", "Nsight Systems", "2023.1.2.43")
-    assert (info["device_name"], info["sm_count"], info["compute_capability"]) == ("NVIDIA GeForce RTX 3090", 82,
-                                                                                 "8.6")
+    assert (info["device_name"], info["sm_count"], info["compute_capability"]) == ("NVIDIA GeForce RTX 3090", 82, "8.6")
     assert info["device_extra"]["max_shared_memory_per_sm_bytes"] == 102400
 
     launches = store.launches(import_id=result.import_id)
@@ -332,12 +371,19 @@ def test_store_round_trip(store: Store, real_export) -> None:
 def test_enclosing_range_paths_by_hand() -> None:
     """Nesting, a child starting with its parent, a closed sibling, another thread, a point at an end time."""
     ranges = pl.DataFrame(
-        [(1, 0, 100, "outer"), (1, 0, 50, "first"), (1, 10, 20, "leaf"), (1, 60, 90, "second"),
-         (2, 0, 1000, "other thread")],
-        schema={"thread": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64, "name": pl.Utf8}, orient="row",
+        [
+            (1, 0, 100, "outer"),
+            (1, 0, 50, "first"),
+            (1, 10, 20, "leaf"),
+            (1, 60, 90, "second"),
+            (2, 0, 1000, "other thread"),
+        ],
+        schema={"thread": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64, "name": pl.Utf8},
+        orient="row",
     )
-    points = pl.DataFrame({"launch_key": [0, 1, 2, 3, 4, 5, 6], "thread": [1, 1, 1, 1, 1, 2, 3],
-                           "time_ns": [0, 15, 30, 55, 60, 500, 5]})
+    points = pl.DataFrame(
+        {"launch_key": [0, 1, 2, 3, 4, 5, 6], "thread": [1, 1, 1, 1, 1, 2, 3], "time_ns": [0, 15, 30, 55, 60, 500, 5]}
+    )
     paths = dict(nsys_sqlite.enclosing_range_paths(ranges.reverse(), points).rows())
     assert paths == {
         0: "outer > first",  # both start at 0: the longer one is the outer
@@ -358,9 +404,14 @@ def test_h100_sample(sample_trace) -> None:
     [(name, sms, major, minor)] = query(path, "SELECT name, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU")
     assert parsed.launches.height == kernels > 0
     assert (parsed.device.name, parsed.device.sm_count, parsed.device.compute_capability) == (
-        name, sms, f"{major}.{minor}")
+        name,
+        sms,
+        f"{major}.{minor}",
+    )
     assert name == "NVIDIA H100 80GB HBM3" and sms == 132
     assert parsed.launches["nvtx_path"].to_list() == [row[0] for row in query(path, EXPECTED_PATHS_SQL)]
     assert parsed.launches["nvtx_path"].null_count() == 0
-    assert parsed.tool_version == query(path, "SELECT value FROM META_DATA_EXPORT "
-                                              "WHERE name = 'EXPORT_PRODUCT_VERSION'")[0][0]
+    assert (
+        parsed.tool_version
+        == query(path, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'")[0][0]
+    )

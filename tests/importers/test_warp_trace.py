@@ -63,6 +63,7 @@ def error_of(path: Path, **options) -> str:
 
 # ---- the CSV format ------------------------------------------------------------------------------------------
 
+
 def test_csv_fills_warps_launch_and_device(tmp_path):
     parsed = read(write(tmp_path, "trace.csv", METADATA + COLUMNS + ROWS))
     assert parsed.format == "warp-trace"
@@ -70,9 +71,16 @@ def test_csv_fills_warps_launch_and_device(tmp_path):
     assert parsed.warnings == []
     warps = parsed.warps
     assert warps.height == 4
-    assert warps.row(1, named=True) == {"launch_key": 0, "sm_id": 12, "block_id": 0, "warp_in_block": 1,
-                                        "start_ns": 1700000000130, "end_ns": 1700000004600,
-                                        "start_cycles": 123456800, "end_cycles": 123465100}
+    assert warps.row(1, named=True) == {
+        "launch_key": 0,
+        "sm_id": 12,
+        "block_id": 0,
+        "warp_in_block": 1,
+        "start_ns": 1700000000130,
+        "end_ns": 1700000004600,
+        "start_cycles": 123456800,
+        "end_cycles": 123465100,
+    }
     assert warps["sm_id"].to_list() == [12, 12, 13, 13]
     launch = parsed.launches.row(0, named=True)
     assert parsed.launches.height == 1
@@ -96,11 +104,7 @@ def test_launch_duration_from_metadata_and_unknown_keys_kept(tmp_path):
 
 
 def test_without_launch_column_and_blank_and_comment_lines(tmp_path):
-    text = ("sm_id,block_id,warp_in_block,start_ns,end_ns\n"
-            "3,0,0,100,250\n"
-            "\n"
-            "# a comment between rows\n"
-            "4,1,0,110,300\n")
+    text = "sm_id,block_id,warp_in_block,start_ns,end_ns\n3,0,0,100,250\n\n# a comment between rows\n4,1,0,110,300\n"
     assert sniff(text.encode())
     parsed = read(write(tmp_path, "plain.csv", text))
     assert parsed.warps["launch_key"].to_list() == [0, 0]
@@ -112,10 +116,7 @@ def test_without_launch_column_and_blank_and_comment_lines(tmp_path):
 
 
 def test_repeated_launches(tmp_path):
-    rows = ("1,5,0,0,2000,2600\n"
-            "0,5,0,0,1000,1500\n"
-            "1,6,1,0,2100,2900\n"
-            "0,6,1,0,1100,1400\n")
+    rows = "1,5,0,0,2000,2600\n0,5,0,0,1000,1500\n1,6,1,0,2100,2900\n0,6,1,0,1100,1400\n"
     text = "# kernel: k\n# launch_duration_ns: 999\nlaunch,sm_id,block_id,warp_in_block,start_ns,end_ns\n" + rows
     parsed = read(write(tmp_path, "two.csv", text))
     # launch_key follows the launch number, whatever the row order
@@ -128,12 +129,14 @@ def test_repeated_launches(tmp_path):
 
 
 def test_kernel_column_makes_one_launch_per_kernel_and_launch(tmp_path):
-    text = ("# kernel: a\n# grid: 1\n# block: 32,2\n"
-            "kernel,launch,sm_id,block_id,warp_in_block,start_ns,end_ns\n"
-            "a,0,0,0,0,10,20\n"
-            "b,0,1,0,0,15,45\n"
-            "a,0,0,0,1,11,22\n"
-            ",1,2,0,0,30,31\n")  # empty kernel: the header's kernel
+    text = (
+        "# kernel: a\n# grid: 1\n# block: 32,2\n"
+        "kernel,launch,sm_id,block_id,warp_in_block,start_ns,end_ns\n"
+        "a,0,0,0,0,10,20\n"
+        "b,0,1,0,0,15,45\n"
+        "a,0,0,0,1,11,22\n"
+        ",1,2,0,0,30,31\n"
+    )  # empty kernel: the header's kernel
     parsed = read(write(tmp_path, "kernels.csv", text))
     launches = parsed.launches
     assert launches["kernel_name"].to_list() == ["a", "b", "a"]
@@ -158,11 +161,13 @@ def test_gzip_detected_by_content_not_name(tmp_path):
 
 # ---- cycles, clocks and wrap ---------------------------------------------------------------------------------
 
-CYCLES_ONLY = ("launch,sm_id,block_id,warp_in_block,start_cycles,end_cycles\n"
-               "0,0,0,0,1000,3000\n"
-               "0,0,1,0,1400,2400\n"
-               "0,1,2,0,500,700\n"
-               "0,1,3,0,900,5900\n")
+CYCLES_ONLY = (
+    "launch,sm_id,block_id,warp_in_block,start_cycles,end_cycles\n"
+    "0,0,0,0,1000,3000\n"
+    "0,0,1,0,1400,2400\n"
+    "0,1,2,0,500,700\n"
+    "0,1,3,0,900,5900\n"
+)
 
 
 def test_cycles_only_converted_per_sm_with_clock_option(tmp_path):
@@ -195,11 +200,13 @@ def test_cycles_64_bit_end_before_start_is_an_error(tmp_path):
 
 
 def test_32_bit_wrap_gives_duration_modulo_2_32(tmp_path):
-    text = ("# clock_bits: 32\nsm_id,block_id,warp_in_block,start_cycles,end_cycles\n"
-            "0,0,0,4294966000,4294967100\n"
-            "0,0,1,4294967000,200\n"  # wraps: 2**32 - 4294967000 + 200 = 496 cycles
-            "1,1,0,4294967200,40\n"   # SM 1 straddles the wrap: 2**32 - 4294967200 + 40 = 136 cycles
-            "1,1,1,100,300\n")        # after the wrap: 2**32 - 4294967200 + 100 = 196 cycles after SM 1's first
+    text = (
+        "# clock_bits: 32\nsm_id,block_id,warp_in_block,start_cycles,end_cycles\n"
+        "0,0,0,4294966000,4294967100\n"
+        "0,0,1,4294967000,200\n"  # wraps: 2**32 - 4294967000 + 200 = 496 cycles
+        "1,1,0,4294967200,40\n"  # SM 1 straddles the wrap: 2**32 - 4294967200 + 40 = 136 cycles
+        "1,1,1,100,300\n"
+    )  # after the wrap: 2**32 - 4294967200 + 100 = 196 cycles after SM 1's first
     parsed = read(write(tmp_path, "wrap.csv", text), clock_hz=1e9)
     warps = parsed.warps
     assert warps["start_ns"].to_list() == [0, 1000, 0, 196]
@@ -227,9 +234,11 @@ def test_32_bit_ambiguous_durations_warn(tmp_path):
 
 def test_32_bit_launch_longer_than_wrap_period_warns(tmp_path):
     # ns span 5e9 > 2**32 cycles at 1 GHz (4.29e9 ns): cycle differences may have wrapped more than once
-    text = ("# clock_bits: 32\n# sm_clock_hz: 1000000000\n"
-            "sm_id,block_id,warp_in_block,start_ns,end_ns,start_cycles,end_cycles\n"
-            "0,0,0,0,100,10,110\n0,1,0,4999999900,5000000000,20,120\n")
+    text = (
+        "# clock_bits: 32\n# sm_clock_hz: 1000000000\n"
+        "sm_id,block_id,warp_in_block,start_ns,end_ns,start_cycles,end_cycles\n"
+        "0,0,0,0,100,10,110\n0,1,0,4999999900,5000000000,20,120\n"
+    )
     parsed = read(write(tmp_path, "span.csv", text))
     assert parsed.warps["end_ns"].to_list() == [100, 5000000000]
     assert any("span more than the 32-bit clock wrap period" in w for w in parsed.warnings)
@@ -249,8 +258,7 @@ MAPPED = "smid,blk,w,t0,t1,extra\n7,0,0,100,180,x\n8,1,0,120,260,y\n"
 def test_column_map_with_aliases_and_full_names(tmp_path):
     path = write(tmp_path, "mapped.csv", MAPPED)
     assert not sniff(path.read_bytes())  # no recognisable header: the user names the format and the columns
-    parsed = read(path, column_map={"start": "t0", "end": "t1", "sm": "smid", "block_id": "blk",
-                                    "warp": "w"})
+    parsed = read(path, column_map={"start": "t0", "end": "t1", "sm": "smid", "block_id": "blk", "warp": "w"})
     assert parsed.warps["sm_id"].to_list() == [7, 8]
     assert parsed.warps["end_ns"].to_list() == [180, 260]
     assert parsed.warps["block_id"].to_list() == [0, 1]
@@ -266,14 +274,21 @@ def test_column_map_errors(tmp_path):
 
 # ---- bad input -----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("bad_row", "column", "words"), [
-    ("0,12,1,0,1700000000500,1700000000400,1,2", "end_ns", "end_ns is before start_ns"),
-    ("0,-1,1,0,1700000000500,1700000000900,1,2", "sm_id", "negative SM id"),
-    ("0,12,1,0,17000000x0500,1700000000900,1,2", "start_ns", "not an integer: '17000000x0500'"),
-    ("0,12,1,0,1700000000500,,1,2", "end_ns", "missing value"),
-    ("0,12,0,1,1700000000500,1700000000900,1,2", "warp_in_block", "duplicate warp: block 0, warp 1 of launch 0 "
-                                                                   f"appeared before at line {HEADER_LINES + 2}"),
-])
+
+@pytest.mark.parametrize(
+    ("bad_row", "column", "words"),
+    [
+        ("0,12,1,0,1700000000500,1700000000400,1,2", "end_ns", "end_ns is before start_ns"),
+        ("0,-1,1,0,1700000000500,1700000000900,1,2", "sm_id", "negative SM id"),
+        ("0,12,1,0,17000000x0500,1700000000900,1,2", "start_ns", "not an integer: '17000000x0500'"),
+        ("0,12,1,0,1700000000500,,1,2", "end_ns", "missing value"),
+        (
+            "0,12,0,1,1700000000500,1700000000900,1,2",
+            "warp_in_block",
+            f"duplicate warp: block 0, warp 1 of launch 0 appeared before at line {HEADER_LINES + 2}",
+        ),
+    ],
+)
 def test_bad_rows_name_line_and_column(tmp_path, bad_row, column, words):
     # the bad row follows a blank line and a comment line, which must not shift the line number
     path = write(tmp_path, "bad.csv", METADATA + COLUMNS + ROWS + "\n# note\n" + bad_row + "\n")
@@ -322,7 +337,8 @@ def test_missing_required_column(tmp_path):
 def test_missing_time_columns(tmp_path):
     assert "no time columns" in error_of(write(tmp_path, "notime.csv", "sm_id,block_id,warp_in_block\n0,0,0\n"))
     assert "'start_ns' without 'end_ns'" in error_of(
-        write(tmp_path, "half.csv", "sm_id,block_id,warp_in_block,start_ns\n0,0,0,1\n"))
+        write(tmp_path, "half.csv", "sm_id,block_id,warp_in_block,start_ns\n0,0,0,1\n")
+    )
 
 
 def test_bad_metadata_value_names_its_line(tmp_path):
@@ -377,15 +393,19 @@ def test_multi_member_gzip(tmp_path):
 
 # ---- Parquet and JSON ----------------------------------------------------------------------------------------
 
+
 def test_parquet_with_key_value_metadata(tmp_path):
-    table = pa.table({
-        "sm_id": pa.array([3, 4], pa.int32()),
-        "block_id": pa.array([0, 1], pa.uint32()),
-        "warp_in_block": pa.array([0, 0], pa.int64()),
-        "start_ns": pa.array([1000, 1100], pa.uint64()),
-        "end_ns": pa.array([1800, 1500], pa.uint64()),
-    }).replace_schema_metadata({"kernel": "saxpy", "sm_count": "132", "grid": "2,1,1", "block": "32,1,1",
-                                "sm_clock_hz": "1755000000"})
+    table = pa.table(
+        {
+            "sm_id": pa.array([3, 4], pa.int32()),
+            "block_id": pa.array([0, 1], pa.uint32()),
+            "warp_in_block": pa.array([0, 0], pa.int64()),
+            "start_ns": pa.array([1000, 1100], pa.uint64()),
+            "end_ns": pa.array([1800, 1500], pa.uint64()),
+        }
+    ).replace_schema_metadata(
+        {"kernel": "saxpy", "sm_count": "132", "grid": "2,1,1", "block": "32,1,1", "sm_clock_hz": "1755000000"}
+    )
     path = tmp_path / "trace.bin"
     pq.write_table(table, path)
     assert sniff(path.read_bytes()[:65536])
@@ -399,15 +419,20 @@ def test_parquet_with_key_value_metadata(tmp_path):
 
 def test_parquet_bad_row_names_row_index(tmp_path):
     path = tmp_path / "bad.parquet"
-    pl.DataFrame({"sm_id": [0, 0], "block_id": [0, 0], "warp_in_block": [0, 1], "start_ns": [5, 9],
-                  "end_ns": [6, 8]}).write_parquet(path)
+    pl.DataFrame(
+        {"sm_id": [0, 0], "block_id": [0, 0], "warp_in_block": [0, 1], "start_ns": [5, 9], "end_ns": [6, 8]}
+    ).write_parquet(path)
     assert error_of(path).endswith("row 1 (column 'end_ns'): end_ns is before start_ns")
 
 
 def test_json_records(tmp_path):
-    document = {"metadata": {"kernel": "k", "grid": [2, 1, 1], "sm_count": 80},
-                "warps": [{"sm": 1, "block_id": 0, "warp_in_block": 0, "start_ns": 10, "end_ns": 90},
-                          {"sm": 2, "block_id": 1, "warp_in_block": 0, "start_ns": "20", "end_ns": 70}]}
+    document = {
+        "metadata": {"kernel": "k", "grid": [2, 1, 1], "sm_count": 80},
+        "warps": [
+            {"sm": 1, "block_id": 0, "warp_in_block": 0, "start_ns": 10, "end_ns": 90},
+            {"sm": 2, "block_id": 1, "warp_in_block": 0, "start_ns": "20", "end_ns": 70},
+        ],
+    }
     path = write(tmp_path, "trace.json", json.dumps(document))
     assert sniff(path.read_bytes())
     parsed = read(path, column_map={"sm": "sm"})
@@ -418,10 +443,15 @@ def test_json_records(tmp_path):
 
 
 def test_json_record_errors(tmp_path):
-    document = {"warps": [{"sm_id": 1, "block_id": 0, "warp_in_block": 0, "start_ns": 10, "end_ns": 90},
-                          {"sm_id": 1, "block_id": 1, "warp_in_block": 0, "start_ns": 10.5, "end_ns": 90}]}
+    document = {
+        "warps": [
+            {"sm_id": 1, "block_id": 0, "warp_in_block": 0, "start_ns": 10, "end_ns": 90},
+            {"sm_id": 1, "block_id": 1, "warp_in_block": 0, "start_ns": 10.5, "end_ns": 90},
+        ]
+    }
     assert error_of(write(tmp_path, "float.json", json.dumps(document))).endswith(
-        "warps[1] (column 'start_ns'): not an integer: 10.5")
+        "warps[1] (column 'start_ns'): not an integer: 10.5"
+    )
     message = error_of(write(tmp_path, "cut.json", '{"warps": [{"sm_id": 1,\n "block_id"'))
     assert message.startswith(f"{tmp_path / 'cut.json'}:2:12: invalid JSON")
 
@@ -487,7 +517,8 @@ def test_cuda_scheduling_examiner_end_before_start_names_the_block(tmp_path):
     log = json.loads(EXAMINER_LOG)
     log["times"][2]["block_times"][3] = 0.1
     assert error_of(write(tmp_path, "back.json", json.dumps(log))).endswith(
-        "times[2] block 1 (column 'block_times'): end_ns is before start_ns")
+        "times[2] block 1 (column 'block_times'): end_ns is before start_ns"
+    )
 
 
 def test_cuda_scheduling_examiner_log_without_sm_ids(tmp_path):
@@ -498,6 +529,7 @@ def test_cuda_scheduling_examiner_log_without_sm_ids(tmp_path):
 
 # ---- detection -----------------------------------------------------------------------------------------------
 
+
 def test_sniff_rejects_other_formats(real_export):
     assert not sniff(b"SQLite format 3\x00" + bytes(100))
     assert not sniff(b"NVR\x00" + bytes(100))
@@ -507,6 +539,7 @@ def test_sniff_rejects_other_formats(real_export):
 
 
 # ---- the store -----------------------------------------------------------------------------------------------
+
 
 def test_store_round_trip(store, tmp_path):
     path = write(tmp_path, "trace.csv", METADATA + COLUMNS + ROWS)
@@ -524,6 +557,7 @@ def test_store_round_trip(store, tmp_path):
 
 
 # ---- the team's H100 samples ---------------------------------------------------------------------------------
+
 
 @pytest.mark.gpu_samples
 def test_h100_sample_traces():

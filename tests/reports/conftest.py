@@ -21,14 +21,23 @@ HOSTILE_NAME = "<img src=x onerror=alert(1)>"
 Warp = tuple[int, int, int, int, int, int]
 
 
-def write_trace(path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, grid: str = "4,1,1",
-                block: str = "64,1,1") -> Path:
+def write_trace(
+    path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, grid: str = "4,1,1", block: str = "64,1,1"
+) -> Path:
     """A `tracekit-warp-trace v1` CSV (the layout documented in importers/warp_trace.py)."""
     header = [
-        "# tracekit-warp-trace v1", f"# kernel: {kernel}", "# device_name: NVIDIA H100 80GB HBM3",
-        "# compute_capability: 9.0", f"# sm_count: {sm_count}", "# sm_clock_hz: 1980000000",
-        "# max_warps_per_sm: 64", f"# grid: {grid}", f"# block: {block}", "# registers_per_thread: 32",
-        "# static_smem_bytes: 0", "# dynamic_smem_bytes: 0",
+        "# tracekit-warp-trace v1",
+        f"# kernel: {kernel}",
+        "# device_name: NVIDIA H100 80GB HBM3",
+        "# compute_capability: 9.0",
+        f"# sm_count: {sm_count}",
+        "# sm_clock_hz: 1980000000",
+        "# max_warps_per_sm: 64",
+        f"# grid: {grid}",
+        f"# block: {block}",
+        "# registers_per_thread: 32",
+        "# static_smem_bytes: 0",
+        "# dynamic_smem_bytes: 0",
         "launch,sm_id,block_id,warp_in_block,start_ns,end_ns",
     ]
     path.write_text("\n".join(header + [",".join(map(str, warp)) for warp in warps]) + "\n")
@@ -38,10 +47,19 @@ def write_trace(path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, g
 def make_tiny_warps(launch: int = 0, stretch: float = 1.0) -> list[Warp]:
     """4 blocks of 2 warps on 2 SMs: blocks 0 and 1 run 0-1000 ns; then block 2 runs 1000-2000 on SM 0 and block 3
     1000-3000 on SM 1. Times scale with `stretch` (a slower version of the same kernel)."""
-    raw = [(0, 0, 0, 0, 1000), (0, 0, 1, 0, 1000), (1, 1, 0, 0, 1000), (1, 1, 1, 0, 1000),
-           (0, 2, 0, 1000, 2000), (0, 2, 1, 1000, 2000), (1, 3, 0, 1000, 3000), (1, 3, 1, 1000, 3000)]
-    return [(launch, sm, block, warp, round(start * stretch), round(end * stretch))
-            for sm, block, warp, start, end in raw]
+    raw = [
+        (0, 0, 0, 0, 1000),
+        (0, 0, 1, 0, 1000),
+        (1, 1, 0, 0, 1000),
+        (1, 1, 1, 0, 1000),
+        (0, 2, 0, 1000, 2000),
+        (0, 2, 1, 1000, 2000),
+        (1, 3, 0, 1000, 3000),
+        (1, 3, 1, 1000, 3000),
+    ]
+    return [
+        (launch, sm, block, warp, round(start * stretch), round(end * stretch)) for sm, block, warp, start, end in raw
+    ]
 
 
 @pytest.fixture
@@ -68,8 +86,14 @@ def db_path(tmp_path: Path) -> str:
 def run_tracekit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The real CLI (`python -m tracekit.cli.main`), so exit codes and error lines are what a user sees."""
     env = {**os.environ, "COLUMNS": "220"}  # rich tables on one line per row when piped
-    return subprocess.run([sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+    )
 
 
 @pytest.fixture

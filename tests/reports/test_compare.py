@@ -41,8 +41,9 @@ def slower_pair(trace_file, tiny_warps):
 
 def test_text_table_and_gates(cli, db_path, slower_pair):
     a, b = slower_pair
-    result = cli("compare", "--db", db_path, str(a), str(b), "--fail-if", "duration_ns>+5%",
-                 "--fail-if", "mean_latency_ns>+50%")
+    result = cli(
+        "compare", "--db", db_path, str(a), str(b), "--fail-if", "duration_ns>+5%", "--fail-if", "mean_latency_ns>+50%"
+    )
     assert result.returncode == 1, result.stderr
     out = result.stdout
     # 3,000 -> 3,600 ns; mean latency 1,250 -> 1,500 ns; both +20%, lower is better.
@@ -96,8 +97,19 @@ def test_differently_named_kernels(cli, db_path, trace_file, tiny_warps):
     unmatched = cli("compare", "--db", db_path, str(a), str(b))
     assert unmatched.returncode == 2
     assert "no launch of A matches one of B" in unmatched.stderr and "--kernel-a" in unmatched.stderr
-    result = cli("compare", "--db", db_path, str(a), str(b), "--kernel-a", "reduceNeighbored",
-                 "--kernel-b", "reduceInterleaved", "--format", "json")
+    result = cli(
+        "compare",
+        "--db",
+        db_path,
+        str(a),
+        str(b),
+        "--kernel-a",
+        "reduceNeighbored",
+        "--kernel-b",
+        "reduceInterleaved",
+        "--format",
+        "json",
+    )
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     comparison = payload["pairs"][0]["comparison"]
@@ -110,13 +122,14 @@ def test_html_and_markdown_forms(cli, db_path, tmp_path, trace_file, tiny_warps)
     a = trace_file("a.csv", HOSTILE_NAME, tiny_warps())
     b = trace_file("b.csv", HOSTILE_NAME, tiny_warps(stretch=1.2))
     out = tmp_path / "compare.html"
-    result = cli("compare", "--db", db_path, str(a), str(b), "--format", "html", "-o", str(out),
-                 "--fail-if", "duration_ns>+5%")
+    result = cli(
+        "compare", "--db", db_path, str(a), str(b), "--format", "html", "-o", str(out), "--fail-if", "duration_ns>+5%"
+    )
     assert result.returncode == 1
     assert "duration_ns>+5%: FAILED" in result.stderr
     text = out.read_text()
     assert "<img" not in text and html.escape(HOSTILE_NAME) in text
-    assert "<td>duration (ns)</td><td class=\"num\">3,000</td><td class=\"num\">3,600</td>" in text
+    assert '<td>duration (ns)</td><td class="num">3,000</td><td class="num">3,600</td>' in text
     assert "Gates: FAILED" in text
     # Overlaid latency histograms and occupancy curves of A and B.
     assert len(re.findall(r'<div class="figure" id="fig-\d+">', text)) == 2
@@ -128,8 +141,21 @@ def test_html_and_markdown_forms(cli, db_path, tmp_path, trace_file, tiny_warps)
 
 def test_pairing_by_name_and_configuration():
     def launches(rows):
-        return pl.DataFrame([{"id": i, "kernel_name": n, "grid_x": g, "grid_y": 1, "grid_z": 1, "block_x": 256,
-                              "block_y": 1, "block_z": 1} for i, n, g in rows])
+        return pl.DataFrame(
+            [
+                {
+                    "id": i,
+                    "kernel_name": n,
+                    "grid_x": g,
+                    "grid_y": 1,
+                    "grid_z": 1,
+                    "block_x": 256,
+                    "block_y": 1,
+                    "block_z": 1,
+                }
+                for i, n, g in rows
+            ]
+        )
 
     a = launches([(1, "k", 64), (2, "k", 128), (3, "k", 64), (4, "other", 64)])
     b = launches([(5, "k", 64), (6, "k", 128), (7, "k", 256)])
@@ -141,6 +167,7 @@ def test_pairing_by_name_and_configuration():
 
 # ---- the H100 sample pairs --------------------------------------------------------------------------------------
 
+
 def sample_comparison(cli, db_path, sample_trace, a: str, b: str, *options: str) -> dict:
     paths = [str(sample_trace(f"h100/{name}.csv.gz")) for name in (a, b)]
     result = cli("compare", "--db", db_path, *paths, "--format", "json", *options)
@@ -150,8 +177,17 @@ def sample_comparison(cli, db_path, sample_trace, a: str, b: str, *options: str)
 
 @pytest.mark.gpu_samples
 def test_fast_math_black_scholes_is_shorter(cli, db_path, sample_trace):
-    payload = sample_comparison(cli, db_path, sample_trace, "black_scholes", "black_scholes_fast_math",
-                                "--kernel-a", "black_scholes", "--kernel-b", "black_scholes_fast_math")
+    payload = sample_comparison(
+        cli,
+        db_path,
+        sample_trace,
+        "black_scholes",
+        "black_scholes_fast_math",
+        "--kernel-a",
+        "black_scholes",
+        "--kernel-b",
+        "black_scholes_fast_math",
+    )
     assert field(payload, "duration_ns")["relative_change"] < 0
     # Fast math needs fewer registers (29 against 35 on the H100), so more warps fit an SM; each warp then waits
     # longer on the memory system, but more of them finish per ns: Little's law, not a shorter warp latency.
@@ -161,8 +197,17 @@ def test_fast_math_black_scholes_is_shorter(cli, db_path, sample_trace):
 
 @pytest.mark.gpu_samples
 def test_interleaved_reduction_beats_divergent(cli, db_path, sample_trace):
-    payload = sample_comparison(cli, db_path, sample_trace, "reduce_neighbored", "reduce_interleaved",
-                                "--kernel-a", "reduceNeighbored", "--kernel-b", "reduceInterleaved")
+    payload = sample_comparison(
+        cli,
+        db_path,
+        sample_trace,
+        "reduce_neighbored",
+        "reduce_interleaved",
+        "--kernel-a",
+        "reduceNeighbored",
+        "--kernel-b",
+        "reduceInterleaved",
+    )
     assert field(payload, "duration_ns")["relative_change"] < 0
 
 
@@ -170,7 +215,16 @@ def test_interleaved_reduction_beats_divergent(cli, db_path, sample_trace):
 def test_four_loads_per_thread_raise_warp_throughput(cli, db_path, sample_trace):
     # Same grid and block: with 4 independent loads in flight per thread each warp finishes sooner, so the same
     # warps complete at a higher rate at the same occupancy (fewer warps needed for the same bandwidth).
-    payload = sample_comparison(cli, db_path, sample_trace, "memcpy_1load", "memcpy_4loads",
-                                "--kernel-a", "memcpy_1load", "--kernel-b", "memcpy_4loads")
+    payload = sample_comparison(
+        cli,
+        db_path,
+        sample_trace,
+        "memcpy_1load",
+        "memcpy_4loads",
+        "--kernel-a",
+        "memcpy_1load",
+        "--kernel-b",
+        "memcpy_4loads",
+    )
     assert field(payload, "throughput_warps_per_ns_per_sm")["relative_change"] > 0
     assert field(payload, "duration_ns")["relative_change"] < 0

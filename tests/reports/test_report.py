@@ -84,11 +84,15 @@ def test_html_report_content_and_escaping(cli, db_path, tmp_path, tiny_and_ncu):
     # occupancy 10,000 warp-ns / (3,000 ns x 2 SMs) = 1.667 warps per SM; SM 0 goes idle for good at 2,000 ns,
     # so the tail is 1,000 ns = 33.33% of the span; after the last block start (1,000 ns) 2,000 ns = 66.67%.
     # 64-thread blocks at 32 registers on CC 9.0: the 32-block limit gives 32 x 2 = 64 warps = 100% theoretical.
-    for expected in ("<td>duration</td><td class=\"num\">3,000 ns</td>", "<td>latency mean</td>"
-                     "<td class=\"num\">1,250 ns</td>", "1.667", "1,000 ns (33.33% of the span)",
-                     "<td>after the last block start</td><td class=\"num\">2,000 ns (66.67%)</td>",
-                     "<td>first SM idle for good</td><td class=\"num\">2,000 ns</td>",
-                     "<td>theoretical</td><td class=\"num\">100% (64 of 64 warps per SM)</td>"):
+    for expected in (
+        '<td>duration</td><td class="num">3,000 ns</td>',
+        '<td>latency mean</td><td class="num">1,250 ns</td>',
+        "1.667",
+        "1,000 ns (33.33% of the span)",
+        '<td>after the last block start</td><td class="num">2,000 ns (66.67%)</td>',
+        '<td>first SM idle for good</td><td class="num">2,000 ns</td>',
+        '<td>theoretical</td><td class="num">100% (64 of 64 warps per SM)</td>',
+    ):
         assert expected in text, expected
 
     # Nsight Compute launches: every duration and the theoretical occupancy as the CSV's own columns give them.
@@ -184,8 +188,11 @@ def test_sweep_figure_and_fit(cli, db_path, tmp_path, trace_file):
 
 def test_big_trace_figures_stay_small(cli, db_path, tmp_path, trace_file):
     # 60,000 warps on 132 SMs: the figures plot aggregated frames, so their JSON does not grow with the warps.
-    warps = [(0, block % 132, block, w, (block // 132) * 900 + w * 7, (block // 132) * 900 + 800 + w * 7)
-             for block in range(7500) for w in range(8)]
+    warps = [
+        (0, block % 132, block, w, (block // 132) * 900 + w * 7, (block // 132) * 900 + 800 + w * 7)
+        for block in range(7500)
+        for w in range(8)
+    ]
     path = trace_file("big.csv", "big_kernel", warps, sm_count=132, grid="7500,1,1", block="256,1,1")
     out = tmp_path / "big.html"
     result = cli("report", "--db", db_path, str(path), "-o", str(out))

@@ -16,39 +16,77 @@ from tracekit.store.schema import SCHEMA_REVISION
 
 
 def make_parsed() -> ParsedImport:
-    launches = conform(pl.DataFrame({
-        "launch_key": [0, 1],
-        "kernel_name": ["vector_add(float const*, float*, int)", 'reduce<"x", 3>'],
-        "grid_x": [4096, 1], "grid_y": [1, 1], "grid_z": [1, 1],
-        "block_x": [256, 1024], "block_y": [1, 1], "block_z": [1, 1],
-        "registers_per_thread": [16, 32],
-        "dynamic_smem_bytes": [49152, 0],
-        "start_ns": [1_000, 9_000], "end_ns": [5_000, 9_500], "duration_ns": [4_000.0, 500.0],
-    }), LAUNCH_SCHEMA)
-    metrics = conform(pl.DataFrame({
-        "launch_key": [0, 0, 1],
-        "section": ["Occupancy", "Occupancy", None],
-        "name": ["sm__warps_active.avg.pct_of_peak_sustained_active", "launch__occupancy_limiter",
-                 "gpu__time_duration.sum"],
-        "unit": ["%", None, "ns"],
-        "value": [37.5, None, 500.0],
-        "text_value": [None, "Registers", None],
-        "kind": ["float", "text", "float"],
-    }), METRIC_SCHEMA)
-    warps = conform(pl.DataFrame({
-        "launch_key": [0, 0, 0, 1],
-        "sm_id": [0, 0, 131, 5],
-        "block_id": [0, 0, 1, 0],
-        "warp_in_block": [0, 1, 0, 0],
-        "start_ns": [1_000, 1_032, 1_100, 9_000],
-        "end_ns": [4_000, 4_500, 5_000, 9_400],
-        "start_cycles": [10, 20, None, None],
-        "end_cycles": [6_000, 7_000, None, None],
-    }), WARP_SCHEMA)
-    device = Device(name="NVIDIA H100 80GB HBM3", compute_capability="9.0", sm_count=132,
-                    sm_clock_hz=1.98e9, max_warps_per_sm=64, extra={"max_registers_per_sm": 65536})
-    return ParsedImport(format="warp-trace", tool="warp_trace.cuh", tool_version="1", device=device,
-                        launches=launches, metrics=metrics, warps=warps, warnings=["clock() may wrap"])
+    launches = conform(
+        pl.DataFrame(
+            {
+                "launch_key": [0, 1],
+                "kernel_name": ["vector_add(float const*, float*, int)", 'reduce<"x", 3>'],
+                "grid_x": [4096, 1],
+                "grid_y": [1, 1],
+                "grid_z": [1, 1],
+                "block_x": [256, 1024],
+                "block_y": [1, 1],
+                "block_z": [1, 1],
+                "registers_per_thread": [16, 32],
+                "dynamic_smem_bytes": [49152, 0],
+                "start_ns": [1_000, 9_000],
+                "end_ns": [5_000, 9_500],
+                "duration_ns": [4_000.0, 500.0],
+            }
+        ),
+        LAUNCH_SCHEMA,
+    )
+    metrics = conform(
+        pl.DataFrame(
+            {
+                "launch_key": [0, 0, 1],
+                "section": ["Occupancy", "Occupancy", None],
+                "name": [
+                    "sm__warps_active.avg.pct_of_peak_sustained_active",
+                    "launch__occupancy_limiter",
+                    "gpu__time_duration.sum",
+                ],
+                "unit": ["%", None, "ns"],
+                "value": [37.5, None, 500.0],
+                "text_value": [None, "Registers", None],
+                "kind": ["float", "text", "float"],
+            }
+        ),
+        METRIC_SCHEMA,
+    )
+    warps = conform(
+        pl.DataFrame(
+            {
+                "launch_key": [0, 0, 0, 1],
+                "sm_id": [0, 0, 131, 5],
+                "block_id": [0, 0, 1, 0],
+                "warp_in_block": [0, 1, 0, 0],
+                "start_ns": [1_000, 1_032, 1_100, 9_000],
+                "end_ns": [4_000, 4_500, 5_000, 9_400],
+                "start_cycles": [10, 20, None, None],
+                "end_cycles": [6_000, 7_000, None, None],
+            }
+        ),
+        WARP_SCHEMA,
+    )
+    device = Device(
+        name="NVIDIA H100 80GB HBM3",
+        compute_capability="9.0",
+        sm_count=132,
+        sm_clock_hz=1.98e9,
+        max_warps_per_sm=64,
+        extra={"max_registers_per_sm": 65536},
+    )
+    return ParsedImport(
+        format="warp-trace",
+        tool="warp_trace.cuh",
+        tool_version="1",
+        device=device,
+        launches=launches,
+        metrics=metrics,
+        warps=warps,
+        warnings=["clock() may wrap"],
+    )
 
 
 @pytest.fixture

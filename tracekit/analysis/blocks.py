@@ -30,20 +30,43 @@ def _unordered_blocks(warps: pl.DataFrame) -> pl.DataFrame:
     costs as much as computing them."""
     rel = relative_times(warps)
     end = pl.col("end_rel_ns")
-    blocks = rel.lazy().group_by("block_id").agg(
-        sm_id=pl.col("sm_id").first(),
-        warps=pl.len(),
-        start_ns=pl.col("start_rel_ns").min(),
-        end_ns=end.max(),
-        end_spread_ns=end.max() - end.min(),
-        warp_ns_after_own_end=end.max() * pl.len() - end.sum(),
-    ).collect()
+    blocks = (
+        rel.lazy()
+        .group_by("block_id")
+        .agg(
+            sm_id=pl.col("sm_id").first(),
+            warps=pl.len(),
+            start_ns=pl.col("start_rel_ns").min(),
+            end_ns=end.max(),
+            end_spread_ns=end.max() - end.min(),
+            warp_ns_after_own_end=end.max() * pl.len() - end.sum(),
+        )
+        .collect()
+    )
     starts = blocks.select("sm_id", next_start_ns=pl.col("start_ns")).sort("next_start_ns")
-    return (blocks.sort("end_ns")
-            .join_asof(starts, left_on="end_ns", right_on="next_start_ns", by="sm_id", strategy="forward",
-                       check_sortedness=False, coalesce=False)  # both sides sorted just above
-            .select("sm_id", "block_id", "warps", "start_ns", "end_ns", "end_spread_ns", "warp_ns_after_own_end",
-                    "next_start_ns", gap_ns=pl.col("next_start_ns") - pl.col("end_ns")))
+    return (
+        blocks.sort("end_ns")
+        .join_asof(
+            starts,
+            left_on="end_ns",
+            right_on="next_start_ns",
+            by="sm_id",
+            strategy="forward",
+            check_sortedness=False,
+            coalesce=False,
+        )  # both sides sorted just above
+        .select(
+            "sm_id",
+            "block_id",
+            "warps",
+            "start_ns",
+            "end_ns",
+            "end_spread_ns",
+            "warp_ns_after_own_end",
+            "next_start_ns",
+            gap_ns=pl.col("next_start_ns") - pl.col("end_ns"),
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -74,22 +97,27 @@ def block_replacement(warps: pl.DataFrame, sm_count: int | None = None) -> Block
     capacity_ns = max(int(rel["end_rel_ns"].max()), 1) * sm_count
     gap, spread = pl.col("gap_ns"), pl.col("end_spread_ns")
     duration = pl.col("end_ns") - pl.col("start_ns")
-    row = _unordered_blocks(rel).select(
-        blocks=pl.len(),
-        replacements=gap.count(),
-        gap_mean_ns=gap.mean(),
-        gap_p50_ns=gap.quantile(0.5, "linear"),
-        gap_p90_ns=gap.quantile(0.9, "linear"),
-        gap_p99_ns=gap.quantile(0.99, "linear"),
-        gap_max_ns=gap.max(),
-        end_spread_mean_ns=spread.mean(),
-        end_spread_p50_ns=spread.quantile(0.5, "linear"),
-        end_spread_p90_ns=spread.quantile(0.9, "linear"),
-        end_spread_p99_ns=spread.quantile(0.99, "linear"),
-        end_spread_max_ns=spread.max(),
-        lost_to_gaps_warps_per_sm=(gap * pl.col("warps")).sum() / capacity_ns,
-        lost_to_end_spread_warps_per_sm=pl.col("warp_ns_after_own_end").sum() / capacity_ns,
-        duration_relative_spread=pl.when(duration.median() > 0).then(
-            (duration.quantile(0.9, "linear") - duration.quantile(0.1, "linear")) / duration.median()),
-    ).row(0, named=True)
+    row = (
+        _unordered_blocks(rel)
+        .select(
+            blocks=pl.len(),
+            replacements=gap.count(),
+            gap_mean_ns=gap.mean(),
+            gap_p50_ns=gap.quantile(0.5, "linear"),
+            gap_p90_ns=gap.quantile(0.9, "linear"),
+            gap_p99_ns=gap.quantile(0.99, "linear"),
+            gap_max_ns=gap.max(),
+            end_spread_mean_ns=spread.mean(),
+            end_spread_p50_ns=spread.quantile(0.5, "linear"),
+            end_spread_p90_ns=spread.quantile(0.9, "linear"),
+            end_spread_p99_ns=spread.quantile(0.99, "linear"),
+            end_spread_max_ns=spread.max(),
+            lost_to_gaps_warps_per_sm=(gap * pl.col("warps")).sum() / capacity_ns,
+            lost_to_end_spread_warps_per_sm=pl.col("warp_ns_after_own_end").sum() / capacity_ns,
+            duration_relative_spread=pl.when(duration.median() > 0).then(
+                (duration.quantile(0.9, "linear") - duration.quantile(0.1, "linear")) / duration.median()
+            ),
+        )
+        .row(0, named=True)
+    )
     return BlockReplacement(**row)

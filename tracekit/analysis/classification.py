@@ -44,14 +44,17 @@ SHARED_CONFLICT_FRACTION = 0.1  # bank conflicts per shared-memory wavefront
 DIVERGENCE_THREADS_FRACTION = 0.9  # fewer than 90% of 32 threads active per instruction
 WARP_SIZE = 32
 
-_MEMORY_UNITS = (("DRAM", "dram", c.DRAM_THROUGHPUT_PCT), ("L2", "l2", c.L2_THROUGHPUT_PCT),
-                 ("L1/shared", "l1/shared", c.L1_THROUGHPUT_PCT))
+_MEMORY_UNITS = (
+    ("DRAM", "dram", c.DRAM_THROUGHPUT_PCT),
+    ("L2", "l2", c.L2_THROUGHPUT_PCT),
+    ("L1/shared", "l1/shared", c.L1_THROUGHPUT_PCT),
+)
 _ADVICE = {
     "dram": "Move fewer bytes to and from DRAM: coalesce accesses, reuse data through shared memory or L2, "
-            "use narrower types, fuse kernels.",
+    "use narrower types, fuse kernels.",
     "l2": "Send fewer requests to L2: improve L1 reuse and locality, coalesce, avoid atomics on hot lines.",
     "l1/shared": "Reduce L1/shared-memory wavefronts: remove bank conflicts, use wider (vector) accesses, "
-                 "fewer redundant loads.",
+    "fewer redundant loads.",
     "issue": "Issue fewer instructions: vectorize loads, hoist index arithmetic, unroll, use wider math.",
     "memory": "Move fewer bytes through the memory system: coalesce, reuse, use narrower types.",
 }
@@ -113,9 +116,12 @@ def _num(value: float) -> str:
 def unit_utilizations(metrics: pl.DataFrame) -> list[UnitUtilization]:
     """Every unit the launch's counters give a % of peak for, highest first ("sm" and "memory" are totals)."""
     units: list[UnitUtilization] = []
-    for label, limiter, names in (*_MEMORY_UNITS, ("issue slots", "issue", c.ISSUE_ACTIVE_PCT),
-                                  ("SM (all pipes)", "sm", c.SM_THROUGHPUT_PCT),
-                                  ("memory (all units)", "memory", c.MEMORY_THROUGHPUT_PCT)):
+    for label, limiter, names in (
+        *_MEMORY_UNITS,
+        ("issue slots", "issue", c.ISSUE_ACTIVE_PCT),
+        ("SM (all pipes)", "sm", c.SM_THROUGHPUT_PCT),
+        ("memory (all units)", "memory", c.MEMORY_THROUGHPUT_PCT),
+    ):
         row = metric_row(metrics, *names)
         if row:
             units.append(UnitUtilization(label, limiter, row[0], row[1]))
@@ -139,8 +145,10 @@ def _occupancy(inputs: ClassificationInputs) -> _Occupancy:
     occ = _Occupancy()
     max_warps = inputs.max_warps_per_sm
     # Theoretical: the occupancy calculator's numbers first, the report's after.
-    occ.theoretical_warps, occ.theoretical_pct = inputs.theoretical_occupancy_warps_per_sm, \
-        inputs.theoretical_occupancy_pct
+    occ.theoretical_warps, occ.theoretical_pct = (
+        inputs.theoretical_occupancy_warps_per_sm,
+        inputs.theoretical_occupancy_pct,
+    )
     occ.theoretical_source = "occupancy calculator" if occ.theoretical_warps or occ.theoretical_pct else None
     if occ.theoretical_warps is None and occ.theoretical_pct is None:
         warps_row, pct_row = metric_row(m, *c.THEORETICAL_WARPS_PER_SM), metric_row(m, *c.THEORETICAL_OCCUPANCY_PCT)
@@ -196,9 +204,11 @@ def _stall_sentence(stalls: StallBreakdown) -> str:
     top = ", ".join(f"{reason} {cycles:.2f}" for reason, cycles in stalls.dominant(3))
     groups = ("latency", "bandwidth", "other")
     shares = ", ".join(f"{group} {100 * (stalls.share(group) or 0):.0f}%" for group in groups)
-    return (f"Warps wait {stalls.total_cycles_per_issue:.2f} cycles per issued instruction "
-            f"({stalls.source} stall metrics, e.g. {next(iter(stalls.metric_names.values()))}); of the stalled "
-            f"cycles {shares}; largest reasons (cycles per instruction): {top}.")
+    return (
+        f"Warps wait {stalls.total_cycles_per_issue:.2f} cycles per issued instruction "
+        f"({stalls.source} stall metrics, e.g. {next(iter(stalls.metric_names.values()))}); of the stalled "
+        f"cycles {shares}; largest reasons (cycles per instruction): {top}."
+    )
 
 
 def _throughput_verdict(saturated: list[UnitUtilization], report: _Report) -> str:
@@ -207,13 +217,20 @@ def _throughput_verdict(saturated: list[UnitUtilization], report: _Report) -> st
     for unit in saturated:
         report.evidence.append(
             f"{unit.label} throughput is {_pct(unit.pct)}% of peak ({unit.metric}), above the "
-            f"{SATURATION_PCT:.0f}% at which a unit counts as saturated.")
+            f"{SATURATION_PCT:.0f}% at which a unit counts as saturated."
+        )
     if not specific:
-        report.evidence.append(f"The report has no per-unit breakdown behind {top.metric}, so the saturated "
-                               f"unit inside {top.label} is not named.")
+        report.evidence.append(
+            f"The report has no per-unit breakdown behind {top.metric}, so the saturated "
+            f"unit inside {top.label} is not named."
+        )
     report.advise(f"More occupancy will not help: {top.label} is saturated (latency is already hidden).")
-    report.advise(_ADVICE.get(top.limiter, f"Issue less work to the {top.label}: use cheaper or fewer "
-                                            f"instructions, or move work to an idle pipe."))
+    report.advise(
+        _ADVICE.get(
+            top.limiter,
+            f"Issue less work to the {top.label}: use cheaper or fewer instructions, or move work to an idle pipe.",
+        )
+    )
     return top.limiter
 
 
@@ -221,63 +238,86 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
     """Explain a gap between achieved and theoretical occupancy, and flag tail effects."""
     waves_row = metric_row(m, *c.WAVES_PER_SM)
     waves = waves_row[1] if waves_row else None
-    gap = (occ.achieved_warps is not None and occ.theoretical_warps
-           and occ.achieved_warps < OCCUPANCY_GAP_FRACTION * occ.theoretical_warps)
+    gap = (
+        occ.achieved_warps is not None
+        and occ.theoretical_warps
+        and occ.achieved_warps < OCCUPANCY_GAP_FRACTION * occ.theoretical_warps
+    )
     if gap:
         report.evidence.append(
             f"Achieved occupancy is {occ.achieved_warps:.1f} warps per SM ({_pct(occ.achieved_pct or 0)}%, "
             f"{occ.achieved_source}), below the theoretical {occ.theoretical_warps:.1f} "
-            f"({_pct(occ.theoretical_pct or 0)}%, {occ.theoretical_source}).")
+            f"({_pct(occ.theoretical_pct or 0)}%, {occ.theoretical_source})."
+        )
     causes = 0
     if waves is not None and waves < 1:
         blocks = metric(m, *c.GRID_BLOCKS)
         grid = f"{blocks:.0f} blocks" if blocks is not None else "the grid"
         report.evidence.append(
             f"{grid} fill only {waves:.2f} of one wave of the GPU's block slots ({waves_row[0]}): too few blocks "
-            f"for the SMs, so each SM runs fewer warps than it could hold.")
+            f"for the SMs, so each SM runs fewer warps than it could hold."
+        )
         report.flag("too-few-blocks")
-        report.advise("Launch more blocks (a larger grid, smaller tiles, or split-K style work splitting) so every "
-                      "SM gets its full share of warps.")
+        report.advise(
+            "Launch more blocks (a larger grid, smaller tiles, or split-K style work splitting) so every "
+            "SM gets its full share of warps."
+        )
         causes += 1
     elif waves is not None and waves > 1 and not float(waves).is_integer():
         full = math.ceil(waves)
         idle = (full - waves) / full
         report.evidence.append(
             f"The launch runs {waves:.2f} waves ({waves_row[0]}): the last wave is partial and leaves "
-            f"{100 * idle:.0f}% of the SM time of {full} waves without blocks.")
+            f"{100 * idle:.0f}% of the SM time of {full} waves without blocks."
+        )
         causes += 1
         if idle >= TAIL_LOSS_FRACTION:
             report.flag("tail-effect")
-            report.advise("Size the grid to a whole number of waves, or give each block more work so the partial "
-                          "last wave matters less.")
+            report.advise(
+                "Size the grid to a whole number of waves, or give each block more work so the partial "
+                "last wave matters less."
+            )
     active, elapsed = metric_row(m, *c.SM_ACTIVE_CYCLES), metric_row(m, *c.ELAPSED_CYCLES)
     if active and elapsed and elapsed[1] > 0 and active[1] / elapsed[1] < 1 - TAIL_LOSS_FRACTION:
         idle = 1 - active[1] / elapsed[1]
         report.evidence.append(
             f"SMs were idle {100 * idle:.0f}% of the elapsed cycles ({active[0]} = {_num(active[1])} of "
-            f"{elapsed[0]} = {_num(elapsed[1])}): utilizations per active cycle describe only the busy part.")
+            f"{elapsed[0]} = {_num(elapsed[1])}): utilizations per active cycle describe only the busy part."
+        )
         if idle >= SM_IDLE_FRACTION and (waves is None or waves >= 1):
             report.flag("tail-effect")
             report.advise("Balance the work across blocks (or hand it out dynamically) so all SMs finish together.")
         causes += 1
     if inputs.tail_fraction is not None and inputs.tail_fraction >= TAIL_LOSS_FRACTION:
-        report.evidence.append(f"The warp trace spends {100 * inputs.tail_fraction:.0f}% of the launch in its tail "
-                               f"(at least {100 * TAIL_LOSS_FRACTION:.0f}% counts as a tail effect).")
+        report.evidence.append(
+            f"The warp trace spends {100 * inputs.tail_fraction:.0f}% of the launch in its tail "
+            f"(at least {100 * TAIL_LOSS_FRACTION:.0f}% counts as a tail effect)."
+        )
         report.flag("tail-effect")
         causes += 1
     if inputs.block_imbalance_spread is not None and inputs.block_imbalance_spread >= IMBALANCE_SPREAD:
-        report.evidence.append(f"Block durations spread by {inputs.block_imbalance_spread:.2f} (relative) in the "
-                               f"trace: imbalance between blocks keeps SMs partly empty while slow blocks finish.")
+        report.evidence.append(
+            f"Block durations spread by {inputs.block_imbalance_spread:.2f} (relative) in the "
+            f"trace: imbalance between blocks keeps SMs partly empty while slow blocks finish."
+        )
         report.flag("block-imbalance")
         report.advise("Balance work across blocks (or hand out work dynamically) so SMs refill evenly.")
         causes += 1
     theoretical = occ.theoretical_warps
     for lost, what, flag, advice in (
-            (inputs.lost_to_end_spread_warps_per_sm, "finished warps holding their slot until their block's last "
-             "warp ends (imbalance within blocks)", "block-imbalance", "Balance work across the warps of a block."),
-            (inputs.lost_to_block_gaps_warps_per_sm, "empty slots between one block's end and the next block's "
-             "start on an SM", "block-launch-gaps", "Give each block more work (fewer, longer blocks) so block "
-                                                    "launches are rarer.")):
+        (
+            inputs.lost_to_end_spread_warps_per_sm,
+            "finished warps holding their slot until their block's last warp ends (imbalance within blocks)",
+            "block-imbalance",
+            "Balance work across the warps of a block.",
+        ),
+        (
+            inputs.lost_to_block_gaps_warps_per_sm,
+            "empty slots between one block's end and the next block's start on an SM",
+            "block-launch-gaps",
+            "Give each block more work (fewer, longer blocks) so block launches are rarer.",
+        ),
+    ):
         if lost is None or lost <= 0:
             continue
         large = theoretical is not None and lost >= LOST_OCCUPANCY_FRACTION * theoretical
@@ -288,8 +328,10 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
             report.flag(flag)
             report.advise(advice)
     if gap and not causes:
-        report.evidence.append("No cause for the occupancy gap is visible in the data (a warp trace would show "
-                               "imbalance between or within blocks).")
+        report.evidence.append(
+            "No cause for the occupancy gap is visible in the data (a warp trace would show "
+            "imbalance between or within blocks)."
+        )
 
 
 def _ideal_sectors_per_request(m: pl.DataFrame) -> tuple[float, str]:
@@ -315,7 +357,8 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
             report.flag("uncoalesced-access")
             report.evidence.append(
                 f"{100 * share:.0f}% of global sectors are beyond the ideal for their accesses ({excess[0]} = "
-                f"{_num(excess[1])} of {_num(theoretical)}): uncoalesced access.")
+                f"{_num(excess[1])} of {_num(theoretical)}): uncoalesced access."
+            )
     elif sectors and requests and requests[1] > 0:
         per_request = sectors[1] / requests[1]
         ideal, basis = _ideal_sectors_per_request(m)
@@ -323,7 +366,8 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
             report.flag("uncoalesced-access")
             report.evidence.append(
                 f"Global loads take {per_request:.1f} sectors per request ({sectors[0]} / {requests[0]}) against "
-                f"{ideal:.3g} {basis}.")
+                f"{ideal:.3g} {basis}."
+            )
     if "uncoalesced-access" in report.flags:
         report.advise("Coalesce global accesses: consecutive threads should touch consecutive addresses.")
 
@@ -332,24 +376,37 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
         report.flag("shared-bank-conflicts")
         report.evidence.append(
             f"Shared-memory bank conflicts add {_num(conflicts[1])} of {_num(wavefronts[1])} wavefronts "
-            f"({100 * conflicts[1] / wavefronts[1]:.0f}%; {conflicts[0]}).")
+            f"({100 * conflicts[1] / wavefronts[1]:.0f}%; {conflicts[0]})."
+        )
         report.advise("Remove shared-memory bank conflicts: pad arrays or swizzle indices.")
 
-    local_rows = [row for row in (metric_row(m, *c.LOCAL_LOAD_INSTRUCTIONS), metric_row(m, *c.LOCAL_STORE_INSTRUCTIONS),
-                                  metric_row(m, *c.LOCAL_LOAD_SECTORS), metric_row(m, *c.LOCAL_STORE_SECTORS),
-                                  metric_row(m, *c.LOCAL_SPILL_REQUESTS)) if row]
+    local_rows = [
+        row
+        for row in (
+            metric_row(m, *c.LOCAL_LOAD_INSTRUCTIONS),
+            metric_row(m, *c.LOCAL_STORE_INSTRUCTIONS),
+            metric_row(m, *c.LOCAL_LOAD_SECTORS),
+            metric_row(m, *c.LOCAL_STORE_SECTORS),
+            metric_row(m, *c.LOCAL_SPILL_REQUESTS),
+        )
+        if row
+    ]
     if any(value > 0 for _, value in local_rows):
         report.flag("register-spills")
         cited = ", ".join(f"{name} = {_num(value)}" for name, value in local_rows if value > 0)
         report.evidence.append(f"The kernel uses local memory ({cited}): register spills or local arrays.")
-        report.advise("Avoid local memory: fewer live registers (or a higher register limit), no dynamically "
-                      "indexed local arrays.")
+        report.advise(
+            "Avoid local memory: fewer live registers (or a higher register limit), no dynamically "
+            "indexed local arrays."
+        )
 
     threads, branch = metric_row(m, *c.THREADS_PER_INSTRUCTION), metric_row(m, *c.BRANCH_EFFICIENCY_PCT)
     if threads and threads[1] < DIVERGENCE_THREADS_FRACTION * WARP_SIZE:
         report.flag("branch-divergence")
-        report.evidence.append(f"Only {threads[1]:.1f} of {WARP_SIZE} threads are active per executed instruction "
-                               f"({threads[0]}): divergence or partial warps.")
+        report.evidence.append(
+            f"Only {threads[1]:.1f} of {WARP_SIZE} threads are active per executed instruction "
+            f"({threads[0]}): divergence or partial warps."
+        )
     elif branch and branch[1] < 100 * DIVERGENCE_THREADS_FRACTION:
         report.flag("branch-divergence")
         report.evidence.append(f"Branch efficiency is {_pct(branch[1])}% ({branch[0]}).")
@@ -357,8 +414,9 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
         report.advise("Reduce divergence: make the threads of a warp take the same branches.")
 
 
-def _needed_occupancy(inputs: ClassificationInputs, occ: _Occupancy, units: list[UnitUtilization],
-                      report: _Report) -> float | None:
+def _needed_occupancy(
+    inputs: ClassificationInputs, occ: _Occupancy, units: list[UnitUtilization], report: _Report
+) -> float | None:
     """Little's law: warps needed per SM = warp latency x throughput bound."""
     sweep = inputs.sweep
     if sweep is not None and sweep.needed_occupancy_warps_per_sm is not None:
@@ -366,16 +424,21 @@ def _needed_occupancy(inputs: ClassificationInputs, occ: _Occupancy, units: list
             f"The occupancy sweep fits min(n / L, B) with L = {_num(sweep.latency)} (per warp, in the throughput's "
             f"time unit) and B = "
             f"{_num(sweep.throughput_bound)}: n* = L x B = {sweep.needed_occupancy_warps_per_sm:.1f} warps per SM "
-            f"are needed to reach the bound" + (f" (measured points near the knee fall up to "
-                                                f"{100 * sweep.knee_gap_fraction:.0f}% below the model)."
-                                                if sweep.knee_gap_fraction else "."))
+            f"are needed to reach the bound"
+            + (
+                f" (measured points near the knee fall up to {100 * sweep.knee_gap_fraction:.0f}% below the model)."
+                if sweep.knee_gap_fraction
+                else "."
+            )
+        )
         return sweep.needed_occupancy_warps_per_sm
     if inputs.mean_warp_latency_ns and inputs.throughput_warps_per_ns_per_sm:
         in_flight = inputs.mean_warp_latency_ns * inputs.throughput_warps_per_ns_per_sm
         report.evidence.append(
             f"Warp trace: mean warp latency {_num(inputs.mean_warp_latency_ns)} ns x throughput "
             f"{_num(inputs.throughput_warps_per_ns_per_sm)} warps/ns per SM = {in_flight:.1f} warps in flight per "
-            f"SM (Little's law).")
+            f"SM (Little's law)."
+        )
     warps = occ.achieved_warps
     specific = [u for u in units if u.limiter not in ("sm", "memory")] or units
     if warps is None or not specific or specific[0].pct <= 0:
@@ -385,7 +448,8 @@ def _needed_occupancy(inputs: ClassificationInputs, occ: _Occupancy, units: list
     report.evidence.append(
         f"By Little's law the {warps:.1f} warps per SM now in flight keep the busiest unit, {top.label}, at "
         f"{_pct(top.pct)}% of peak ({top.metric}); at the same warp latency about {needed:.1f} warps per SM would "
-        f"reach its peak (a lower bound: latency grows near saturation).")
+        f"reach its peak (a lower bound: latency grows near saturation)."
+    )
     return needed
 
 
@@ -398,27 +462,41 @@ def _latency_advice(m: pl.DataFrame, occ: _Occupancy, needed: float | None, repo
         limits = {name: metric(m, *names) for name, names in c.BLOCK_LIMIT_NAMES.items()}
         limits = {name: value for name, value in limits.items() if value is not None}
         limiting = f" (limited by {min(limits, key=limits.get)})" if limits else ""
-        report.evidence.append(f"Even the theoretical occupancy, {theoretical:.1f} warps per SM{limiting}, is below "
-                               f"the ~{needed:.0f} needed: more warps alone cannot hide the latency.")
+        report.evidence.append(
+            f"Even the theoretical occupancy, {theoretical:.1f} warps per SM{limiting}, is below "
+            f"the ~{needed:.0f} needed: more warps alone cannot hide the latency."
+        )
         report.flag("needs-ilp")
-        report.advise("Give each warp more independent work (ILP): unroll, issue several loads before using them, "
-                      "process several elements per thread.")
+        report.advise(
+            "Give each warp more independent work (ILP): unroll, issue several loads before using them, "
+            "process several elements per thread."
+        )
         if limits and occ.theoretical_pct is not None and occ.theoretical_pct < 100:
-            report.advise(f"Raise the theoretical occupancy ({occ.theoretical_pct:.0f}% of the device's warps, "
-                          f"limited by {min(limits, key=limits.get)}) where the kernel allows.")
+            report.advise(
+                f"Raise the theoretical occupancy ({occ.theoretical_pct:.0f}% of the device's warps, "
+                f"limited by {min(limits, key=limits.get)}) where the kernel allows."
+            )
         if below_theoretical:
             report.flag("low-occupancy")
             report.advise(f"Run more warps per SM, up to the theoretical {theoretical:.0f}.")
         return
     if needed is not None and achieved is not None and achieved < needed:
         report.flag("low-occupancy")
-        report.advise(f"Run more warps per SM (about {needed:.0f} to reach the bound): more blocks, or fewer "
-                      f"registers / less shared memory per block.")
+        report.advise(
+            f"Run more warps per SM (about {needed:.0f} to reach the bound): more blocks, or fewer "
+            f"registers / less shared memory per block."
+        )
     report.advise("Give each warp more independent work (ILP): unroll, issue several loads before using them.")
 
 
-def _verdict(inputs: ClassificationInputs, m: pl.DataFrame, units: list[UnitUtilization], stalls: StallBreakdown,
-             occ: _Occupancy, report: _Report) -> tuple[str, str | None, str | None]:
+def _verdict(
+    inputs: ClassificationInputs,
+    m: pl.DataFrame,
+    units: list[UnitUtilization],
+    stalls: StallBreakdown,
+    occ: _Occupancy,
+    report: _Report,
+) -> tuple[str, str | None, str | None]:
     """(mode, limiter, reason undetermined): a saturated unit first, then a sweep past its knee, then the stall
     split; with no utilization counters, the sweep's knee alone."""
     mode, limiter, reason = "undetermined", None, None
@@ -439,13 +517,16 @@ def _verdict(inputs: ClassificationInputs, m: pl.DataFrame, units: list[UnitUtil
             f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), past the occupancy "
             f"sweep's knee of {sweep_knee:.1f}: throughput no longer grows with warps, so a throughput limit is "
             f"reached although no counter shows {SATURATION_PCT:.0f}% of peak; the busiest unit is {top.label} at "
-            f"{_pct(top.pct)}% ({top.metric}).")
+            f"{_pct(top.pct)}% ({top.metric})."
+        )
         report.advise(f"More occupancy will not help: the sweep is past its knee; {top.label} is the busiest unit.")
         report.advise(_ADVICE.get(top.limiter, f"Issue less work to the {top.label}."))
     elif units:
         top = units[0]
-        report.evidence.append(f"No unit reaches {SATURATION_PCT:.0f}% of peak: the busiest is {top.label} at "
-                               f"{_pct(top.pct)}% ({top.metric}).")
+        report.evidence.append(
+            f"No unit reaches {SATURATION_PCT:.0f}% of peak: the busiest is {top.label} at "
+            f"{_pct(top.pct)}% ({top.metric})."
+        )
         has_memory = any(u.limiter in ("dram", "l2", "l1/shared", "memory") for u in units)
         has_sm = any(u.limiter not in ("dram", "l2", "l1/shared", "memory") for u in units)
         if stalls.available:
@@ -454,36 +535,51 @@ def _verdict(inputs: ClassificationInputs, m: pl.DataFrame, units: list[UnitUtil
             if latency_share >= LATENCY_STALL_MAJORITY:
                 mode = "latency-bound"
             else:
-                reason = (f"no unit is saturated, yet only {100 * latency_share:.0f}% of stalled cycles are latency "
-                          f"stalls: the limit may be reached in bursts, or lie in a unit the report does not measure.")
+                reason = (
+                    f"no unit is saturated, yet only {100 * latency_share:.0f}% of stalled cycles are latency "
+                    f"stalls: the limit may be reached in bursts, or lie in a unit the report does not measure."
+                )
         elif has_memory and has_sm:
             mode = "latency-bound"
-            report.evidence.append("The report has no stall breakdown; by Volkov's rule a launch that reaches no "
-                                   "throughput limit is latency-bound.")
+            report.evidence.append(
+                "The report has no stall breakdown; by Volkov's rule a launch that reaches no "
+                "throughput limit is latency-bound."
+            )
         else:
             measured = ", ".join(u.label for u in units)
-            reason = (f"only {measured} measured: without both memory and SM utilization a saturated unit "
-                      f"cannot be ruled out.")
+            reason = (
+                f"only {measured} measured: without both memory and SM utilization a saturated unit "
+                f"cannot be ruled out."
+            )
     elif inputs.sweep is not None and inputs.sweep.needed_occupancy_warps_per_sm and occ.achieved_warps:
         knee = inputs.sweep.needed_occupancy_warps_per_sm
         if occ.achieved_warps < knee:
             mode = "latency-bound"
-            report.evidence.append(f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
-                                   f"below the sweep's knee of {knee:.1f}: throughput still grows with warps.")
+            report.evidence.append(
+                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
+                f"below the sweep's knee of {knee:.1f}: throughput still grows with warps."
+            )
         else:
             mode = "throughput-bound"
-            report.evidence.append(f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
-                                   f"at or past the sweep's knee of {knee:.1f}: throughput is on its plateau; "
-                                   f"the report names no unit, so the limiter is unknown.")
+            report.evidence.append(
+                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
+                f"at or past the sweep's knee of {knee:.1f}: throughput is on its plateau; "
+                f"the report names no unit, so the limiter is unknown."
+            )
             report.advise("More occupancy will not help: the sweep is on its plateau.")
     elif m.is_empty():
-        reason = "no metrics for this launch" + (
-            "; the warp trace gives latency and throughput but not the bound to compare them with"
-            if inputs.mean_warp_latency_ns else "") + "."
+        reason = (
+            "no metrics for this launch"
+            + (
+                "; the warp trace gives latency and throughput but not the bound to compare them with"
+                if inputs.mean_warp_latency_ns
+                else ""
+            )
+            + "."
+        )
     else:
         reason = "the metrics include no utilization (% of peak) counters, so no throughput limit can be checked."
     return mode, limiter, reason
-
 
 
 def classify(inputs: ClassificationInputs) -> Classification:
@@ -497,8 +593,10 @@ def classify(inputs: ClassificationInputs) -> Classification:
 
     if mode == "latency-bound":
         for reason_name, cycles in stalls.dominant(1) if stalls.available else []:
-            report.evidence.append(f"The largest stall is {reason_name} at {cycles:.2f} cycles per issued instruction "
-                                   f"({stalls.metric_names.get(reason_name)}).")
+            report.evidence.append(
+                f"The largest stall is {reason_name} at {cycles:.2f} cycles per issued instruction "
+                f"({stalls.metric_names.get(reason_name)})."
+            )
 
     needed = _needed_occupancy(inputs, occ, units, report)
     if mode == "latency-bound":
@@ -507,6 +605,14 @@ def classify(inputs: ClassificationInputs) -> Classification:
     _wastes(m, report)
     if mode == "undetermined":
         report.evidence.insert(0, f"Undetermined: {reason}")
-    return Classification(mode=mode, limiter=limiter, flags=report.flags, evidence=report.evidence,
-                          advice=report.advice, needed_occupancy_warps_per_sm=needed, reason=reason,
-                          utilization=units, stalls=stalls)
+    return Classification(
+        mode=mode,
+        limiter=limiter,
+        flags=report.flags,
+        evidence=report.evidence,
+        advice=report.advice,
+        needed_occupancy_warps_per_sm=needed,
+        reason=reason,
+        utilization=units,
+        stalls=stalls,
+    )

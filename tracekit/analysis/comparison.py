@@ -87,8 +87,10 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kernel_a": self.kernel_a, "kernel_b": self.kernel_b,
-            "launches_a": self.launches_a, "launches_b": self.launches_b,
+            "kernel_a": self.kernel_a,
+            "kernel_b": self.kernel_b,
+            "launches_a": self.launches_a,
+            "launches_b": self.launches_b,
             "fields": [asdict(change) | {"improved": change.improved} for change in self.fields],
             "text_fields": [{"field": f, "a": a, "b": b, "changed": a != b} for f, a, b in self.text_fields],
         }
@@ -126,8 +128,14 @@ def compare_results(results_a: list[dict[str, Any]], results_b: list[dict[str, A
             within_noise = abs(absolute) <= max(spreads) if spreads else None
         changes.append(FieldChange(name, mean_a, mean_b, absolute, relative, spread_a, spread_b, within_noise, better))
     texts = [(name, lookup(results_a[0], path), lookup(results_b[0], path)) for name, path in TEXT_FIELDS]
-    return Comparison(lookup(results_a[0], "kernel.name"), lookup(results_b[0], "kernel.name"),
-                      len(results_a), len(results_b), changes, texts)
+    return Comparison(
+        lookup(results_a[0], "kernel.name"),
+        lookup(results_b[0], "kernel.name"),
+        len(results_a),
+        len(results_b),
+        changes,
+        texts,
+    )
 
 
 # ---- regression gates ---------------------------------------------------------------------------------------
@@ -158,8 +166,10 @@ class GateResult:
 def parse_gate(text: str) -> Gate:
     match = _GATE.match(text)
     if not match:
-        raise TracekitError(f"--fail-if {text!r}: expected FIELD>+N% or FIELD<-N% (or an absolute N without %), "
-                            f"for example 'duration_ns>+5%'")
+        raise TracekitError(
+            f"--fail-if {text!r}: expected FIELD>+N% or FIELD<-N% (or an absolute N without %), "
+            f"for example 'duration_ns>+5%'"
+        )
     field, operator, number, percent = match.groups()
     if lookup_path(field) is None:
         raise TracekitError(f"--fail-if {text!r}: unknown field {field!r} (known: {', '.join(FIELD_NAMES)})")
@@ -176,6 +186,9 @@ def evaluate_gate(comparison: Comparison, gate: Gate) -> GateResult:
     shown = f"{observed:+.2%}" if gate.relative else f"{observed:+.6g}"
     verdict = "FAILED" if failed else "passed"
     noise = " (within the run-to-run spread)" if change.within_noise else ""
-    return GateResult(gate, failed, observed,
-                      f"{gate.text}: {verdict}: {gate.field} changed by {shown} "
-                      f"({change.a:.6g} -> {change.b:.6g}){noise}")
+    return GateResult(
+        gate,
+        failed,
+        observed,
+        f"{gate.text}: {verdict}: {gate.field} changed by {shown} ({change.a:.6g} -> {change.b:.6g}){noise}",
+    )

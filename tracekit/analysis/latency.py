@@ -61,8 +61,15 @@ def latency_stats(warps: pl.DataFrame) -> LatencyStats:
 
 
 def _latency_by(warps: pl.DataFrame, key: str) -> pl.DataFrame:
-    return (relative_times(warps).lazy().select(key, LATENCY_NS)
-            .group_by(key).agg(_latency_aggregates()).sort(key).collect())
+    return (
+        relative_times(warps)
+        .lazy()
+        .select(key, LATENCY_NS)
+        .group_by(key)
+        .agg(_latency_aggregates())
+        .sort(key)
+        .collect()
+    )
 
 
 def latency_by_sm(warps: pl.DataFrame) -> pl.DataFrame:

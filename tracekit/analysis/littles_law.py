@@ -69,15 +69,22 @@ class LittlesLaw:
         if self.warps_straddling_start == 0 and self.warps_straddling_end == 0:
             return "closes exactly: no warp crosses the window's edges"
         edge = (self.spilled_out_warp_ns - self.carried_in_warp_ns) / (
-            (self.window_ns[1] - self.window_ns[0]) * self.sm_count)
-        return (f"edge effects: {self.warps_straddling_start} warps straddle the start "
-                f"({self.carried_in_warp_ns} warp-ns carried in), {self.warps_straddling_end} straddle the end "
-                f"({self.spilled_out_warp_ns} warp-ns spilled out): {edge:+.4g} warps/SM; "
-                f"occupancy drifts {self.occupancy_drift:+.1%} across the window")
+            (self.window_ns[1] - self.window_ns[0]) * self.sm_count
+        )
+        return (
+            f"edge effects: {self.warps_straddling_start} warps straddle the start "
+            f"({self.carried_in_warp_ns} warp-ns carried in), {self.warps_straddling_end} straddle the end "
+            f"({self.spilled_out_warp_ns} warp-ns spilled out): {edge:+.4g} warps/SM; "
+            f"occupancy drifts {self.occupancy_drift:+.1%} across the window"
+        )
 
 
-def check_littles_law(warps: pl.DataFrame, window: Window | Literal["launch", "steady_state"] | None = None,
-                      sm_count: int | None = None, gpu_steps: pl.DataFrame | None = None) -> LittlesLaw:
+def check_littles_law(
+    warps: pl.DataFrame,
+    window: Window | Literal["launch", "steady_state"] | None = None,
+    sm_count: int | None = None,
+    gpu_steps: pl.DataFrame | None = None,
+) -> LittlesLaw:
     """Little's law over `window`: None or "steady_state" for the steady state, "launch" for the whole launch.
 
     `gpu_steps` (`occupancy_steps(warps, per_sm=False)` or `launch_steps(warps).gpu`) saves the event sweep when
@@ -113,19 +120,24 @@ def check_littles_law(warps: pl.DataFrame, window: Window | Literal["launch", "s
     starts_inside = started_in(window)
     straddles_start = (start < start_ns) & (end > start_ns)
     resident = (start < end_ns) & ((end > start_ns) | (start >= start_ns))  # zero-length warps inside count
-    sums = rel.lazy().select(
-        started=where(starts_inside),
-        started_warp_ns=where(starts_inside, end - start),
-        spilled_out_warp_ns=where(starts_inside & (end > end_ns), end - end_ns),
-        carried_in_warp_ns=where(straddles_start, clipped(start_ns, end_ns)),
-        resident=where(resident),
-        resident_warp_ns=clipped(start_ns, end_ns).sum(),
-        first_half_warp_ns=clipped(start_ns, middle_ns).sum(),
-        second_half_warp_ns=clipped(middle_ns, end_ns).sum(),
-        straddling_start=where(straddles_start),
-        straddling_end=where((start < end_ns) & (end > end_ns)),
-        completed=where(completed_in(window)),
-    ).collect().row(0, named=True)
+    sums = (
+        rel.lazy()
+        .select(
+            started=where(starts_inside),
+            started_warp_ns=where(starts_inside, end - start),
+            spilled_out_warp_ns=where(starts_inside & (end > end_ns), end - end_ns),
+            carried_in_warp_ns=where(straddles_start, clipped(start_ns, end_ns)),
+            resident=where(resident),
+            resident_warp_ns=clipped(start_ns, end_ns).sum(),
+            first_half_warp_ns=clipped(start_ns, middle_ns).sum(),
+            second_half_warp_ns=clipped(middle_ns, end_ns).sum(),
+            straddling_start=where(straddles_start),
+            straddling_end=where((start < end_ns) & (end > end_ns)),
+            completed=where(completed_in(window)),
+        )
+        .collect()
+        .row(0, named=True)
+    )
     sums = {name: int(value or 0) for name, value in sums.items()}
 
     whole = sums["started_warp_ns"] / capacity_ns

@@ -67,8 +67,11 @@ _SPECS: dict[str, tuple[int, int, int, int, int, tuple[int, ...] | None, int | N
 }
 
 LIMIT_NAMES = ("warps", "blocks", "registers", "shared_memory")  # tie order for naming the limiter
-KNOB_COLUMNS = {"block_size": "threads_per_block", "registers": "registers_per_thread",
-                "shared_memory": "shared_mem_per_block_bytes"}
+KNOB_COLUMNS = {
+    "block_size": "threads_per_block",
+    "registers": "registers_per_thread",
+    "shared_memory": "shared_mem_per_block_bytes",
+}
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,9 @@ class OccupancyResult:
         return asdict(self)
 
 
-def _registers_limit(limits: DeviceLimits, warps_per_block: int, registers_per_thread: int,
-                     sub_partitions: int) -> tuple[int, int]:
+def _registers_limit(
+    limits: DeviceLimits, warps_per_block: int, registers_per_thread: int, sub_partitions: int
+) -> tuple[int, int]:
     """(blocks per SM, registers allocated per block), as cudaOccMaxBlocksPerSMRegsLimit."""
     if registers_per_thread == 0:
         return limits.max_blocks_per_sm, 0
@@ -183,11 +187,13 @@ def _carveout_at_least(limits: DeviceLimits, size_bytes: int) -> int:
     return min(fitting) if fitting else limits.shared_mem_per_sm_bytes
 
 
-def _shared_memory_limit(limits: DeviceLimits, shared_mem_per_block_bytes: int,
-                         shared_mem_config_bytes: int | None) -> tuple[int, int]:
+def _shared_memory_limit(
+    limits: DeviceLimits, shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None
+) -> tuple[int, int]:
     """(blocks per SM, bytes allocated per block), as cudaOccMaxBlocksPerSMSmemLimit with Nsight's conventions."""
-    allocated = _round_up(shared_mem_per_block_bytes + limits.reserved_shared_mem_per_block_bytes,
-                          limits.shared_mem_allocation_unit_bytes)
+    allocated = _round_up(
+        shared_mem_per_block_bytes + limits.reserved_shared_mem_per_block_bytes, limits.shared_mem_allocation_unit_bytes
+    )
     if allocated == 0:
         return limits.max_blocks_per_sm, 0
     per_sm = limits.shared_mem_per_sm_bytes if shared_mem_config_bytes is None else shared_mem_config_bytes
@@ -196,36 +202,55 @@ def _shared_memory_limit(limits: DeviceLimits, shared_mem_per_block_bytes: int,
     return per_sm // allocated, allocated
 
 
-def _validate(limits: DeviceLimits, threads_per_block: int, registers_per_thread: int,
-              shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None, barriers_per_block: int) -> None:
+def _validate(
+    limits: DeviceLimits,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_mem_per_block_bytes: int,
+    shared_mem_config_bytes: int | None,
+    barriers_per_block: int,
+) -> None:
     cc = limits.compute_capability
     if not 1 <= threads_per_block <= limits.max_threads_per_block:
         raise TracekitError(f"block size {threads_per_block}: must be 1 to {limits.max_threads_per_block} threads")
     if not 0 <= registers_per_thread <= limits.max_registers_per_thread:
-        raise TracekitError(f"{registers_per_thread} registers per thread: must be 0 to "
-                            f"{limits.max_registers_per_thread}")
+        raise TracekitError(
+            f"{registers_per_thread} registers per thread: must be 0 to {limits.max_registers_per_thread}"
+        )
     if not 0 <= shared_mem_per_block_bytes <= limits.max_shared_mem_per_block_bytes:
-        raise TracekitError(f"{shared_mem_per_block_bytes} bytes of shared memory per block: a block on CC {cc} "
-                            f"can use 0 to {limits.max_shared_mem_per_block_bytes} bytes")
+        raise TracekitError(
+            f"{shared_mem_per_block_bytes} bytes of shared memory per block: a block on CC {cc} "
+            f"can use 0 to {limits.max_shared_mem_per_block_bytes} bytes"
+        )
     if shared_mem_config_bytes is not None and not 0 <= shared_mem_config_bytes <= limits.shared_mem_per_sm_bytes:
-        raise TracekitError(f"shared-memory carveout of {shared_mem_config_bytes} bytes: an SM on CC {cc} has "
-                            f"0 to {limits.shared_mem_per_sm_bytes} bytes")
+        raise TracekitError(
+            f"shared-memory carveout of {shared_mem_config_bytes} bytes: an SM on CC {cc} has "
+            f"0 to {limits.shared_mem_per_sm_bytes} bytes"
+        )
     if barriers_per_block < 0:
         raise TracekitError(f"{barriers_per_block} barriers per block: must be 0 or more")
 
 
-def _occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_thread: int,
-               shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None,
-               barriers_per_block: int) -> OccupancyResult:
+def _occupancy(
+    limits: DeviceLimits,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_mem_per_block_bytes: int,
+    shared_mem_config_bytes: int | None,
+    barriers_per_block: int,
+) -> OccupancyResult:
     warps_per_block = -(-threads_per_block // limits.warp_size)
-    registers, allocated_registers = _registers_limit(limits, warps_per_block, registers_per_thread,
-                                                      limits.sub_partitions)
+    registers, allocated_registers = _registers_limit(
+        limits, warps_per_block, registers_per_thread, limits.sub_partitions
+    )
     # GP100 (6.0) has 2 sub-partitions, GP10x 4: a block that cannot run on GP10x is not let run on any Pascal.
-    if limits.compute_capability == "6.0" and registers and _registers_limit(
-            limits, warps_per_block, registers_per_thread, 4)[0] == 0:
+    if (
+        limits.compute_capability == "6.0"
+        and registers
+        and _registers_limit(limits, warps_per_block, registers_per_thread, 4)[0] == 0
+    ):
         registers = 0
-    shared_memory, allocated_shared = _shared_memory_limit(limits, shared_mem_per_block_bytes,
-                                                           shared_mem_config_bytes)
+    shared_memory, allocated_shared = _shared_memory_limit(limits, shared_mem_per_block_bytes, shared_mem_config_bytes)
     candidates = {
         "warps": limits.max_warps_per_sm // warps_per_block,
         "blocks": limits.max_blocks_per_sm,
@@ -235,8 +260,11 @@ def _occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_threa
     barriers = None
     if limits.barriers_per_sm is not None:
         # Like an unused register or shared-memory budget, a kernel with no barrier is limited by the block slots.
-        barriers = (min(limits.max_blocks_per_sm, limits.barriers_per_sm // barriers_per_block)
-                    if barriers_per_block > 0 else limits.max_blocks_per_sm)
+        barriers = (
+            min(limits.max_blocks_per_sm, limits.barriers_per_sm // barriers_per_block)
+            if barriers_per_block > 0
+            else limits.max_blocks_per_sm
+        )
         candidates["barriers"] = barriers
     active = min(candidates.values())
     warps = active * warps_per_block
@@ -262,9 +290,15 @@ def _occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_threa
     )
 
 
-def theoretical_occupancy(compute_capability: str, threads_per_block: int, registers_per_thread: int,
-                          shared_mem_per_block_bytes: int, shared_mem_config_bytes: int | None = None,
-                          *, barriers_per_block: int = 1) -> OccupancyResult:
+def theoretical_occupancy(
+    compute_capability: str,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_mem_per_block_bytes: int,
+    shared_mem_config_bytes: int | None = None,
+    *,
+    barriers_per_block: int = 1,
+) -> OccupancyResult:
     """Occupancy limits of one launch configuration; raises TracekitError for a configuration that cannot exist.
 
     shared_mem_per_block_bytes is static + dynamic (Nsight's launch__shared_mem_per_block_static/_dynamic); the
@@ -272,17 +306,31 @@ def theoretical_occupancy(compute_capability: str, threads_per_block: int, regis
     barriers_per_block (launch__barrier_count) matters from CC 9.0 on; kernels use 1 unless they name more.
     """
     limits = device_limits(compute_capability)
-    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, shared_mem_config_bytes,
-              barriers_per_block)
-    return _occupancy(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes,
-                      shared_mem_config_bytes, barriers_per_block)
+    _validate(
+        limits,
+        threads_per_block,
+        registers_per_thread,
+        shared_mem_per_block_bytes,
+        shared_mem_config_bytes,
+        barriers_per_block,
+    )
+    return _occupancy(
+        limits,
+        threads_per_block,
+        registers_per_thread,
+        shared_mem_per_block_bytes,
+        shared_mem_config_bytes,
+        barriers_per_block,
+    )
 
 
 def waves_per_sm(grid_blocks: int, active_blocks_per_sm: int, sm_count: int) -> float:
     """launch__waves_per_multiprocessor: the grid in units of one full wave (active blocks per SM x SMs)."""
     if grid_blocks < 0 or active_blocks_per_sm <= 0 or sm_count <= 0:
-        raise TracekitError(f"waves need a grid of 0 or more blocks, at least one active block per SM and one SM "
-                            f"(got {grid_blocks} blocks, {active_blocks_per_sm} per SM, {sm_count} SMs)")
+        raise TracekitError(
+            f"waves need a grid of 0 or more blocks, at least one active block per SM and one SM "
+            f"(got {grid_blocks} blocks, {active_blocks_per_sm} per SM, {sm_count} SMs)"
+        )
     return grid_blocks / (active_blocks_per_sm * sm_count)
 
 
@@ -315,8 +363,9 @@ def tail_estimate(grid_blocks: int, active_blocks_per_sm: int, sm_count: int) ->
     }
 
 
-def occupancy_cliffs(compute_capability: str, threads_per_block: int, registers_per_thread: int,
-                     shared_mem_per_block_bytes: int) -> dict[str, pl.DataFrame]:
+def occupancy_cliffs(
+    compute_capability: str, threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
+) -> dict[str, pl.DataFrame]:
     """Occupancy as each knob moves with the other two held: the curves of Nsight's Occupancy section.
 
     block_size steps by warps (32 .. 1024 threads), registers by one (1 .. 255), shared memory by the allocation
@@ -325,26 +374,38 @@ def occupancy_cliffs(compute_capability: str, threads_per_block: int, registers_
     limits = device_limits(compute_capability)
     _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, None, 1)
     sweeps = {
-        "block_size": [(t, registers_per_thread, shared_mem_per_block_bytes)
-                       for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)],
-        "registers": [(threads_per_block, r, shared_mem_per_block_bytes)
-                      for r in range(1, limits.max_registers_per_thread + 1)],
-        "shared_memory": [(threads_per_block, registers_per_thread, s)
-                          for s in range(0, limits.max_shared_mem_per_block_bytes + 1,
-                                         limits.shared_mem_allocation_unit_bytes)],
+        "block_size": [
+            (t, registers_per_thread, shared_mem_per_block_bytes)
+            for t in range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size)
+        ],
+        "registers": [
+            (threads_per_block, r, shared_mem_per_block_bytes) for r in range(1, limits.max_registers_per_thread + 1)
+        ],
+        "shared_memory": [
+            (threads_per_block, registers_per_thread, s)
+            for s in range(0, limits.max_shared_mem_per_block_bytes + 1, limits.shared_mem_allocation_unit_bytes)
+        ],
     }
     frames = {}
     for knob, points in sweeps.items():
         results = [_occupancy(limits, t, r, s, None, 1) for t, r, s in points]
         knob_values = [point[("block_size", "registers", "shared_memory").index(knob)] for point in points]
-        frames[knob] = pl.DataFrame({
-            KNOB_COLUMNS[knob]: knob_values,
-            "active_blocks_per_sm": [res.active_blocks_per_sm for res in results],
-            "theoretical_warps_per_sm": [res.theoretical_warps_per_sm for res in results],
-            "theoretical_pct": [res.theoretical_pct for res in results],
-            "limiter": [res.limiter for res in results],
-        }, schema={KNOB_COLUMNS[knob]: pl.Int64, "active_blocks_per_sm": pl.Int64,
-                   "theoretical_warps_per_sm": pl.Int64, "theoretical_pct": pl.Float64, "limiter": pl.String})
+        frames[knob] = pl.DataFrame(
+            {
+                KNOB_COLUMNS[knob]: knob_values,
+                "active_blocks_per_sm": [res.active_blocks_per_sm for res in results],
+                "theoretical_warps_per_sm": [res.theoretical_warps_per_sm for res in results],
+                "theoretical_pct": [res.theoretical_pct for res in results],
+                "limiter": [res.limiter for res in results],
+            },
+            schema={
+                KNOB_COLUMNS[knob]: pl.Int64,
+                "active_blocks_per_sm": pl.Int64,
+                "theoretical_warps_per_sm": pl.Int64,
+                "theoretical_pct": pl.Float64,
+                "limiter": pl.String,
+            },
+        )
     return frames
 
 
@@ -356,15 +417,22 @@ def compact_cliffs(frame: pl.DataFrame) -> pl.DataFrame:
     """
     column = frame.columns[0]
     first_value = 1 if column == "threads_per_block" else frame[column][0]
-    changed = ((pl.col("active_blocks_per_sm") != pl.col("active_blocks_per_sm").shift(1))
-               | (pl.col("theoretical_warps_per_sm") != pl.col("theoretical_warps_per_sm").shift(1)))
+    changed = (pl.col("active_blocks_per_sm") != pl.col("active_blocks_per_sm").shift(1)) | (
+        pl.col("theoretical_warps_per_sm") != pl.col("theoretical_warps_per_sm").shift(1)
+    )
     return (
-        frame.with_columns(step=changed.fill_null(True).cum_sum(),
-                           lower=(pl.col(column).shift(1) + 1).fill_null(first_value))
+        frame.with_columns(
+            step=changed.fill_null(True).cum_sum(), lower=(pl.col(column).shift(1) + 1).fill_null(first_value)
+        )
         .group_by("step", maintain_order=True)
-        .agg(pl.col("lower").first().alias(f"{column}_from"), pl.col(column).last().alias(f"{column}_to"),
-             pl.col("active_blocks_per_sm").first(), pl.col("theoretical_warps_per_sm").first(),
-             pl.col("theoretical_pct").first(), pl.col("limiter").first())
+        .agg(
+            pl.col("lower").first().alias(f"{column}_from"),
+            pl.col(column).last().alias(f"{column}_to"),
+            pl.col("active_blocks_per_sm").first(),
+            pl.col("theoretical_warps_per_sm").first(),
+            pl.col("theoretical_pct").first(),
+            pl.col("limiter").first(),
+        )
         .drop("step")
     )
 
@@ -383,8 +451,11 @@ class Cliff:
     def text(self) -> str:
         verb = "drops" if self.to_pct < self.from_pct else "rises"
         change = f"occupancy {verb} from {self.from_pct:g}% to {self.to_pct:g}%"
-        unit = {"block_size": "threads per block", "registers": "registers per thread",
-                "shared_memory": "bytes of shared memory per block"}[self.knob]
+        unit = {
+            "block_size": "threads per block",
+            "registers": "registers per thread",
+            "shared_memory": "bytes of shared memory per block",
+        }[self.knob]
         if self.direction == "up" and self.knob != "registers":  # block size and shared memory step in units
             return f"above {self.at_value - 1} {unit} {change}"
         return f"at {self.at_value} {unit} {change}"
@@ -393,11 +464,15 @@ class Cliff:
         return {**asdict(self), "text": self.text}
 
 
-def nearest_cliffs(cliffs: dict[str, pl.DataFrame], threads_per_block: int, registers_per_thread: int,
-                   shared_mem_per_block_bytes: int) -> list[Cliff]:
+def nearest_cliffs(
+    cliffs: dict[str, pl.DataFrame], threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
+) -> list[Cliff]:
     """For each knob, the nearest change of occupancy above and below the current value (where there is one)."""
-    current = {"block_size": threads_per_block, "registers": registers_per_thread,
-               "shared_memory": shared_mem_per_block_bytes}
+    current = {
+        "block_size": threads_per_block,
+        "registers": registers_per_thread,
+        "shared_memory": shared_mem_per_block_bytes,
+    }
     found = []
     for knob, frame in cliffs.items():
         column = KNOB_COLUMNS[knob]

@@ -86,8 +86,13 @@ def _theoretical(kernel: dict[str, Any], metrics: pl.DataFrame) -> OccupancyResu
         return None
     config = counters.metric(metrics, "launch__shared_mem_config_size") if not metrics.is_empty() else None
     try:
-        return theoretical_occupancy(str(cc), threads, int(regs), int(kernel["shared_mem_per_block_bytes"] or 0),
-                                     shared_mem_config_bytes=_int(config))
+        return theoretical_occupancy(
+            str(cc),
+            threads,
+            int(regs),
+            int(kernel["shared_mem_per_block_bytes"] or 0),
+            shared_mem_config_bytes=_int(config),
+        )
     except TracekitError:
         return None  # a device or launch the calculator cannot model: leave the fields null
 
@@ -98,8 +103,12 @@ def _occupancy(kernel: dict[str, Any], metrics: pl.DataFrame, theory: OccupancyR
     reported_pct = counters.metric(m, "sm__maximum_warps_per_active_cycle_pct") if m is not None else None
     reported_limits = {
         key: _int(counters.metric(m, f"launch__occupancy_limit_{name}")) if m is not None else None
-        for key, name in (("registers", "registers"), ("shared_memory", "shared_mem"), ("warps", "warps"),
-                          ("blocks", "blocks"))
+        for key, name in (
+            ("registers", "registers"),
+            ("shared_memory", "shared_mem"),
+            ("warps", "warps"),
+            ("blocks", "blocks"),
+        )
     }
     grid_blocks = _product(kernel["grid"])
     sm_count = kernel["device"]["sm_count"]
@@ -125,8 +134,9 @@ def _occupancy(kernel: dict[str, Any], metrics: pl.DataFrame, theory: OccupancyR
     }
 
 
-def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int | None,
-                   achieved_pct: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _warp_sections(
+    warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int | None, achieved_pct: float | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The result's trace sections, and the trace's numbers the classification takes."""
     warps = relative_times(warps)  # once, rather than in each of the functions below
     sm_count = kernel["device"]["sm_count"]
@@ -144,8 +154,11 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
     throughput = warp_throughput(warps, sm_count=sm_count, sm_clock_hz=kernel["device"]["sm_clock_hz"])
     tail = measure_tail(warps, sm_count=sm_count)
     blocks = block_replacement(warps, sm_count=sm_count)
-    versus_counter = (trace_vs_counter(occupancy.mean_warps_per_active_sm, max_warps, achieved_pct)
-                      if max_warps and achieved_pct is not None else None)
+    versus_counter = (
+        trace_vs_counter(occupancy.mean_warps_per_active_sm, max_warps, achieved_pct)
+        if max_warps and achieved_pct is not None
+        else None
+    )
     sections = {
         "warps": {
             "count": latency.count,
@@ -189,8 +202,11 @@ def _warp_sections(warps: pl.DataFrame, kernel: dict[str, Any], max_warps: int |
             "tail_fraction": tail.tail_after_first_idle_fraction,
             "after_last_block_start_ns": tail.tail_ns,
             "after_last_block_start_fraction": tail.tail_fraction,
-            **{k: v for k, v in vars(tail).items()
-               if k not in ("tail_ns", "tail_fraction", "tail_after_first_idle_ns", "tail_after_first_idle_fraction")},
+            **{
+                k: v
+                for k, v in vars(tail).items()
+                if k not in ("tail_ns", "tail_fraction", "tail_after_first_idle_ns", "tail_after_first_idle_fraction")
+            },
         },
         "blocks": {k: v for k, v in vars(blocks).items() if not isinstance(v, pl.DataFrame)},
     }
@@ -222,8 +238,12 @@ def _classification_dict(verdict: Classification) -> dict[str, Any]:
 def _stalls_dict(verdict: Classification) -> dict[str, Any]:
     stalls = verdict.stalls
     if stalls is None:
-        return {"latency_cycles_per_issue": None, "bandwidth_cycles_per_issue": None,
-                "other_cycles_per_issue": None, "by_reason": None}
+        return {
+            "latency_cycles_per_issue": None,
+            "bandwidth_cycles_per_issue": None,
+            "other_cycles_per_issue": None,
+            "by_reason": None,
+        }
     return {
         "latency_cycles_per_issue": stalls.latency_cycles_per_issue,
         "bandwidth_cycles_per_issue": stalls.bandwidth_cycles_per_issue,
@@ -246,8 +266,13 @@ def analyze_launch(data: LaunchInput, sweep: SweepFit | None = None) -> dict[str
     result: dict[str, Any] = {
         "schema": SCHEMA,
         "launch_id": launch.get("id"),
-        "source": {"path": launch.get("source_path"), "format": launch.get("format"), "sha256": launch.get("sha256"),
-                   "import_id": launch.get("import_id"), "import_name": launch.get("import_name")},
+        "source": {
+            "path": launch.get("source_path"),
+            "format": launch.get("format"),
+            "sha256": launch.get("sha256"),
+            "import_id": launch.get("import_id"),
+            "import_name": launch.get("import_name"),
+        },
         "kernel": kernel,
         "counters_from": data.counters_from,
         "duration_ns": duration,
@@ -259,21 +284,22 @@ def analyze_launch(data: LaunchInput, sweep: SweepFit | None = None) -> dict[str
     }
     trace_inputs: dict[str, Any] = {}
     if warps.height:
-        sections, trace_inputs = _warp_sections(warps, kernel, occupancy["max_warps_per_sm"],
-                                                occupancy["achieved_pct"])
+        sections, trace_inputs = _warp_sections(warps, kernel, occupancy["max_warps_per_sm"], occupancy["achieved_pct"])
         result.update(sections)
     elif duration and kernel["device"]["sm_count"] and _product(kernel["grid"]) and _product(kernel["block"]):
         # Without a trace the warp throughput still follows from the launch: all its warps over its duration.
         total_warps = _product(kernel["grid"]) * math.ceil(_product(kernel["block"]) / WARP_SIZE)
         trace_inputs["throughput_warps_per_ns_per_sm"] = total_warps / duration / kernel["device"]["sm_count"]
-    verdict = classify(ClassificationInputs(
-        metrics=metrics,
-        theoretical_occupancy_warps_per_sm=occupancy["theoretical_warps_per_sm"],
-        theoretical_occupancy_pct=occupancy["theoretical_pct"],
-        max_warps_per_sm=occupancy["max_warps_per_sm"],
-        sweep=sweep,
-        **trace_inputs,
-    ))
+    verdict = classify(
+        ClassificationInputs(
+            metrics=metrics,
+            theoretical_occupancy_warps_per_sm=occupancy["theoretical_warps_per_sm"],
+            theoretical_occupancy_pct=occupancy["theoretical_pct"],
+            max_warps_per_sm=occupancy["max_warps_per_sm"],
+            sweep=sweep,
+            **trace_inputs,
+        )
+    )
     result["stalls"] = _stalls_dict(verdict)
     result["classification"] = _classification_dict(verdict)
     result["sweep"] = _sweep_dict(sweep)
@@ -281,6 +307,7 @@ def analyze_launch(data: LaunchInput, sweep: SweepFit | None = None) -> dict[str
 
 
 # ---- occupancy sweeps over several launches of one kernel ------------------------------------------------------
+
 
 def sweep_point(result: dict[str, Any]) -> tuple[float, float] | None:
     """(occupancy in warps per SM, throughput in warps per ns per SM) of one analyzed launch, trace first."""
@@ -313,8 +340,11 @@ def launch_signature(launch: dict[str, Any]) -> tuple:
     """Kernel base name (no `void`, no parameter list) and launch configuration: what identifies one kernel
     launch across a warp trace (which names the kernel) and a profiler report (which prints its signature)."""
     base = (launch.get("kernel_name") or "").split("(", 1)[0].removeprefix("void ").strip()
-    return (base, *(launch.get(f"{kind}_{axis}") for kind in ("grid", "block") for axis in "xyz"),
-            launch.get("dynamic_smem_bytes") or 0)
+    return (
+        base,
+        *(launch.get(f"{kind}_{axis}") for kind in ("grid", "block") for axis in "xyz"),
+        launch.get("dynamic_smem_bytes") or 0,
+    )
 
 
 def pair_counters(inputs: list[LaunchInput]) -> list[LaunchInput]:
@@ -329,9 +359,16 @@ def pair_counters(inputs: list[LaunchInput]) -> list[LaunchInput]:
     for data in inputs:
         match = None if data.metrics.height else profiled.get(launch_signature(data.launch))
         if match is not None:
-            data = replace(data, metrics=match.metrics, counters_from={
-                "launch_id": match.launch.get("id"), "import_id": match.launch.get("import_id"),
-                "import_name": match.launch.get("import_name"), "kernel_name": match.launch.get("kernel_name")})
+            data = replace(
+                data,
+                metrics=match.metrics,
+                counters_from={
+                    "launch_id": match.launch.get("id"),
+                    "import_id": match.launch.get("import_id"),
+                    "import_name": match.launch.get("import_name"),
+                    "kernel_name": match.launch.get("kernel_name"),
+                },
+            )
         paired.append(data)
     return paired
 
@@ -374,17 +411,28 @@ def fit_kernel_sweep(results: list[dict[str, Any]]) -> KernelSweep:
     distinct = len({round(point[0], 1) for _, point in points})
     plural = "" if len(results) == 1 else "es"
     if distinct < MIN_SWEEP_POINTS:
-        return KernelSweep(None, ids, (
-            f"No occupancy sweep: {len(results)} launch{plural} of this kernel on this device, {len(points)} with a "
-            f"measured occupancy and throughput, at {distinct} distinct occupanc{'y' if distinct == 1 else 'ies'}; "
-            f"fitting min(n / L, B) needs launches at {MIN_SWEEP_POINTS} or more occupancies (run the kernel "
-            "with other block sizes or more dynamic shared memory per block and import those traces)."))
-    frame = pl.DataFrame({"occupancy_warps_per_sm": [point[0] for _, point in points],
-                          "throughput": [point[1] for _, point in points]})
+        return KernelSweep(
+            None,
+            ids,
+            (
+                f"No occupancy sweep: {len(results)} launch{plural} of this kernel on this device, "
+                f"{len(points)} with a "
+                f"measured occupancy and throughput, at {distinct} distinct occupanc{'y' if distinct == 1 else 'ies'}; "
+                f"fitting min(n / L, B) needs launches at {MIN_SWEEP_POINTS} or more occupancies (run the kernel "
+                "with other block sizes or more dynamic shared memory per block and import those traces)."
+            ),
+        )
+    frame = pl.DataFrame(
+        {"occupancy_warps_per_sm": [point[0] for _, point in points], "throughput": [point[1] for _, point in points]}
+    )
     try:
         fit = fit_occupancy_sweep(frame)
     except TracekitError as exc:
         return KernelSweep(None, ids, f"No occupancy sweep: {exc}")
     listed = ", ".join(str(launch_id) for launch_id in ids)
-    return KernelSweep(fit, ids, f"Sweep fitted over {len(points)} launches of this kernel on this device "
-                                 f"(launch ids {listed}) at {distinct} occupancies.")
+    return KernelSweep(
+        fit,
+        ids,
+        f"Sweep fitted over {len(points)} launches of this kernel on this device "
+        f"(launch ids {listed}) at {distinct} occupancies.",
+    )

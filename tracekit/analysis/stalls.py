@@ -18,56 +18,78 @@ from tracekit.analysis.counters import WARP_CYCLES_PER_ISSUE, metric_row
 
 # Waiting on a dependency or a fixed delay; the unit behind it has spare capacity, so other warps (occupancy)
 # or other independent instructions of the same warp (ILP) can fill the time.
-LATENCY_REASONS = frozenset({
-    "long_scoreboard",  # result of an L1TEX operation (global, local, texture, surface memory)
-    "short_scoreboard",  # result of an MIO operation (shared memory, special functions, some shuffles)
-    "wait",  # fixed-latency dependency: the compiler-set stall count after an arithmetic instruction
-    "barrier",  # sibling warps at __syncthreads(): the block waits for its slowest warp's latency chain
-    "membar",  # a memory fence waits until earlier memory operations are visible: memory latency
-    "branch_resolving",  # the branch target / PC update is computed in a fixed-latency step
-    "drain",  # after EXIT, outstanding stores must reach memory: store latency at the warp's end
-    "imc_miss",  # immediate-constant cache miss: the constant is fetched from memory (a miss latency, no queue)
-    "sleeping",  # nanosleep/backoff: a deliberate fixed delay other warps can overlap
-    "gmma",  # Hopper warpgroup MMA: waiting for an asynchronous tensor-core result, like a scoreboard
-})
+LATENCY_REASONS = frozenset(
+    {
+        "long_scoreboard",  # result of an L1TEX operation (global, local, texture, surface memory)
+        "short_scoreboard",  # result of an MIO operation (shared memory, special functions, some shuffles)
+        "wait",  # fixed-latency dependency: the compiler-set stall count after an arithmetic instruction
+        "barrier",  # sibling warps at __syncthreads(): the block waits for its slowest warp's latency chain
+        "membar",  # a memory fence waits until earlier memory operations are visible: memory latency
+        "branch_resolving",  # the branch target / PC update is computed in a fixed-latency step
+        "drain",  # after EXIT, outstanding stores must reach memory: store latency at the warp's end
+        "imc_miss",  # immediate-constant cache miss: the constant is fetched from memory (a miss latency, no queue)
+        "sleeping",  # nanosleep/backoff: a deliberate fixed delay other warps can overlap
+        "gmma",  # Hopper warpgroup MMA: waiting for an asynchronous tensor-core result, like a scoreboard
+    }
+)
 
 # Waiting because a shared queue or pipe is full: a throughput limit is being hit (at least in bursts).
-BANDWIDTH_REASONS = frozenset({
-    "lg_throttle",  # the local/global (LSU) instruction queue is full
-    "mio_throttle",  # the MIO queue (shared memory, special functions, ...) is full
-    "tex_throttle",  # the texture (L1TEX tex pipe) queue is full
-    "math_pipe_throttle",  # the math pipe the next instruction needs is busy
-})
+BANDWIDTH_REASONS = frozenset(
+    {
+        "lg_throttle",  # the local/global (LSU) instruction queue is full
+        "mio_throttle",  # the MIO queue (shared memory, special functions, ...) is full
+        "tex_throttle",  # the texture (L1TEX tex pipe) queue is full
+        "math_pipe_throttle",  # the math pipe the next instruction needs is busy
+    }
+)
 
 # Neither: issue bookkeeping and front-end/structural events that more warps or fewer bytes do not address.
-OTHER_REASONS = frozenset({
-    "selected",  # the cycle the warp issues: 1 per instruction by definition
-    "not_selected",  # eligible, but the scheduler picked another warp: there was enough parallelism
-    "dispatch_stall",  # ready, but the dispatcher held it back for a pipeline conflict (structural hazard)
-    "no_instruction",  # instruction not fetched yet (instruction cache miss, after a jump)
-    "misc",  # Nsight's catch-all
-})
+OTHER_REASONS = frozenset(
+    {
+        "selected",  # the cycle the warp issues: 1 per instruction by definition
+        "not_selected",  # eligible, but the scheduler picked another warp: there was enough parallelism
+        "dispatch_stall",  # ready, but the dispatcher held it back for a pipeline conflict (structural hazard)
+        "no_instruction",  # instruction not fetched yet (instruction cache miss, after a jump)
+        "misc",  # Nsight's catch-all
+    }
+)
 
 # Families of stall metrics, best first. "per_issue" values are already cycles per issued instruction; the
 # others are converted: `per_warp_active.pct` is a share of active warp cycles (times warp cycles per issue
 # gives cycles per issue), while warp-latency and PC-sampling values are only proportional to stall cycles
 # and are scaled so that the reasons add up to the reported warp cycles per issued instruction.
 _FAMILIES: tuple[tuple[str, re.Pattern[str], str, float], ...] = (
-    ("per_issue", re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+?)_per_issue_active\.ratio$"),
-     "direct", 1.0),
-    ("per_issue", re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+?)_per_issue_active\.pct$"),
-     "direct", 0.01),
-    ("per_warp_active", re.compile(r"^smsp__warp_issue_stalled_([a-z0-9_]+?)_per_warp_active\.pct$"),
-     "share_of_active", 0.01),
-    ("warp_latency", re.compile(r"^smsp__average_warp_latency_issue_stalled_([a-z0-9_]+?)\.ratio$"),
-     "proportional", 1.0),
+    (
+        "per_issue",
+        re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+?)_per_issue_active\.ratio$"),
+        "direct",
+        1.0,
+    ),
+    (
+        "per_issue",
+        re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+?)_per_issue_active\.pct$"),
+        "direct",
+        0.01,
+    ),
+    (
+        "per_warp_active",
+        re.compile(r"^smsp__warp_issue_stalled_([a-z0-9_]+?)_per_warp_active\.pct$"),
+        "share_of_active",
+        0.01,
+    ),
+    (
+        "warp_latency",
+        re.compile(r"^smsp__average_warp_latency_issue_stalled_([a-z0-9_]+?)\.ratio$"),
+        "proportional",
+        1.0,
+    ),
     ("pc_sampling", re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z0-9_]+)$"), "proportional", 1.0),
 )
 _REASON_SPELLINGS = {"no_instructions": "no_instruction"}  # PC sampling spells it with an s
 
 
 def stall_group(reason: str) -> str:
-    """"latency", "bandwidth" or "other" (reasons this module does not know count as other)."""
+    """ "latency", "bandwidth" or "other" (reasons this module does not know count as other)."""
     if reason in LATENCY_REASONS:
         return "latency"
     if reason in BANDWIDTH_REASONS:
@@ -94,8 +116,11 @@ class StallBreakdown:
         return self.by_reason is not None
 
     def group_cycles(self, group: str) -> float | None:
-        return {"latency": self.latency_cycles_per_issue, "bandwidth": self.bandwidth_cycles_per_issue,
-                "other": self.other_cycles_per_issue}[group]
+        return {
+            "latency": self.latency_cycles_per_issue,
+            "bandwidth": self.bandwidth_cycles_per_issue,
+            "other": self.other_cycles_per_issue,
+        }[group]
 
     @property
     def stalled_cycles_per_issue(self) -> float | None:

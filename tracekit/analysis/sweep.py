@@ -50,8 +50,11 @@ def _fit(xs: list[float], ys: list[float]) -> tuple[float | None, float | None]:
     for split in range(len(xs) + 1):
         rising_x, rising_y = xs[:split], ys[:split]
         plateau_y = ys[split:]
-        slope = (sum(x * y for x, y in zip(rising_x, rising_y, strict=True)) / sum(x * x for x in rising_x)
-                 if rising_x else None)
+        slope = (
+            sum(x * y for x, y in zip(rising_x, rising_y, strict=True)) / sum(x * x for x in rising_x)
+            if rising_x
+            else None
+        )
         bound = sum(plateau_y) / len(plateau_y) if plateau_y else None
         if slope is not None and slope <= 0:
             continue
@@ -115,11 +118,21 @@ def fit_occupancy_sweep(points: pl.DataFrame) -> SweepFit:
         regime = ["latency" if x <= knee else "throughput" for x in xs]
     gap = None
     if knee is not None:
-        near = [(p - y) / p for x, y, p in zip(xs, ys, predicted, strict=True)
-                if knee / KNEE_WINDOW_FACTOR <= x <= knee * KNEE_WINDOW_FACTOR and p > 0]
+        near = [
+            (p - y) / p
+            for x, y, p in zip(xs, ys, predicted, strict=True)
+            if knee / KNEE_WINDOW_FACTOR <= x <= knee * KNEE_WINDOW_FACTOR and p > 0
+        ]
         gap = max(0.0, *near) if near else None
     residual_rms = (sum((p - y) ** 2 for p, y in zip(predicted, ys, strict=True)) / len(xs)) ** 0.5
-    frame = clean.with_columns(pl.Series("predicted_throughput", predicted, dtype=pl.Float64),
-                               pl.Series("regime", regime, dtype=pl.Utf8))
-    return SweepFit(latency=latency, throughput_bound=bound, needed_occupancy_warps_per_sm=knee,
-                    knee_gap_fraction=gap, residual_rms=residual_rms, points=frame)
+    frame = clean.with_columns(
+        pl.Series("predicted_throughput", predicted, dtype=pl.Float64), pl.Series("regime", regime, dtype=pl.Utf8)
+    )
+    return SweepFit(
+        latency=latency,
+        throughput_bound=bound,
+        needed_occupancy_warps_per_sm=knee,
+        knee_gap_fraction=gap,
+        residual_rms=residual_rms,
+        points=frame,
+    )

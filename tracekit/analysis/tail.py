@@ -58,8 +58,7 @@ def measure_tail(warps: pl.DataFrame, sm_count: int | None = None) -> TailEffect
     span_ns = int(rel["end_rel_ns"].max())
     last_start = last_block_start_ns(rel)
     # Sorted so the float mean and std do not change in the last digit with group_by's order from run to run.
-    finish = (rel.lazy().group_by("sm_id").agg(finish_ns=pl.col("end_rel_ns").max()).sort("sm_id")
-              .collect()["finish_ns"])
+    finish = rel.lazy().group_by("sm_id").agg(finish_ns=pl.col("end_rel_ns").max()).sort("sm_id").collect()["finish_ns"]
     first_idle = int(finish.min())
     tail_ns = span_ns - last_start
     after_idle_ns = span_ns - first_idle

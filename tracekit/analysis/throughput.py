@@ -41,8 +41,9 @@ class Throughput:
         return result
 
 
-def warp_throughput(warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None,
-                    sm_clock_hz: float | None = None) -> Throughput:
+def warp_throughput(
+    warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None, sm_clock_hz: float | None = None
+) -> Throughput:
     """Warps completed per ns per SM over `window` (default: the whole launch), and per cycle at `sm_clock_hz`."""
     rel = relative_times(warps)
     window = resolve_window(rel, window)
@@ -52,8 +53,15 @@ def warp_throughput(warps: pl.DataFrame, window: Window | None = None, sm_count:
     duration_ns = window[1] - window[0]
     counts = rel.select(completed=completed_in(window).sum(), started=started_in(window).sum()).row(0, named=True)
     per_ns = counts["completed"] / (duration_ns * sm_count)
-    per_sm = (rel.lazy().filter(completed_in(window)).group_by("sm_id").agg(warps_completed=pl.len()).sort("sm_id")
-              .with_columns(throughput_warps_per_ns=pl.col("warps_completed") / duration_ns).collect())
+    per_sm = (
+        rel.lazy()
+        .filter(completed_in(window))
+        .group_by("sm_id")
+        .agg(warps_completed=pl.len())
+        .sort("sm_id")
+        .with_columns(throughput_warps_per_ns=pl.col("warps_completed") / duration_ns)
+        .collect()
+    )
     return Throughput(
         window_ns=window,
         sm_count=sm_count,

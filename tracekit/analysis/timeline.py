@@ -28,24 +28,38 @@ def binned_activity(warps: pl.DataFrame, bins: int = 400, window: Window | None 
     # which one group_by per column gives without sorting the warps. A bin's warp-ns is F(its end) - F(its start).
     sms = rel.lazy().select(pl.col("sm_id").unique()).collect()
     edges = sms.join(pl.DataFrame({"edge": range(bins + 1)}), how="cross").with_columns(
-        edge_ns=pl.lit(start_ns) + pl.col("edge") * (end_ns - start_ns) // bins)
-    before = {column: _before_edges(rel, column, sms, start_ns, end_ns, bins) for column in ("start_rel_ns",
-                                                                                             "end_rel_ns")}
-    warp_ns_before = (pl.col("edge_ns") * pl.col("count") - pl.col("total_ns")
-                      - (pl.col("edge_ns") * pl.col("count_end") - pl.col("total_ns_end")))
-    return (edges.join(before["start_rel_ns"], on=["sm_id", "edge"])
-            .join(before["end_rel_ns"], on=["sm_id", "edge"], suffix="_end")
-            .sort("sm_id", "edge")
-            .with_columns(warp_ns_before=warp_ns_before)
-            .with_columns(bin_end_ns=pl.col("edge_ns").shift(-1).over("sm_id"),
-                          bin_warp_ns=pl.col("warp_ns_before").shift(-1).over("sm_id") - pl.col("warp_ns_before"))
-            .filter(pl.col("bin_end_ns").is_not_null())
-            .select("sm_id", bin_start_ns=pl.col("edge_ns"), bin_end_ns=pl.col("bin_end_ns"),
-                    mean_active_warps=pl.col("bin_warp_ns") / (pl.col("bin_end_ns") - pl.col("edge_ns"))))
+        edge_ns=pl.lit(start_ns) + pl.col("edge") * (end_ns - start_ns) // bins
+    )
+    before = {
+        column: _before_edges(rel, column, sms, start_ns, end_ns, bins) for column in ("start_rel_ns", "end_rel_ns")
+    }
+    warp_ns_before = (
+        pl.col("edge_ns") * pl.col("count")
+        - pl.col("total_ns")
+        - (pl.col("edge_ns") * pl.col("count_end") - pl.col("total_ns_end"))
+    )
+    return (
+        edges.join(before["start_rel_ns"], on=["sm_id", "edge"])
+        .join(before["end_rel_ns"], on=["sm_id", "edge"], suffix="_end")
+        .sort("sm_id", "edge")
+        .with_columns(warp_ns_before=warp_ns_before)
+        .with_columns(
+            bin_end_ns=pl.col("edge_ns").shift(-1).over("sm_id"),
+            bin_warp_ns=pl.col("warp_ns_before").shift(-1).over("sm_id") - pl.col("warp_ns_before"),
+        )
+        .filter(pl.col("bin_end_ns").is_not_null())
+        .select(
+            "sm_id",
+            bin_start_ns=pl.col("edge_ns"),
+            bin_end_ns=pl.col("bin_end_ns"),
+            mean_active_warps=pl.col("bin_warp_ns") / (pl.col("bin_end_ns") - pl.col("edge_ns")),
+        )
+    )
 
 
-def _before_edges(rel: pl.DataFrame, column: str, sms: pl.DataFrame, start_ns: int, end_ns: int,
-                  bins: int) -> pl.DataFrame:
+def _before_edges(
+    rel: pl.DataFrame, column: str, sms: pl.DataFrame, start_ns: int, end_ns: int, bins: int
+) -> pl.DataFrame:
     """sm_id, edge, count, total_ns: how many times in `column` fall before each bin edge, and their sum."""
     time = pl.col(column)
     # The bin k whose start edge (start_ns + k * width // bins) is the last <= time; -1 before the window and
@@ -53,11 +67,17 @@ def _before_edges(rel: pl.DataFrame, column: str, sms: pl.DataFrame, start_ns: i
     in_bin = (((time - start_ns + 1) * bins - 1) // (end_ns - start_ns)).clip(-1, bins).alias("bin")
     per_bin = rel.lazy().group_by("sm_id", in_bin).agg(count=pl.len().cast(pl.Int64), total_ns=time.sum()).collect()
     grid = sms.join(pl.DataFrame({"bin": range(-1, bins)}), how="cross")
-    return (grid.join(per_bin, on=["sm_id", "bin"], how="left")
-            .fill_null(0)
-            .sort("sm_id", "bin")
-            .select("sm_id", edge=pl.col("bin") + 1, count=pl.col("count").cum_sum().over("sm_id"),
-                    total_ns=pl.col("total_ns").cum_sum().over("sm_id")))
+    return (
+        grid.join(per_bin, on=["sm_id", "bin"], how="left")
+        .fill_null(0)
+        .sort("sm_id", "bin")
+        .select(
+            "sm_id",
+            edge=pl.col("bin") + 1,
+            count=pl.col("count").cum_sum().over("sm_id"),
+            total_ns=pl.col("total_ns").cum_sum().over("sm_id"),
+        )
+    )
 
 
 def warps_in_window(warps: pl.DataFrame, window: Window, max_warps: int = 20000) -> pl.DataFrame:
@@ -71,12 +91,13 @@ def warps_in_window(warps: pl.DataFrame, window: Window, max_warps: int = 20000)
     rel = relative_times(warps)
     start_ns, end_ns = resolve_window(rel, window)
     start, end = pl.col("start_rel_ns"), pl.col("end_rel_ns")
-    shown = (rel.filter((start < end_ns) & ((end > start_ns) | (start >= start_ns)))
-             .sort("start_rel_ns", "sm_id", "block_id", "warp_in_block")
-             .head(max_warps)
-             .select("sm_id", "block_id", "warp_in_block", "start_rel_ns", "end_rel_ns",
-                     latency_ns=end - start)
-             .sort("sm_id", "start_rel_ns", "end_rel_ns", "block_id", "warp_in_block"))
+    shown = (
+        rel.filter((start < end_ns) & ((end > start_ns) | (start >= start_ns)))
+        .sort("start_rel_ns", "sm_id", "block_id", "warp_in_block")
+        .head(max_warps)
+        .select("sm_id", "block_id", "warp_in_block", "start_rel_ns", "end_rel_ns", latency_ns=end - start)
+        .sort("sm_id", "start_rel_ns", "end_rel_ns", "block_id", "warp_in_block")
+    )
     return shown.with_columns(pl.Series("slot", _slots(shown), dtype=pl.Int32))
 
 

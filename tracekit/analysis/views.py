@@ -9,14 +9,17 @@ from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.warp_occupancy import Window, resolve_sm_count
 
 
-def occupancy_over_time(warps: pl.DataFrame, sm_count: int | None = None, bins: int = 400,
-                        window: Window | None = None) -> pl.DataFrame:
+def occupancy_over_time(
+    warps: pl.DataFrame, sm_count: int | None = None, bins: int = 400, window: Window | None = None
+) -> pl.DataFrame:
     """bin_start_ns, bin_end_ns, mean_active_warps_per_sm: the GPU-wide occupancy curve (idle SMs count as 0)."""
     sm_count = resolve_sm_count(warps, sm_count)
-    return (binned_activity(warps, bins=bins, window=window)
-            .group_by("bin_start_ns", "bin_end_ns")
-            .agg(mean_active_warps_per_sm=pl.col("mean_active_warps").sum() / sm_count)
-            .sort("bin_start_ns"))
+    return (
+        binned_activity(warps, bins=bins, window=window)
+        .group_by("bin_start_ns", "bin_end_ns")
+        .agg(mean_active_warps_per_sm=pl.col("mean_active_warps").sum() / sm_count)
+        .sort("bin_start_ns")
+    )
 
 
 def latency_histogram(warps: pl.DataFrame, bins: int = 60) -> pl.DataFrame:
@@ -26,6 +29,12 @@ def latency_histogram(warps: pl.DataFrame, bins: int = 60) -> pl.DataFrame:
     width = (high - low) / bins if high > low else 1.0
     index = ((latency - low) / width).floor().clip(0, bins - 1).cast(pl.Int64)
     counts = index.value_counts().rename({index.name: "bin", "count": "warps"})
-    return (pl.DataFrame({"bin": range(bins)}).join(counts, on="bin", how="left")
-            .select(latency_lo_ns=low + pl.col("bin") * width, latency_hi_ns=low + (pl.col("bin") + 1) * width,
-                    warps=pl.col("warps").fill_null(0)))
+    return (
+        pl.DataFrame({"bin": range(bins)})
+        .join(counts, on="bin", how="left")
+        .select(
+            latency_lo_ns=low + pl.col("bin") * width,
+            latency_hi_ns=low + (pl.col("bin") + 1) * width,
+            warps=pl.col("warps").fill_null(0),
+        )
+    )

@@ -84,17 +84,24 @@ def occupancy_steps(warps: pl.DataFrame, per_sm: bool = True) -> pl.DataFrame:
     if time_bits + sm_bits > 62 or (per_sm and rel["sm_id"].min() < 0):
         raise TracekitError("warp times or SM ids out of range: SM ids must be >= 0 and the launch under ~50 days")
     sm_key = pl.col("sm_id").cast(pl.Int64) * (1 << time_bits) if per_sm else pl.lit(0, pl.Int64)
-    key = pl.concat([
-        rel.select(key=sm_key + pl.col("end_rel_ns") * 2)["key"],
-        rel.select(key=sm_key + pl.col("start_rel_ns") * 2 + 1)["key"],
-    ]).sort()
+    key = pl.concat(
+        [
+            rel.select(key=sm_key + pl.col("end_rel_ns") * 2)["key"],
+            rel.select(key=sm_key + pl.col("start_rel_ns") * 2 + 1)["key"],
+        ]
+    ).sort()
     place = pl.col("key") // 2  # sm_id and time together
-    steps = pl.DataFrame({"key": key}).lazy().select(
-        place=place,
-        # Every SM's events sum to zero, so one running sum over the SM-sorted events restarts at 0 on each SM.
-        active_warps=((pl.col("key") % 2) * 2 - 1).cast(pl.Int32).cum_sum(),
-        last_at_time=(place.shift(-1) != place).fill_null(True),
-    ).filter("last_at_time")
+    steps = (
+        pl.DataFrame({"key": key})
+        .lazy()
+        .select(
+            place=place,
+            # Every SM's events sum to zero, so one running sum over the SM-sorted events restarts at 0 on each SM.
+            active_warps=((pl.col("key") % 2) * 2 - 1).cast(pl.Int32).cum_sum(),
+            last_at_time=(place.shift(-1) != place).fill_null(True),
+        )
+        .filter("last_at_time")
+    )
     columns = [(pl.col("place") // (1 << (time_bits - 1))).cast(pl.Int32).alias("sm_id")] if per_sm else []
     time_ns = pl.col("place") % (1 << (time_bits - 1))
     return steps.select(*columns, time_ns=time_ns, active_warps="active_warps").collect()
@@ -111,11 +118,15 @@ def gpu_steps_from_per_sm(per_sm_steps: pl.DataFrame) -> pl.DataFrame:
     active = pl.col("active_warps")
     # The last row of each SM is 0, so the previous row's count is the right base at each SM's first row too.
     change = active - active.shift(1).fill_null(0)
-    return (per_sm_steps.lazy().select("time_ns", change=change)
-            .group_by("time_ns").agg(pl.col("change").sum())
-            .sort("time_ns")
-            .select("time_ns", active_warps=pl.col("change").cum_sum().cast(pl.Int32))
-            .collect())
+    return (
+        per_sm_steps.lazy()
+        .select("time_ns", change=change)
+        .group_by("time_ns")
+        .agg(pl.col("change").sum())
+        .sort("time_ns")
+        .select("time_ns", active_warps=pl.col("change").cum_sum().cast(pl.Int32))
+        .collect()
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,8 +185,9 @@ class OccupancyOverTime:
         return result
 
 
-def mean_occupancy(warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None,
-                   steps: LaunchSteps | None = None) -> OccupancyOverTime:
+def mean_occupancy(
+    warps: pl.DataFrame, window: Window | None = None, sm_count: int | None = None, steps: LaunchSteps | None = None
+) -> OccupancyOverTime:
     """Mean and variance of the number of active warps per SM over `window` (default: the whole launch).
 
     `steps` (from `launch_steps` on the same warps) saves the event sweep when the caller already has it.

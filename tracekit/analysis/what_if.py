@@ -75,8 +75,9 @@ class WhatIf:
         return self.predicted.throughput_warps_per_ns_per_sm / current if current else None
 
 
-def what_if(result: dict[str, Any], threads_per_block: int, registers_per_thread: int,
-            shared_mem_per_block_bytes: int) -> WhatIf:
+def what_if(
+    result: dict[str, Any], threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
+) -> WhatIf:
     """The new configuration's occupancy on the launch's device, and the sweep's prediction when there is one.
 
     Raises TracekitError when the device's compute capability is unknown or the configuration cannot run on it.
@@ -85,13 +86,18 @@ def what_if(result: dict[str, Any], threads_per_block: int, registers_per_thread
     """
     cc = result["kernel"]["device"]["cc"]
     if cc is None:
-        raise TracekitError("the launch's compute capability is unknown, so its occupancy limits are unknown "
-                            "(import a file that records the device: Nsight Compute, Nsight Systems or a warp "
-                            "trace with a compute_capability header)")
+        raise TracekitError(
+            "the launch's compute capability is unknown, so its occupancy limits are unknown "
+            "(import a file that records the device: Nsight Compute, Nsight Systems or a warp "
+            "trace with a compute_capability header)"
+        )
     occupancy = theoretical_occupancy(str(cc), threads_per_block, registers_per_thread, shared_mem_per_block_bytes)
-    cliffs = nearest_cliffs(occupancy_cliffs(str(cc), threads_per_block, registers_per_thread,
-                                             shared_mem_per_block_bytes),
-                            threads_per_block, registers_per_thread, shared_mem_per_block_bytes)
+    cliffs = nearest_cliffs(
+        occupancy_cliffs(str(cc), threads_per_block, registers_per_thread, shared_mem_per_block_bytes),
+        threads_per_block,
+        registers_per_thread,
+        shared_mem_per_block_bytes,
+    )
     grid, sm_count = result["kernel"].get("grid"), result["kernel"]["device"].get("sm_count")
     waves = None
     if grid and all(grid) and sm_count and occupancy.active_blocks_per_sm:

@@ -35,16 +35,21 @@ class SteadyState:
         return result
 
 
-def describe_steady_state(warps: pl.DataFrame, level_fraction: float = 0.9,
-                          gpu_steps: pl.DataFrame | None = None) -> SteadyState:
+def describe_steady_state(
+    warps: pl.DataFrame, level_fraction: float = 0.9, gpu_steps: pl.DataFrame | None = None
+) -> SteadyState:
     """The steady state and how it was found; `gpu_steps` saves the sweep when the caller already has it."""
     rel = relative_times(warps)
     span_ns = int(rel["end_rel_ns"].max())
     last_start = last_block_start_ns(rel)
     steps = occupancy_steps(rel, per_sm=False) if gpu_steps is None else gpu_steps
     level_window = (0, last_start) if last_start > 0 else (0, max(span_ns, 1))
-    by_level = (step_segments(steps, level_window).filter(pl.col("length_ns") > 0).sort("active_warps")
-                .with_columns(cumulative_ns=pl.col("length_ns").cum_sum()))
+    by_level = (
+        step_segments(steps, level_window)
+        .filter(pl.col("length_ns") > 0)
+        .sort("active_warps")
+        .with_columns(cumulative_ns=pl.col("length_ns").cum_sum())
+    )
     if by_level.height == 0:
         level = float(steps["active_warps"].max())
     else:
@@ -53,14 +58,21 @@ def describe_steady_state(warps: pl.DataFrame, level_fraction: float = 0.9,
     threshold = level_fraction * level
     # Each step holds from its time_ns to the next step's time_ns.
     high = steps.with_columns(until_ns=pl.col("time_ns").shift(-1).fill_null(span_ns)).filter(
-        pl.col("active_warps") >= threshold)
+        pl.col("active_warps") >= threshold
+    )
     ramp_end = int(high["time_ns"][0])
     falls_for_good = int(high["until_ns"][-1])
     tail_start = min(last_start, falls_for_good)
     whole = tail_start <= ramp_end
     window = (0, max(span_ns, 1)) if whole else (ramp_end, tail_start)
-    return SteadyState(window_ns=window, steady_level_warps=level, ramp_up_end_ns=ramp_end,
-                       tail_start_ns=tail_start, last_block_start_ns=last_start, whole_launch=whole)
+    return SteadyState(
+        window_ns=window,
+        steady_level_warps=level,
+        ramp_up_end_ns=ramp_end,
+        tail_start_ns=tail_start,
+        last_block_start_ns=last_start,
+        whole_launch=whole,
+    )
 
 
 def steady_state_window(warps: pl.DataFrame) -> Window:

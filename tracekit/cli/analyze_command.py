@@ -28,7 +28,7 @@ def _pct(fraction: float | None) -> str:
 
 def _short(name: str | None) -> str:
     name = name or "(unnamed)"
-    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS - 3] + "..."
+    return name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 3] + "..."
 
 
 def print_summary(result: dict[str, Any]) -> None:

@@ -48,8 +48,15 @@ def print_json(value: Any) -> None:
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate with a progress bar on a terminal; silent when stderr is not one."""
     items = list(items)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, disable=not err_console.is_terminal, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=total or len(items))
         for item in items:
             yield item

@@ -62,10 +62,15 @@ def compare_command(
     b: Annotated[str, typer.Argument(help="Side B, as A.")],
     kernel_a: Annotated[str | None, typer.Option("--kernel-a", help="A's kernel (exact name or a part of it).")] = None,
     kernel_b: Annotated[str | None, typer.Option("--kernel-b", help="B's kernel (default: --kernel-a).")] = None,
-    fail_if: Annotated[list[str] | None, typer.Option(
-        "--fail-if", help="Gate, e.g. 'duration_ns>+5%' (B over 5% above A); repeatable; exit 1 on failure.")] = None,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if", help="Gate, e.g. 'duration_ns>+5%' (B over 5% above A); repeatable; exit 1 on failure."
+        ),
+    ] = None,
     fmt: Annotated[CompareFormat, typer.Option("--format", help="text (a table), html, md or json.")] = (
-        CompareFormat.text),
+        CompareFormat.text
+    ),
     output: OutputOption = None,
     db: DbOption = None,
 ) -> None:
@@ -83,8 +88,10 @@ def compare_command(
 
     gate_results = [(pair, evaluate_gate(pair.comparison, gate)) for pair in pairs for gate in gates]
     prefix = len(pairs) > 1
-    gate_messages = [(result.failed, (f"{pair.comparison.kernel_a}: " if prefix else "") + result.message)
-                     for pair, result in gate_results]
+    gate_messages = [
+        (result.failed, (f"{pair.comparison.kernel_a}: " if prefix else "") + result.message)
+        for pair, result in gate_results
+    ]
 
     if fmt is CompareFormat.text and output is not None:
         with open(output, "w", encoding="utf-8") as handle:
@@ -95,15 +102,29 @@ def compare_command(
         for failed, message in gate_messages:
             err_console.print(Text(message, style="bold red" if failed else ""))
         if fmt is CompareFormat.json:
-            write_output(json_text({
-                "schema": SCHEMA,
-                "pairs": [{"reference_a": p.reference_a, "reference_b": p.reference_b,
-                           "launch_ids_a": [r["launch_id"] for r in p.results_a],
-                           "launch_ids_b": [r["launch_id"] for r in p.results_b],
-                           "comparison": p.comparison.to_dict()} for p in pairs],
-                "gates": [{"gate": r.gate.text, "failed": r.failed, "change": r.change, "message": message}
-                          for (_, r), (_, message) in zip(gate_results, gate_messages, strict=True)],
-            }), output, None)
+            write_output(
+                json_text(
+                    {
+                        "schema": SCHEMA,
+                        "pairs": [
+                            {
+                                "reference_a": p.reference_a,
+                                "reference_b": p.reference_b,
+                                "launch_ids_a": [r["launch_id"] for r in p.results_a],
+                                "launch_ids_b": [r["launch_id"] for r in p.results_b],
+                                "comparison": p.comparison.to_dict(),
+                            }
+                            for p in pairs
+                        ],
+                        "gates": [
+                            {"gate": r.gate.text, "failed": r.failed, "change": r.change, "message": message}
+                            for (_, r), (_, message) in zip(gate_results, gate_messages, strict=True)
+                        ],
+                    }
+                ),
+                output,
+                None,
+            )
         elif fmt is CompareFormat.md:
             from tracekit.reports.markdown import compare_markdown
 

@@ -21,8 +21,9 @@ SAMPLE_PATTERNS = ("*.csv.gz", "*.raw.csv", "*.sqlite")
 
 def find_samples(directory: Path) -> list[Path]:
     if not directory.is_dir():
-        raise TracekitError(f"{directory}: no sample folder here; run the demo from a tracekit checkout or pass "
-                            f"--samples DIR")
+        raise TracekitError(
+            f"{directory}: no sample folder here; run the demo from a tracekit checkout or pass --samples DIR"
+        )
     files = sorted({path for pattern in SAMPLE_PATTERNS for path in directory.rglob(pattern)})
     if not files:
         raise TracekitError(f"{directory}: no sample traces found ({', '.join(SAMPLE_PATTERNS)})")
@@ -33,7 +34,8 @@ def demo_command(
     samples: Annotated[Path, typer.Option("--samples", help="Folder of sample traces.")] = Path("sample_traces"),
     db: DbOption = None,
     report: Annotated[Path, typer.Option("--report", help="Where to write the HTML report.")] = Path(
-        "tracekit-demo-report.html"),
+        "tracekit-demo-report.html"
+    ),
     serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Start the dashboard afterwards.")] = True,
     port: Annotated[int, typer.Option("--port", help="Dashboard port.")] = 8050,
 ) -> None:
@@ -46,8 +48,10 @@ def demo_command(
         result, _ = ingest(store, path)
         import_ids.append(result.import_id)
         state = "imported" if result.created else "already stored"
-        console.print(f"{state}: {path} (import {result.import_id}, {result.launch_count} launches, "
-                      f"{result.warp_count} warps)", markup=False)
+        console.print(
+            f"{state}: {path} (import {result.import_id}, {result.launch_count} launches, {result.warp_count} warps)",
+            markup=False,
+        )
     launches = store.launches()
     launches = launches.filter(launches["import_id"].is_in(import_ids))
     results, views = analyze_with_views(store, launches)

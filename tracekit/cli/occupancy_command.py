@@ -18,10 +18,18 @@ from tracekit.analysis.occupancy import (
 from tracekit.cli.common import JsonOption, console, print_json
 from tracekit.errors import TracekitError
 
-LIMIT_LABELS = {"registers": "registers", "shared_memory": "shared memory", "warps": "warps", "blocks": "blocks (SM)",
-                "barriers": "barriers"}
-KNOB_TITLES = {"block_size": "block size", "registers": "registers per thread",
-               "shared_memory": "shared memory per block (bytes)"}
+LIMIT_LABELS = {
+    "registers": "registers",
+    "shared_memory": "shared memory",
+    "warps": "warps",
+    "blocks": "blocks (SM)",
+    "barriers": "barriers",
+}
+KNOB_TITLES = {
+    "block_size": "block size",
+    "registers": "registers per thread",
+    "shared_memory": "shared memory per block (bytes)",
+}
 
 
 def _pct(value: float) -> str:
@@ -33,9 +41,14 @@ def occupancy_command(
     block: Annotated[int, typer.Option("--block", help="Threads per block.", show_default=False)],
     regs: Annotated[int, typer.Option("--regs", help="Registers per thread.", show_default=False)],
     smem: Annotated[int, typer.Option("--smem", help="Shared memory per block in bytes (static + dynamic).")] = 0,
-    carveout: Annotated[int | None, typer.Option(
-        "--carveout", help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size); "
-                         "default: the SM's maximum.")] = None,
+    carveout: Annotated[
+        int | None,
+        typer.Option(
+            "--carveout",
+            help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size); "
+            "default: the SM's maximum.",
+        ),
+    ] = None,
     barriers: Annotated[int, typer.Option("--barriers", help="Barriers per block (CC 9.0 and newer).")] = 1,
     grid: Annotated[int | None, typer.Option("--grid", help="Blocks in the grid: adds waves and the tail.")] = None,
     sms: Annotated[int | None, typer.Option("--sms", help="SM count, with --grid.")] = None,
@@ -54,16 +67,21 @@ def occupancy_command(
             raise TracekitError(f"no block fits on an SM (limited by {result.limiter}): there are no waves")
         tail = tail_estimate(grid, result.active_blocks_per_sm, sms)
     if as_json:
-        print_json({
-            **result.to_dict(),
-            "nearest_cliffs": [cliff.to_dict() for cliff in nearest],
-            "cliffs": {knob: frame.to_dicts() for knob, frame in steps.items()},
-            "tail": tail,
-        })
+        print_json(
+            {
+                **result.to_dict(),
+                "nearest_cliffs": [cliff.to_dict() for cliff in nearest],
+                "cliffs": {knob: frame.to_dicts() for knob, frame in steps.items()},
+                "tail": tail,
+            }
+        )
         return
 
-    console.print(f"CC {result.compute_capability}: {block} threads ({result.warps_per_block} warps) per block, "
-                  f"{regs} registers per thread, {smem} bytes of shared memory per block", markup=False)
+    console.print(
+        f"CC {result.compute_capability}: {block} threads ({result.warps_per_block} warps) per block, "
+        f"{regs} registers per thread, {smem} bytes of shared memory per block",
+        markup=False,
+    )
     limits = Table("limit", "blocks per SM", "", title="Block limits")
     rows = dict(result.limits_blocks_per_sm)
     if result.barrier_limit_blocks_per_sm is not None:
@@ -72,25 +90,43 @@ def occupancy_command(
         limits.add_row(LIMIT_LABELS[name], str(blocks), "limiter" if name in result.limiters else "")
     console.print(limits)
     console.print(f"active blocks per SM: {result.active_blocks_per_sm}", markup=False)
-    console.print(f"theoretical warps per SM: {result.theoretical_warps_per_sm} of {result.max_warps_per_sm}",
-                  markup=False)
+    console.print(
+        f"theoretical warps per SM: {result.theoretical_warps_per_sm} of {result.max_warps_per_sm}", markup=False
+    )
     console.print(f"theoretical occupancy: {_pct(result.theoretical_pct)}", markup=False)
     if tail is not None:
-        console.print(f"waves per SM: {tail['waves_per_sm']:.2f} ({tail['full_waves']} full, partial wave of "
-                      f"{tail['partial_wave_blocks']} of {tail['blocks_per_wave']} blocks)", markup=False)
+        console.print(
+            f"waves per SM: {tail['waves_per_sm']:.2f} ({tail['full_waves']} full, partial wave of "
+            f"{tail['partial_wave_blocks']} of {tail['blocks_per_wave']} blocks)",
+            markup=False,
+        )
         if tail["tail_effect"]:
-            console.print(f"tail effect: the partial wave may take up to {tail['estimated_speedup_pct']:.1f}% of "
-                          f"the runtime (Nsight's estimated speedup)", markup=False)
+            console.print(
+                f"tail effect: the partial wave may take up to {tail['estimated_speedup_pct']:.1f}% of "
+                f"the runtime (Nsight's estimated speedup)",
+                markup=False,
+            )
     if nearest:
         console.print("nearest cliffs:", markup=False)
         for cliff in nearest:
             console.print(f"  {cliff.text}", markup=False)
     for knob, frame in steps.items():
-        table = Table(KNOB_TITLES[knob], "active blocks", "warps", "occupancy", "limiter",
-                      title=f"occupancy by {KNOB_TITLES[knob]}")
+        table = Table(
+            KNOB_TITLES[knob],
+            "active blocks",
+            "warps",
+            "occupancy",
+            "limiter",
+            title=f"occupancy by {KNOB_TITLES[knob]}",
+        )
         column = KNOB_COLUMNS[knob]
         for row in frame.iter_rows(named=True):
             low, high = row[f"{column}_from"], row[f"{column}_to"]
-            table.add_row(str(low) if low == high else f"{low}-{high}", str(row["active_blocks_per_sm"]),
-                          str(row["theoretical_warps_per_sm"]), _pct(row["theoretical_pct"]), row["limiter"])
+            table.add_row(
+                str(low) if low == high else f"{low}-{high}",
+                str(row["active_blocks_per_sm"]),
+                str(row["theoretical_warps_per_sm"]),
+                _pct(row["theoretical_pct"]),
+                row["limiter"],
+            )
         console.print(table)

@@ -22,8 +22,14 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
-OutputOption = Annotated[Path | None, typer.Option("-o", "--output", help="Where to write (default: html to a "
-                                                   "file in the current folder, the other formats to stdout).")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--output",
+        help="Where to write (default: html to a file in the current folder, the other formats to stdout).",
+    ),
+]
 
 
 def write_output(text: str, output: Path | None, default: Path | None) -> None:
@@ -46,7 +52,8 @@ def report_command(
     sources: Annotated[list[str], typer.Argument(help="Files, import ids (7, import:7) or launch ids (launch:12).")],
     kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose name contains this.")] = None,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="html (one self-contained file), md or json.")] = (
-        ReportFormat.html),
+        ReportFormat.html
+    ),
     output: OutputOption = None,
     db: DbOption = None,
 ) -> None:

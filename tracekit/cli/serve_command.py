@@ -22,8 +22,19 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
     """
     from gunicorn.config import KNOWN_SETTINGS
 
-    argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"{host}:{port}",
-            "--timeout", "600", "--access-logfile", "-"]
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--workers",
+        str(workers),
+        "--bind",
+        f"{host}:{port}",
+        "--timeout",
+        "600",
+        "--access-logfile",
+        "-",
+    ]
     if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
         argv.append("--no-control-socket")
     return [*argv, "tracekit.dashboards.wsgi:server"]
@@ -33,9 +44,14 @@ def serve_command(
     db: DbOption = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.", min=1, max=65535)] = 8050,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", min=1, help="Run under gunicorn with N worker processes (default: one threaded process).",
-    )] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Run under gunicorn with N worker processes (default: one threaded process).",
+        ),
+    ] = None,
 ) -> None:
     """Start the dashboard: upload files, browse the library, look at launches and compare them."""
     url = resolve_url(db)
@@ -49,8 +65,10 @@ def serve_command(
         return
     if importlib.util.find_spec("gunicorn") is None:
         raise TracekitError("--workers needs gunicorn: pip install 'tracekit[serve]'")
-    err_console.print(f"tracekit: dashboard on http://{host}:{port}/ with {workers} gunicorn workers "
-                      f"(store {store.url})", markup=False)
+    err_console.print(
+        f"tracekit: dashboard on http://{host}:{port}/ with {workers} gunicorn workers (store {store.url})",
+        markup=False,
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     argv = gunicorn_argv(host, port, workers)

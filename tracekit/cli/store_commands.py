@@ -45,16 +45,23 @@ def import_command(
         result, warnings = ingest(store, path, fmt=fmt, name=name if len(paths) == 1 else None, **options)
         for message in warnings:
             warn(f"{path}: {message}")
-        entry = {"path": str(path), "import_id": result.import_id, "created": result.created,
-                 "launches": result.launch_count, "warps": result.warp_count}
+        entry = {
+            "path": str(path),
+            "import_id": result.import_id,
+            "created": result.created,
+            "launches": result.launch_count,
+            "warps": result.warp_count,
+        }
         results.append(entry)
         if not as_json:
             if result.created:
-                console.print(f"imported {path} as import {result.import_id}: "
-                              f"{result.launch_count} launches, {result.warp_count} warps", markup=False)
+                console.print(
+                    f"imported {path} as import {result.import_id}: "
+                    f"{result.launch_count} launches, {result.warp_count} warps",
+                    markup=False,
+                )
             else:
-                console.print(f"{path} is already stored as import {result.import_id}; nothing added",
-                              markup=False)
+                console.print(f"{path} is already stored as import {result.import_id}; nothing added", markup=False)
     if as_json:
         print_json(results)
 
@@ -70,8 +77,14 @@ def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         return
     table = Table("id", "name", "format", "device", "launches", "imported at")
     for row in imports.iter_rows(named=True):
-        table.add_row(str(row["id"]), row["name"], row["format"], row["device_name"] or "",
-                      str(row["launch_count"]), str(row["imported_at"])[:19])
+        table.add_row(
+            str(row["id"]),
+            row["name"],
+            row["format"],
+            row["device_name"] or "",
+            str(row["launch_count"]),
+            str(row["imported_at"])[:19],
+        )
     console.print(table)
 
 
@@ -86,11 +99,15 @@ def show_command(
     launches = store.launches(import_id=import_id)
     warp_counts = store.warp_counts(launches["id"].to_list()) if launches.height else {}
     launch_rows = [
-        {"id": row["id"], "kernel_name": row["kernel_name"],
-         "grid": [row["grid_x"], row["grid_y"], row["grid_z"]],
-         "block": [row["block_x"], row["block_y"], row["block_z"]],
-         "registers_per_thread": row["registers_per_thread"], "duration_ns": row["duration_ns"],
-         "warps": warp_counts.get(row["id"], 0)}
+        {
+            "id": row["id"],
+            "kernel_name": row["kernel_name"],
+            "grid": [row["grid_x"], row["grid_y"], row["grid_z"]],
+            "block": [row["block_x"], row["block_y"], row["block_z"]],
+            "registers_per_thread": row["registers_per_thread"],
+            "duration_ns": row["duration_ns"],
+            "warps": warp_counts.get(row["id"], 0),
+        }
         for row in launches.iter_rows(named=True)
     ]
     if as_json:
@@ -101,9 +118,15 @@ def show_command(
             console.print(f"{key}: {value}", markup=False)
     table = Table("launch", "kernel", "grid", "block", "regs", "duration (ns)", "warps")
     for row in launch_rows:
-        table.add_row(str(row["id"]), row["kernel_name"] or "", "x".join(map(str, row["grid"])),
-                      "x".join(map(str, row["block"])), str(row["registers_per_thread"] or ""),
-                      "" if row["duration_ns"] is None else f"{row['duration_ns']:,.0f}", str(row["warps"]))
+        table.add_row(
+            str(row["id"]),
+            row["kernel_name"] or "",
+            "x".join(map(str, row["grid"])),
+            "x".join(map(str, row["block"])),
+            str(row["registers_per_thread"] or ""),
+            "" if row["duration_ns"] is None else f"{row['duration_ns']:,.0f}",
+            str(row["warps"]),
+        )
     console.print(table)
 
 
@@ -119,5 +142,6 @@ def rm_command(
     if as_json:
         print_json({"deleted": import_ids})
     else:
-        console.print(f"deleted import{'s' if len(import_ids) > 1 else ''} "
-                      f"{', '.join(map(str, import_ids))}", markup=False)
+        console.print(
+            f"deleted import{'s' if len(import_ids) > 1 else ''} {', '.join(map(str, import_ids))}", markup=False
+        )

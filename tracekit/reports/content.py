@@ -40,6 +40,7 @@ class LaunchContent:
 
 # ---- number formatting ------------------------------------------------------------------------------------------
 
+
 def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
@@ -88,16 +89,22 @@ def verdict_text(classification: dict[str, Any]) -> str:
 
 # ---- one launch -------------------------------------------------------------------------------------------------
 
+
 def _launch_table(result: dict[str, Any]) -> Table:
     kernel, source = result["kernel"], result.get("source") or {}
     device = kernel["device"]
     rows = [
         ["kernel", kernel["name"] or "(unnamed)"],
         ["launch id", number(result.get("launch_id"))],
-        ["source", f"{source.get('import_name') or source.get('path') or MISSING} "
-                   f"(import {number(source.get('import_id'))}, {source.get('format') or MISSING})"],
-        ["device", f"{device.get('name') or MISSING} (CC {device.get('cc') or MISSING}, "
-                   f"{number(device.get('sm_count'))} SMs)"],
+        [
+            "source",
+            f"{source.get('import_name') or source.get('path') or MISSING} "
+            f"(import {number(source.get('import_id'))}, {source.get('format') or MISSING})",
+        ],
+        [
+            "device",
+            f"{device.get('name') or MISSING} (CC {device.get('cc') or MISSING}, {number(device.get('sm_count'))} SMs)",
+        ],
         ["grid", dims(kernel["grid"])],
         ["block", dims(kernel["block"])],
         ["registers per thread", number(kernel["registers_per_thread"])],
@@ -114,72 +121,121 @@ def _occupancy_table(result: dict[str, Any]) -> Table:
     limits = occupancy.get("limits_blocks_per_sm") or {}
     limiter = occupancy.get("limiter")
     rows = [
-        ["theoretical", f"{percent(occupancy['theoretical_pct'])} "
-                        f"({number(occupancy['theoretical_warps_per_sm'])} of {number(occupancy['max_warps_per_sm'])}"
-                        f" warps per SM)"],
+        [
+            "theoretical",
+            f"{percent(occupancy['theoretical_pct'])} "
+            f"({number(occupancy['theoretical_warps_per_sm'])} of {number(occupancy['max_warps_per_sm'])}"
+            f" warps per SM)",
+        ],
         ["limiter", limiter or MISSING],
     ]
-    for key, label in (("registers", "registers"), ("shared_memory", "shared memory"), ("warps", "warps"),
-                       ("blocks", "blocks")):
+    for key, label in (
+        ("registers", "registers"),
+        ("shared_memory", "shared memory"),
+        ("warps", "warps"),
+        ("blocks", "blocks"),
+    ):
         mark = " (limiter)" if key == limiter else ""
         rows.append([f"block limit: {label}", f"{number(limits.get(key))} blocks per SM{mark}"])
     rows += [
         ["active blocks per SM", number(occupancy.get("active_blocks_per_sm"))],
-        ["achieved (Nsight)", f"{percent(occupancy['achieved_pct'])} "
-                              f"({number(occupancy['achieved_warps_per_sm'])} warps per SM)"],
-        ["from the warp trace", f"{number(warps.get('mean_occupancy_warps_per_sm'))} warps per SM"
-                                if warps else MISSING],
+        [
+            "achieved (Nsight)",
+            f"{percent(occupancy['achieved_pct'])} ({number(occupancy['achieved_warps_per_sm'])} warps per SM)",
+        ],
+        [
+            "from the warp trace",
+            f"{number(warps.get('mean_occupancy_warps_per_sm'))} warps per SM" if warps else MISSING,
+        ],
         ["waves per SM", number(occupancy.get("waves_per_sm"))],
     ]
     return Table("Occupancy", ["field", "value"], rows)
 
 
 def _warps_table(warps: dict[str, Any]) -> Table:
-    return Table("Warps (trace)", ["field", "value"], [
-        ["warps", number(warps["count"])],
-        ["SMs", number(warps["sm_count"])],
-        ["span", number(warps["span_ns"], "ns")],
-        ["latency mean", number(warps["mean_latency_ns"], "ns")],
-        ["latency p50 / p90 / p99", " / ".join(number(warps[k], "ns") for k in
-                                              ("p50_latency_ns", "p90_latency_ns", "p99_latency_ns"))],
-        ["latency max", number(warps["max_latency_ns"], "ns")],
-        ["mean occupancy", f"{number(warps['mean_occupancy_warps_per_sm'])} warps per SM"],
-        ["throughput", f"{number(warps['throughput_warps_per_ns_per_sm'])} warps per ns per SM "
-                       f"({number(warps['throughput_warps_per_cycle_per_sm'])} per cycle)"],
-    ])
+    return Table(
+        "Warps (trace)",
+        ["field", "value"],
+        [
+            ["warps", number(warps["count"])],
+            ["SMs", number(warps["sm_count"])],
+            ["span", number(warps["span_ns"], "ns")],
+            ["latency mean", number(warps["mean_latency_ns"], "ns")],
+            [
+                "latency p50 / p90 / p99",
+                " / ".join(number(warps[k], "ns") for k in ("p50_latency_ns", "p90_latency_ns", "p99_latency_ns")),
+            ],
+            ["latency max", number(warps["max_latency_ns"], "ns")],
+            ["mean occupancy", f"{number(warps['mean_occupancy_warps_per_sm'])} warps per SM"],
+            [
+                "throughput",
+                f"{number(warps['throughput_warps_per_ns_per_sm'])} warps per ns per SM "
+                f"({number(warps['throughput_warps_per_cycle_per_sm'])} per cycle)",
+            ],
+        ],
+    )
 
 
 def _littles_law_table(law: dict[str, Any]) -> Table:
     whole = law["whole_launch"]
     window = law["window_ns"]
-    return Table("Little's law: occupancy = latency x throughput",
-                 ["window", "from", "to", "mean occupancy (warps/SM)", "latency x throughput", "relative error"], [
-                     [law["window_kind"].replace("_", " "), number(window[0], "ns"), number(window[1], "ns"),
-                      number(law["mean_occupancy"]), number(law["latency_x_throughput"]),
-                      fraction(law["relative_error"], signed=True)],
-                     ["whole launch", number(whole["window_ns"][0], "ns"), number(whole["window_ns"][1], "ns"),
-                      number(whole["mean_occupancy"]), number(whole["latency_x_throughput"]),
-                      fraction(whole["relative_error"], signed=True)],
-                 ], note=law["explanation"])
+    return Table(
+        "Little's law: occupancy = latency x throughput",
+        ["window", "from", "to", "mean occupancy (warps/SM)", "latency x throughput", "relative error"],
+        [
+            [
+                law["window_kind"].replace("_", " "),
+                number(window[0], "ns"),
+                number(window[1], "ns"),
+                number(law["mean_occupancy"]),
+                number(law["latency_x_throughput"]),
+                fraction(law["relative_error"], signed=True),
+            ],
+            [
+                "whole launch",
+                number(whole["window_ns"][0], "ns"),
+                number(whole["window_ns"][1], "ns"),
+                number(whole["mean_occupancy"]),
+                number(whole["latency_x_throughput"]),
+                fraction(whole["relative_error"], signed=True),
+            ],
+        ],
+        note=law["explanation"],
+    )
 
 
 def _tail_table(tail: dict[str, Any]) -> Table:
     """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
     last block start (when no new warps arrive) is shown beside it."""
-    return Table("Tail", ["field", "value"], [
-        ["tail (first SM idle to last warp end)", f"{number(tail.get('tail_ns'), 'ns')} "
-                                                  f"({fraction(tail.get('tail_fraction'))} of the span)"],
-        ["first SM idle for good", number(tail.get("first_sm_idle_ns"), "ns")],
-        ["last block started", number(tail.get("last_block_start_ns"), "ns")],
-        ["after the last block start", f"{number(tail.get('after_last_block_start_ns'), 'ns')} "
-                                       f"({fraction(tail.get('after_last_block_start_fraction'))})"],
-        ["occupancy before / in the tail", f"{number(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
-                                           f"{number(tail.get('mean_occupancy_in_tail_warps_per_sm'))} warps per SM"],
-        ["SM finish times", f"{number(tail.get('sm_finish_min_ns'), 'ns')} to "
-                            f"{number(tail.get('sm_finish_max_ns'), 'ns')} "
-                            f"(std {number(tail.get('sm_finish_std_ns'), 'ns')})"],
-        ["SMs idle the whole launch", number(tail.get("idle_sms"))],
-    ])
+    return Table(
+        "Tail",
+        ["field", "value"],
+        [
+            [
+                "tail (first SM idle to last warp end)",
+                f"{number(tail.get('tail_ns'), 'ns')} ({fraction(tail.get('tail_fraction'))} of the span)",
+            ],
+            ["first SM idle for good", number(tail.get("first_sm_idle_ns"), "ns")],
+            ["last block started", number(tail.get("last_block_start_ns"), "ns")],
+            [
+                "after the last block start",
+                f"{number(tail.get('after_last_block_start_ns'), 'ns')} "
+                f"({fraction(tail.get('after_last_block_start_fraction'))})",
+            ],
+            [
+                "occupancy before / in the tail",
+                f"{number(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
+                f"{number(tail.get('mean_occupancy_in_tail_warps_per_sm'))} warps per SM",
+            ],
+            [
+                "SM finish times",
+                f"{number(tail.get('sm_finish_min_ns'), 'ns')} to "
+                f"{number(tail.get('sm_finish_max_ns'), 'ns')} "
+                f"(std {number(tail.get('sm_finish_std_ns'), 'ns')})",
+            ],
+            ["SMs idle the whole launch", number(tail.get("idle_sms"))],
+        ],
+    )
 
 
 def _stalls_table(stalls: dict[str, Any]) -> Table | None:
@@ -187,22 +243,37 @@ def _stalls_table(stalls: dict[str, Any]) -> Table | None:
     if not by_reason:
         return None
     rows = [[reason, number(cycles)] for reason, cycles in sorted(by_reason.items(), key=lambda rv: -rv[1])]
-    groups = ", ".join(f"{group} {number(stalls.get(f'{group}_cycles_per_issue'))}"
-                       for group in ("latency", "bandwidth", "other"))
-    return Table("Stalls (warp cycles per issued instruction)", ["reason", "cycles per issue"], rows,
-                 note=f"groups: {groups}; total {number(stalls.get('total_cycles_per_issue'))} "
-                      f"(source: {stalls.get('source') or MISSING})")
+    groups = ", ".join(
+        f"{group} {number(stalls.get(f'{group}_cycles_per_issue'))}" for group in ("latency", "bandwidth", "other")
+    )
+    return Table(
+        "Stalls (warp cycles per issued instruction)",
+        ["reason", "cycles per issue"],
+        rows,
+        note=f"groups: {groups}; total {number(stalls.get('total_cycles_per_issue'))} "
+        f"(source: {stalls.get('source') or MISSING})",
+    )
 
 
 def _sweep_table(sweep: dict[str, Any]) -> Table:
-    rows = [[number(p["occupancy_warps_per_sm"]), number(p["throughput"]), number(p.get("predicted_throughput")),
-             str(p.get("regime") or MISSING)] for p in sweep["points"]]
-    return Table("Occupancy sweep: throughput = min(n / L, B)",
-                 ["occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"], rows,
-                 note=f"L = {number(sweep['latency_ns'], 'ns')}, B = "
-                      f"{number(sweep['throughput_bound_warps_per_ns_per_sm'])} warps per ns per SM, needed occupancy "
-                      f"L x B = {number(sweep['needed_occupancy_warps_per_sm'])} warps per SM, "
-                      f"largest gap near the knee {fraction(sweep['knee_gap_fraction'])}")
+    rows = [
+        [
+            number(p["occupancy_warps_per_sm"]),
+            number(p["throughput"]),
+            number(p.get("predicted_throughput")),
+            str(p.get("regime") or MISSING),
+        ]
+        for p in sweep["points"]
+    ]
+    return Table(
+        "Occupancy sweep: throughput = min(n / L, B)",
+        ["occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"],
+        rows,
+        note=f"L = {number(sweep['latency_ns'], 'ns')}, B = "
+        f"{number(sweep['throughput_bound_warps_per_ns_per_sm'])} warps per ns per SM, needed occupancy "
+        f"L x B = {number(sweep['needed_occupancy_warps_per_sm'])} warps per SM, "
+        f"largest gap near the knee {fraction(sweep['knee_gap_fraction'])}",
+    )
 
 
 def launch_content(result: dict[str, Any], index: int = 0) -> LaunchContent:
@@ -220,8 +291,11 @@ def launch_content(result: dict[str, Any], index: int = 0) -> LaunchContent:
     )
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.get("warps"):
-        content.tables += [_warps_table(result["warps"]), _littles_law_table(result["littles_law"]),
-                           _tail_table(result["tail"])]
+        content.tables += [
+            _warps_table(result["warps"]),
+            _littles_law_table(result["littles_law"]),
+            _tail_table(result["tail"]),
+        ]
     stalls = _stalls_table(result.get("stalls") or {})
     if stalls:
         content.tables.append(stalls)
@@ -235,11 +309,22 @@ def index_table(results: list[dict[str, Any]], contents: list[LaunchContent]) ->
     rows = []
     for result, content in zip(results, contents, strict=True):
         occupancy = result["occupancy"]
-        rows.append([content.anchor, number(result.get("launch_id")), content.kernel_name,
-                     number(result.get("duration_ns"), "ns"), percent(occupancy["theoretical_pct"]),
-                     percent(occupancy["achieved_pct"]), content.verdict])
-    return Table("Launches", ["anchor", "launch", "kernel", "duration", "theoretical occupancy",
-                              "achieved occupancy", "verdict"], rows)
+        rows.append(
+            [
+                content.anchor,
+                number(result.get("launch_id")),
+                content.kernel_name,
+                number(result.get("duration_ns"), "ns"),
+                percent(occupancy["theoretical_pct"]),
+                percent(occupancy["achieved_pct"]),
+                content.verdict,
+            ]
+        )
+    return Table(
+        "Launches",
+        ["anchor", "launch", "kernel", "duration", "theoretical occupancy", "achieved occupancy", "verdict"],
+        rows,
+    )
 
 
 # ---- comparison -------------------------------------------------------------------------------------------------
@@ -298,16 +383,27 @@ def comparison_table(comparison: Comparison) -> Table:
         if change.a is None and change.b is None:
             continue
         label, unit = FIELD_LABELS.get(change.field, (change.field, ""))
-        rows.append([label + (f" ({unit})" if unit and unit != "%" else ""), _value(change, change.a),
-                     _value(change, change.b), _signed(change), fraction(change.relative_change, signed=True),
-                     _value(change, change.spread_a) if change.spread_a is not None else MISSING,
-                     _value(change, change.spread_b) if change.spread_b is not None else MISSING,
-                     change_note(change)])
+        rows.append(
+            [
+                label + (f" ({unit})" if unit and unit != "%" else ""),
+                _value(change, change.a),
+                _value(change, change.b),
+                _signed(change),
+                fraction(change.relative_change, signed=True),
+                _value(change, change.spread_a) if change.spread_a is not None else MISSING,
+                _value(change, change.spread_b) if change.spread_b is not None else MISSING,
+                change_note(change),
+            ]
+        )
     for name, a, b in comparison.text_fields:
         rows.append([name.replace("_", " "), a or MISSING, b or MISSING, "" if a == b else "changed", "", "", "", ""])
-    return Table("A against B", ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"], rows,
-                 note=f"A: {comparison.launches_a} launch(es), B: {comparison.launches_b} launch(es); a change no "
-                      f"larger than either side's spread (max - min) is within the run-to-run spread.")
+    return Table(
+        "A against B",
+        ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"],
+        rows,
+        note=f"A: {comparison.launches_a} launch(es), B: {comparison.launches_b} launch(es); a change no "
+        f"larger than either side's spread (max - min) is within the run-to-run spread.",
+    )
 
 
 def gate_lines(gate_results: list[GateResult]) -> list[str]:
@@ -330,5 +426,7 @@ class ComparedPair:
 def pair_heading(pair: ComparedPair) -> str:
     ids_a = ", ".join(number(r.get("launch_id")) for r in pair.results_a)
     ids_b = ", ".join(number(r.get("launch_id")) for r in pair.results_b)
-    return (f"A: {pair.comparison.kernel_a or '(unnamed)'} (launches {ids_a}) against "
-            f"B: {pair.comparison.kernel_b or '(unnamed)'} (launches {ids_b})")
+    return (
+        f"A: {pair.comparison.kernel_a or '(unnamed)'} (launches {ids_a}) against "
+        f"B: {pair.comparison.kernel_b or '(unnamed)'} (launches {ids_b})"
+    )

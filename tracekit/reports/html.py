@@ -80,8 +80,12 @@ def _numeric(cell: str) -> bool:
 def render_table(table: Table, link_column: int | None = None, heading: bool = True) -> str:
     """A table; with `link_column` that column holds anchors and the next cell links to it."""
     columns = [c for i, c in enumerate(table.columns) if i != link_column]
-    parts = [f"<h3>{esc(table.title)}</h3>" if heading else "", "<table><thead><tr>",
-             "".join(f"<th>{esc(c)}</th>" for c in columns), "</tr></thead><tbody>"]
+    parts = [
+        f"<h3>{esc(table.title)}</h3>" if heading else "",
+        "<table><thead><tr>",
+        "".join(f"<th>{esc(c)}</th>" for c in columns),
+        "</tr></thead><tbody>",
+    ]
     for row in table.rows:
         cells = []
         anchor = row[link_column] if link_column is not None else None
@@ -111,8 +115,10 @@ class FigureSink:
         figure_id = f"fig-{self.count}"
         spec = pio.to_json(figure, validate=False, pretty=False, remove_uids=True)
         spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        return (f'<div class="figure" id="{figure_id}"></div>'
-                f'<script type="application/json" id="{figure_id}-data">{spec}</script>')
+        return (
+            f'<div class="figure" id="{figure_id}"></div>'
+            f'<script type="application/json" id="{figure_id}-data">{spec}</script>'
+        )
 
 
 def _page(title: str, body: list[str], sink: FigureSink) -> str:
@@ -121,40 +127,57 @@ def _page(title: str, body: list[str], sink: FigureSink) -> str:
     if sink.count:
         script = RENDER_SCRIPT % {"config": pio.json.to_json_plotly(PLOTLY_CONFIG), "eager": EAGER_FIGURE_LIMIT}
         scripts = f"<script>{plotly.offline.get_plotlyjs()}</script><script>{script}</script>"
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
-            f"<h1>{esc(title)}</h1><p class=\"note\">made by tracekit, {generated}</p>"
-            + "".join(body) + scripts + "</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
+        f'<h1>{esc(title)}</h1><p class="note">made by tracekit, {generated}</p>'
+        + "".join(body)
+        + scripts
+        + "</body></html>\n"
+    )
 
 
 def _verdict_block(content: LaunchContent) -> str:
     flags = "".join(f'<span class="flag">{esc(flag)}</span>' for flag in content.flags)
     evidence = "".join(f"<li>{esc(line)}</li>" for line in content.evidence)
     advice = "".join(f"<li>{esc(line)}</li>" for line in content.advice)
-    return (f'<div class="verdict"><strong>Verdict: {esc(content.verdict)}</strong> {flags}'
-            f"<ul>{evidence}</ul>" + (f"<p><strong>Advice</strong></p><ul>{advice}</ul>" if advice else "")
-            + "</div>")
+    return (
+        f'<div class="verdict"><strong>Verdict: {esc(content.verdict)}</strong> {flags}'
+        f"<ul>{evidence}</ul>" + (f"<p><strong>Advice</strong></p><ul>{advice}</ul>" if advice else "") + "</div>"
+    )
 
 
-def _launch_section(result: dict[str, Any], content: LaunchContent, views: dict[str, Any] | None,
-                    sink: FigureSink, sweeps_drawn: dict[tuple, str]) -> str:
-    parts = [f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
-             f'<span class="kernel">{esc(content.kernel_name)}</span></h2>', _verdict_block(content)]
+def _launch_section(
+    result: dict[str, Any],
+    content: LaunchContent,
+    views: dict[str, Any] | None,
+    sink: FigureSink,
+    sweeps_drawn: dict[tuple, str],
+) -> str:
+    parts = [
+        f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
+        f'<span class="kernel">{esc(content.kernel_name)}</span></h2>',
+        _verdict_block(content),
+    ]
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):
         parts.append(render_table(tables.pop(title)))
     if views is not None:
-        parts.append("<h3>Warp timeline per SM</h3>"
-                     + sink.embed(dashboard_figures.sm_heatmap_figure(views["activity_by_sm"])))
+        parts.append(
+            "<h3>Warp timeline per SM</h3>" + sink.embed(dashboard_figures.sm_heatmap_figure(views["activity_by_sm"]))
+        )
         curve = views["occupancy_over_time"]
         theoretical = result["occupancy"]["theoretical_warps_per_sm"]
         if theoretical and theoretical > 2 * (curve["mean_active_warps_per_sm"].max() or 0.0):
             theoretical = None  # a line that far above would flatten the curve; the table gives it
-        parts.append("<h3>Occupancy over time (tail shaded)</h3>"
-                     + sink.embed(dashboard_figures.occupancy_time_figure(curve, result.get("tail"), theoretical)))
-        parts.append("<h3>Warp latency</h3>"
-                     + sink.embed(dashboard_figures.latency_histogram_figure(views["latency_histogram"])))
+        parts.append(
+            "<h3>Occupancy over time (tail shaded)</h3>"
+            + sink.embed(dashboard_figures.occupancy_time_figure(curve, result.get("tail"), theoretical))
+        )
+        parts.append(
+            "<h3>Warp latency</h3>" + sink.embed(dashboard_figures.latency_histogram_figure(views["latency_histogram"]))
+        )
     for title, table in tables.items():
         parts.append(render_table(table))
         by_reason = (result.get("stalls") or {}).get("by_reason")
@@ -164,8 +187,10 @@ def _launch_section(result: dict[str, Any], content: LaunchContent, views: dict[
             sweep = result["sweep"]
             key = (content.kernel_name, sweep["latency_ns"], sweep["throughput_bound_warps_per_ns_per_sm"])
             if key in sweeps_drawn:
-                parts.append(f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[key])}">'
-                             f"the kernel's first launch</a>.</p>")
+                parts.append(
+                    f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[key])}">'
+                    f"the kernel's first launch</a>.</p>"
+                )
             else:
                 sweeps_drawn[key] = content.anchor
                 parts.append(sink.embed(dashboard_figures.sweep_figure(sweep)))
@@ -173,8 +198,7 @@ def _launch_section(result: dict[str, Any], content: LaunchContent, views: dict[
     return "".join(parts)
 
 
-def report_html(results: list[dict[str, Any]], views: dict[int, dict[str, Any]],
-                title: str = "tracekit report") -> str:
+def report_html(results: list[dict[str, Any]], views: dict[int, dict[str, Any]], title: str = "tracekit report") -> str:
     """The whole report: an index of the launches, then one section per launch.
 
     `views` maps launch ids to `explain.launch_views` frames (launches without a trace are absent)."""
@@ -186,31 +210,49 @@ def report_html(results: list[dict[str, Any]], views: dict[int, dict[str, Any]],
     return _page(title, body, sink)
 
 
-def compare_html(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]],
-                 title: str = "tracekit comparison") -> str:
+def compare_html(
+    pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], title: str = "tracekit comparison"
+) -> str:
     """A against B per matched pair, the gates' outcome first, and overlaid figures where traces exist."""
     sink = FigureSink()
     body = []
     if gate_messages:
         failed = any(f for f, _ in gate_messages)
         lines = "".join(f"<li>{esc(message)}</li>" for _, message in gate_messages)
-        body.append(f'<div class="verdict {"failed" if failed else "passed"}"><strong>Gates: '
-                    f'{"FAILED" if failed else "passed"}</strong><ul>{lines}</ul></div>')
+        body.append(
+            f'<div class="verdict {"failed" if failed else "passed"}"><strong>Gates: '
+            f"{'FAILED' if failed else 'passed'}</strong><ul>{lines}</ul></div>"
+        )
     for number, pair in enumerate(pairs, 1):
-        body.append(f'<section id="pair-{number}"><h2 class="kernel">{esc(pair_heading(pair))}</h2>'
-                    f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>')
+        body.append(
+            f'<section id="pair-{number}"><h2 class="kernel">{esc(pair_heading(pair))}</h2>'
+            f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>'
+        )
         body.append(render_table(comparison_table(pair.comparison)))
         if pair.views_a is not None and pair.views_b is not None:
-            body.append("<h3>Warp latency, A and B</h3>" + sink.embed(dashboard_figures.overlay_latency_figure(
-                {"A": pair.views_a["latency_histogram"], "B": pair.views_b["latency_histogram"]})))
+            body.append(
+                "<h3>Warp latency, A and B</h3>"
+                + sink.embed(
+                    dashboard_figures.overlay_latency_figure(
+                        {"A": pair.views_a["latency_histogram"], "B": pair.views_b["latency_histogram"]}
+                    )
+                )
+            )
             tails = {"A": pair.results_a[0].get("tail"), "B": pair.results_b[0].get("tail")}
             curves = {"A": pair.views_a["occupancy_over_time"], "B": pair.views_b["occupancy_over_time"]}
-            body.append("<h3>Occupancy over time, A and B</h3>"
-                        + sink.embed(dashboard_figures.compare_occupancy_figure(curves, tails)))
-        sweeps = {side: results[0]["sweep"] for side, results in (("A", pair.results_a), ("B", pair.results_b))
-                  if results and results[0].get("sweep")}
+            body.append(
+                "<h3>Occupancy over time, A and B</h3>"
+                + sink.embed(dashboard_figures.compare_occupancy_figure(curves, tails))
+            )
+        sweeps = {
+            side: results[0]["sweep"]
+            for side, results in (("A", pair.results_a), ("B", pair.results_b))
+            if results and results[0].get("sweep")
+        }
         if sweeps:
-            body.append("<h3>Throughput against occupancy, A and B</h3>"
-                        + sink.embed(dashboard_figures.sweep_overlay_figure(sweeps)))
+            body.append(
+                "<h3>Throughput against occupancy, A and B</h3>"
+                + sink.embed(dashboard_figures.sweep_overlay_figure(sweeps))
+            )
         body.append("</section>")
     return _page(title, body, sink)

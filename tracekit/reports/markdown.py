@@ -67,8 +67,9 @@ def report_markdown(results: list[dict[str, Any]], title: str = "tracekit report
     return "\n".join(lines).rstrip() + "\n"
 
 
-def compare_markdown(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]],
-                     title: str = "tracekit comparison") -> str:
+def compare_markdown(
+    pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], title: str = "tracekit comparison"
+) -> str:
     lines = [f"## {md(title)}", ""]
     if gate_messages:
         failed = any(f for f, _ in gate_messages)

@@ -34,8 +34,9 @@ def _names(launches: pl.DataFrame) -> str:
     return shown + (f" and {len(names) - MAX_NAMES_SHOWN} more" if len(names) > MAX_NAMES_SHOWN else "")
 
 
-def pair_launches(launches_a: pl.DataFrame, launches_b: pl.DataFrame, kernel_a: str | None = None,
-                  kernel_b: str | None = None) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+def pair_launches(
+    launches_a: pl.DataFrame, launches_b: pl.DataFrame, kernel_a: str | None = None, kernel_b: str | None = None
+) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
     """The (A launches, B launches) groups to compare, in A's order.
 
     With a kernel named on either side (the other side defaults to the same name) that is the one pair, whatever
@@ -45,11 +46,15 @@ def pair_launches(launches_a: pl.DataFrame, launches_b: pl.DataFrame, kernel_a: 
     if kernel_a or kernel_b:
         return [(named(launches_a, kernel_a or kernel_b, "A"), named(launches_b, kernel_b or kernel_a, "B"))]
     groups_b = launches_b.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True)
-    pairs = [(group_a, groups_b[key])
-             for key, group_a in launches_a.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True).items()
-             if key in groups_b]
+    pairs = [
+        (group_a, groups_b[key])
+        for key, group_a in launches_a.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True).items()
+        if key in groups_b
+    ]
     if not pairs:
-        raise TracekitError(f"no launch of A matches one of B by kernel name, grid and block (A has "
-                            f"{_names(launches_a)}; B has {_names(launches_b)}): name them with --kernel-a and "
-                            f"--kernel-b")
+        raise TracekitError(
+            f"no launch of A matches one of B by kernel name, grid and block (A has "
+            f"{_names(launches_a)}; B has {_names(launches_b)}): name them with --kernel-a and "
+            f"--kernel-b"
+        )
     return pairs

@@ -75,5 +75,7 @@ def migrate(engine: Engine) -> None:
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
     except OperationalError as exc:
-        raise TracekitError(f"cannot open store {engine.url.render_as_string(hide_password=True)}: "
-                            f"{str(exc.orig).strip().splitlines()[0]}") from None
+        raise TracekitError(
+            f"cannot open store {engine.url.render_as_string(hide_password=True)}: "
+            f"{str(exc.orig).strip().splitlines()[0]}"
+        ) from None

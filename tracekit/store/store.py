@@ -66,8 +66,9 @@ class Store:
         with self.engine.connect() as connection:
             return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
 
-    def add_import(self, parsed: ParsedImport, source_path: str | Path, name: str | None = None,
-                   sha256: str | None = None) -> ImportResult:
+    def add_import(
+        self, parsed: ParsedImport, source_path: str | Path, name: str | None = None, sha256: str | None = None
+    ) -> ImportResult:
         """Write everything of one file in one transaction; a file already stored (same sha256) adds nothing."""
         source_path = Path(source_path)
         sha256 = sha256 or file_sha256(source_path)
@@ -105,8 +106,10 @@ class Store:
                 bulk_insert(connection, MetricRow.__table__, metrics)
                 warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
                 bulk_insert(connection, WarpRow.__table__, warps)
-                for table, frame in ((NvtxRangeRow.__table__, parsed.nvtx_ranges),
-                                     (MemcpyRow.__table__, parsed.memcpys)):
+                for table, frame in (
+                    (NvtxRangeRow.__table__, parsed.nvtx_ranges),
+                    (MemcpyRow.__table__, parsed.memcpys),
+                ):
                     bulk_insert(connection, table, frame.with_columns(pl.lit(import_id).alias("import_id")))
         except IntegrityError:
             # Another writer stored the same file between our check and our insert.
@@ -123,18 +126,20 @@ class Store:
             {"import_id": import_id, "launch_index": index, **{c: row[c] for c in LAUNCH_COLUMNS}}
             for index, row in enumerate(launches.iter_rows(named=True))
         ]
-        result = connection.execute(
-            insert(LaunchRow).returning(LaunchRow.id, sort_by_parameter_order=True), rows
-        )
+        result = connection.execute(insert(LaunchRow).returning(LaunchRow.id, sort_by_parameter_order=True), rows)
         return [row[0] for row in result]
 
     def existing_result(self, import_id: int) -> ImportResult:
         with self.engine.connect() as connection:
             launch_count = connection.scalar(
-                select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id))
+                select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id)
+            )
             warp_count = connection.scalar(
-                select(func.count()).select_from(WarpRow).join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
-                .where(LaunchRow.import_id == import_id))
+                select(func.count())
+                .select_from(WarpRow)
+                .join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
+                .where(LaunchRow.import_id == import_id)
+            )
         return ImportResult(import_id, False, launch_count or 0, warp_count or 0)
 
     def delete_import(self, import_id: int) -> None:
@@ -153,16 +158,25 @@ class Store:
         """Read in batches: a whole result at once goes through Python objects (about 60 times the frame's
         memory for 10M warps); batches keep that to one batch's worth."""
         with self.engine.connect() as connection:
-            batches = list(pl.read_database(statement, connection, schema_overrides=schema_overrides,
-                                            infer_schema_length=None, iter_batches=True, batch_size=READ_BATCH_ROWS))
+            batches = list(
+                pl.read_database(
+                    statement,
+                    connection,
+                    schema_overrides=schema_overrides,
+                    infer_schema_length=None,
+                    iter_batches=True,
+                    batch_size=READ_BATCH_ROWS,
+                )
+            )
             if not batches:  # no rows: still the statement's columns
                 return pl.read_database(statement, connection, schema_overrides=schema_overrides)
         return pl.concat(batches, how="vertical_relaxed", rechunk=True)
 
     def imports(self) -> pl.DataFrame:
         """Every stored import, with its launch count, newest last."""
-        launch_count = (select(func.count()).select_from(LaunchRow)
-                        .where(LaunchRow.import_id == ImportRow.id).scalar_subquery())
+        launch_count = (
+            select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == ImportRow.id).scalar_subquery()
+        )
         columns = [c for c in ImportRow.__table__.columns if c.name not in ("device_extra", "warnings")]
         statement = select(*columns, launch_count.label("launch_count")).order_by(ImportRow.id)
         return self._frame(statement)
@@ -176,18 +190,22 @@ class Store:
 
     def launches(self, import_id: int | None = None, launch_ids: list[int] | None = None) -> pl.DataFrame:
         """Launches joined with their import's device fields (one row per launch)."""
-        statement = select(
-            LaunchRow.__table__,
-            ImportRow.name.label("import_name"),
-            ImportRow.format,
-            ImportRow.source_path,
-            ImportRow.sha256,
-            ImportRow.device_name,
-            ImportRow.compute_capability,
-            ImportRow.sm_count,
-            ImportRow.sm_clock_hz,
-            ImportRow.max_warps_per_sm,
-        ).join(ImportRow).order_by(LaunchRow.import_id, LaunchRow.launch_index)
+        statement = (
+            select(
+                LaunchRow.__table__,
+                ImportRow.name.label("import_name"),
+                ImportRow.format,
+                ImportRow.source_path,
+                ImportRow.sha256,
+                ImportRow.device_name,
+                ImportRow.compute_capability,
+                ImportRow.sm_count,
+                ImportRow.sm_clock_hz,
+                ImportRow.max_warps_per_sm,
+            )
+            .join(ImportRow)
+            .order_by(LaunchRow.import_id, LaunchRow.launch_index)
+        )
         if import_id is not None:
             statement = statement.where(LaunchRow.import_id == import_id)
         if launch_ids is not None:
@@ -195,20 +213,39 @@ class Store:
         return self._frame(statement)
 
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
-        statement = (select(MetricRow.launch_id, MetricRow.section, MetricRow.name, MetricRow.unit,
-                            MetricRow.value, MetricRow.text_value, MetricRow.kind)
-                     .where(MetricRow.launch_id.in_(launch_ids)).order_by(MetricRow.id))
-        return self._frame(statement, {"value": pl.Float64, "text_value": pl.Utf8, "unit": pl.Utf8,
-                                       "section": pl.Utf8})
+        statement = (
+            select(
+                MetricRow.launch_id,
+                MetricRow.section,
+                MetricRow.name,
+                MetricRow.unit,
+                MetricRow.value,
+                MetricRow.text_value,
+                MetricRow.kind,
+            )
+            .where(MetricRow.launch_id.in_(launch_ids))
+            .order_by(MetricRow.id)
+        )
+        return self._frame(statement, {"value": pl.Float64, "text_value": pl.Utf8, "unit": pl.Utf8, "section": pl.Utf8})
 
     def warps(self, launch_id: int) -> pl.DataFrame:
         """One launch's warps, typed as `WARP_SCHEMA`. Millions of rows: on PostgreSQL they come through Arrow
         (ADBC) when its driver is installed, several times faster than rows through Python. Not on SQLite: the
         ADBC driver carries its own copy of SQLite, and two copies in one process break each other's file locks
         (https://www.sqlite.org/howtocorrupt.html, 2.2)."""
-        statement = (select(WarpRow.sm_id, WarpRow.block_id, WarpRow.warp_in_block, WarpRow.start_ns,
-                            WarpRow.end_ns, WarpRow.start_cycles, WarpRow.end_cycles)
-                     .where(WarpRow.launch_id == int(launch_id)).order_by(WarpRow.id))
+        statement = (
+            select(
+                WarpRow.sm_id,
+                WarpRow.block_id,
+                WarpRow.warp_in_block,
+                WarpRow.start_ns,
+                WarpRow.end_ns,
+                WarpRow.start_cycles,
+                WarpRow.end_cycles,
+            )
+            .where(WarpRow.launch_id == int(launch_id))
+            .order_by(WarpRow.id)
+        )
         frame = self._postgres_arrow_frame(statement) if self.engine.dialect.name == "postgresql" else None
         if frame is None:
             frame = self._integer_rows_frame(statement)
@@ -247,8 +284,11 @@ class Store:
 
     def warp_counts(self, launch_ids: list[int]) -> dict[int, int]:
         with self.engine.connect() as connection:
-            rows = connection.execute(select(WarpRow.launch_id, func.count()).where(
-                WarpRow.launch_id.in_(launch_ids)).group_by(WarpRow.launch_id)).all()
+            rows = connection.execute(
+                select(WarpRow.launch_id, func.count())
+                .where(WarpRow.launch_id.in_(launch_ids))
+                .group_by(WarpRow.launch_id)
+            ).all()
         return {launch_id: count for launch_id, count in rows}
 
     def nvtx_ranges(self, import_id: int) -> pl.DataFrame:
