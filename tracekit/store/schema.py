@@ -17,7 +17,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_REVISION = "0001"  # the Alembic head this code expects
+SCHEMA_REVISION = "0002"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
@@ -135,3 +135,16 @@ class MemcpyRow(Base):
     end_ns: Mapped[int | None] = mapped_column(BigInteger)
     stream_id: Mapped[int | None] = mapped_column(BigInteger)
     device_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class AnalysisResultRow(Base):
+    """A launch's analysis as the engine last computed it, so reports and the dashboard read it instead of
+    recomputing. Valid while `engine_version` and `context_digest` (the launches its pairing and sweep looked at)
+    still match; otherwise recomputed and replaced."""
+
+    __tablename__ = "analysis_results"
+    launch_id: Mapped[int] = mapped_column(ForeignKey("launches.id", ondelete="CASCADE"), primary_key=True)
+    engine_version: Mapped[str] = mapped_column(String(40))
+    context_digest: Mapped[str] = mapped_column(String(64))
+    result_json: Mapped[str] = mapped_column(Text)
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

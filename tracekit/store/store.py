@@ -17,6 +17,7 @@ from tracekit.parsed import LAUNCH_SCHEMA, WARP_SCHEMA, ParsedImport
 from tracekit.store.bulk import bulk_insert
 from tracekit.store.engine import make_engine, migrate, resolve_url
 from tracekit.store.schema import (
+    AnalysisResultRow,
     ImportRow,
     LaunchRow,
     MemcpyRow,
@@ -296,3 +297,45 @@ class Store:
 
     def memcpys(self, import_id: int) -> pl.DataFrame:
         return self._frame(select(MemcpyRow.__table__).where(MemcpyRow.import_id == import_id))
+
+    # ---- cached analysis results ----------------------------------------------------------------------------
+
+    def cached_results(self, launch_ids: list[int], engine_version: str) -> dict[int, tuple[str, str]]:
+        """{launch id: (context digest, result JSON)} of the given launches computed by `engine_version`."""
+        if not launch_ids:
+            return {}
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(AnalysisResultRow.launch_id, AnalysisResultRow.context_digest, AnalysisResultRow.result_json)
+                .where(AnalysisResultRow.launch_id.in_(launch_ids))
+                .where(AnalysisResultRow.engine_version == engine_version)
+            ).all()
+        return {launch_id: (digest, text) for launch_id, digest, text in rows}
+
+    def save_results(self, engine_version: str, results: dict[int, tuple[str, str]]) -> None:
+        """Replace the cached results of these launches: {launch id: (context digest, result JSON)}. A launch
+        deleted meanwhile is skipped (its import is gone, and so is the need for its result)."""
+        if not results:
+            return
+        now = datetime.now(UTC)
+        with self.engine.begin() as connection:
+            present = set(
+                connection.execute(select(LaunchRow.id).where(LaunchRow.id.in_(list(results)))).scalars().all()
+            )
+            ids = [launch_id for launch_id in results if launch_id in present]
+            if not ids:
+                return
+            connection.execute(delete(AnalysisResultRow).where(AnalysisResultRow.launch_id.in_(ids)))
+            connection.execute(
+                insert(AnalysisResultRow),
+                [
+                    {
+                        "launch_id": launch_id,
+                        "engine_version": engine_version,
+                        "context_digest": results[launch_id][0],
+                        "result_json": results[launch_id][1],
+                        "computed_at": now,
+                    }
+                    for launch_id in ids
+                ],
+            )
