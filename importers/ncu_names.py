@@ -10,11 +10,19 @@ A label is keyed by (section display name, label) because labels repeat across s
 "Memory Throughput" is a % in "GPU Speed Of Light Throughput" but byte/s in "Memory Workload Analysis".
 Where releases disagree the newer section file wins (older releases used `.pct_of_peak_sustained_active` for
 "SM Busy" and "Issue Slots Busy"; 2025 files use `..._elapsed`).
+
+Older releases (2019.x to 2020.3) named the Speed Of Light section "GPU Speed Of Light" and labelled its header
+"SM [%]", "Memory [%]", "SOL FB" / "SOL DRAM", "SOL L2" / "SOL L2 Cache", "SOL TEX" / "SOL L1/TEX Cache" and
+"Memory Frequency" (2020.1 exports in tests/importers/data/ncu_csv/; the 2020.3 labels as scripts of that time
+read them). The metric ids behind these labels did not change, only the labels did; `_OLD_SPEED_OF_LIGHT` maps
+them under both section names, since 2021-2022 releases printed "Compute (SM) [%]" and "Memory [%]" under the new
+name.
 """
 
 from __future__ import annotations
 
 SPEED_OF_LIGHT = "GPU Speed Of Light Throughput"
+OLD_SPEED_OF_LIGHT = "GPU Speed Of Light"  # the section's display name up to 2020.3
 LAUNCH_STATISTICS = "Launch Statistics"
 OCCUPANCY = "Occupancy"
 COMPUTE_WORKLOAD = "Compute Workload Analysis"
@@ -24,6 +32,21 @@ WARP_STATE_STATISTICS = "Warp State Statistics"
 SOURCE_COUNTERS = "Source Counters"
 INSTRUCTION_STATISTICS = "Instruction Statistics"
 WORKLOAD_DISTRIBUTION = "GPU and Memory Workload Distribution"
+
+# Speed Of Light header labels of 2019.x-2020.x (and "[%]" labels of 2021-2022), for the same metric ids.
+_OLD_SPEED_OF_LIGHT = {
+    "SM [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Compute (SM) [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Memory [%]": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    # "FB" is the frame buffer: DRAM. The old sections read dram__throughput (gpu__dram_throughput came later).
+    "SOL FB": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL DRAM": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL L2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL L2 Cache": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL TEX": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "SOL L1/TEX Cache": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "Memory Frequency": "dram__cycles_elapsed.avg.per_second",
+}
 
 _BY_SECTION: dict[str, dict[str, str]] = {
     SPEED_OF_LIGHT: {
@@ -88,6 +111,7 @@ _BY_SECTION: dict[str, dict[str, str]] = {
         "Memory Throughput": "dram__bytes.sum.per_second",
         "Mem Busy": "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed",
         "L1/TEX Hit Rate": "l1tex__t_sector_hit_rate.pct",
+        "L1 Hit Rate": "l1tex__t_sector_hit_rate.pct",  # the label up to 2020.1
         "Max Bandwidth": "gpu__compute_memory_request_throughput.avg.pct_of_peak_sustained_elapsed",
         "L2 Hit Rate": "lts__t_sector_hit_rate.pct",
         "Mem Pipes Busy": "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed",
@@ -110,6 +134,7 @@ _BY_SECTION: dict[str, dict[str, str]] = {
     WARP_STATE_STATISTICS: {
         "Warp Cycles Per Issued Instruction": "smsp__average_warp_latency_per_inst_issued.ratio",
         "Warp Cycles Per Executed Instruction": "smsp__average_warps_active_per_inst_executed.ratio",
+        "Warp Cycles Per Issue Active": "smsp__average_warps_active_per_issue_active.ratio",  # up to 2020.x
         "Avg. Active Threads Per Warp": "smsp__thread_inst_executed_per_inst_executed.ratio",
         "Avg. Not Predicated Off Threads Per Warp": "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
         "Issued Warp Per Scheduler": "smsp__issue_active.avg.per_cycle_active",
@@ -170,6 +195,10 @@ _BY_SECTION: dict[str, dict[str, str]] = {
         "Total MC Channel Elapsed Cycles": "mcc__cycles_elapsed.sum",
     },
 }
+
+# The old section name shows the old labels and the new ones; the new name keeps the "[%]" labels of 2021-2022.
+_BY_SECTION[OLD_SPEED_OF_LIGHT] = {**_BY_SECTION[SPEED_OF_LIGHT], **_OLD_SPEED_OF_LIGHT}
+_BY_SECTION[SPEED_OF_LIGHT] = {**_OLD_SPEED_OF_LIGHT, **_BY_SECTION[SPEED_OF_LIGHT]}
 
 # (section display name, metric label) -> metric id.
 DISPLAY_TO_METRIC_ID: dict[tuple[str, str], str] = {
