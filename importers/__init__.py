@@ -15,7 +15,8 @@ from tracekit.errors import InputError
 from tracekit.parsed import ParsedImport
 
 # Order matters: binary signatures first, the text formats after.
-READER_MODULES = ["ncu_rep", "nsys_sqlite", "warp_trace", "ncu_csv"]
+# Region readers (intra-kernel profilers) before warp_trace, whose magic line also starts the v2 region trace.
+READER_MODULES = ["ncu_rep", "nsys_sqlite", "region_trace", "proton_chrome", "chrome_regions", "warp_trace", "ncu_csv"]
 SNIFF_BYTES = 64 * 1024
 
 

@@ -59,6 +59,21 @@ WARP_SCHEMA: dict[str, pl.DataType] = {
     "end_cycles": pl.Int64,
 }
 
+# One row per named region instance recorded inside a kernel (intra-kernel profilers), one warp's interval.
+# Times are as recorded: ns (`%globaltimer`) and/or SM cycles; a source that gives only one leaves the other null.
+REGION_SCHEMA: dict[str, pl.DataType] = {
+    "launch_key": pl.Int64,
+    "sm_id": pl.Int32,
+    "block_id": pl.Int64,
+    "warp_in_block": pl.Int32,
+    "region": pl.Utf8,
+    "depth": pl.Int32,  # nesting depth within the warp: 0 outermost
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "start_cycles": pl.Int64,
+    "end_cycles": pl.Int64,
+}
+
 # Nsight Systems extras: NVTX ranges and memory copies.
 NVTX_SCHEMA: dict[str, pl.DataType] = {
     "name": pl.Utf8,
@@ -114,6 +129,7 @@ class ParsedImport:
     warps: pl.DataFrame = field(default_factory=lambda: empty_frame(WARP_SCHEMA))
     nvtx_ranges: pl.DataFrame = field(default_factory=lambda: empty_frame(NVTX_SCHEMA))
     memcpys: pl.DataFrame = field(default_factory=lambda: empty_frame(MEMCPY_SCHEMA))
+    regions: pl.DataFrame = field(default_factory=lambda: empty_frame(REGION_SCHEMA))
     warnings: list[str] = field(default_factory=list)
 
     def conformed(self) -> ParsedImport:
@@ -128,5 +144,6 @@ class ParsedImport:
             warps=conform(self.warps, WARP_SCHEMA),
             nvtx_ranges=conform(self.nvtx_ranges, NVTX_SCHEMA),
             memcpys=conform(self.memcpys, MEMCPY_SCHEMA),
+            regions=conform(self.regions, REGION_SCHEMA),
             warnings=list(self.warnings),
         )
