@@ -5,7 +5,10 @@ The layout is told from the table header, never from the file name:
   A metric row is named by its metric id where `ncu_names` maps its (section, label) pair, else by the label
   as shown; `section` keeps the section name. Rule rows become text metrics named `rule:<Rule Name>`, in the
   rule's section identifier (e.g. "SpeedOfLight"), with text_value `[<Rule Type>] <Rule Description>` and, where
-  given, the Estimated Speedup as value (unit "%").
+  given, the Estimated Speedup as value (unit "%"). A 2025 "Body Item Label" column (`--print-details`) is kept
+  in `section` as "<Section Name>: <Body Item Label>"; the name is still mapped by (Section Name, Metric Name).
+  The 2019-2020 layouts (12 columns with "Kernel Time", section "GPU Speed Of Light" with "SOL FB" ...) map the
+  same way through `ncu_names`, so their Duration fills duration_ns.
 - raw (`--page raw`): wide, one row per launch with units in the second row; every non-empty metric cell becomes a
   metric row (ordered by metric column, then launch). Columns are parsed as numbers while reading where the first
   rows say so, which keeps thousand-launch files fast (`benchmarks/bench_import_ncu_csv.py`).
@@ -19,7 +22,9 @@ with a null value and text_value "n/a"; other text is kind "text". Numbers are k
 when every launch's value in that column is), else "float". Metric-instance lists
 (`--print-metric-instances values`: numbers separated by ";" or blanks) keep the cell as text_value and take the
 mean of the instances as value. Units go through `normalize_unit` with values scaled; a per-block or per-thread
-unit keeps its denominator ("Kbyte/block" -> "byte/block", x1000).
+unit keeps its denominator ("Kbyte/block" -> "byte/block", x1000). Shared-memory sizes that the details page
+prints rounded (Kbyte with two decimals) are made exact where they can be (the carveout and the driver's reserve
+are whole KiB); a static or dynamic size that cannot keeps the printed cell and unit in text_value (`_exact_sizes`).
 
 Launches are keyed by (Host Name, Process ID, ID) where those columns exist, since IDs repeat across processes.
 Grid and block dimensions come from the "Grid Size"/"Block Size" columns, else from `launch__grid_dim_*` /
@@ -39,6 +44,7 @@ from __future__ import annotations
 import csv
 import functools
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -107,6 +113,10 @@ _DEVICE_EXTRA = {
     "max_ipc_per_multiprocessor": "max_ipc_per_sm",
 }
 _KHZ_EXTRA = {"memory_clock_rate": "memory_clock_hz"}
+
+# Shared-memory sizes whose printed rounding matters to the occupancy (see _exact_sizes); the first two are whole KiB.
+_WHOLE_KIB_METRICS = ("launch__shared_mem_config_size", "launch__shared_mem_per_block_driver")
+_SIZE_METRICS = (*_WHOLE_KIB_METRICS, "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 # Metric ids that fill launch fields; a text value in one of them is an error.
 _LAUNCH_METRICS = (
@@ -493,9 +503,13 @@ def _details(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFram
         }
     )
     metric_rows = metric_rows.join(names, on=["Section Name", "Metric Name"], how="left", maintain_order="left")
+    section = pl.col("Section Name")
+    if "Body Item Label" in metric_rows.columns:  # 2025 `--print-details`: the body item (chart, table) a row is in
+        body = pl.col("Body Item Label").fill_null("").str.strip_chars()
+        section = pl.when(body != "").then(pl.concat_str(section, pl.lit(": "), body)).otherwise(section)
     long = metric_rows.select(
         "launch_key",
-        pl.col("Section Name").alias("section"),
+        section.alias("section"),
         pl.coalesce("metric_id", "Metric Name").alias("name"),
         pl.col("Metric Unit").alias("unit_raw"),
         pl.col("Metric Value").alias("cell"),
@@ -800,13 +814,59 @@ def _numeric_metrics(long: pl.DataFrame) -> pl.DataFrame:
         pl.col("cell").is_not_null() & (pl.col("cell") != "")
     )
     plain_failed = long.filter(pl.col("cell").cast(pl.Float64, strict=False).is_null())["cell"]
-    long = _parse_cells(long, _uses_dot_grouping(plain_failed))
+    dot_grouping = _uses_dot_grouping(plain_failed)
+    long = _parse_cells(long, dot_grouping)
     unit_rows = [(u, *_normalized_unit(u)) for u in long["unit_raw"].unique().to_list()]
     unit_table = pl.DataFrame(
         unit_rows, schema={"unit_raw": pl.String, "unit": pl.String, "factor": pl.Float64}, orient="row"
     )
     long = long.join(unit_table, on="unit_raw", how="left", nulls_equal=True, maintain_order="left")
-    return _metric_columns(long)
+    return _exact_sizes(_metric_columns(long), long, dot_grouping)
+
+
+def _exact_sizes(metrics: pl.DataFrame, long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
+    """Shared-memory sizes printed in a rounded unit ("233.47" Kbyte): exact where they can be, else marked.
+
+    `ncu --page details` prints sizes in Kbyte (1,000 B) with two decimals, so a value is known only to within
+    +-5 bytes: 233.47 Kbyte is 233,465 .. 233,475 B. The carveout (`launch__shared_mem_config_size`) and the
+    driver's reserve are whole KiB, so the one multiple of 1,024 in that window is the exact value (233,472).
+    A static or dynamic size has no such grid: its value stays as printed, and `text_value` keeps the cell and
+    unit as printed ("232.45 Kbyte/block") to say that the byte count is rounded (tracekit.analysis.occupancy.
+    printed_rounding_bytes reads it back). Cells precise to the byte (the raw page's six decimals) are rounded to it.
+    """
+    base_name = pl.col("name").str.replace(r"\.(min|max)$", "")  # the summary page's Minimum and Maximum too
+    sizes = long.filter(base_name.is_in(_SIZE_METRICS) & pl.col("value").is_not_null() & ~pl.col("_is_list"))
+    if sizes.is_empty() or (sizes["factor"] == 1.0).all():
+        return metrics
+    fixes: dict[tuple[int, str, int], tuple[float, str | None]] = {}
+    for key, name, cell, unit_raw, value, factor, line in sizes.select(
+        "launch_key", "name", "cell", "unit_raw", "value", "factor", "_line"
+    ).iter_rows():
+        decimal_mark = "," if dot_grouping else "."
+        decimals = len(cell.rpartition(decimal_mark)[2]) if decimal_mark in cell else 0
+        half_width = 0.5 * 10.0**-decimals * factor
+        scaled = value * factor
+        if factor <= 1.0 or half_width < 0.5:  # printed in bytes, or to the byte
+            fixes[(key, name, line)] = (float(round(scaled)), None)
+            continue
+        if name.removesuffix(".min").removesuffix(".max") in _WHOLE_KIB_METRICS:
+            low, high = math.ceil((scaled - half_width) / 1024), math.floor((scaled + half_width) / 1024)
+            if low == high:
+                fixes[(key, name, line)] = (float(low * 1024), None)
+                continue
+        fixes[(key, name, line)] = (float(round(scaled)), f"{cell} {unit_raw}")
+    table = pl.DataFrame(
+        [(k, n, line, v, t) for (k, n, line), (v, t) in fixes.items()],
+        schema={"launch_key": pl.Int64, "name": pl.String, "_line": pl.Int64, "_value": pl.Float64, "_text": pl.String},
+        orient="row",
+    )
+    joined = metrics.join(table, on=["launch_key", "name", "_line"], how="left", maintain_order="left")
+    fixed = pl.col("_value").is_not_null()
+    return joined.with_columns(
+        pl.when(fixed).then(pl.col("_value")).otherwise(pl.col("value")).alias("value"),
+        pl.when(fixed).then(pl.col("_text")).otherwise(pl.col("text_value")).alias("text_value"),
+        pl.when(fixed).then(pl.lit("int")).otherwise(pl.col("kind")).alias("kind"),
+    ).drop("_value", "_text")
 
 
 def _parse_cells(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:

@@ -18,6 +18,14 @@ in tests/analysis/test_occupancy.py):
   `min_shared_mem_config_bytes` is only a lower bound on it.
 - The barrier limit (CC 9.0 and newer) is capped at the blocks-per-SM limit (B200: 1 barrier -> 32, not 64).
 
+A carveout the device does not offer is rounded up to the next one it does, as the driver does with a preferred
+carveout that maps to no supported size (CUDA C++ Programming Guide, shared memory of CC 7.x and newer; the same
+rounding as cuda_occupancy.h's cudaOccAlignUpShmemSizeVoltaPlus); the result says so in `notes`. A carveout larger
+than the SM's shared memory is refused. CC 5.x and 6.x split shared memory and L1 in a fixed way: a carveout there
+is ignored, with a note. More than 48 KB of shared memory per block needs the kernel's opt-in
+(cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...)): `opt_in=False` refuses it, as the
+runtime would refuse the launch; the default assumes it (a profiled launch that used more did opt in).
+
 Volkov's occupancy is warps resident per SM; the theoretical value here is the ceiling that the resource limits put
 on it, the number a measured (achieved) occupancy should be compared with.
 """
@@ -25,7 +33,7 @@ on it, the number a measured (achieved) occupancy should be compared with.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import polars as pl
 
@@ -96,6 +104,7 @@ class DeviceLimits:
     reserved_shared_mem_per_block_bytes: int  # the driver's per-block reserve (CC >= 8.0)
     shared_mem_carveouts_bytes: tuple[int, ...]  # one value where the split is fixed
     barriers_per_sm: int | None  # block barrier slots; None where they do not limit occupancy (CC < 9.0)
+    carveout_configurable: bool = True  # False on CC 5.x / 6.x: shared memory per SM is fixed
 
 
 def _parse_cc(compute_capability: str) -> str:
@@ -132,6 +141,7 @@ def device_limits(compute_capability: str) -> DeviceLimits:
         reserved_shared_mem_per_block_bytes=1 * KB if major >= 8 else 0,
         shared_mem_carveouts_bytes=tuple(kb * KB for kb in (carveouts_kb or (smem_sm_kb,))),
         barriers_per_sm=None if barrier_factor is None else barrier_factor * blocks_per_sm,
+        carveout_configurable=carveouts_kb is not None,
     )
 
 
@@ -160,6 +170,13 @@ class OccupancyResult:
     allocated_shared_mem_per_block_bytes: int  # rounded up, including the driver's reserve
     barrier_limit_blocks_per_sm: int | None  # launch__occupancy_limit_barriers (CC >= 9.0)
     min_shared_mem_config_bytes: int  # smallest carveout holding the active blocks: a lower bound on the driver's
+    requested_shared_mem_config_bytes: int | None = None  # the carveout as given, before rounding to a real one
+    barriers_per_block: int = 1
+    opt_in: bool = True  # whether more than 48 KB of shared memory per block was allowed
+    # False when the shared memory per block is known only to within shared_mem_rounding_bytes (a rounded
+    # `--page details` value) and the occupancy differs inside that window: use Nsight's own rows instead.
+    determined: bool = True
+    notes: tuple[str, ...] = ()  # what was assumed or adjusted, in words (carveout rounded or ignored, ...)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -209,6 +226,7 @@ def _validate(
     shared_mem_per_block_bytes: int,
     shared_mem_config_bytes: int | None,
     barriers_per_block: int,
+    opt_in: bool = True,
 ) -> None:
     cc = limits.compute_capability
     if not 1 <= threads_per_block <= limits.max_threads_per_block:
@@ -222,13 +240,67 @@ def _validate(
             f"{shared_mem_per_block_bytes} bytes of shared memory per block: a block on CC {cc} "
             f"can use 0 to {limits.max_shared_mem_per_block_bytes} bytes"
         )
-    if shared_mem_config_bytes is not None and not 0 <= shared_mem_config_bytes <= limits.shared_mem_per_sm_bytes:
+    if not opt_in and shared_mem_per_block_bytes > limits.default_shared_mem_per_block_bytes:
         raise TracekitError(
-            f"shared-memory carveout of {shared_mem_config_bytes} bytes: an SM on CC {cc} has "
-            f"0 to {limits.shared_mem_per_sm_bytes} bytes"
+            f"{shared_mem_per_block_bytes} bytes of shared memory per block: more than "
+            f"{limits.default_shared_mem_per_block_bytes} needs the kernel's opt-in (cudaFuncSetAttribute with "
+            f"cudaFuncAttributeMaxDynamicSharedMemorySize); without it the launch fails"
+        )
+    config = shared_mem_config_bytes
+    if config is not None and limits.carveout_configurable and not 0 <= config <= limits.shared_mem_per_sm_bytes:
+        offered = ", ".join(f"{c // KB}" for c in limits.shared_mem_carveouts_bytes)
+        raise TracekitError(
+            f"shared-memory carveout of {config} bytes: no carveout on CC {cc} holds it "
+            f"(it offers {offered} KB, at most {limits.shared_mem_per_sm_bytes} bytes)"
         )
     if barriers_per_block < 0:
         raise TracekitError(f"{barriers_per_block} barriers per block: must be 0 or more")
+
+
+def resolve_carveout(
+    compute_capability: str, shared_mem_config_bytes: int | None
+) -> tuple[int | None, tuple[str, ...]]:
+    """The carveout the driver would configure for a requested one, and what changed, in words.
+
+    None stays None (the SM's largest carveout is assumed). On CC 5.x/6.x the split is fixed and the request is
+    ignored. Elsewhere a request between two offered carveouts becomes the next larger one (the driver's rule for a
+    preferred carveout with no exact match); one above the largest raises TracekitError.
+    """
+    limits = device_limits(compute_capability)
+    if shared_mem_config_bytes is None:
+        return None, ()
+    cc = limits.compute_capability
+    if not limits.carveout_configurable:
+        return None, (
+            f"CC {cc} has a fixed {limits.shared_mem_per_sm_bytes // KB} KB of shared memory per SM: the carveout "
+            f"of {shared_mem_config_bytes} bytes does not apply and is ignored",
+        )
+    _validate(limits, 1, 0, 0, shared_mem_config_bytes, 0)
+    picked = min(c for c in limits.shared_mem_carveouts_bytes if c >= shared_mem_config_bytes)
+    if picked == shared_mem_config_bytes:
+        return picked, ()
+    offered = ", ".join(f"{c // KB}" for c in limits.shared_mem_carveouts_bytes)
+    return picked, (
+        f"the carveout of {shared_mem_config_bytes} bytes is not one CC {cc} offers ({offered} KB): the driver "
+        f"picks the next larger, {picked} bytes ({picked // KB} KB)",
+    )
+
+
+def printed_rounding_bytes(text_value: str | None) -> float:
+    """How far a shared-memory size printed rounded can be from the true byte count: half its last digit.
+
+    `text_value` is the cell as Nsight Compute printed it with its unit, as the CSV importer keeps it for rounded
+    sizes ("232.45 Kbyte/block": +-5 bytes). None or a size printed in bytes: 0. Units are Nsight's (Kbyte =
+    1,000 bytes, Mbyte = 1,000,000).
+    """
+    if not text_value:
+        return 0.0
+    number, _, unit = text_value.strip().partition(" ")
+    scale = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9}.get(unit.split("/")[0].strip().lower())
+    if scale is None:
+        return 0.0
+    decimals = len(number.replace(",", "").rpartition(".")[2]) if "." in number else 0
+    return 0.0 if scale == 1 else 0.5 * 10.0**-decimals * scale
 
 
 def _occupancy(
@@ -298,29 +370,56 @@ def theoretical_occupancy(
     shared_mem_config_bytes: int | None = None,
     *,
     barriers_per_block: int = 1,
+    opt_in: bool = True,
+    shared_mem_rounding_bytes: float = 0.0,
 ) -> OccupancyResult:
     """Occupancy limits of one launch configuration; raises TracekitError for a configuration that cannot exist.
 
     shared_mem_per_block_bytes is static + dynamic (Nsight's launch__shared_mem_per_block_static/_dynamic); the
-    driver's reserve is added here. shared_mem_config_bytes is launch__shared_mem_config_size when known.
+    driver's reserve is added here. shared_mem_config_bytes is launch__shared_mem_config_size when known; one the
+    device does not offer is rounded up to the next it does (`resolve_carveout`, said in `notes`).
     barriers_per_block (launch__barrier_count) matters from CC 9.0 on; kernels use 1 unless they name more.
+    opt_in=False refuses more than 48 KB of shared memory per block (the kernel did not opt in).
+    shared_mem_rounding_bytes: the shared memory is known only to within this (a rounded printed value, see
+    `printed_rounding_bytes`); `determined` is False when the occupancy differs inside that window.
     """
     limits = device_limits(compute_capability)
-    _validate(
-        limits,
-        threads_per_block,
-        registers_per_thread,
-        shared_mem_per_block_bytes,
-        shared_mem_config_bytes,
-        barriers_per_block,
-    )
-    return _occupancy(
-        limits,
-        threads_per_block,
-        registers_per_thread,
-        shared_mem_per_block_bytes,
-        shared_mem_config_bytes,
-        barriers_per_block,
+    carveout, notes = resolve_carveout(limits.compute_capability, shared_mem_config_bytes)
+    rounding = max(0.0, float(shared_mem_rounding_bytes))
+    low = max(0, math.ceil(shared_mem_per_block_bytes - rounding))
+    high = math.floor(shared_mem_per_block_bytes + rounding)
+    per_block_max = limits.max_shared_mem_per_block_bytes if opt_in else limits.default_shared_mem_per_block_bytes
+    shared = shared_mem_per_block_bytes
+    if rounding and low <= per_block_max < shared:
+        shared = per_block_max  # a rounded print just above the maximum: the true value is the maximum or less
+    _validate(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block, opt_in)
+    result = _occupancy(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block)
+    determined = True
+    if rounding:
+        ends = [
+            _occupancy(limits, threads_per_block, registers_per_thread, size, carveout, barriers_per_block)
+            for size in (low, min(high, per_block_max))
+        ]
+        determined = len({(end.active_blocks_per_sm, end.limiter) for end in ends}) == 1
+        if not determined:
+            notes += (
+                f"the shared memory per block is known only to +-{rounding:g} bytes (printed rounded): "
+                f"{low} bytes give {ends[0].theoretical_pct:g}% and {min(high, per_block_max)} bytes "
+                f"{ends[1].theoretical_pct:g}%",
+            )
+    if carveout is not None and result.allocated_shared_mem_per_block_bytes > carveout:
+        raised = _carveout_at_least(limits, result.allocated_shared_mem_per_block_bytes)
+        notes += (
+            f"a block needs {result.allocated_shared_mem_per_block_bytes} bytes of shared memory, more than the "
+            f"carveout of {carveout}: the driver raises the carveout to {raised} bytes",
+        )
+    return replace(
+        result,
+        requested_shared_mem_config_bytes=shared_mem_config_bytes,
+        barriers_per_block=barriers_per_block,
+        opt_in=opt_in,
+        determined=determined,
+        notes=notes,
     )
 
 
@@ -364,15 +463,27 @@ def tail_estimate(grid_blocks: int, active_blocks_per_sm: int, sm_count: int) ->
 
 
 def occupancy_cliffs(
-    compute_capability: str, threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
+    compute_capability: str,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_mem_per_block_bytes: int,
+    shared_mem_config_bytes: int | None = None,
+    *,
+    barriers_per_block: int = 1,
+    opt_in: bool = True,
 ) -> dict[str, pl.DataFrame]:
     """Occupancy as each knob moves with the other two held: the curves of Nsight's Occupancy section.
 
     block_size steps by warps (32 .. 1024 threads), registers by one (1 .. 255), shared memory by the allocation
-    unit (0 .. the per-block maximum); a row's value stands for every value down to the previous row's + 1.
+    unit (0 .. the per-block maximum: 48 KB without the opt-in); a row's value stands for every value down to the
+    previous row's + 1. Every point is computed at the given carveout (rounded as `resolve_carveout` does, raised
+    where a block does not fit it) and barrier count, as Nsight draws its graphs at the launch's.
     """
     limits = device_limits(compute_capability)
-    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, None, 1)
+    config, _ = resolve_carveout(limits.compute_capability, shared_mem_config_bytes)
+    barriers = barriers_per_block
+    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, config, barriers, opt_in)
+    per_block_max = limits.max_shared_mem_per_block_bytes if opt_in else limits.default_shared_mem_per_block_bytes
     sweeps = {
         "block_size": [
             (t, registers_per_thread, shared_mem_per_block_bytes)
@@ -383,12 +494,12 @@ def occupancy_cliffs(
         ],
         "shared_memory": [
             (threads_per_block, registers_per_thread, s)
-            for s in range(0, limits.max_shared_mem_per_block_bytes + 1, limits.shared_mem_allocation_unit_bytes)
+            for s in range(0, per_block_max + 1, limits.shared_mem_allocation_unit_bytes)
         ],
     }
     frames = {}
     for knob, points in sweeps.items():
-        results = [_occupancy(limits, t, r, s, None, 1) for t, r, s in points]
+        results = [_occupancy(limits, t, r, s, config, barriers) for t, r, s in points]
         knob_values = [point[("block_size", "registers", "shared_memory").index(knob)] for point in points]
         frames[knob] = pl.DataFrame(
             {
