@@ -6,7 +6,8 @@ are normalized to base units with the value scaled (no unit: null, as in the CSV
 metrics (per-SM, per-opcode, per-source-line ...) keep only their aggregate value, the one Nsight Compute shows
 on its details and raw pages; the instances are dropped. A metric the report lists but holds no value for keeps
 its row with a null value. Values are kept as stored: a small negative counter value stays negative (ncu's
-pages print it as 0).
+pages print it as 0). Grid and block come from `launch__grid_dim_*` / `launch__block_dim_*`; reports that carry
+only the totals `launch__grid_size` / `launch__block_size` give (total, 1, 1).
 
 Each report is read in a child process (`python -m tracekit.importers.ncu_rep REPORT OUT`), for two reasons.
 The library keeps state between reports: in one process, the units of some derived metrics of the second
@@ -215,6 +216,12 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         }
         for metric, field in LAUNCH_METRICS.items():
             launch[field] = round(numeric[metric]) if metric in numeric else None
+        for prefix, total in (("grid", "launch__grid_size"), ("block", "launch__block_size")):
+            # Older reports carry only the totals: the launch shape is then (total, 1, 1), as ncu's pages show it.
+            if launch[f"{prefix}_x"] is None and total in numeric:
+                launch[f"{prefix}_x"] = round(numeric[total])
+                launch[f"{prefix}_y"] = launch[f"{prefix}_y"] or 1
+                launch[f"{prefix}_z"] = launch[f"{prefix}_z"] or 1
         launch_rows.append(launch)
     launches = conform(pl.DataFrame(launch_rows, infer_schema_length=None), LAUNCH_SCHEMA)
     metrics = pl.DataFrame(metric_rows, schema=METRIC_SCHEMA, orient="row")

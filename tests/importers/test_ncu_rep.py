@@ -345,3 +345,36 @@ def printed_precision(csv_path: Path) -> pl.DataFrame:
     return pl.DataFrame(
         records, schema={"source_launch_id": pl.Utf8, "name": pl.Utf8, "half_ulp": pl.Float64}, orient="row"
     )
+
+
+def test_launch_shape_from_the_totals_when_the_report_has_no_dims(sgemm_path: Path) -> None:
+    """Older reports carry the launch shape only as launch__grid_size / launch__block_size: the real 2080 Ti
+    report's actions, with its launch__*_dim_* metrics taken out, give grid (50, 1, 1) and block (256, 1, 1)."""
+    actions = ncu_rep._load_actions(ncu_report, sgemm_path)
+    dims = {f"launch__{kind}_dim_{axis}" for kind in ("grid", "block") for axis in "xyz"}
+    assert dims <= {name for _, name, *_ in actions[0]["metrics"]}
+    older = [{**action, "metrics": [m for m in action["metrics"] if m[1] not in dims]} for action in actions]
+    [launch] = ncu_rep._parsed(sgemm_path, older).launches.rows(named=True)
+    assert (launch["grid_x"], launch["grid_y"], launch["grid_z"]) == (2 * 25, 1, 1)
+    assert (launch["block_x"], launch["block_y"], launch["block_z"]) == (256, 1, 1)
+    # With the dims present they win over the totals (the report's own 2-D grid).
+    [launch] = ncu_rep._parsed(sgemm_path, actions).launches.rows(named=True)
+    assert (launch["grid_x"], launch["grid_y"]) == (2, 25)
+
+
+def test_memory_utilizations_and_occupancy_rows_are_kept(sample_trace) -> None:
+    """The H100 samples' report keeps the utilizations the Memory Workload section maps (Mem Pipes Busy is
+    sm__memory_throughput) and Nsight's own theoretical occupancy rows, value for value with the library's."""
+    path = sample_trace("h100/samples.ncu-rep")
+    parsed = read_once(path)
+    action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    first = parsed.metrics.filter(pl.col("launch_key") == 0)
+    for name in (
+        "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        "sm__maximum_warps_per_active_cycle_pct",
+        "launch__occupancy_limit_shared_mem",
+        "launch__occupancy_limit_registers",
+    ):
+        [value] = first.filter(pl.col("name") == name)["value"].to_list()
+        assert value == pytest.approx(action.metric_by_name(name).value()), name
