@@ -18,6 +18,7 @@ from tracekit.analysis.occupancy import (
     device_limits,
     nearest_cliffs,
     occupancy_cliffs,
+    printed_rounding_bytes,
     tail_estimate,
     theoretical_occupancy,
     waves_per_sm,
@@ -562,3 +563,101 @@ def test_device_limits_match_nsys_gpu_tables(real_export, name):
         assert (limits.max_registers_per_block, limits.registers_per_sm) == (regs_block, regs_sm)
         assert (limits.shared_mem_per_sm_bytes, limits.max_shared_mem_per_block_bytes) == (smem_sm, smem_optin)
         assert (limits.default_shared_mem_per_block_bytes, limits.max_threads_per_block) == (smem_default, threads)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Carveouts the driver would pick, the opt-in to more than 48 KB, rounded shared-memory sizes, and cliffs at the
+# launch's own carveout and barrier count.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_carveout_between_offered_sizes_is_rounded_up_and_said():
+    # CC 9.0 offers 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB. 120,000 B lies between 100 KB (102,400) and
+    # 132 KB (135,168): the driver takes 132 KB. 30,000 B + 1 KB reserve = 31,024 -> 31,104 B per block:
+    # 135,168 // 31,104 = 4 blocks (the 100 KB carveout would give 3).
+    result = theoretical_occupancy("9.0", 256, 32, 30_000, 120_000)
+    assert result.shared_mem_config_bytes == 135_168 and result.requested_shared_mem_config_bytes == 120_000
+    assert result.limits_blocks_per_sm["shared_memory"] == 4
+    assert result.limits_blocks_per_sm == theoretical_occupancy("9.0", 256, 32, 30_000, 135_168).limits_blocks_per_sm
+    assert any("next larger, 135168 bytes (132 KB)" in note for note in result.notes)
+    # An offered carveout is used as given, without a note.
+    exact = theoretical_occupancy("9.0", 256, 32, 30_000, 102_400)
+    assert exact.shared_mem_config_bytes == 102_400 and exact.notes == ()
+    assert exact.limits_blocks_per_sm["shared_memory"] == 3
+    # `--page details` prints the 228 KB carveout as "233.47 Kbyte": 233,470 B is rounded up to 233,472, so a
+    # launch of 115,712 B per block keeps its 2 blocks (Nsight's Block Limit Shared Mem) instead of 1.
+    assert theoretical_occupancy("9.0", 256, 22, 115_712, 233_470).limits_blocks_per_sm["shared_memory"] == 2
+    # Volta (0, 8, 16, 32, 64, 96 KB): 40 KB -> 64 KB. Turing offers only 32 and 64 KB: 0 -> 32 KB.
+    assert theoretical_occupancy("7.0", 128, 32, 0, 40 * 1024).shared_mem_config_bytes == 64 * 1024
+    assert theoretical_occupancy("7.5", 128, 32, 0, 0).shared_mem_config_bytes == 32 * 1024
+
+
+def test_carveout_no_configuration_holds_is_refused():
+    for cc, carveout in (("9.0", 233_473), ("8.6", 100 * 1024 + 1), ("7.5", 65 * 1024), ("9.0", -1)):
+        with pytest.raises(TracekitError) as caught:
+            theoretical_occupancy(cc, 128, 32, 0, carveout)
+        assert f"carveout of {carveout} bytes: no carveout on CC {cc} holds it" in str(caught.value)
+
+
+def test_carveout_is_ignored_where_the_split_is_fixed():
+    # CC 5.x and 6.x have a fixed shared memory per SM (96 KB on 6.1): the carveout does not apply.
+    ignored = theoretical_occupancy("6.1", 256, 32, 20_000, 1000)
+    plain = theoretical_occupancy("6.1", 256, 32, 20_000)
+    assert ignored.shared_mem_config_bytes is None
+    assert ignored.limits_blocks_per_sm == plain.limits_blocks_per_sm
+    assert ignored.limits_blocks_per_sm["shared_memory"] == 96 * 1024 // 20_224  # 20,000 -> 79 x 256 = 20,224
+    assert ignored.notes and "does not apply and is ignored" in ignored.notes[0]
+    assert theoretical_occupancy("5.2", 256, 32, 0, 10**9).shared_mem_config_bytes is None
+
+
+def test_more_than_48_kb_needs_the_opt_in():
+    assert theoretical_occupancy("9.0", 128, 32, 48 * 1024, opt_in=False).limits_blocks_per_sm["shared_memory"] == 4
+    with pytest.raises(TracekitError) as caught:
+        theoretical_occupancy("9.0", 128, 32, 48 * 1024 + 1, opt_in=False)
+    assert "needs the kernel's opt-in" in str(caught.value)
+    # Opted in, up to the device's opt-in maximum (227 KB on 9.0): 100,000 + 1,024 -> 101,120 B: 2 blocks.
+    opted = theoretical_occupancy("9.0", 128, 32, 100_000, opt_in=True)
+    assert opted.opt_in and opted.limits_blocks_per_sm["shared_memory"] == 2
+    # The shared-memory curve ends at 48 KB without the opt-in, at the opt-in maximum with it.
+    assert (
+        occupancy_cliffs("9.0", 128, 32, 0, opt_in=False)["shared_memory"]["shared_mem_per_block_bytes"].max()
+        == 48 * 1024
+    )
+    assert occupancy_cliffs("9.0", 128, 32, 0)["shared_memory"]["shared_mem_per_block_bytes"].max() == 232_448
+
+
+def test_rounded_shared_memory_is_determined_only_when_the_window_agrees():
+    assert printed_rounding_bytes("232.45 Kbyte/block") == pytest.approx(5.0)
+    assert printed_rounding_bytes("1.5 Kbyte/block") == pytest.approx(50.0)
+    assert printed_rounding_bytes("3072 byte/block") == 0.0 and printed_rounding_bytes(None) == 0.0
+    # "115.71 Kbyte/block" is 115,705 .. 115,715 B. Up to 115,712 a block allocates 116,736 B (2 fit in 228 KB);
+    # from 115,713 it allocates 116,864 (1 fits): the print does not decide the occupancy.
+    window = theoretical_occupancy("9.0", 256, 22, 115_710, 233_472, shared_mem_rounding_bytes=5)
+    assert not window.determined
+    assert "known only to +-5 bytes" in window.notes[-1] and "25%" in window.notes[-1] and "12.5%" in window.notes[-1]
+    # "57.34 Kbyte/block" (57,335 .. 57,345 B): 57,344 is the largest that allocates 58,368 B -> 4 blocks, and
+    # 57,345 allocates 58,496 -> 3 blocks: undetermined too. "232.45" cannot be above the 227 KB maximum: 1 block.
+    assert not theoretical_occupancy("9.0", 256, 22, 57_340, 233_472, shared_mem_rounding_bytes=5).determined
+    clamped = theoretical_occupancy("9.0", 256, 22, 232_450, 233_472, shared_mem_rounding_bytes=5)
+    assert clamped.determined and clamped.active_blocks_per_sm == 1 and clamped.theoretical_pct == 12.5
+    # 3.07 Kbyte (3,065 .. 3,075 B) allocates 4,096 B either way on 9.0: determined.
+    assert theoretical_occupancy("9.0", 256, 32, 3070, shared_mem_rounding_bytes=5).determined
+
+
+def test_cliffs_at_the_given_carveout_and_barrier_count():
+    # At a 64 KB carveout 8 blocks need 8 x (s + 1,024) <= 65,536: s <= 7,168 (28,160 at the full 228 KB).
+    carved = occupancy_cliffs("9.0", 256, 32, 0, 64 * 1024)["shared_memory"]
+    assert carved.filter(pl.col("shared_mem_per_block_bytes") == 7_168)["active_blocks_per_sm"].item() == 8
+    assert carved.filter(pl.col("shared_mem_per_block_bytes") == 7_296)["active_blocks_per_sm"].item() == 7
+    full = occupancy_cliffs("9.0", 256, 32, 0)["shared_memory"]
+    assert full.filter(pl.col("shared_mem_per_block_bytes") == 7_296)["active_blocks_per_sm"].item() == 8
+    texts = [c.text for c in nearest_cliffs(occupancy_cliffs("9.0", 256, 32, 0, 64 * 1024), 256, 32, 0)]
+    assert "above 7168 bytes of shared memory per block occupancy drops from 100% to 87.5%" in texts
+    # A carveout between offered sizes is rounded the same way for the curves: 60,000 B -> 64 KB.
+    assert occupancy_cliffs("9.0", 256, 32, 0, 60_000)["shared_memory"].equals(carved)
+    # CC 10.0 has 64 barrier slots: with 8 barriers per block at most 8 blocks run, so one-warp blocks give 8
+    # warps, not 32 (the block-slot limit); the default of 1 barrier leaves 32.
+    barred = occupancy_cliffs("10.0", 32, 16, 0, barriers_per_block=8)["block_size"]
+    assert barred.row(0, named=True)["theoretical_warps_per_sm"] == 8
+    assert barred.row(0, named=True)["limiter"] == "barriers"
+    assert occupancy_cliffs("10.0", 32, 16, 0)["block_size"].row(0, named=True)["theoretical_warps_per_sm"] == 32

@@ -45,11 +45,20 @@ def occupancy_command(
         int | None,
         typer.Option(
             "--carveout",
-            help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size); "
-            "default: the SM's maximum.",
+            help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size); one the device "
+            "does not offer is rounded up to the next it does, as the driver does; ignored on CC 5.x/6.x. "
+            "Default: the SM's maximum.",
         ),
     ] = None,
     barriers: Annotated[int, typer.Option("--barriers", help="Barriers per block (CC 9.0 and newer).")] = 1,
+    opt_in: Annotated[
+        bool,
+        typer.Option(
+            "--opt-in",
+            help="The kernel opted in to more than 48 KB of shared memory per block "
+            "(cudaFuncAttributeMaxDynamicSharedMemorySize); without it more is refused, as the launch would be.",
+        ),
+    ] = False,
     grid: Annotated[int | None, typer.Option("--grid", help="Blocks in the grid: adds waves and the tail.")] = None,
     sms: Annotated[int | None, typer.Option("--sms", help="SM count, with --grid.")] = None,
     as_json: JsonOption = False,
@@ -57,8 +66,14 @@ def occupancy_command(
     """Theoretical occupancy: blocks per SM allowed by each limit, the limiter, and where occupancy changes."""
     if (grid is None) != (sms is None):
         raise TracekitError("--grid and --sms go together: waves need both the grid size and the SM count")
-    result = theoretical_occupancy(cc, block, regs, smem, carveout, barriers_per_block=barriers)
-    cliffs = occupancy_cliffs(cc, block, regs, smem)
+    try:
+        result = theoretical_occupancy(cc, block, regs, smem, carveout, barriers_per_block=barriers, opt_in=opt_in)
+    except TracekitError as error:
+        if not opt_in and "opt-in" in str(error):
+            raise TracekitError(f"{error}; pass --opt-in if the kernel opts in") from None
+        raise
+    # The curves at the same carveout, barrier count and opt-in as the launch itself.
+    cliffs = occupancy_cliffs(cc, block, regs, smem, carveout, barriers_per_block=barriers, opt_in=opt_in)
     steps = {knob: compact_cliffs(frame) for knob, frame in cliffs.items()}
     nearest = nearest_cliffs(cliffs, block, regs, smem)
     tail = None
@@ -82,6 +97,14 @@ def occupancy_command(
         f"{regs} registers per thread, {smem} bytes of shared memory per block",
         markup=False,
     )
+    if result.shared_mem_config_bytes is not None:
+        console.print(
+            f"shared-memory carveout: {result.shared_mem_config_bytes} bytes "
+            f"({result.shared_mem_config_bytes // 1024} KB)",
+            markup=False,
+        )
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
     limits = Table("limit", "blocks per SM", "", title="Block limits")
     rows = dict(result.limits_blocks_per_sm)
     if result.barrier_limit_blocks_per_sm is not None:
