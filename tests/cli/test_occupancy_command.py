@@ -123,3 +123,68 @@ def test_invalid_input_exits_2_with_one_line():
     lines = completed.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tracekit: error: 300000 bytes of shared memory per block")
     assert "Traceback" not in completed.stderr
+
+
+def test_carveout_rounded_up_is_said_and_used_by_the_cliffs():
+    # CC 9.0 has no 120,000 B carveout: the driver takes 132 KB. 30,000 B + 1 KB -> 31,104 B: 4 blocks.
+    result = CliRunner().invoke(
+        app,
+        ["occupancy", "--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "30000", "--carveout", "120000"],
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "shared-memory carveout: 135168 bytes (132 KB)" in out
+    assert "note: the carveout of 120000 bytes is not one CC 9.0 offers" in out
+    assert table_row(out, "shared memory") == ["shared memory", "4", "limiter"]
+    # The cliffs are drawn at 132 KB too: 5 blocks need 5 x (s + 1,024) <= 135,168 -> s <= 26,009 -> 25,984;
+    # at the full 228 KB 4 blocks would hold up to 57,344 B, and 5 blocks up to 45,568.
+    assert "at 25984 bytes of shared memory per block occupancy rises from 50% to 62.5%" in out
+
+
+def test_json_carries_the_notes_and_the_opt_in():
+    completed = run_cli(
+        "--cc",
+        "9.0",
+        "--block",
+        "128",
+        "--regs",
+        "32",
+        "--smem",
+        "100000",
+        "--opt-in",
+        "--carveout",
+        "233470",
+        "--json",
+    )
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout)
+    assert data["opt_in"] is True and data["shared_mem_config_bytes"] == 233_472
+    assert data["requested_shared_mem_config_bytes"] == 233_470 and len(data["notes"]) == 1
+    assert data["limits_blocks_per_sm"]["shared_memory"] == 2  # 101,120 B per block
+    assert data["cliffs"]["shared_memory"][-1]["shared_mem_per_block_bytes_to"] == 232_448
+
+
+def test_carveout_ignored_on_pascal():
+    completed = run_cli("--cc", "6.1", "--block", "256", "--regs", "32", "--carveout", "8192", "--json")
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout)
+    assert data["shared_mem_config_bytes"] is None
+    assert data["notes"] == [
+        "CC 6.1 has a fixed 96 KB of shared memory per SM: the carveout of 8192 bytes does not apply and is ignored"
+    ]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--smem", "50000"], "more than 49152 needs the kernel's opt-in"),
+        (["--carveout", "240000"], "carveout of 240000 bytes: no carveout on CC 9.0 holds it"),
+    ],
+)
+def test_opt_in_and_impossible_carveout_exit_2(args, message):
+    completed = run_cli("--cc", "9.0", "--block", "256", "--regs", "32", *args)
+    assert completed.returncode == 2 and completed.stdout == ""
+    [line] = completed.stderr.strip().splitlines()
+    assert line.startswith("tracekit: error: ") and message in line
+    if "opt-in" in message:
+        assert line.endswith("pass --opt-in if the kernel opts in")
