@@ -2,11 +2,13 @@
 
 `create_app(db_url)` builds a fresh app (tests make several in one process, so nothing is registered globally);
 `tracekit.dashboards.wsgi:server` is the WSGI object gunicorn workers load. Everything from an input file is
-shown as text: no component here renders HTML or markdown from a user's string.
+shown as text: no component here renders HTML or markdown from a user's string. `security.protect` guards
+every route of the Flask server (Host, Origin, token, size cap, read-only): see dashboards/security.py.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -17,9 +19,16 @@ from tracekit.store import Store
 from . import pages_compare, pages_launch, pages_library, pages_upload
 from .analysis_cache import AnalysisCache
 from .common import not_found
+from .security import Settings, protect
 
 ASSETS_DIR = Path(__file__).parent / "assets"
 DEFAULT_MAX_UPLOAD_BYTES = 200 * 1000 * 1000
+REQUEST_OVERHEAD_BYTES = 1 << 20  # the JSON around an upload's base64 data
+
+
+def max_body_bytes(max_upload_bytes: int) -> int:
+    """The largest request body: one drop of files (base64, 4 bytes per 3) plus the callback's JSON."""
+    return -(-max_upload_bytes * 4 // 3) + REQUEST_OVERHEAD_BYTES
 
 
 def _nav() -> html.Nav:
@@ -30,8 +39,15 @@ def _nav() -> html.Nav:
     )
 
 
-def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> Dash:
-    """A dashboard over the store at `db_url` (None: $TRACEKIT_DB, else the embedded store)."""
+def create_app(
+    db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, settings: Settings | None = None
+) -> Dash:
+    """A dashboard over the store at `db_url` (None: $TRACEKIT_DB, else the embedded store).
+
+    `settings` (default: loopback only, no token, writable) decide who may reach it; see dashboards/security.py.
+    """
+    settings = settings or Settings()
+    read_only = settings.read_only
     store = Store.open(db_url)
     cache = AnalysisCache(store)  # one per app: a worker computes each launch's analysis once
     app = Dash(
@@ -42,6 +58,7 @@ def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UP
         suppress_callback_exceptions=True,
         serve_locally=True,
     )
+    protect(app.server, replace(settings, max_body_bytes=max_body_bytes(max_upload_bytes)))
     app.layout = html.Div([dcc.Location(id="url", refresh=False), _nav(), html.Main(id="page")])
 
     @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))
@@ -49,9 +66,9 @@ def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UP
         path = (pathname or "/").rstrip("/") or "/"
         query = {key: values[-1] for key, values in parse_qs((search or "").lstrip("?")).items()}
         if path in ("/", "/library"):
-            return pages_library.layout(store)
+            return pages_library.layout(store, read_only)
         if path == "/upload":
-            return pages_upload.layout(max_upload_bytes)
+            return pages_upload.layout(max_upload_bytes, read_only)
         if path.startswith("/launch/"):
             launch_id = path.removeprefix("/launch/")
             if not launch_id.isdigit():
@@ -61,7 +78,8 @@ def create_app(db_url: str | None = None, max_upload_bytes: int = DEFAULT_MAX_UP
             return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
         return not_found(f"no page at {path}")
 
-    pages_upload.register_callbacks(app, store, max_upload_bytes)
-    pages_library.register_callbacks(app, store)
+    if not read_only:  # read-only: the callbacks that change the store do not exist at all
+        pages_upload.register_callbacks(app, store, max_upload_bytes)
+    pages_library.register_callbacks(app, store, read_only)
     pages_launch.register_callbacks(app, cache)
     return app

@@ -84,26 +84,35 @@ def _table(table_id: str, columns: list[tuple[str, str, str]], rows: list[dict],
     )
 
 
-def layout(store: Store) -> html.Div:
+def layout(store: Store, read_only: bool = False) -> html.Div:
     imports = import_rows(store)
+    if read_only:
+        actions = html.Div(
+            html.Span("This dashboard is read-only: imports cannot be deleted here.", className="hint"),
+            className="actions",
+        )
+        intro = "Type in the row under a header to filter (e.g. sgemm, or >1000 for numbers); click a header to sort."
+    else:
+        actions = html.Div(
+            [
+                html.Button("Delete selected imports", id="delete-imports", n_clicks=0, className="danger"),
+                html.Span(id="delete-status", className="status"),
+                dcc.ConfirmDialog(id="confirm-delete"),
+            ],
+            className="actions",
+        )
+        intro = (
+            "Type in the row under a header to filter (e.g. sgemm, or >1000 for numbers); click a header to "
+            "sort. Select imports to delete them, or two launches to compare them."
+        )
     return html.Div(
         [
             html.H2("Library"),
-            html.P(
-                "Type in the row under a header to filter (e.g. sgemm, or >1000 for numbers); click a header to "
-                "sort. Select imports to delete them, or two launches to compare them."
-            ),
+            html.P(intro),
             html.H3("Imports"),
             html.P("The store is empty: upload files first." if not imports else "", id="library-empty"),
             _table("imports-table", IMPORT_COLUMNS, imports),
-            html.Div(
-                [
-                    html.Button("Delete selected imports", id="delete-imports", n_clicks=0, className="danger"),
-                    html.Span(id="delete-status", className="status"),
-                ],
-                className="actions",
-            ),
-            dcc.ConfirmDialog(id="confirm-delete"),
+            actions,
             html.H3("Launches"),
             _table("launches-table", LAUNCH_COLUMNS, launch_rows(store), markdown=("link",)),
             html.Div(id="compare-link", className="actions"),
@@ -111,7 +120,22 @@ def layout(store: Store) -> html.Div:
     )
 
 
-def register_callbacks(app: Dash, store: Store) -> None:
+def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None:
+    """The compare link always; the delete callbacks only when the store may change (read-only: none exist,
+    so no request can reach them)."""
+
+    @app.callback(Output("compare-link", "children"), Input("launches-table", "selected_row_ids"))
+    def compare_link(selected: list[int] | None):
+        if not selected or len(selected) != 2:
+            return html.Span("Select two launches to compare them.", className="hint")
+        a, b = selected
+        return dcc.Link(
+            f"Compare launch {a} with launch {b}", href=f"/compare?a={int(a)}&b={int(b)}", id="compare-selected"
+        )
+
+    if read_only:
+        return
+
     @app.callback(
         Output("confirm-delete", "displayed"),
         Output("confirm-delete", "message"),
@@ -157,12 +181,3 @@ def register_callbacks(app: Dash, store: Store) -> None:
         if missing:
             message += f" Already gone: {', '.join(map(str, missing))}."
         return import_rows(store), [], [], launch_rows(store), [], [], message.strip()
-
-    @app.callback(Output("compare-link", "children"), Input("launches-table", "selected_row_ids"))
-    def compare_link(selected: list[int] | None):
-        if not selected or len(selected) != 2:
-            return html.Span("Select two launches to compare them.", className="hint")
-        a, b = selected
-        return dcc.Link(
-            f"Compare launch {a} with launch {b}", href=f"/compare?a={int(a)}&b={int(b)}", id="compare-selected"
-        )

@@ -67,7 +67,7 @@ def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes:
         path = Path(temp_dir) / _safe_file_name(file_name)
         path.write_bytes(raw)
         try:
-            result, warnings = ingest(store, path, name=file_name)
+            result, warnings = ingest(store, path, name=file_name, max_inflated_bytes=max_upload_bytes)
         except TracekitError as exc:
             return UploadStatus(file_name, "error", str(exc).replace(str(path), file_name))
         except Exception as exc:  # noqa: BLE001 - a bug must not take the page down; it is logged in full
@@ -117,13 +117,21 @@ def status_table(statuses: list[UploadStatus]) -> html.Table:
     return html.Table([html.Thead(header), html.Tbody(rows)], id="upload-status-table", className="table")
 
 
-def layout(max_upload_bytes: int) -> html.Div:
+def layout(max_upload_bytes: int, read_only: bool = False) -> html.Div:
+    if read_only:
+        return html.Div(
+            [
+                html.H2("Upload"),
+                html.P("This dashboard is read-only: files are added with `tracekit import` on the server."),
+            ]
+        )
     return html.Div(
         [
             html.H2("Upload"),
             html.P(
                 "Nsight Compute CSV or .ncu-rep, Nsight Systems SQLite exports and warp traces; several files at "
-                f"once. Up to {_megabytes(max_upload_bytes)} per file (larger ones: `tracekit import`)."
+                f"once, up to {_megabytes(max_upload_bytes)} per drop (larger ones: `tracekit import`). A drop is "
+                "imported whole or not at all."
             ),
             dcc.Upload(
                 id="upload",
