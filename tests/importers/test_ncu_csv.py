@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tracekit.analysis.occupancy import printed_rounding_bytes, theoretical_occupancy
 from tracekit.errors import InputError
 from tracekit.importers import detect_format, ncu_csv, read_file
 from tracekit.importers.ncu_names import DISPLAY_TO_METRIC_ID, metric_id
@@ -587,3 +588,235 @@ def test_raw_page_with_only_numeric_metrics(tmp_path):
     dram = parsed.metrics.filter(pl.col("name") == "dram__bytes_read.sum").sort("launch_key")
     assert dram["value"].to_list() == [1.5e6, 3e6] and dram["unit"].to_list() == ["byte", "byte"]
     assert parsed.metrics["text_value"].is_null().all()
+
+
+# ---- 2019-2020 details pages (section "GPU Speed Of Light", 12-column header with "Kernel Time") ---------------------
+
+OLD_COMMITTED = ["ncu2020_details_V100_hotspot_64.log", "ncu2020_details_V100_hotspot_8192.log"]
+OLD_SHARED = [
+    "ncu_details_2020_V100_hotspot_noext_optimalum",
+    "ncu_details_2020_V100_sol_fb_nosep_cfd193K_optimalum.log",
+    "ncu_details_2020_V100_sol_fb_separators_cfd_optimalum.log",
+]
+# Old label in "GPU Speed Of Light" -> the metric id the analysis reads.
+OLD_SOL = {
+    "SOL FB": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL L2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SOL TEX": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "SM [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Memory [%]": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "Memory Frequency": "dram__cycles_elapsed.avg.per_second",
+}
+
+
+def old_file(request, name: str) -> Path:
+    if name in OLD_COMMITTED:
+        return DATA / name
+    return request.getfixturevalue("real_export")(name)
+
+
+@pytest.mark.parametrize("name", OLD_COMMITTED + OLD_SHARED)
+def test_2020_details_map_old_labels_and_fill_duration(request, name):
+    path = old_file(request, name)
+    parsed = read_file(path)
+    rows = table_rows(path)
+    ids = sorted({r["ID"] for r in rows}, key=int)
+    assert parsed.launches.height == len(ids)
+    assert "Kernel Time" in rows[0] and "CC" not in rows[0]  # the old 12-column layout
+    names = set(parsed.metrics["name"].to_list())
+    assert not names & set(OLD_SOL), "an old Speed Of Light label was left unmapped"
+    for key, launch_id in enumerate(ids):
+        cells = {(r["Section Name"], r["Metric Name"]): r for r in rows if r["ID"] == launch_id}
+        duration = cells["GPU Speed Of Light", "Duration"]
+        assert duration["Metric Unit"] == "nsecond"
+        row = launch(parsed, key)
+        assert row["duration_ns"] == number(duration["Metric Value"])
+        # The old layout prints the launch shape only as totals: (n, 1, 1).
+        assert (row["grid_x"], row["grid_y"], row["grid_z"]) == (
+            int(number(cells["Launch Statistics", "Grid Size"]["Metric Value"])),
+            1,
+            1,
+        )
+        assert row["block_x"] == int(number(cells["Launch Statistics", "Block Size"]["Metric Value"]))
+        for label, metric_name in OLD_SOL.items():
+            value = number(cells["GPU Speed Of Light", label]["Metric Value"])
+            got = metric(parsed, metric_name, key)
+            assert got["value"] == pytest.approx(value), label
+            assert got["section"] == "GPU Speed Of Light"
+        assert (
+            metric(parsed, "Kernel Time", key)["text_value"] == cells["GPU Speed Of Light", "Duration"]["Kernel Time"]
+        )
+
+
+@pytest.mark.parametrize("name", OLD_COMMITTED + OLD_SHARED)
+def test_2020_details_occupancy_equals_nsight(request, name):
+    """Tesla V100 (CC 7.0, the repository's notes): the calculator from the launch fields gives Nsight's own
+    block limits and theoretical occupancy, which the importer keeps value for value. Nsight 2020 divided the SM's
+    whole 96 KB, not the configured carveout (hotspot: 3,072 B static, 32 KB configured, Block Limit Shared Mem 32),
+    so no carveout is passed."""
+    path = old_file(request, name)
+    parsed = read_file(path)
+    assert parsed.device.max_warps_per_sm == 64  # Theoretical Active Warps per SM / Theoretical Occupancy
+    for row in parsed.launches.iter_rows(named=True):
+        key = row["launch_key"]
+        result = theoretical_occupancy(
+            "7.0", row["block_x"], row["registers_per_thread"], row["static_smem_bytes"] + row["dynamic_smem_bytes"]
+        )
+        assert result.limits_blocks_per_sm == {
+            name: int(metric(parsed, f"launch__occupancy_limit_{suffix}", key)["value"])
+            for name, suffix in (
+                ("registers", "registers"),
+                ("shared_memory", "shared_mem"),
+                ("warps", "warps"),
+                ("blocks", "blocks"),
+            )
+        }
+        nsight_pct = metric(parsed, "sm__maximum_warps_per_active_cycle_pct", key)["value"]
+        assert result.theoretical_pct == pytest.approx(nsight_pct, abs=0.0051)  # printed to 0.01%: 46.88
+        assert result.theoretical_warps_per_sm == metric(parsed, "sm__maximum_warps_avg_per_active_cycle", key)["value"]
+
+
+def test_2020_details_analyze_gives_duration_and_a_verdict(tmp_path):
+    """`tracekit analyze --json` on a 2020 file: a duration, and a verdict where the counters support one.
+
+    Rodinia hotspot on a 64x64 grid runs 36 blocks on the V100's 80 SMs: no unit reaches a throughput limit and
+    most SMs get no block, which the analysis can say from the Speed Of Light and launch rows alone."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = DATA / "ncu2020_details_V100_hotspot_64.log"
+    completed = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "analyze", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRACEKIT_DB": str(tmp_path / "store.sqlite")},
+    )
+    assert completed.returncode == 0, completed.stderr
+    [result] = json.loads(completed.stdout)
+    assert result["duration_ns"] == 6624.0
+    assert result["kernel"]["grid"] == [36, 1, 1] and result["kernel"]["block"] == [256, 1, 1]
+    assert result["classification"]["mode"] != "undetermined", result["classification"]
+
+
+# ---- details-page occupancy: Nsight's rows kept exactly, rounded sizes made exact or marked -------------------------
+
+
+def test_details_sizes_exact_or_marked_against_the_raw_page(sample_trace):
+    """The H100 samples printed twice: `--page details` rounds sizes to 0.01 Kbyte, `--page raw` prints them to
+    the byte. The carveout and the driver's reserve come out exact from the details page; a dynamic size that
+    cannot keeps its printed cell in text_value and lies within its rounding of the raw page's exact value."""
+    details = read_file(sample_trace("h100/samples.details.csv")).metrics
+    raw = read_file(sample_trace("h100/samples.raw.csv")).metrics
+    sizes = [
+        "launch__shared_mem_config_size",
+        "launch__shared_mem_per_block_driver",
+        "launch__shared_mem_per_block_dynamic",
+        "launch__shared_mem_per_block_static",
+    ]
+    joined = details.filter(pl.col("name").is_in(sizes)).join(
+        raw.filter(pl.col("name").is_in(sizes)).select("launch_key", "name", pl.col("value").alias("exact")),
+        on=["launch_key", "name"],
+    )
+    assert joined.height == 14 * 4
+    exact_kinds = joined.filter(pl.col("name").is_in(sizes[:2]))
+    assert (exact_kinds["value"] == exact_kinds["exact"]).all() and exact_kinds["text_value"].is_null().all()
+    assert set(exact_kinds.filter(pl.col("name") == sizes[0])["value"].to_list()) == {233_472.0, 32_768.0, 16_384.0}
+    marked = joined.filter(pl.col("text_value").is_not_null())
+    assert set(marked["name"].to_list()) == {"launch__shared_mem_per_block_dynamic"}
+    assert sorted(marked["text_value"].to_list()) == ["115.71 Kbyte/block", "232.45 Kbyte/block", "57.34 Kbyte/block"]
+    for value, exact, text in marked.select("value", "exact", "text_value").iter_rows():
+        assert abs(value - exact) <= printed_rounding_bytes(text) == 5.0
+    unmarked = joined.filter(pl.col("text_value").is_null())
+    assert (unmarked["value"] == unmarked["exact"]).all()
+
+
+@pytest.mark.gpu_samples
+def test_details_page_occupancy_equals_nsight_h100(sample_trace):
+    """Every launch of the H100 details page: where the printed sizes decide the occupancy the calculator gives
+    Nsight's Theoretical Occupancy and block limits; where they do not (115.71 and 57.34 Kbyte straddle a 128-byte
+    allocation step), it says undetermined, and Nsight's own rows, kept exactly, give the answer (25%, 50%)."""
+    path = sample_trace("h100/samples.details.csv")
+    parsed = read_file(path)
+    rows = table_rows(path)
+    undetermined = []
+    for row in parsed.launches.iter_rows(named=True):
+        key = row["launch_key"]
+        cells = {r["Metric Name"]: r["Metric Value"] for r in rows if r["ID"] == row["source_launch_id"]}
+        nsight_pct = metric(parsed, "sm__maximum_warps_per_active_cycle_pct", key)["value"]
+        assert nsight_pct == number(cells["Theoretical Occupancy"])  # kept as printed
+        rounding = sum(
+            printed_rounding_bytes(metric(parsed, name, key)["text_value"])
+            for name in ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
+        )
+        result = theoretical_occupancy(
+            "9.0",
+            row["block_x"],
+            row["registers_per_thread"],
+            row["static_smem_bytes"] + row["dynamic_smem_bytes"],
+            int(metric(parsed, "launch__shared_mem_config_size", key)["value"]),
+            shared_mem_rounding_bytes=rounding,
+        )
+        if not result.determined:
+            undetermined.append((row["source_launch_id"], nsight_pct))
+            continue
+        assert result.theoretical_pct == nsight_pct, row["source_launch_id"]
+        assert result.limits_blocks_per_sm["shared_memory"] == number(cells["Block Limit Shared Mem"])
+        assert result.limits_blocks_per_sm["registers"] == number(cells["Block Limit Registers"])
+    assert undetermined == [("1", 25.0), ("2", 50.0)]
+
+
+@pytest.mark.parametrize("name, cc", [(T4, "7.5"), (SUPERBENCH, "10.0")])
+def test_details_page_occupancy_equals_nsight_real_exports(real_export, name, cc):
+    """Details pages printed in base units (bytes): every size is exact, and the calculator at the launch's
+    carveout gives Nsight's theoretical occupancy for every launch."""
+    parsed = read_file(real_export(name))
+    for row in parsed.launches.iter_rows(named=True):
+        key = row["launch_key"]
+        for size in ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"):
+            assert metric(parsed, size, key)["text_value"] is None
+        result = theoretical_occupancy(
+            cc,
+            row["block_x"] * row["block_y"] * row["block_z"],
+            row["registers_per_thread"],
+            row["static_smem_bytes"] + row["dynamic_smem_bytes"],
+            int(metric(parsed, "launch__shared_mem_config_size", key)["value"]),
+        )
+        assert result.determined and result.notes == ()
+        assert result.theoretical_pct == pytest.approx(
+            metric(parsed, "sm__maximum_warps_per_active_cycle_pct", key)["value"], abs=0.005
+        )
+
+
+# ---- 2025 "Body Item Label" column ----------------------------------------------------------------------------------
+
+
+def test_body_item_label_is_kept_in_the_section(tmp_path):
+    """A `--print-details all` page (hand-made, 2025 layout): header rows have no body item; chart rows name theirs.
+    The body item stays in `section`, and a label is still mapped by its section ("Stall Long Scoreboard")."""
+    header = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+        '"Device","CC","Section Name","Body Item Label","Metric Name","Metric Unit","Metric Value"'
+    )
+    prefix = '"0","1","app","127.0.0.1","k","1","7","(256, 1, 1)","(4, 1, 1)","0","9.0"'
+    lines = [
+        header,
+        f'{prefix},"GPU Speed Of Light Throughput","","Duration","us","2.50"',
+        f'{prefix},"GPU Speed Of Light Throughput","","Memory Throughput","%","41.00"',
+        f'{prefix},"Warp State Statistics","","Warp Cycles Per Issued Instruction","cycle","9.10"',
+        f'{prefix},"Warp State Statistics","Warp State (All Cycles)","Stall Long Scoreboard","cycle","6.20"',
+        f'{prefix},"GPU Speed Of Light Roofline Chart","Single Precision Roofline","SM Frequency","Ghz","1.98"',
+    ]
+    path = tmp_path / "body.csv"
+    path.write_text("\n".join(lines) + "\n")
+    parsed = read_file(path)
+    assert launch(parsed)["duration_ns"] == 2500.0
+    memory = metric(parsed, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+    assert (memory["section"], memory["value"]) == ("GPU Speed Of Light Throughput", 41.0)
+    stall = metric(parsed, "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio")
+    assert (stall["section"], stall["value"]) == ("Warp State Statistics: Warp State (All Cycles)", 6.2)
+    roofline = metric(parsed, "SM Frequency")  # a body row of another section: not the Speed Of Light's clock
+    assert roofline["section"] == "GPU Speed Of Light Roofline Chart: Single Precision Roofline"
+    assert parsed.metrics.height == 5
