@@ -167,3 +167,33 @@ def test_real_trace_littles_law_gap_in_a_sub_window(v6):
         window = (hi - lo) * 148
         assert law.mean_warps_in_region_per_sm == pytest.approx(inside / window)
         assert law.latency_x_throughput - law.mean_warps_in_region_per_sm == pytest.approx((spilled - carried) / window)
+
+
+def test_real_warp_specialized_sample_exclusive_time_and_roles():
+    """The H100 sample: mainloop's exclusive time by plain Python (minus the regions inside it, same warp)."""
+    import csv
+
+    path = Path(__file__).resolve().parents[2] / "sample_traces" / "regions" / "ws_pipeline.csv.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = [r for r in csv.DictReader(x for x in handle if not x.startswith("#")) if r["region"]]
+    by_warp = defaultdict(list)
+    for r in rows:
+        by_warp[(r["block_id"], r["warp_in_block"])].append((r["region"], int(r["start_ns"]), int(r["end_ns"])))
+    exclusive = 0
+    for regions in by_warp.values():
+        for name, s, e in regions:
+            if name == "mainloop":
+                inside = sum(t - u for n, u, t in regions if n != "mainloop" and s <= u and t <= e)
+                exclusive += e - s - inside
+    result = analyze_regions(read_file(path).regions, sm_count=132)
+    assert result.region("mainloop").exclusive_total == exclusive
+    assert result.region("compute").exclusive_total == result.region("compute").inclusive_total
+    for stats in result.regions:
+        assert stats.littles_law.relative_error == pytest.approx(0, abs=1e-9)
+    roles = {role.name: role for role in result.roles}
+    assert set(roles) == {"warp 0", "warps 1-4"}
+    producer = {r.region: r for r in roles["warp 0"].regions}
+    consumer = {r.region: r for r in roles["warps 1-4"].regions}
+    assert producer["load_tile"].instances_per_warp == 8 and consumer["compute"].instances_per_warp == 8
+    assert producer["wait_empty"].instances_per_warp == 6  # no wait for the first two stages
+    assert roles["warp 0"].warp_count == 528 and roles["warps 1-4"].warp_count == 528 * 4

@@ -167,22 +167,61 @@ def test_proton_old_suffix_is_read(tmp_path):
 
 
 def test_real_proton_sample_matches_plain_reading():
-    files = sorted(SAMPLES.glob("*.chrome_trace")) if SAMPLES.exists() else []
-    if not files:
-        pytest.skip("no Proton sample recorded in sample_traces/regions")
-    for path in files:
-        events = [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X" and e.get("dur", 0) > 0]
-        parsed = read_file(path)
-        assert parsed.format == "proton-chrome"
-        regions = parsed.regions
-        assert Counter(regions["region"].to_list()) == Counter(
-            e["name"]
-            for e in json.loads(path.read_text())["traceEvents"]
-            if e.get("ph") == "X" and "bind_id" not in e and e.get("cat") != "flow"
+    path = SAMPLES / "proton_matmul.chrome_trace.gz"
+    with gzip.open(path, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    scopes = [e for e in events if e.get("ph") == "X" and "bind_id" not in e and e.get("cat") != "flow"]
+    parsed = read_file(path)
+    assert detect_format(path) == "proton-chrome" and parsed.format == "proton-chrome"
+    regions = parsed.regions
+    assert Counter(regions["region"].to_list()) == Counter(e["name"] for e in scopes)
+    assert Counter(regions["region"].to_list()) == {"load": 4096, "dot": 4096, "mainloop": 256, "store": 256}
+    expected = sorted(
+        (
+            int(e["pid"].split(" Core")[1].split(" CTA")[0]),
+            int(e["pid"].split(" CTA")[1]),
+            int(e["tid"].split()[1]),
+            e["name"],
+            round(e["ts"] * 1000),
+            round(e["ts"] * 1000) + round(e["dur"] * 1000),
         )
-        expected = Counter(round(e["dur"] * e.get("args", {}).get("Frequency (MHz)", 1000.0)) for e in events)
-        got = Counter((regions["end_cycles"] - regions["start_cycles"]).to_list())
-        assert {d: n for d, n in got.items() if d > 0} == expected
+        for e in scopes
+    )
+    got = sorted(
+        regions.select("sm_id", "block_id", "warp_in_block", "region", "start_cycles", "end_cycles").iter_rows()
+    )
+    assert got == expected
+    # load and dot nest inside mainloop in every warp; store follows it.
+    depth = dict(regions.group_by("region").agg(pl.col("depth").max()).iter_rows())
+    assert depth == {"mainloop": 0, "load": 1, "dot": 1, "store": 0}
+    assert parsed.launches["kernel_name"].to_list() == ["matmul_kernel"]
+
+
+def test_real_v2_sample_matches_plain_reading():
+    import csv
+
+    path = SAMPLES / "ws_pipeline.csv.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    parsed = read_file(path)
+    assert parsed.format == "region-trace"
+    region_rows = [r for r in rows if r["region"]]
+    warp_rows = [r for r in rows if not r["region"]]
+    assert parsed.regions.height == len(region_rows) and parsed.warps.height == len(warp_rows) == 528 * 5
+    assert Counter(parsed.regions["region"].to_list()) == Counter(r["region"] for r in region_rows)
+    durations = Counter()
+    for r in region_rows:
+        durations[r["region"]] += int(r["end_ns"]) - int(r["start_ns"])
+    by_region = parsed.regions.group_by("region").agg((pl.col("end_ns") - pl.col("start_ns")).sum())
+    assert dict(by_region.iter_rows()) == dict(durations)
+    # The producer (warp 0) runs load_tile and wait_empty, the consumers wait_full and compute, nested in mainloop.
+    sets = parsed.regions.group_by("warp_in_block").agg(pl.col("region").unique().sort().str.join(","))
+    assert dict(sets.iter_rows()) == {
+        0: "load_tile,mainloop,setup,wait_empty",
+        **{w: "compute,epilogue,mainloop,setup,wait_full" for w in range(1, 5)},
+    }
+    assert dict(parsed.regions.group_by("region").agg(pl.col("depth").max()).iter_rows())["compute"] == 1
+    assert parsed.device.name == "NVIDIA H100 80GB HBM3" and parsed.device.sm_count == 132
 
 
 def test_open_cuprof_array_form(tmp_path):

@@ -95,6 +95,114 @@ __device__ __forceinline__ unsigned long long record_index() {
         }                                                                                   \
     }
 
+// ---- named regions (warp-trace v2) ------------------------------------------------------------------------
+//
+//   enum Region : unsigned { LOAD, MMA, EPILOGUE };                 // ids index the host's name table
+//   __global__ void k(..., WarpRecord* rec, warp_trace::RegionBuffer regions) {
+//       WARP_TRACE_BEGIN(rec);
+//       warp_trace::WarpRegions reg = warp_trace::regions_init(regions);   // per warp, in registers
+//       WARP_REGION_BEGIN(reg, LOAD);  ...  WARP_REGION_END(reg, LOAD);     // nest freely, whole warp present
+//       warp_trace::regions_flush(reg);                                     // before WARP_TRACE_END
+//       WARP_TRACE_END(rec);
+//   }
+//   host: RegionBuffer b = warp_trace::alloc_regions(grid, block, capacity); ... write_csv_v2(...); free_regions(b);
+//
+// Each begin/end pair reads %globaltimer and clock64() after __syncwarp (so a region spans the whole warp) and,
+// at the end, the warp's leader lane (its lowest active lane at regions_init) stores one 40-byte RegionRecord
+// into the warp's own slice of `capacity` records: no atomics. Regions past the capacity are counted but not
+// stored. A buffer with null records turns every marker into one untaken branch. Begin and end must be reached
+// by the warp's leader lane (call them where the whole warp is converged, as in warp-specialized branches).
+
+struct RegionRecord {
+    unsigned long long start_ns;  // %globaltimer at WARP_REGION_BEGIN
+    unsigned long long end_ns;    // %globaltimer at WARP_REGION_END
+    long long start_cycles;       // clock64() at begin
+    long long end_cycles;         // clock64() at end
+    unsigned int region;          // the region id (index into the names given to write_csv_v2)
+    unsigned int sm_id;           // %smid
+};
+
+namespace warp_trace {
+
+struct RegionBuffer {
+    RegionRecord* records;  // capacity records per warp, warps in record_index() order; nullptr: off
+    unsigned int* counts;   // regions each warp ended (may exceed capacity: the excess was not stored)
+    unsigned int capacity;
+};
+
+struct WarpRegions {
+    RegionRecord* slice;
+    unsigned int* count_out;
+    unsigned int capacity;
+    unsigned int count;
+    unsigned int sm_id;
+    bool leader;
+};
+
+struct RegionMark {
+    unsigned long long start_ns;
+    long long start_cycles;
+};
+
+__device__ __forceinline__ WarpRegions regions_init(const RegionBuffer& buffer) {
+    WarpRegions w;
+    w.count = 0;
+    w.capacity = buffer.capacity;
+    w.slice = nullptr;
+    w.count_out = nullptr;
+    w.sm_id = 0;
+    w.leader = false;
+    if (buffer.records != nullptr) {
+        const unsigned long long warp = record_index();
+        w.slice = buffer.records + warp * buffer.capacity;
+        w.count_out = buffer.counts + warp;
+        w.sm_id = sm_id();
+        w.leader = lane_id() == (unsigned int)(__ffs(__activemask()) - 1);
+    }
+    return w;
+}
+
+__device__ __forceinline__ RegionMark region_begin(const WarpRegions& w) {
+    RegionMark m;
+    m.start_ns = 0;
+    m.start_cycles = 0;
+    if (w.slice != nullptr) {
+        __syncwarp(__activemask());
+        m.start_ns = globaltimer_ns();
+        m.start_cycles = clock64();
+    }
+    return m;
+}
+
+__device__ __forceinline__ void region_end(WarpRegions& w, const RegionMark& m, unsigned int region) {
+    if (w.slice != nullptr) {
+        __syncwarp(__activemask());
+        const unsigned long long end_ns = globaltimer_ns();
+        const long long end_cycles = clock64();
+        if (w.leader && w.count < w.capacity) {
+            RegionRecord r;
+            r.start_ns = m.start_ns;
+            r.end_ns = end_ns;
+            r.start_cycles = m.start_cycles;
+            r.end_cycles = end_cycles;
+            r.region = region;
+            r.sm_id = w.sm_id;
+            w.slice[w.count] = r;
+        }
+        ++w.count;
+    }
+}
+
+__device__ __forceinline__ void regions_flush(const WarpRegions& w) {
+    if (w.slice != nullptr && w.leader) *w.count_out = w.count;
+}
+
+}  // namespace warp_trace
+
+// A region named by an identifier (an enum constant): the begin declares the mark the matching end reads.
+#define WARP_REGION_BEGIN(reg, id) const warp_trace::RegionMark warp_region_mark_##id##_ = warp_trace::region_begin(reg)
+#define WARP_REGION_END(reg, id) warp_trace::region_end(reg, warp_region_mark_##id##_, (unsigned int)(id))
+
 #ifndef __CUDACC_RTC__
 #include <cstdio>
 #include <vector>
@@ -172,6 +280,110 @@ inline cudaError_t write_csv(const char* path, const char* kernel_name, const vo
     if (missing > 0)
         std::fprintf(stderr, "warp_trace: %s: %zu of %zu warps left no record (skipped)\n", path, missing,
                      records.size());
+    return cudaSuccess;
+}
+
+
+// Device memory for `launches` launches' regions, zeroed: `capacity` records per warp.
+inline RegionBuffer alloc_regions(dim3 grid, dim3 block, unsigned int capacity, int launches = 1) {
+    RegionBuffer b{nullptr, nullptr, capacity};
+    const size_t warps = record_count(grid, block) * launches;
+    if (cudaMalloc(&b.records, warps * capacity * sizeof(RegionRecord)) != cudaSuccess) return RegionBuffer{};
+    if (cudaMalloc(&b.counts, warps * sizeof(unsigned int)) != cudaSuccess) {
+        cudaFree(b.records);
+        return RegionBuffer{};
+    }
+    cudaMemset(b.counts, 0, warps * sizeof(unsigned int));
+    return b;
+}
+
+inline void free_regions(RegionBuffer& b) {
+    cudaFree(b.records);
+    cudaFree(b.counts);
+    b = RegionBuffer{};
+}
+
+// A launch's regions as seen from the host, for the writer.
+inline RegionBuffer launch_slice(const RegionBuffer& b, dim3 grid, dim3 block, int launch) {
+    const size_t warps = record_count(grid, block);
+    return RegionBuffer{b.records + launch * warps * b.capacity, b.counts + launch * warps, b.capacity};
+}
+
+// Write the tracekit warp-trace v2 CSV: the v1 metadata, then
+// `launch,sm_id,block_id,warp_in_block,region,start_ns,end_ns,start_cycles,end_cycles` with one whole-warp row
+// (empty region) per warp when `warps` is not null and one row per stored region. `names[i]` names region id i
+// (names must not contain commas or quotes). Warps whose regions overflowed the capacity are reported on stderr.
+inline cudaError_t write_csv_v2(const char* path, const char* kernel_name, const void* kernel, dim3 grid, dim3 block,
+                                size_t dynamic_smem_bytes, const WarpRecord* device_warps, const RegionBuffer& regions,
+                                const char* const* names, unsigned int name_count, int launches = 1,
+                                double launch_duration_ns = -1.0) {
+    cudaDeviceProp prop;
+    cudaFuncAttributes attr;
+    int device = 0, clock_khz = 0;
+    cudaError_t err;
+    if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+    if ((err = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return err;
+    if ((err = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device)) != cudaSuccess) return err;
+    if ((err = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess) return err;
+    const size_t per_launch = record_count(grid, block);
+    const size_t warps = per_launch * launches;
+    std::vector<WarpRecord> warp_records(device_warps != nullptr ? warps : 0);
+    std::vector<RegionRecord> records(warps * regions.capacity);
+    std::vector<unsigned int> counts(warps);
+    if (device_warps != nullptr &&
+        (err = cudaMemcpy(warp_records.data(), device_warps, warps * sizeof(WarpRecord), cudaMemcpyDeviceToHost)) !=
+            cudaSuccess)
+        return err;
+    if ((err = cudaMemcpy(records.data(), regions.records, records.size() * sizeof(RegionRecord),
+                          cudaMemcpyDeviceToHost)) != cudaSuccess)
+        return err;
+    if ((err = cudaMemcpy(counts.data(), regions.counts, warps * sizeof(unsigned int), cudaMemcpyDeviceToHost)) !=
+        cudaSuccess)
+        return err;
+    FILE* f = std::fopen(path, "w");
+    if (f == nullptr) return cudaErrorUnknown;
+    std::fprintf(f, "# tracekit-warp-trace v2\n# kernel: %s\n# device_name: %s\n", kernel_name, prop.name);
+    std::fprintf(f, "# compute_capability: %d.%d\n# sm_count: %d\n", prop.major, prop.minor, prop.multiProcessorCount);
+    std::fprintf(f, "# sm_clock_hz: %lld\n# max_warps_per_sm: %d\n", (long long)clock_khz * 1000,
+                 prop.maxThreadsPerMultiProcessor / 32);
+    std::fprintf(f, "# grid: %u,%u,%u\n# block: %u,%u,%u\n", grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    std::fprintf(f, "# registers_per_thread: %d\n# static_smem_bytes: %zu\n# dynamic_smem_bytes: %zu\n", attr.numRegs,
+                 attr.sharedSizeBytes, dynamic_smem_bytes);
+    if (launch_duration_ns >= 0.0) std::fprintf(f, "# launch_duration_ns: %.0f\n", launch_duration_ns);
+    std::fprintf(f, "# clock_bits: 64\n# region_capacity_per_warp: %u\n", regions.capacity);
+    std::fprintf(f, "launch,sm_id,block_id,warp_in_block,region,start_ns,end_ns,start_cycles,end_cycles\n");
+    const size_t warps_per_block = ((size_t)block.x * block.y * block.z + 31) / 32;
+    size_t overflowed = 0, lost = 0, unnamed = 0;
+    for (size_t i = 0; i < warps; ++i) {
+        const size_t launch = i / per_launch, in_launch = i % per_launch;
+        const size_t block_id = in_launch / warps_per_block, warp = in_launch % warps_per_block;
+        if (device_warps != nullptr && warp_records[i].end_ns != 0) {
+            const WarpRecord& w = warp_records[i];
+            std::fprintf(f, "%zu,%u,%zu,%zu,,%llu,%llu,%lld,%lld\n", launch, w.sm_id, block_id, warp, w.start_ns,
+                         w.end_ns, w.start_cycles, w.end_cycles);
+        }
+        const unsigned int stored = counts[i] < regions.capacity ? counts[i] : regions.capacity;
+        if (counts[i] > regions.capacity) {
+            ++overflowed;
+            lost += counts[i] - regions.capacity;
+        }
+        for (unsigned int k = 0; k < stored; ++k) {
+            const RegionRecord& r = records[i * regions.capacity + k];
+            if (r.region >= name_count) {
+                ++unnamed;
+                continue;
+            }
+            std::fprintf(f, "%zu,%u,%zu,%zu,%s,%llu,%llu,%lld,%lld\n", launch, r.sm_id, block_id, warp,
+                         names[r.region], r.start_ns, r.end_ns, r.start_cycles, r.end_cycles);
+        }
+    }
+    const bool write_failed = std::ferror(f) != 0;
+    if (std::fclose(f) != 0 || write_failed) return cudaErrorUnknown;
+    if (overflowed > 0)
+        std::fprintf(stderr, "warp_trace: %s: %zu warps ended more regions than the capacity %u; %zu not stored\n",
+                     path, overflowed, regions.capacity, lost);
+    if (unnamed > 0) std::fprintf(stderr, "warp_trace: %s: %zu regions had an id without a name (skipped)\n", path,
+                                  unnamed);
     return cudaSuccess;
 }
 
