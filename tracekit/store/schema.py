@@ -17,11 +17,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_REVISION = "0002"  # the Alembic head this code expects
+SCHEMA_REVISION = "0003"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
-BULK_TABLES = ("metrics", "warps")
+BULK_TABLES = ("metrics", "warps", "regions")
 
 
 class Base(DeclarativeBase):
@@ -106,6 +106,23 @@ class WarpRow(Base):
     warp_in_block: Mapped[int] = mapped_column(Integer)
     start_ns: Mapped[int] = mapped_column(BigInteger)
     end_ns: Mapped[int] = mapped_column(BigInteger)
+    start_cycles: Mapped[int | None] = mapped_column(BigInteger)
+    end_cycles: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class RegionRow(Base):
+    """One named region instance of one warp, recorded inside the kernel (times as recorded: ns and/or cycles)."""
+
+    __tablename__ = "regions"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    launch_id: Mapped[int] = mapped_column(Integer, index=True)  # no foreign key: see BULK_TABLES
+    sm_id: Mapped[int | None] = mapped_column(Integer)
+    block_id: Mapped[int] = mapped_column(BigInteger)
+    warp_in_block: Mapped[int] = mapped_column(Integer)
+    region: Mapped[str] = mapped_column(Text)
+    depth: Mapped[int] = mapped_column(Integer)
+    start_ns: Mapped[int | None] = mapped_column(BigInteger)
+    end_ns: Mapped[int | None] = mapped_column(BigInteger)
     start_cycles: Mapped[int | None] = mapped_column(BigInteger)
     end_cycles: Mapped[int | None] = mapped_column(BigInteger)
 
