@@ -6,6 +6,7 @@ Real reports are read here directly (ncu_report for .ncu-rep, polars for the CSV
 from __future__ import annotations
 
 import io
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -13,7 +14,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import skip_or_fail
 from tracekit.analysis.occupancy import (
+    carveout_bytes_from_percent,
     compact_cliffs,
     device_limits,
     nearest_cliffs,
@@ -612,9 +615,10 @@ def test_carveout_is_ignored_where_the_split_is_fixed():
 
 def test_more_than_48_kb_needs_the_opt_in():
     assert theoretical_occupancy("9.0", 128, 32, 48 * 1024, opt_in=False).limits_blocks_per_sm["shared_memory"] == 4
-    with pytest.raises(TracekitError) as caught:
-        theoretical_occupancy("9.0", 128, 32, 48 * 1024 + 1, opt_in=False)
-    assert "needs the kernel's opt-in" in str(caught.value)
+    # One byte more without the opt-in: no block can launch (the CUDA occupancy API answers 0, see below).
+    refused = theoretical_occupancy("9.0", 128, 32, 48 * 1024 + 1, opt_in=False)
+    assert refused.active_blocks_per_sm == 0 and refused.limiter == "shared_memory"
+    assert "without the kernel's opt-in" in refused.notes[-1]
     # Opted in, up to the device's opt-in maximum (227 KB on 9.0): 100,000 + 1,024 -> 101,120 B: 2 blocks.
     opted = theoretical_occupancy("9.0", 128, 32, 100_000, opt_in=True)
     assert opted.opt_in and opted.limits_blocks_per_sm["shared_memory"] == 2
@@ -661,3 +665,75 @@ def test_cliffs_at_the_given_carveout_and_barrier_count():
     assert barred.row(0, named=True)["theoretical_warps_per_sm"] == 8
     assert barred.row(0, named=True)["limiter"] == "barriers"
     assert occupancy_cliffs("10.0", 32, 16, 0)["block_size"].row(0, named=True)["theoretical_warps_per_sm"] == 32
+
+
+# --- against the CUDA occupancy API on the H100 -----------------------------------------------------------------
+
+OCCUPANCY_API = SAMPLES / "verdict_cases" / "occupancy_api_h100.json"
+
+
+def _api_rows() -> list[dict]:
+    if not OCCUPANCY_API.exists():
+        skip_or_fail(f"{OCCUPANCY_API} is missing: run sample_traces/verdict_cases/make_verdict_cases.sh on the H100")
+    data = json.loads(OCCUPANCY_API.read_text())
+    assert data["device"]["cc"] == "9.0" and data["device"]["shared_mem_per_sm_bytes"] == 233_472
+    return data["rows"]
+
+
+def test_calculator_matches_the_cuda_occupancy_api_h100():
+    """cudaOccupancyMaxActiveBlocksPerMultiprocessor on the H100 for 4 kernels (10 to 116 registers, 0 or 16 KB of
+    static shared memory), 5 block sizes, 10 dynamic sizes (0 to 227 KB), 9 preferred carveouts (default, 0% ..
+    100%), without and with the opt-in: 3,420 answers. The calculator gives every one, from the percentage turned
+    into bytes and rounded up to an offered carveout; where the API says 0 because a block would exceed the
+    device's 227 KB (16 KB static + 227 KB dynamic) the calculator refuses the configuration instead."""
+    rows = _api_rows()
+    assert len(rows) == 1710
+    checked = refused = rounding_mattered = opt_in_mattered = 0
+    for row in rows:
+        assert row["blocks_per_sm_error"] == row["blocks_per_sm_optin_error"] == "cudaSuccess"
+        percent = row["carveout_pct"]
+        carveout = None if percent < 0 else carveout_bytes_from_percent("9.0", percent)
+        shared = row["static_smem_bytes"] + row["dynamic_smem_bytes"]
+        args = ("9.0", row["block_threads"], row["registers_per_thread"], shared, carveout)
+        if shared > device_limits("9.0").max_shared_mem_per_block_bytes:
+            assert row["blocks_per_sm"] == row["blocks_per_sm_optin"] == 0
+            with pytest.raises(TracekitError):
+                theoretical_occupancy(*args)
+            refused += 2
+            continue
+        for opt_in, key in ((False, "blocks_per_sm"), (True, "blocks_per_sm_optin")):
+            result = theoretical_occupancy(*args, opt_in=opt_in)
+            assert result.active_blocks_per_sm == row[key], (row, opt_in)
+            checked += 1
+        plain = theoretical_occupancy(*args, opt_in=False).active_blocks_per_sm
+        opted = theoretical_occupancy(*args, opt_in=True).active_blocks_per_sm
+        opt_in_mattered += plain != opted
+        if carveout is not None and carveout not in device_limits("9.0").shared_mem_carveouts_bytes:
+            # The carveout as given, unrounded, would have disagreed with the API here.
+            unrounded = _occupancy_at_raw_carveout(*args[1:4], carveout)
+            rounding_mattered += unrounded != row["blocks_per_sm_optin"]
+    assert checked + refused == 2 * len(rows) and refused == 90
+    assert rounding_mattered > 50 and opt_in_mattered > 100  # both behaviours are exercised, not vacuous
+
+
+def _occupancy_at_raw_carveout(threads: int, registers: int, shared: int, carveout: int) -> int:
+    """Active blocks if the shared-memory limit divided the requested carveout as given (no rounding)."""
+    result = theoretical_occupancy("9.0", threads, registers, shared)
+    allocated = result.allocated_shared_mem_per_block_bytes
+    by_shared = (
+        carveout // allocated if allocated and carveout >= allocated else result.limits_blocks_per_sm["shared_memory"]
+    )
+    return min(by_shared, *(v for k, v in result.limits_blocks_per_sm.items() if k != "shared_memory"))
+
+
+def test_cuda_api_available_dynamic_shared_memory_matches_the_cliff():
+    """cudaOccupancyAvailableDynamicSMemPerBlock(1 block): the most dynamic shared memory one block can have. With
+    the opt-in that is the device's 227 KB less the static size, which is where the calculator's shared-memory
+    curve ends; without it, 48 KB less the static size."""
+    for row in _api_rows():
+        if row["carveout_pct"] != -1 or row["dynamic_smem_bytes"] != 0:
+            continue
+        static = row["static_smem_bytes"]
+        for opt_in, key in ((True, "available_dynamic_smem_bytes_optin"), (False, "available_dynamic_smem_bytes")):
+            curve = occupancy_cliffs("9.0", row["block_threads"], row["registers_per_thread"], static, opt_in=opt_in)
+            assert curve["shared_memory"]["shared_mem_per_block_bytes"].max() - static == row[key], (row, opt_in)

@@ -188,3 +188,15 @@ def test_opt_in_and_impossible_carveout_exit_2(args, message):
     assert line.startswith("tracekit: error: ") and message in line
     if "opt-in" in message:
         assert line.endswith("pass --opt-in if the kernel opts in")
+
+
+def test_carveout_as_a_percentage():
+    # 10% of the H100's 228 KB is 23,348 B, which the driver rounds up to 32 KB: 32,768 // (8,192 + 1,024) = 3
+    # blocks, what cudaOccupancyMaxActiveBlocksPerMultiprocessor answered on the H100 for a 10% preferred carveout.
+    completed = run_cli("--cc", "9.0", "--block", "64", "--regs", "10", "--smem", "8192", "--carveout", "10%", "--json")
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout)
+    assert (data["requested_shared_mem_config_bytes"], data["shared_mem_config_bytes"]) == (23_348, 32_768)
+    assert data["active_blocks_per_sm"] == 3
+    bad = run_cli("--cc", "9.0", "--block", "64", "--regs", "10", "--carveout", "half")
+    assert bad.returncode == 2 and "--carveout 'half': expected bytes (65536) or a percentage (50%)" in bad.stderr

@@ -23,8 +23,9 @@ carveout that maps to no supported size (CUDA C++ Programming Guide, shared memo
 rounding as cuda_occupancy.h's cudaOccAlignUpShmemSizeVoltaPlus); the result says so in `notes`. A carveout larger
 than the SM's shared memory is refused. CC 5.x and 6.x split shared memory and L1 in a fixed way: a carveout there
 is ignored, with a note. More than 48 KB of shared memory per block needs the kernel's opt-in
-(cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...)): `opt_in=False` refuses it, as the
-runtime would refuse the launch; the default assumes it (a profiled launch that used more did opt in).
+(cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...)): with `opt_in=False` such a block
+gets 0 blocks per SM, as the CUDA occupancy API answers (H100, sample_traces/verdict_cases/occupancy_api_h100.json);
+the default assumes the opt-in (a profiled launch that used more did opt in).
 
 Volkov's occupancy is warps resident per SM; the theoretical value here is the ceiling that the resource limits put
 on it, the number a measured (achieved) occupancy should be compared with.
@@ -226,7 +227,6 @@ def _validate(
     shared_mem_per_block_bytes: int,
     shared_mem_config_bytes: int | None,
     barriers_per_block: int,
-    opt_in: bool = True,
 ) -> None:
     cc = limits.compute_capability
     if not 1 <= threads_per_block <= limits.max_threads_per_block:
@@ -239,12 +239,6 @@ def _validate(
         raise TracekitError(
             f"{shared_mem_per_block_bytes} bytes of shared memory per block: a block on CC {cc} "
             f"can use 0 to {limits.max_shared_mem_per_block_bytes} bytes"
-        )
-    if not opt_in and shared_mem_per_block_bytes > limits.default_shared_mem_per_block_bytes:
-        raise TracekitError(
-            f"{shared_mem_per_block_bytes} bytes of shared memory per block: more than "
-            f"{limits.default_shared_mem_per_block_bytes} needs the kernel's opt-in (cudaFuncSetAttribute with "
-            f"cudaFuncAttributeMaxDynamicSharedMemorySize); without it the launch fails"
         )
     config = shared_mem_config_bytes
     if config is not None and limits.carveout_configurable and not 0 <= config <= limits.shared_mem_per_sm_bytes:
@@ -286,6 +280,15 @@ def resolve_carveout(
     )
 
 
+def carveout_bytes_from_percent(compute_capability: str, percent: int) -> int:
+    """The carveout a cudaFuncAttributePreferredSharedMemoryCarveout percentage asks for, before rounding up to an
+    offered one: that percentage of the SM's largest carveout, rounded up to a byte (50% on 9.0: 116,736 B, which
+    `resolve_carveout` makes 132 KB, as the CUDA occupancy API counts it on the H100)."""
+    if not 0 <= percent <= 100:
+        raise TracekitError(f"carveout of {percent}%: must be 0 to 100% of the SM's shared memory")
+    return math.ceil(device_limits(compute_capability).shared_mem_per_sm_bytes * percent / 100)
+
+
 def printed_rounding_bytes(text_value: str | None) -> float:
     """How far a shared-memory size printed rounded can be from the true byte count: half its last digit.
 
@@ -310,6 +313,7 @@ def _occupancy(
     shared_mem_per_block_bytes: int,
     shared_mem_config_bytes: int | None,
     barriers_per_block: int,
+    shared_mem_per_block_max: int | None = None,
 ) -> OccupancyResult:
     warps_per_block = -(-threads_per_block // limits.warp_size)
     registers, allocated_registers = _registers_limit(
@@ -323,6 +327,8 @@ def _occupancy(
     ):
         registers = 0
     shared_memory, allocated_shared = _shared_memory_limit(limits, shared_mem_per_block_bytes, shared_mem_config_bytes)
+    if shared_mem_per_block_max is not None and shared_mem_per_block_bytes > shared_mem_per_block_max:
+        shared_memory = 0  # more than the kernel may use (no opt-in): no block can launch, as the CUDA API says
     candidates = {
         "warps": limits.max_warps_per_sm // warps_per_block,
         "blocks": limits.max_blocks_per_sm,
@@ -379,7 +385,8 @@ def theoretical_occupancy(
     driver's reserve is added here. shared_mem_config_bytes is launch__shared_mem_config_size when known; one the
     device does not offer is rounded up to the next it does (`resolve_carveout`, said in `notes`).
     barriers_per_block (launch__barrier_count) matters from CC 9.0 on; kernels use 1 unless they name more.
-    opt_in=False refuses more than 48 KB of shared memory per block (the kernel did not opt in).
+    opt_in=False: the kernel did not opt in to more than 48 KB of shared memory per block; a launch asking for more
+    gets 0 blocks (shared memory the limiter, with a note), as cudaOccupancyMaxActiveBlocksPerMultiprocessor says.
     shared_mem_rounding_bytes: the shared memory is known only to within this (a rounded printed value, see
     `printed_rounding_bytes`); `determined` is False when the occupancy differs inside that window.
     """
@@ -392,12 +399,18 @@ def theoretical_occupancy(
     shared = shared_mem_per_block_bytes
     if rounding and low <= per_block_max < shared:
         shared = per_block_max  # a rounded print just above the maximum: the true value is the maximum or less
-    _validate(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block, opt_in)
-    result = _occupancy(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block)
+    _validate(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block)
+    cap = None if opt_in else per_block_max
+    result = _occupancy(limits, threads_per_block, registers_per_thread, shared, carveout, barriers_per_block, cap)
+    if cap is not None and shared > cap:
+        notes += (
+            f"{shared} bytes of shared memory per block is more than {cap} without the kernel's opt-in "
+            f"(cudaFuncSetAttribute with cudaFuncAttributeMaxDynamicSharedMemorySize): no block can launch",
+        )
     determined = True
     if rounding:
         ends = [
-            _occupancy(limits, threads_per_block, registers_per_thread, size, carveout, barriers_per_block)
+            _occupancy(limits, threads_per_block, registers_per_thread, size, carveout, barriers_per_block, cap)
             for size in (low, min(high, per_block_max))
         ]
         determined = len({(end.active_blocks_per_sm, end.limiter) for end in ends}) == 1
@@ -482,7 +495,7 @@ def occupancy_cliffs(
     limits = device_limits(compute_capability)
     config, _ = resolve_carveout(limits.compute_capability, shared_mem_config_bytes)
     barriers = barriers_per_block
-    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, config, barriers, opt_in)
+    _validate(limits, threads_per_block, registers_per_thread, shared_mem_per_block_bytes, config, barriers)
     per_block_max = limits.max_shared_mem_per_block_bytes if opt_in else limits.default_shared_mem_per_block_bytes
     sweeps = {
         "block_size": [

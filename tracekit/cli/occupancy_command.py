@@ -9,7 +9,9 @@ from rich.table import Table
 
 from tracekit.analysis.occupancy import (
     KNOB_COLUMNS,
+    carveout_bytes_from_percent,
     compact_cliffs,
+    device_limits,
     nearest_cliffs,
     occupancy_cliffs,
     tail_estimate,
@@ -36,18 +38,31 @@ def _pct(value: float) -> str:
     return f"{value:g}%"
 
 
+def _carveout_bytes(cc: str, text: str | None) -> int | None:
+    """--carveout as bytes: "65536", or "50%" of the SM's largest carveout."""
+    if text is None:
+        return None
+    value = text.strip()
+    try:
+        if value.endswith("%"):
+            return carveout_bytes_from_percent(cc, int(value[:-1]))
+        return int(value)
+    except ValueError:
+        raise TracekitError(f"--carveout {text!r}: expected bytes (65536) or a percentage (50%)") from None
+
+
 def occupancy_command(
     cc: Annotated[str, typer.Option("--cc", help="Compute capability, e.g. 9.0.", show_default=False)],
     block: Annotated[int, typer.Option("--block", help="Threads per block.", show_default=False)],
     regs: Annotated[int, typer.Option("--regs", help="Registers per thread.", show_default=False)],
     smem: Annotated[int, typer.Option("--smem", help="Shared memory per block in bytes (static + dynamic).")] = 0,
     carveout: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--carveout",
-            help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size); one the device "
-            "does not offer is rounded up to the next it does, as the driver does; ignored on CC 5.x/6.x. "
-            "Default: the SM's maximum.",
+            help="Shared-memory carveout in bytes (Nsight's launch__shared_mem_config_size), or a percentage as "
+            "cudaFuncAttributePreferredSharedMemoryCarveout takes it (50%); one the device does not offer is "
+            "rounded up to the next it does, as the driver does; ignored on CC 5.x/6.x. Default: the SM's maximum.",
         ),
     ] = None,
     barriers: Annotated[int, typer.Option("--barriers", help="Barriers per block (CC 9.0 and newer).")] = 1,
@@ -66,14 +81,16 @@ def occupancy_command(
     """Theoretical occupancy: blocks per SM allowed by each limit, the limiter, and where occupancy changes."""
     if (grid is None) != (sms is None):
         raise TracekitError("--grid and --sms go together: waves need both the grid size and the SM count")
-    try:
-        result = theoretical_occupancy(cc, block, regs, smem, carveout, barriers_per_block=barriers, opt_in=opt_in)
-    except TracekitError as error:
-        if not opt_in and "opt-in" in str(error):
-            raise TracekitError(f"{error}; pass --opt-in if the kernel opts in") from None
-        raise
+    carveout_bytes = _carveout_bytes(cc, carveout)
+    result = theoretical_occupancy(cc, block, regs, smem, carveout_bytes, barriers_per_block=barriers, opt_in=opt_in)
+    if not opt_in and smem > device_limits(cc).default_shared_mem_per_block_bytes:
+        raise TracekitError(
+            f"{smem} bytes of shared memory per block: more than {device_limits(cc).default_shared_mem_per_block_bytes}"
+            " needs the kernel's opt-in (cudaFuncAttributeMaxDynamicSharedMemorySize), without which the launch "
+            "fails; pass --opt-in if the kernel opts in"
+        )
     # The curves at the same carveout, barrier count and opt-in as the launch itself.
-    cliffs = occupancy_cliffs(cc, block, regs, smem, carveout, barriers_per_block=barriers, opt_in=opt_in)
+    cliffs = occupancy_cliffs(cc, block, regs, smem, carveout_bytes, barriers_per_block=barriers, opt_in=opt_in)
     steps = {knob: compact_cliffs(frame) for knob, frame in cliffs.items()}
     nearest = nearest_cliffs(cliffs, block, regs, smem)
     tail = None
