@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dash import dash_table, dcc, html
 
+from tracekit import figures
 from tracekit.analysis.comparison import compare_results
 from tracekit.analysis.metric_comparison import metric_comparison
 from tracekit.reports.content import comparison_table, verdict_text
 from tracekit.store import Store
 
-from . import figures
-from .analysis_cache import AnalysisCache, LaunchAnalysis
+from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE
 from .pages_launch import launch_table
 
@@ -37,27 +37,27 @@ def _launch_id(text: str | None) -> int | None:
     return int(text) if text and text.strip().isdigit() else None
 
 
-def _verdict(label: str, analysis: LaunchAnalysis) -> html.Div:
+def _verdict(label: str, analysis: LaunchPage) -> html.Div:
     side = label.lower()
     if analysis.result is None:
         return html.Div([html.P(analysis.error or "", className="error")], id=f"compare-verdict-{side}")
-    verdict = analysis.result["classification"]
+    verdict = analysis.result.classification
     return html.Div(
         [
             html.P(verdict_text(verdict), className="verdict", id=f"compare-verdict-mode-{side}"),
-            html.Ul([html.Li(line) for line in verdict["evidence"]]),
+            html.Ul([html.Li(line) for line in verdict.evidence]),
         ],
         id=f"compare-verdict-{side}",
     )
 
 
-def difference_table(analyses: dict[str, LaunchAnalysis]) -> list:
+def difference_table(analyses: dict[str, LaunchPage]) -> list:
     """`compare_results` of A against B, as the rows `tracekit compare` prints; a change no larger than either
     side's run-to-run spread is marked (with one launch a side no spread is known)."""
-    results = {label: analysis.result for label, analysis in analyses.items()}
-    if any(result is None for result in results.values()):
+    result_a, result_b = analyses["A"].result, analyses["B"].result
+    if result_a is None or result_b is None:
         return [html.P("No comparison: the analysis did not run on both launches (see above).", className="error")]
-    table = comparison_table(compare_results([results["A"]], [results["B"]]))
+    table = comparison_table(compare_results([result_a], [result_b]))
     header = html.Thead(html.Tr([html.Th(column) for column in table.columns]))
     rows = [
         html.Tr([html.Td(cell) for cell in row], className="within-noise" if "within" in row[-1] else "")
@@ -69,7 +69,7 @@ def difference_table(analyses: dict[str, LaunchAnalysis]) -> list:
     ]
 
 
-def comparison_figures(analyses: dict[str, LaunchAnalysis]) -> list:
+def comparison_figures(analyses: dict[str, LaunchPage]) -> list:
     curves = {label: a.occupancy_curve for label, a in analyses.items() if a.occupancy_curve is not None}
     histograms = {label: a.latency_histogram for label, a in analyses.items() if a.latency_histogram is not None}
     if not curves:
@@ -78,7 +78,7 @@ def comparison_figures(analyses: dict[str, LaunchAnalysis]) -> list:
                 "Neither launch has per-warp timings: no occupancy over time or latency histogram.", className="hint"
             )
         ]
-    tails = {label: (analyses[label].result or {}).get("tail") for label in curves}
+    tails = {label: result.tail if (result := analyses[label].result) else None for label in curves}
     body: list = []
     if len(curves) < len(analyses):
         missing = next(label for label in analyses if label not in curves)
@@ -116,7 +116,7 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
     if missing:
         page.append(html.P(f"No launch {' and '.join(missing)} in the store.", className="error"))
         return html.Div(page)
-    analyses: dict[str, LaunchAnalysis] = found  # type: ignore[assignment] - None ruled out above
+    analyses: dict[str, LaunchPage] = found  # type: ignore[assignment] - None ruled out above
     columns = []
     for label, analysis in analyses.items():
         launch_id = ids[label]

@@ -8,20 +8,20 @@ The analysis comes from `AnalysisCache` (once per launch per process); callbacks
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
 from dash import Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
 
+from tracekit import figures
 from tracekit.analysis import timeline
-from tracekit.analysis.result import sweep_point
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import what_if
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 
-from . import figures, panels
-from .analysis_cache import AnalysisCache, LaunchAnalysis
+from . import panels
+from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, not_found
 
 MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
@@ -108,26 +108,40 @@ def metrics_section(metrics: pl.DataFrame) -> html.Div | dash_table.DataTable:
     return metrics_table(metrics)
 
 
-def what_if_prefill(result: dict[str, Any]) -> dict[str, int | None]:
+def what_if_prefill(result: LaunchAnalysis) -> dict[str, int | None]:
     """The calculator's inputs as the launch ran: threads per block, registers per thread, shared memory."""
-    kernel = result["kernel"]
-    block = kernel["block"]
-    threads = math.prod(int(v) for v in block) if block and all(v is not None for v in block) else None
+    kernel = result.kernel
+    block = kernel.block
+    threads = math.prod(int(v) for v in block if v is not None) if all(v is not None for v in block) else None
     return {
         "threads_per_block": threads,
-        "registers_per_thread": kernel["registers_per_thread"],
-        "shared_mem_per_block_bytes": kernel["shared_mem_per_block_bytes"],
+        "registers_per_thread": kernel.registers_per_thread,
+        "shared_mem_per_block_bytes": kernel.shared_mem_per_block_bytes,
     }
 
 
+def sweep_note(result: LaunchAnalysis) -> str:
+    return result.sweep.note if result.sweep else result.sweep_note or ""
+
+
+def launch_point(result: LaunchAnalysis) -> tuple[float, float] | None:
+    """This launch's point in its kernel's sweep (or the one of the traced run that stands for it)."""
+    if result.sweep is None:
+        return None
+    for point in result.sweep.points:
+        if point.launch_id == result.launch_id:
+            return point.occupancy_warps_per_sm, point.throughput
+    return None
+
+
 def what_if_view(
-    analysis: LaunchAnalysis,
+    analysis: LaunchPage,
     threads_per_block: int | None,
     registers_per_thread: int | None,
     shared_mem_per_block_bytes: int | None,
 ) -> list:
     """The calculator's answer for typed values; a user's mistake is one line, never a traceback."""
-    sweep_note = analysis.sweep.note if analysis.sweep else ""
+    note = sweep_note(analysis.result) if analysis.result else ""
     missing = [
         name
         for name, value in (
@@ -141,20 +155,22 @@ def what_if_view(
         return panels.what_if_body(
             None,
             f"Enter {', '.join(missing)} (whole numbers; the launch does not record every one of them).",
-            sweep_note,
+            note,
         )
     if any(float(v) != int(v) for v in (threads_per_block, registers_per_thread, shared_mem_per_block_bytes)):
-        return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", sweep_note)
+        return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", note)
+    if analysis.result is None:
+        return panels.what_if_body(None, analysis.error or "The analysis did not run.", note)
     try:
         change = what_if(
             analysis.result, int(threads_per_block), int(registers_per_thread), int(shared_mem_per_block_bytes)
         )
     except TracekitError as exc:
-        return panels.what_if_body(None, f"Cannot compute the occupancy: {exc}", sweep_note)
-    return panels.what_if_body(change, None, sweep_note)
+        return panels.what_if_body(None, f"Cannot compute the occupancy: {exc}", note)
+    return panels.what_if_body(change, None, note)
 
 
-def analysis_sections(analysis: LaunchAnalysis) -> list[html.Section]:
+def analysis_sections(analysis: LaunchPage) -> list[html.Section]:
     """The analysis panels in page order, the verdict first."""
     result = analysis.result
     if result is None:
@@ -163,7 +179,6 @@ def analysis_sections(analysis: LaunchAnalysis) -> list[html.Section]:
     initial = what_if_view(
         analysis, prefill["threads_per_block"], prefill["registers_per_thread"], prefill["shared_mem_per_block_bytes"]
     )
-    sweep_note = analysis.sweep.note if analysis.sweep else ""
     return [
         panels.verdict_panel(result),
         panels.occupancy_panel(result),
@@ -171,7 +186,7 @@ def analysis_sections(analysis: LaunchAnalysis) -> list[html.Section]:
         panels.occupancy_time_panel(result, analysis.occupancy_curve),
         panels.latency_panel(result, analysis.latency_histogram),
         panels.littles_law_panel(result),
-        panels.sweep_panel(result, sweep_note, sweep_point(result)),
+        panels.sweep_panel(result, sweep_note(result), launch_point(result)),
         panels.stall_panel(result),
     ]
 

@@ -1,4 +1,4 @@
-"""The launch page's analysis panels, rendered from the "tracekit.analysis/1" result of `analyze_launch`.
+"""The launch page's analysis panels, rendered from the engine's `LaunchAnalysis` (`tracekit.api.analyze_stored`).
 
 Renderers only: every number is the result's own (or a `WhatIf`'s), formatted. Evidence and explanations are the
 analysis's sentences, shown as text.
@@ -12,9 +12,9 @@ from typing import Any
 import polars as pl
 from dash import dcc, html
 
+from tracekit import figures
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
-
-from . import figures
 
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
 NEEDS_STALLS = (
@@ -40,6 +40,11 @@ def fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
     return f"{value}{suffix}"
 
 
+def _get(section: Any, name: str) -> Any:
+    """A field of a result section that may be absent (a launch without a trace has no `warps`)."""
+    return None if section is None else getattr(section, name)
+
+
 def fields_table(rows: list[tuple[str, str]], table_id: str) -> html.Table:
     return html.Table(
         html.Tbody([html.Tr([html.Th(label), html.Td(text)]) for label, text in rows]),
@@ -52,77 +57,77 @@ def _section(slot_id: str, title: str, body: list) -> html.Section:
     return html.Section([html.H3(title), *body], id=slot_id, className="analysis-slot")
 
 
-def verdict_panel(result: dict[str, Any]) -> html.Section:
-    verdict = result["classification"]
-    headline = verdict["mode"] + (f", limited by {verdict['limiter']}" if verdict.get("limiter") else "")
+def verdict_panel(result: LaunchAnalysis) -> html.Section:
+    verdict = result.classification
+    headline = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
     body: list = [html.P(headline, id="verdict-mode", className="verdict")]
-    if verdict.get("reason"):
-        body.append(html.P(verdict["reason"], className="hint"))
-    if verdict.get("needed_occupancy_warps_per_sm") is not None:
+    if verdict.reason:
+        body.append(html.P(verdict.reason, className="hint"))
+    if verdict.needed_occupancy_warps_per_sm is not None:
         body.append(
             html.P(f"Occupancy needed to hide latency: {fmt(verdict['needed_occupancy_warps_per_sm'], 1)} warps per SM")
         )
-    if verdict.get("evidence"):
-        body.append(html.Ul([html.Li(line) for line in verdict["evidence"]], id="verdict-evidence"))
-    if verdict.get("flags"):
-        body.append(html.P("Flags: " + ", ".join(verdict["flags"])))
-    if verdict.get("advice"):
-        body += [html.H4("Advice"), html.Ul([html.Li(line) for line in verdict["advice"]])]
+    if verdict.evidence:
+        body.append(html.Ul([html.Li(line) for line in verdict.evidence], id="verdict-evidence"))
+    if verdict.flags:
+        body.append(html.P("Flags: " + ", ".join(verdict.flags)))
+    if verdict.advice:
+        body += [html.H4("Advice"), html.Ul([html.Li(line) for line in verdict.advice])]
     return _section("verdict-panel", "Verdict", body)
 
 
-def occupancy_panel(result: dict[str, Any]) -> html.Section:
-    occupancy, warps = result["occupancy"], result.get("warps") or {}
-    limits = occupancy.get("limits_blocks_per_sm") or {}
-    tail = occupancy.get("nsight_tail_estimate") or {}
+def occupancy_panel(result: LaunchAnalysis) -> html.Section:
+    occupancy, warps = result.occupancy, result.warps
+    limits = occupancy.limits_blocks_per_sm
+    nsight_tail = occupancy.nsight_tail_estimate or {}
     rows = [
-        ("theoretical (warps per SM)", fmt(occupancy["theoretical_warps_per_sm"])),
-        ("theoretical (%)", fmt(occupancy["theoretical_pct"], 1)),
-        ("limited by", fmt(occupancy["limiter"])),
+        ("theoretical (warps per SM)", fmt(occupancy.theoretical_warps_per_sm)),
+        ("theoretical (%)", fmt(occupancy.theoretical_pct, 1)),
+        ("limited by", fmt(occupancy.limiter)),
         (
             "blocks per SM allowed by registers / shared memory / warps / block slots",
-            " / ".join(fmt(limits.get(key)) for key in ("registers", "shared_memory", "warps", "blocks")),
+            " / ".join(fmt(getattr(limits, key)) for key in ("registers", "shared_memory", "warps", "blocks")),
         ),
-        ("active blocks per SM", fmt(occupancy["active_blocks_per_sm"])),
-        ("max warps per SM", fmt(occupancy["max_warps_per_sm"])),
-        ("achieved (%, counter)", fmt(occupancy["achieved_pct"], 1)),
-        ("achieved (warps per SM, counter)", fmt(occupancy["achieved_warps_per_sm"], 1)),
-        ("mean resident warps per SM (trace)", fmt(warps.get("mean_occupancy_warps_per_sm"), 1)),
-        ("waves per SM", fmt(occupancy["waves_per_sm"], 2)),
-        ("tail effect (partial last wave)", fmt(tail.get("tail_effect"))),
+        ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
+        ("max warps per SM", fmt(occupancy.max_warps_per_sm)),
+        ("achieved (%, counter)", fmt(occupancy.achieved_pct, 1)),
+        ("achieved (warps per SM, counter)", fmt(occupancy.achieved_warps_per_sm, 1)),
+        ("mean resident warps per SM (trace)", fmt(_get(warps, "mean_occupancy_warps_per_sm"), 1)),
+        ("waves per SM", fmt(occupancy.waves_per_sm, 2)),
+        ("tail effect (partial last wave)", fmt(nsight_tail.get("tail_effect"))),
     ]
     return _section("occupancy-panel", "Occupancy", [fields_table(rows, "occupancy-table")])
 
 
-def occupancy_time_panel(result: dict[str, Any], curve: pl.DataFrame | None) -> html.Section:
+def occupancy_time_panel(result: LaunchAnalysis, curve: pl.DataFrame | None) -> html.Section:
     if curve is None:
         return _section("occupancy-time-panel", "Occupancy over time", [html.P(NEEDS_TRACE, className="hint")])
-    tail = result.get("tail") or {}
+    tail = result.tail
     rows = [
-        ("first SM idle for good (ns)", fmt(tail.get("first_sm_idle_ns"), 0)),
+        ("first SM idle for good (ns)", fmt(_get(tail, "first_sm_idle_ns"), 0)),
         (
             "tail: first SM idle to the last warp end (ns)",
-            f"{fmt(tail.get('tail_ns'), 0)} ({fmt(_pct(tail.get('tail_fraction')), 1)}% of the span)",
+            f"{fmt(_get(tail, 'tail_ns'), 0)} ({fmt(_pct(_get(tail, 'tail_fraction')), 1)}% of the span)",
         ),
-        ("last block started (ns)", fmt(tail.get("last_block_start_ns"), 0)),
+        ("last block started (ns)", fmt(_get(tail, "last_block_start_ns"), 0)),
         (
             "last block start to the last warp end (ns)",
-            f"{fmt(tail.get('after_last_block_start_ns'), 0)} "
-            f"({fmt(_pct(tail.get('after_last_block_start_fraction')), 1)}%)",
+            f"{fmt(_get(tail, 'after_last_block_start_ns'), 0)} "
+            f"({fmt(_pct(_get(tail, 'after_last_block_start_fraction')), 1)}%)",
         ),
         (
             "mean resident warps per SM before / after the last block start",
-            f"{fmt(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
-            f"{fmt(tail.get('mean_occupancy_in_tail_warps_per_sm'))}",
+            f"{fmt(_get(tail, 'mean_occupancy_before_tail_warps_per_sm'))} / "
+            f"{fmt(_get(tail, 'mean_occupancy_in_tail_warps_per_sm'))}",
         ),
         (
             "SM finish times (ns)",
-            f"{fmt(tail.get('sm_finish_min_ns'), 0)} to {fmt(tail.get('sm_finish_max_ns'), 0)} "
-            f"(std {fmt(tail.get('sm_finish_std_ns'), 0)})",
+            f"{fmt(_get(tail, 'sm_finish_min_ns'), 0)} to {fmt(_get(tail, 'sm_finish_max_ns'), 0)} "
+            f"(std {fmt(_get(tail, 'sm_finish_std_ns'), 0)})",
         ),
-        ("SMs idle the whole launch", fmt(tail.get("idle_sms"))),
+        ("SMs idle the whole launch", fmt(_get(tail, "idle_sms"))),
     ]
-    figure = figures.occupancy_time_figure(curve, tail or None, result["occupancy"].get("theoretical_warps_per_sm"))
+    figure = figures.occupancy_time_figure(curve, tail, result.occupancy.theoretical_warps_per_sm)
     return _section(
         "occupancy-time-panel",
         "Occupancy over time",
@@ -142,12 +147,12 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100.0 * fraction
 
 
-def latency_panel(result: dict[str, Any], histogram: pl.DataFrame | None) -> html.Section:
+def latency_panel(result: LaunchAnalysis, histogram: pl.DataFrame | None) -> html.Section:
     if histogram is None:
         return _section("latency-panel", "Warp latency", [html.P(NEEDS_TRACE, className="hint")])
-    warps = result["warps"]
+    warps = result.warps
     rows = [
-        (label, fmt(warps.get(key), 0))
+        (label, fmt(_get(warps, key), 0))
         for label, key in (
             ("mean (ns)", "mean_latency_ns"),
             ("median (ns)", "p50_latency_ns"),
@@ -156,8 +161,8 @@ def latency_panel(result: dict[str, Any], histogram: pl.DataFrame | None) -> htm
             ("max (ns)", "max_latency_ns"),
         )
     ]
-    rows.append(("throughput (warps per ns per SM)", fmt(warps.get("throughput_warps_per_ns_per_sm"), 5)))
-    rows.append(("throughput (warps per cycle per SM)", fmt(warps.get("throughput_warps_per_cycle_per_sm"), 5)))
+    rows.append(("throughput (warps per ns per SM)", fmt(_get(warps, "throughput_warps_per_ns_per_sm"), 5)))
+    rows.append(("throughput (warps per cycle per SM)", fmt(_get(warps, "throughput_warps_per_cycle_per_sm"), 5)))
     return _section(
         "latency-panel",
         "Warp latency",
@@ -170,42 +175,42 @@ def latency_panel(result: dict[str, Any], histogram: pl.DataFrame | None) -> htm
     )
 
 
-def littles_law_panel(result: dict[str, Any]) -> html.Section:
+def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     """Both sides of occupancy = latency x throughput in the steady-state window, the same clipped to the window,
     and the whole launch (where it closes exactly: every warp lies inside)."""
-    law = result.get("littles_law")
+    law = result.littles_law
     if not law:
         return _section("littles-law-panel", "Little's law", [html.P(NEEDS_TRACE, className="hint")])
-    detail, whole, warps = law.get("detail") or {}, law.get("whole_launch") or {}, result.get("warps") or {}
-    window = law["window_ns"]
-    kind = law["window_kind"].replace("_", " ")
+    detail, whole, warps = law.detail, law.whole_launch, result.warps
+    window = law.window_ns
+    kind = law.window_kind.replace("_", " ")
     rows = [
         [
             kind,
             f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
             fmt(detail.get("mean_latency_ns"), 0),
             fmt(detail.get("arrival_throughput_warps_per_ns_per_sm"), 6),
-            fmt(law["latency_x_throughput"]),
-            fmt(law["mean_occupancy"]),
-            _signed_pct(law["relative_error"]),
+            fmt(law.latency_x_throughput),
+            fmt(law.mean_occupancy),
+            _signed_pct(law.relative_error),
         ],
         [
             f"{kind}, clipped to the window",
             f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
             fmt(detail.get("mean_clipped_latency_ns"), 0),
             fmt(detail.get("clipped_throughput_warps_per_ns_per_sm"), 6),
-            fmt(law["clipped_latency_x_throughput"]),
-            fmt(law["mean_occupancy"]),
-            _signed_pct(law["clipped_relative_error"]),
+            fmt(law.clipped_latency_x_throughput),
+            fmt(law.mean_occupancy),
+            _signed_pct(law.clipped_relative_error),
         ],
         [
             "whole launch",
-            " to ".join(fmt(v, 0) for v in whole.get("window_ns") or [None, None]),
-            fmt(warps.get("mean_latency_ns"), 0),
-            fmt(warps.get("throughput_warps_per_ns_per_sm"), 6),
-            fmt(whole.get("latency_x_throughput")),
-            fmt(whole.get("mean_occupancy")),
-            _signed_pct(whole.get("relative_error")),
+            " to ".join(fmt(v, 0) for v in whole.window_ns),
+            fmt(_get(warps, "mean_latency_ns"), 0),
+            fmt(_get(warps, "throughput_warps_per_ns_per_sm"), 6),
+            fmt(whole.latency_x_throughput),
+            fmt(whole.mean_occupancy),
+            _signed_pct(whole.relative_error),
         ],
     ]
     header = [
@@ -233,8 +238,8 @@ def littles_law_panel(result: dict[str, Any]) -> html.Section:
         ),
         table,
     ]
-    if law.get("explanation"):
-        body.append(html.P(law["explanation"], id="littles-law-explanation"))
+    if law.explanation:
+        body.append(html.P(law.explanation, id="littles-law-explanation"))
     return _section("littles-law-panel", "Little's law", body)
 
 
@@ -242,18 +247,18 @@ def _signed_pct(fraction: float | None) -> str:
     return "n/a" if fraction is None else f"{100 * fraction:+.2f}%"
 
 
-def stall_panel(result: dict[str, Any]) -> html.Section:
-    stalls = result.get("stalls") or {}
-    by_reason = stalls.get("by_reason")
+def stall_panel(result: LaunchAnalysis) -> html.Section:
+    stalls = result.stalls
+    by_reason = stalls.by_reason
     if not by_reason:
         return _section("stall-panel", "Stall breakdown", [html.P(NEEDS_STALLS, className="hint")])
     rows = [
-        (f"{group} stalls (cycles per issue)", fmt(stalls.get(f"{group}_cycles_per_issue"), 2))
+        (f"{group} stalls (cycles per issue)", fmt(getattr(stalls, f"{group}_cycles_per_issue"), 2))
         for group in ("latency", "bandwidth", "other")
     ]
     rows += [
-        ("total (cycles per issue)", fmt(stalls.get("total_cycles_per_issue"), 2)),
-        ("source", fmt(stalls.get("source"))),
+        ("total (cycles per issue)", fmt(stalls.total_cycles_per_issue, 2)),
+        ("source", fmt(stalls.source)),
     ]
     return _section(
         "stall-panel",
@@ -265,19 +270,19 @@ def stall_panel(result: dict[str, Any]) -> html.Section:
     )
 
 
-def sweep_panel(result: dict[str, Any], sweep_note: str, launch_point: tuple[float, float] | None) -> html.Section:
+def sweep_panel(result: LaunchAnalysis, sweep_note: str, launch_point: tuple[float, float] | None) -> html.Section:
     """Throughput against occupancy over the kernel's launches, with the fitted min(n / L, B)."""
-    sweep = result.get("sweep")
+    sweep = result.sweep
     if not sweep:
         return _section(
             "sweep-panel", "Throughput against occupancy", [html.P(sweep_note, className="hint", id="sweep-note")]
         )
     rows = [
-        ("L, warp latency (ns)", fmt(sweep.get("latency_ns"), 0)),
-        ("B, throughput bound (warps per ns per SM)", fmt(sweep.get("throughput_bound_warps_per_ns_per_sm"), 6)),
-        ("needed occupancy L x B (warps per SM)", fmt(sweep.get("needed_occupancy_warps_per_sm"), 1)),
-        ("largest gap below the model near the knee (%)", fmt(_pct(sweep.get("knee_gap_fraction")), 1)),
-        ("residual RMS (warps per ns per SM)", fmt(sweep.get("residual_rms"), 6)),
+        ("L, warp latency (ns)", fmt(sweep.latency_ns, 0)),
+        ("B, throughput bound (warps per ns per SM)", fmt(sweep.throughput_bound_warps_per_ns_per_sm, 6)),
+        ("needed occupancy L x B (warps per SM)", fmt(sweep.needed_occupancy_warps_per_sm, 1)),
+        ("largest gap below the model near the knee (%)", fmt(_pct(sweep.knee_gap_fraction), 1)),
+        ("residual RMS (warps per ns per SM)", fmt(sweep.residual_rms, 6)),
     ]
     return _section(
         "sweep-panel",
@@ -340,7 +345,7 @@ def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> l
     rows = [
         (
             "blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
-            " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS),
+            " / ".join(fmt(getattr(limits, key)) for key, _ in LIMIT_LABELS),
         ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("warps per block", fmt(occupancy.warps_per_block)),

@@ -1,17 +1,20 @@
 """Two versions of a kernel side by side, and the regression gates CI runs on them.
 
-Works on analysis results (the "tracekit.analysis/1" dicts). Each side may hold several launches of its kernel;
-then the change is taken between the means, and a change no larger than the run-to-run spread of either side
-(max - min over its launches) is marked as within noise rather than reported as a difference.
+Works on analysis results (`LaunchAnalysis`), field by field through their JSON paths. Each side may hold
+several launches of its kernel; then the change is taken between the means, and a change no larger than the
+run-to-run spread of either side (max - min over its launches) is marked as within noise rather than reported as
+a difference.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tracekit.analysis.types import LaunchAnalysis, to_json_dict
 from tracekit.errors import TracekitError
 
 # (field, dotted path in the result, which direction is better: "lower" | "higher" | None)
@@ -109,10 +112,13 @@ def _numbers(results: list[dict[str, Any]], path: str) -> list[float]:
     return [float(value) for value in values if isinstance(value, int | float) and not isinstance(value, bool)]
 
 
-def compare_results(results_a: list[dict[str, Any]], results_b: list[dict[str, Any]]) -> Comparison:
-    """Side A against side B, field by field."""
-    if not results_a or not results_b:
+def compare_results(analyses_a: Sequence[LaunchAnalysis], analyses_b: Sequence[LaunchAnalysis]) -> Comparison:
+    """Side A against side B, field by field. Fields are named by their path in the analysis JSON, the same
+    paths a script reads from `tracekit analyze --json`."""
+    if not analyses_a or not analyses_b:
         raise TracekitError("nothing to compare: one side has no launches")
+    results_a = [to_json_dict(result) for result in analyses_a]
+    results_b = [to_json_dict(result) for result in analyses_b]
     changes = []
     for name, path, better in COMPARED_FIELDS:
         values_a, values_b = _numbers(results_a, path), _numbers(results_b, path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from tracekit.analysis.occupancy import (
     Cliff,
@@ -22,6 +21,7 @@ from tracekit.analysis.occupancy import (
     theoretical_occupancy,
     waves_per_sm,
 )
+from tracekit.analysis.types import LaunchAnalysis, Sweep
 from tracekit.errors import TracekitError
 
 
@@ -35,14 +35,14 @@ class ThroughputPrediction:
     within_measured_range: bool  # n lies between the sweep's lowest and highest measured occupancy
 
 
-def predict_throughput(sweep: dict[str, Any], warps_per_sm: float) -> ThroughputPrediction | None:
+def predict_throughput(sweep: Sweep, warps_per_sm: float) -> ThroughputPrediction | None:
     """throughput = min(n / L, B) of a result's `sweep` (`latency_ns`, `throughput_bound_warps_per_ns_per_sm`).
 
     A fit with only a rising part (no plateau measured) predicts n / L, and one with only a plateau predicts B;
     outside the measured occupancies either is an extrapolation (`within_measured_range` is False). None when the
     sweep has neither L nor B.
     """
-    latency, bound = sweep.get("latency_ns"), sweep.get("throughput_bound_warps_per_ns_per_sm")
+    latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
     if not latency and bound is None:
         return None
     rising = warps_per_sm / latency if latency else None
@@ -50,7 +50,7 @@ def predict_throughput(sweep: dict[str, Any], warps_per_sm: float) -> Throughput
         throughput, regime = rising, "latency"
     else:
         throughput, regime = float(bound), "throughput"
-    measured = [point["occupancy_warps_per_sm"] for point in sweep.get("points") or []]
+    measured = [point.occupancy_warps_per_sm for point in sweep.points]
     within = bool(measured) and min(measured) <= warps_per_sm <= max(measured)
     return ThroughputPrediction(float(warps_per_sm), throughput, regime, within)
 
@@ -76,7 +76,7 @@ class WhatIf:
 
 
 def what_if(
-    result: dict[str, Any], threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
+    result: LaunchAnalysis, threads_per_block: int, registers_per_thread: int, shared_mem_per_block_bytes: int
 ) -> WhatIf:
     """The new configuration's occupancy on the launch's device, and the sweep's prediction when there is one.
 
@@ -84,7 +84,7 @@ def what_if(
     The shared-memory carveout is left to the calculator (the SM's largest), as the driver would pick one for the
     new size: the active blocks come out the same.
     """
-    cc = result["kernel"]["device"]["cc"]
+    cc = result.kernel.device.cc
     if cc is None:
         raise TracekitError(
             "the launch's compute capability is unknown, so its occupancy limits are unknown "
@@ -98,12 +98,12 @@ def what_if(
         registers_per_thread,
         shared_mem_per_block_bytes,
     )
-    grid, sm_count = result["kernel"].get("grid"), result["kernel"]["device"].get("sm_count")
+    grid, sm_count = result.kernel.grid, result.kernel.device.sm_count
     waves = None
-    if grid and all(grid) and sm_count and occupancy.active_blocks_per_sm:
+    if all(grid) and sm_count and occupancy.active_blocks_per_sm:
         waves = waves_per_sm(math.prod(int(v) for v in grid), occupancy.active_blocks_per_sm, int(sm_count))
-    current = result["occupancy"].get("theoretical_warps_per_sm")
-    sweep = result.get("sweep")
+    current = result.occupancy.theoretical_warps_per_sm
+    sweep = result.sweep
     predicted = predict_throughput(sweep, occupancy.theoretical_warps_per_sm) if sweep else None
     predicted_current = predict_throughput(sweep, current) if sweep and current else None
     return WhatIf(occupancy, current, waves, cliffs, predicted, predicted_current)

@@ -6,6 +6,7 @@ syntax, unknown id, unreadable file).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,9 +17,10 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.api import analyze_stored, launch_views
 from tracekit.cli.common import DbOption, console, err_console, json_text, open_store
 from tracekit.cli.report_command import OutputOption, write_output
-from tracekit.explain import analyze_stored, launch_views
 from tracekit.reports.content import ComparedPair, comparison_table, pair_heading
 from tracekit.reports.pairing import pair_launches
 from tracekit.selection import resolve_launches
@@ -35,11 +37,11 @@ class CompareFormat(StrEnum):
     json = "json"
 
 
-def _first_views(store, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _first_views(store, results: Sequence[LaunchAnalysis]) -> dict[str, Any] | None:
     """The figure frames of the side's first traced launch."""
     for result in results:
-        if result.get("warps"):
-            return launch_views(store, result["launch_id"])
+        if result.warps is not None and result.launch_id is not None:
+            return launch_views(store, result.launch_id)
     return None
 
 
@@ -110,8 +112,8 @@ def compare_command(
                             {
                                 "reference_a": p.reference_a,
                                 "reference_b": p.reference_b,
-                                "launch_ids_a": [r["launch_id"] for r in p.results_a],
-                                "launch_ids_b": [r["launch_id"] for r in p.results_b],
+                                "launch_ids_a": [r.launch_id for r in p.results_a],
+                                "launch_ids_b": [r.launch_id for r in p.results_b],
                                 "comparison": p.comparison.to_dict(),
                             }
                             for p in pairs

@@ -10,7 +10,7 @@ import typer
 from tracekit.cli.common import DbOption, console, open_store, progress
 from tracekit.cli.serve_command import serve_command
 from tracekit.errors import TracekitError
-from tracekit.explain import analyze_with_views
+from tracekit.api import analyze_stored, report_views
 from tracekit.ingest import ingest
 
 # The samples worth importing: the warp traces, the Nsight Compute report's raw-page export (the report's launches
@@ -54,7 +54,8 @@ def demo_command(
         )
     launches = store.launches()
     launches = launches.filter(launches["import_id"].is_in(import_ids))
-    results, views = analyze_with_views(store, launches)
+    results = analyze_stored(store, launches)
+    views = report_views(store, results)
     report.write_text(report_html(results, views, title="tracekit demo: the latency-hiding samples"), encoding="utf-8")
     console.print(f"report of {len(results)} launches: {report.resolve()}", markup=False)
     if serve:

@@ -9,8 +9,9 @@ from typing import Annotated
 import polars as pl
 import typer
 
+from tracekit.api import analyze_stored, report_views
+from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, err_console, json_text, open_store, progress
-from tracekit.explain import analyze_with_views
 from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-report.html")
@@ -55,17 +56,20 @@ def report_command(
         ReportFormat.html
     ),
     output: OutputOption = None,
+    pair: PairOption = None,
     db: DbOption = None,
 ) -> None:
     """A report of every launch: verdict and evidence, occupancy, warp timeline, Little's law, tail, stalls."""
     # Imported here so `tracekit --help` does not load plotly.
     from tracekit.reports import html, markdown
 
+    pairs = parse_pairs(pair)
     store = open_store(db)
-    results, views = analyze_with_views(store, collect_launches(store, sources, kernel), fmt is ReportFormat.html)
+    results = analyze_stored(store, collect_launches(store, sources, kernel), pairs)
     if fmt is ReportFormat.json:
-        write_output(json_text(results), output, None)
+        write_output(json_text(results.to_dicts()), output, None)
     elif fmt is ReportFormat.md:
         write_output(markdown.report_markdown(results), output, None)
     else:
+        views = report_views(store, progress(results, "drawing"))
         write_output(html.report_html(results, views), output, DEFAULT_HTML_PATH)

@@ -8,10 +8,13 @@ kernel name is escaped exactly once, where it is written.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracekit.analysis.classification import Classification
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Tail, Warps
 
 MISSING = "n/a"
 
@@ -76,55 +79,52 @@ def fraction(value: float | None, signed: bool = False) -> str:
     return ("-" if value < 0 else "") + text
 
 
-def dims(values: list[Any] | None) -> str:
+def dims(values: Sequence[Any] | None) -> str:
     if not values or any(v is None for v in values):
         return MISSING
     return " x ".join(str(v) for v in values)
 
 
-def verdict_text(classification: dict[str, Any]) -> str:
-    limiter = classification.get("limiter")
-    return f"{classification['mode']} by {limiter}" if limiter else classification["mode"]
+def verdict_text(classification: Classification) -> str:
+    limiter = classification.limiter
+    return f"{classification.mode} by {limiter}" if limiter else classification.mode
 
 
 # ---- one launch -------------------------------------------------------------------------------------------------
 
 
-def _launch_table(result: dict[str, Any]) -> Table:
-    kernel, source = result["kernel"], result.get("source") or {}
-    device = kernel["device"]
+def _launch_table(result: LaunchAnalysis) -> Table:
+    kernel, source, device = result.kernel, result.source, result.kernel.device
     rows = [
-        ["kernel", kernel["name"] or "(unnamed)"],
-        ["launch id", number(result.get("launch_id"))],
+        ["kernel", kernel.name or "(unnamed)"],
+        ["launch id", number(result.launch_id)],
         [
             "source",
-            f"{source.get('import_name') or source.get('path') or MISSING} "
-            f"(import {number(source.get('import_id'))}, {source.get('format') or MISSING})",
+            f"{source.import_name or source.path or MISSING} "
+            f"(import {number(source.import_id)}, {source.format or MISSING})",
         ],
-        [
-            "device",
-            f"{device.get('name') or MISSING} (CC {device.get('cc') or MISSING}, {number(device.get('sm_count'))} SMs)",
-        ],
-        ["grid", dims(kernel["grid"])],
-        ["block", dims(kernel["block"])],
-        ["registers per thread", number(kernel["registers_per_thread"])],
-        ["shared memory per block", number(kernel["shared_mem_per_block_bytes"], "B")],
-        ["duration", number(result.get("duration_ns"), "ns")],
+        ["device", f"{device.name or MISSING} (CC {device.cc or MISSING}, {number(device.sm_count)} SMs)"],
+        ["grid", dims(kernel.grid)],
+        ["block", dims(kernel.block)],
+        ["registers per thread", number(kernel.registers_per_thread)],
+        ["shared memory per block", number(kernel.shared_mem_per_block_bytes, "B")],
+        ["duration", number(result.duration_ns, "ns")],
+        ["counters", result.pairing.evidence],
     ]
-    if kernel.get("nvtx_path"):
-        rows.append(["NVTX ranges", kernel["nvtx_path"]])
+    if kernel.nvtx_path:
+        rows.append(["NVTX ranges", kernel.nvtx_path])
     return Table("Launch", ["field", "value"], rows)
 
 
-def _occupancy_table(result: dict[str, Any]) -> Table:
-    occupancy, warps = result["occupancy"], result.get("warps") or {}
-    limits = occupancy.get("limits_blocks_per_sm") or {}
-    limiter = occupancy.get("limiter")
+def _occupancy_table(result: LaunchAnalysis) -> Table:
+    occupancy, warps = result.occupancy, result.warps
+    limits = occupancy.limits_blocks_per_sm
+    limiter = occupancy.limiter
     rows = [
         [
             "theoretical",
-            f"{percent(occupancy['theoretical_pct'])} "
-            f"({number(occupancy['theoretical_warps_per_sm'])} of {number(occupancy['max_warps_per_sm'])}"
+            f"{percent(occupancy.theoretical_pct)} "
+            f"({number(occupancy.theoretical_warps_per_sm)} of {number(occupancy.max_warps_per_sm)}"
             f" warps per SM)",
         ],
         ["limiter", limiter or MISSING],
@@ -136,75 +136,74 @@ def _occupancy_table(result: dict[str, Any]) -> Table:
         ("blocks", "blocks"),
     ):
         mark = " (limiter)" if key == limiter else ""
-        rows.append([f"block limit: {label}", f"{number(limits.get(key))} blocks per SM{mark}"])
+        rows.append([f"block limit: {label}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
     rows += [
-        ["active blocks per SM", number(occupancy.get("active_blocks_per_sm"))],
+        ["active blocks per SM", number(occupancy.active_blocks_per_sm)],
         [
             "achieved (Nsight)",
-            f"{percent(occupancy['achieved_pct'])} ({number(occupancy['achieved_warps_per_sm'])} warps per SM)",
+            f"{percent(occupancy.achieved_pct)} ({number(occupancy.achieved_warps_per_sm)} warps per SM)",
         ],
         [
             "from the warp trace",
-            f"{number(warps.get('mean_occupancy_warps_per_sm'))} warps per SM" if warps else MISSING,
+            f"{number(warps.mean_occupancy_warps_per_sm)} warps per SM" if warps else MISSING,
         ],
-        ["waves per SM", number(occupancy.get("waves_per_sm"))],
+        ["waves per SM", number(occupancy.waves_per_sm)],
     ]
     return Table("Occupancy", ["field", "value"], rows)
 
 
-def _warps_table(warps: dict[str, Any]) -> Table:
+def _warps_table(warps: Warps) -> Table:
     return Table(
         "Warps (trace)",
         ["field", "value"],
         [
-            ["warps", number(warps["count"])],
-            ["SMs", number(warps["sm_count"])],
-            ["span", number(warps["span_ns"], "ns")],
-            ["latency mean", number(warps["mean_latency_ns"], "ns")],
+            ["warps", number(warps.count)],
+            ["SMs", number(warps.sm_count)],
+            ["span", number(warps.span_ns, "ns")],
+            ["latency mean", number(warps.mean_latency_ns, "ns")],
             [
                 "latency p50 / p90 / p99",
-                " / ".join(number(warps[k], "ns") for k in ("p50_latency_ns", "p90_latency_ns", "p99_latency_ns")),
+                " / ".join(number(v, "ns") for v in (warps.p50_latency_ns, warps.p90_latency_ns, warps.p99_latency_ns)),
             ],
-            ["latency max", number(warps["max_latency_ns"], "ns")],
-            ["mean occupancy", f"{number(warps['mean_occupancy_warps_per_sm'])} warps per SM"],
+            ["latency max", number(warps.max_latency_ns, "ns")],
+            ["mean occupancy", f"{number(warps.mean_occupancy_warps_per_sm)} warps per SM"],
             [
                 "throughput",
-                f"{number(warps['throughput_warps_per_ns_per_sm'])} warps per ns per SM "
-                f"({number(warps['throughput_warps_per_cycle_per_sm'])} per cycle)",
+                f"{number(warps.throughput_warps_per_ns_per_sm)} warps per ns per SM "
+                f"({number(warps.throughput_warps_per_cycle_per_sm)} per cycle)",
             ],
         ],
     )
 
 
-def _littles_law_table(law: dict[str, Any]) -> Table:
-    whole = law["whole_launch"]
-    window = law["window_ns"]
+def _littles_law_table(law: LittlesLaw) -> Table:
+    whole = law.whole_launch
     return Table(
         "Little's law: occupancy = latency x throughput",
         ["window", "from", "to", "mean occupancy (warps/SM)", "latency x throughput", "relative error"],
         [
             [
-                law["window_kind"].replace("_", " "),
-                number(window[0], "ns"),
-                number(window[1], "ns"),
-                number(law["mean_occupancy"]),
-                number(law["latency_x_throughput"]),
-                fraction(law["relative_error"], signed=True),
+                law.window_kind.replace("_", " "),
+                number(law.window_ns[0], "ns"),
+                number(law.window_ns[1], "ns"),
+                number(law.mean_occupancy),
+                number(law.latency_x_throughput),
+                fraction(law.relative_error, signed=True),
             ],
             [
                 "whole launch",
-                number(whole["window_ns"][0], "ns"),
-                number(whole["window_ns"][1], "ns"),
-                number(whole["mean_occupancy"]),
-                number(whole["latency_x_throughput"]),
-                fraction(whole["relative_error"], signed=True),
+                number(whole.window_ns[0], "ns"),
+                number(whole.window_ns[1], "ns"),
+                number(whole.mean_occupancy),
+                number(whole.latency_x_throughput),
+                fraction(whole.relative_error, signed=True),
             ],
         ],
-        note=law["explanation"],
+        note=law.explanation,
     )
 
 
-def _tail_table(tail: dict[str, Any]) -> Table:
+def _tail_table(tail: Tail) -> Table:
     """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
     last block start (when no new warps arrive) is shown beside it."""
     return Table(
@@ -213,110 +212,107 @@ def _tail_table(tail: dict[str, Any]) -> Table:
         [
             [
                 "tail (first SM idle to last warp end)",
-                f"{number(tail.get('tail_ns'), 'ns')} ({fraction(tail.get('tail_fraction'))} of the span)",
+                f"{number(tail.tail_ns, 'ns')} ({fraction(tail.tail_fraction)} of the span)",
             ],
-            ["first SM idle for good", number(tail.get("first_sm_idle_ns"), "ns")],
-            ["last block started", number(tail.get("last_block_start_ns"), "ns")],
+            ["first SM idle for good", number(tail.first_sm_idle_ns, "ns")],
+            ["last block started", number(tail.last_block_start_ns, "ns")],
             [
                 "after the last block start",
-                f"{number(tail.get('after_last_block_start_ns'), 'ns')} "
-                f"({fraction(tail.get('after_last_block_start_fraction'))})",
+                f"{number(tail.after_last_block_start_ns, 'ns')} ({fraction(tail.after_last_block_start_fraction)})",
             ],
             [
                 "occupancy before / in the tail",
-                f"{number(tail.get('mean_occupancy_before_tail_warps_per_sm'))} / "
-                f"{number(tail.get('mean_occupancy_in_tail_warps_per_sm'))} warps per SM",
+                f"{number(tail.mean_occupancy_before_tail_warps_per_sm)} / "
+                f"{number(tail.mean_occupancy_in_tail_warps_per_sm)} warps per SM",
             ],
             [
                 "SM finish times",
-                f"{number(tail.get('sm_finish_min_ns'), 'ns')} to "
-                f"{number(tail.get('sm_finish_max_ns'), 'ns')} "
-                f"(std {number(tail.get('sm_finish_std_ns'), 'ns')})",
+                f"{number(tail.sm_finish_min_ns, 'ns')} to {number(tail.sm_finish_max_ns, 'ns')} "
+                f"(std {number(tail.sm_finish_std_ns, 'ns')})",
             ],
-            ["SMs idle the whole launch", number(tail.get("idle_sms"))],
+            ["SMs idle the whole launch", number(tail.idle_sms)],
         ],
     )
 
 
-def _stalls_table(stalls: dict[str, Any]) -> Table | None:
-    by_reason = stalls.get("by_reason")
-    if not by_reason:
+def _stalls_table(stalls: Stalls) -> Table | None:
+    if not stalls.by_reason:
         return None
-    rows = [[reason, number(cycles)] for reason, cycles in sorted(by_reason.items(), key=lambda rv: -rv[1])]
-    groups = ", ".join(
-        f"{group} {number(stalls.get(f'{group}_cycles_per_issue'))}" for group in ("latency", "bandwidth", "other")
+    rows = [[reason, number(cycles)] for reason, cycles in sorted(stalls.by_reason.items(), key=lambda rv: -rv[1])]
+    groups = (
+        f"latency {number(stalls.latency_cycles_per_issue)}, bandwidth {number(stalls.bandwidth_cycles_per_issue)}, "
+        f"other {number(stalls.other_cycles_per_issue)}"
     )
     return Table(
         "Stalls (warp cycles per issued instruction)",
         ["reason", "cycles per issue"],
         rows,
-        note=f"groups: {groups}; total {number(stalls.get('total_cycles_per_issue'))} "
-        f"(source: {stalls.get('source') or MISSING})",
+        note=f"groups: {groups}; total {number(stalls.total_cycles_per_issue)} (source: {stalls.source or MISSING})",
     )
 
 
-def _sweep_table(sweep: dict[str, Any]) -> Table:
+def _sweep_table(sweep: Sweep) -> Table:
     rows = [
         [
-            number(p["occupancy_warps_per_sm"]),
-            number(p["throughput"]),
-            number(p.get("predicted_throughput")),
-            str(p.get("regime") or MISSING),
+            number(p.launch_id),
+            number(p.occupancy_warps_per_sm),
+            number(p.throughput),
+            number(p.predicted_throughput),
+            str(p.regime or MISSING),
         ]
-        for p in sweep["points"]
+        for p in sweep.points
     ]
     return Table(
         "Occupancy sweep: throughput = min(n / L, B)",
-        ["occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"],
+        ["launch", "occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"],
         rows,
-        note=f"L = {number(sweep['latency_ns'], 'ns')}, B = "
-        f"{number(sweep['throughput_bound_warps_per_ns_per_sm'])} warps per ns per SM, needed occupancy "
-        f"L x B = {number(sweep['needed_occupancy_warps_per_sm'])} warps per SM, "
-        f"largest gap near the knee {fraction(sweep['knee_gap_fraction'])}",
+        note=f"L = {number(sweep.latency_ns, 'ns')}, B = "
+        f"{number(sweep.throughput_bound_warps_per_ns_per_sm)} warps per ns per SM, needed occupancy "
+        f"L x B = {number(sweep.needed_occupancy_warps_per_sm)} warps per SM, "
+        f"largest gap near the knee {fraction(sweep.knee_gap_fraction)}. {sweep.note}",
     )
 
 
-def launch_content(result: dict[str, Any], index: int = 0) -> LaunchContent:
-    """The display form of one analysis object ("tracekit.analysis/1")."""
-    verdict = result["classification"]
-    launch_id = result.get("launch_id")
+def launch_content(result: LaunchAnalysis, index: int = 0) -> LaunchContent:
+    """The display form of one analysis."""
+    verdict = result.classification
+    launch_id = result.launch_id
     content = LaunchContent(
         anchor=f"launch-{launch_id}" if launch_id is not None else f"launch-n{index}",
         launch_id=launch_id,
-        kernel_name=result["kernel"]["name"] or "(unnamed)",
+        kernel_name=result.kernel.name or "(unnamed)",
         verdict=verdict_text(verdict),
-        flags=list(verdict["flags"]),
-        evidence=list(verdict["evidence"]),
-        advice=list(verdict["advice"]),
+        flags=list(verdict.flags),
+        evidence=list(verdict.evidence),
+        advice=list(verdict.advice),
     )
     content.tables += [_launch_table(result), _occupancy_table(result)]
-    if result.get("warps"):
-        content.tables += [
-            _warps_table(result["warps"]),
-            _littles_law_table(result["littles_law"]),
-            _tail_table(result["tail"]),
-        ]
-    stalls = _stalls_table(result.get("stalls") or {})
+    if result.warps:
+        content.tables.append(_warps_table(result.warps))
+    if result.littles_law:
+        content.tables.append(_littles_law_table(result.littles_law))
+    if result.tail:
+        content.tables.append(_tail_table(result.tail))
+    stalls = _stalls_table(result.stalls)
     if stalls:
         content.tables.append(stalls)
-    if result.get("sweep"):
-        content.tables.append(_sweep_table(result["sweep"]))
+    if result.sweep:
+        content.tables.append(_sweep_table(result.sweep))
     return content
 
 
-def index_table(results: list[dict[str, Any]], contents: list[LaunchContent]) -> Table:
+def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]) -> Table:
     """The report's index; the first column is the launch's anchor, for renderers that link."""
     rows = []
     for result, content in zip(results, contents, strict=True):
-        occupancy = result["occupancy"]
         rows.append(
             [
                 content.anchor,
-                number(result.get("launch_id")),
+                number(result.launch_id),
                 content.kernel_name,
-                number(result.get("duration_ns"), "ns"),
-                percent(occupancy["theoretical_pct"]),
-                percent(occupancy["achieved_pct"]),
+                number(result.duration_ns, "ns"),
+                percent(result.occupancy.theoretical_pct),
+                percent(result.occupancy.achieved_pct),
                 content.verdict,
             ]
         )
@@ -417,15 +413,15 @@ class ComparedPair:
     reference_a: str  # the command-line reference of side A (a path or an id)
     reference_b: str
     comparison: Comparison
-    results_a: list[dict[str, Any]]
-    results_b: list[dict[str, Any]]
+    results_a: Sequence[LaunchAnalysis]
+    results_b: Sequence[LaunchAnalysis]
     views_a: dict[str, Any] | None = None  # launch_views of one traced launch of A, for the overlaid figures
     views_b: dict[str, Any] | None = None
 
 
 def pair_heading(pair: ComparedPair) -> str:
-    ids_a = ", ".join(number(r.get("launch_id")) for r in pair.results_a)
-    ids_b = ", ".join(number(r.get("launch_id")) for r in pair.results_b)
+    ids_a = ", ".join(number(r.launch_id) for r in pair.results_a)
+    ids_b = ", ".join(number(r.launch_id) for r in pair.results_b)
     return (
         f"A: {pair.comparison.kernel_a or '(unnamed)'} (launches {ids_a}) against "
         f"B: {pair.comparison.kernel_b or '(unnamed)'} (launches {ids_b})"

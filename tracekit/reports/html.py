@@ -10,6 +10,7 @@ Tables come first and read without JavaScript; figures are drawn from embedded J
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import plotly.offline
 
-from tracekit.dashboards import figures as dashboard_figures
+from tracekit import figures
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.reports.content import (
     ComparedPair,
     LaunchContent,
@@ -149,7 +151,7 @@ def _verdict_block(content: LaunchContent) -> str:
 
 
 def _launch_section(
-    result: dict[str, Any],
+    result: LaunchAnalysis,
     content: LaunchContent,
     views: dict[str, Any] | None,
     sink: FigureSink,
@@ -164,28 +166,24 @@ def _launch_section(
     for title in ("Launch", "Occupancy"):
         parts.append(render_table(tables.pop(title)))
     if views is not None:
-        parts.append(
-            "<h3>Warp timeline per SM</h3>" + sink.embed(dashboard_figures.sm_heatmap_figure(views["activity_by_sm"]))
-        )
+        parts.append("<h3>Warp timeline per SM</h3>" + sink.embed(figures.sm_heatmap_figure(views["activity_by_sm"])))
         curve = views["occupancy_over_time"]
-        theoretical = result["occupancy"]["theoretical_warps_per_sm"]
+        theoretical = result.occupancy.theoretical_warps_per_sm
         if theoretical and theoretical > 2 * (curve["mean_active_warps_per_sm"].max() or 0.0):
             theoretical = None  # a line that far above would flatten the curve; the table gives it
         parts.append(
             "<h3>Occupancy over time (tail shaded)</h3>"
-            + sink.embed(dashboard_figures.occupancy_time_figure(curve, result.get("tail"), theoretical))
+            + sink.embed(figures.occupancy_time_figure(curve, result.tail, theoretical))
         )
-        parts.append(
-            "<h3>Warp latency</h3>" + sink.embed(dashboard_figures.latency_histogram_figure(views["latency_histogram"]))
-        )
+        parts.append("<h3>Warp latency</h3>" + sink.embed(figures.latency_histogram_figure(views["latency_histogram"])))
     for title, table in tables.items():
         parts.append(render_table(table))
-        by_reason = (result.get("stalls") or {}).get("by_reason")
+        by_reason = result.stalls.by_reason
         if title.startswith("Stalls") and by_reason:
-            parts.append(sink.embed(dashboard_figures.stall_figure(by_reason)))
-        if title.startswith("Occupancy sweep"):
-            sweep = result["sweep"]
-            key = (content.kernel_name, sweep["latency_ns"], sweep["throughput_bound_warps_per_ns_per_sm"])
+            parts.append(sink.embed(figures.stall_figure(by_reason)))
+        if title.startswith("Occupancy sweep") and result.sweep is not None:
+            sweep = result.sweep
+            key = (content.kernel_name, sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm)
             if key in sweeps_drawn:
                 parts.append(
                     f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[key])}">'
@@ -193,20 +191,30 @@ def _launch_section(
                 )
             else:
                 sweeps_drawn[key] = content.anchor
-                parts.append(sink.embed(dashboard_figures.sweep_figure(sweep)))
+                parts.append(sink.embed(figures.sweep_figure(sweep)))
     parts.append("</section>")
     return "".join(parts)
 
 
-def report_html(results: list[dict[str, Any]], views: dict[int, dict[str, Any]], title: str = "tracekit report") -> str:
+def report_html(
+    results: Sequence[LaunchAnalysis], views: dict[int, dict[str, Any]], title: str = "tracekit report"
+) -> str:
     """The whole report: an index of the launches, then one section per launch.
 
-    `views` maps launch ids to `explain.launch_views` frames (launches without a trace are absent)."""
+    `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
     contents = [launch_content(result, i) for i, result in enumerate(results)]
     sink, sweeps_drawn = FigureSink(), {}
     body = [render_table(index_table(results, contents), link_column=0)]
     for result, content in zip(results, contents, strict=True):
-        body.append(_launch_section(result, content, views.get(result.get("launch_id")), sink, sweeps_drawn))
+        body.append(
+            _launch_section(
+                result,
+                content,
+                views.get(result.launch_id) if result.launch_id is not None else None,
+                sink,
+                sweeps_drawn,
+            )
+        )
     return _page(title, body, sink)
 
 
@@ -233,26 +241,24 @@ def compare_html(
             body.append(
                 "<h3>Warp latency, A and B</h3>"
                 + sink.embed(
-                    dashboard_figures.overlay_latency_figure(
+                    figures.overlay_latency_figure(
                         {"A": pair.views_a["latency_histogram"], "B": pair.views_b["latency_histogram"]}
                     )
                 )
             )
-            tails = {"A": pair.results_a[0].get("tail"), "B": pair.results_b[0].get("tail")}
+            tails = {"A": pair.results_a[0].tail, "B": pair.results_b[0].tail}
             curves = {"A": pair.views_a["occupancy_over_time"], "B": pair.views_b["occupancy_over_time"]}
             body.append(
-                "<h3>Occupancy over time, A and B</h3>"
-                + sink.embed(dashboard_figures.compare_occupancy_figure(curves, tails))
+                "<h3>Occupancy over time, A and B</h3>" + sink.embed(figures.compare_occupancy_figure(curves, tails))
             )
         sweeps = {
-            side: results[0]["sweep"]
+            side: sweep
             for side, results in (("A", pair.results_a), ("B", pair.results_b))
-            if results and results[0].get("sweep")
+            if results and (sweep := results[0].sweep) is not None
         }
         if sweeps:
             body.append(
-                "<h3>Throughput against occupancy, A and B</h3>"
-                + sink.embed(dashboard_figures.sweep_overlay_figure(sweeps))
+                "<h3>Throughput against occupancy, A and B</h3>" + sink.embed(figures.sweep_overlay_figure(sweeps))
             )
         body.append("</section>")
     return _page(title, body, sink)

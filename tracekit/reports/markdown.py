@@ -7,8 +7,10 @@ Every string is escaped with `md`: inline Markdown punctuation gets a backslash,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.reports.content import (
     ComparedPair,
     LaunchContent,
@@ -59,7 +61,7 @@ def _launch_lines(content: LaunchContent) -> list[str]:
     return lines
 
 
-def report_markdown(results: list[dict[str, Any]], title: str = "tracekit report") -> str:
+def report_markdown(results: Sequence[LaunchAnalysis], title: str = "tracekit report") -> str:
     contents = [launch_content(result, i) for i, result in enumerate(results)]
     lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
     for content in contents:

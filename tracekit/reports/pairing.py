@@ -1,4 +1,5 @@
-"""Which launches of A are compared with which of B: same kernel name and launch configuration, or named.
+"""Which launches of A are compared with which of B: same kernel key configuration (`KernelKey.version_config`:
+normalized name, grid, block, dynamic shared memory), or named.
 
 Pure over `Store.launches()` frames. Several launches of one kernel and configuration on a side are its
 run-to-run spread, so they stay together as one group.
@@ -8,15 +9,28 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit.analysis.kernel_key import base_name, kernel_key, normalize_kernel_name
 from tracekit.errors import TracekitError
 
-CONFIG_COLUMNS = ["kernel_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+CONFIG_COLUMN = "_version_config"
 MAX_NAMES_SHOWN = 5
 
 
+def _with_config(launches: pl.DataFrame) -> pl.DataFrame:
+    configs = [repr(kernel_key(row).version_config()) for row in launches.iter_rows(named=True)]
+    return launches.with_columns(pl.Series(CONFIG_COLUMN, configs, dtype=pl.Utf8))
+
+
 def named(launches: pl.DataFrame, kernel: str, side: str) -> pl.DataFrame:
-    """The launches of `kernel`: those named exactly so if any, else those whose name contains it."""
-    exact = launches.filter(pl.col("kernel_name") == kernel)
+    """The launches of `kernel`: those named exactly so (full name, or the normalized or base name), else those
+    whose name contains it."""
+    wanted = normalize_kernel_name(kernel)
+    exact = launches.filter(
+        pl.col("kernel_name").map_elements(
+            lambda name: name == kernel or normalize_kernel_name(name) == wanted or base_name(name) == kernel,
+            return_dtype=pl.Boolean,
+        )
+    )
     if exact.height:
         return exact
     containing = launches.filter(pl.col("kernel_name").str.contains(kernel, literal=True))
@@ -45,10 +59,11 @@ def pair_launches(
         raise TracekitError(f"nothing to compare: side {'A' if launches_a.height == 0 else 'B'} has no launches")
     if kernel_a or kernel_b:
         return [(named(launches_a, kernel_a or kernel_b, "A"), named(launches_b, kernel_b or kernel_a, "B"))]
-    groups_b = launches_b.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True)
+    groups_b = _with_config(launches_b).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
+    groups_a = _with_config(launches_a).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
     pairs = [
-        (group_a, groups_b[key])
-        for key, group_a in launches_a.partition_by(CONFIG_COLUMNS, as_dict=True, maintain_order=True).items()
+        (group_a.drop(CONFIG_COLUMN), groups_b[key].drop(CONFIG_COLUMN))
+        for key, group_a in groups_a.items()
         if key in groups_b
     ]
     if not pairs:

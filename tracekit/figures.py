@@ -1,4 +1,4 @@
-"""Plotly figures for the dashboard, built from frames that are already computed (nothing is analysed here).
+"""Plotly figures for the dashboard and the HTML report, from frames already computed (nothing is analysed here).
 
 Frames come from `tracekit.analysis.timeline`, in ns since the launch's first warp start; the figures draw µs.
 No string from an input file is put into a figure: plotly renders a subset of HTML in its text.
@@ -6,11 +6,11 @@ No string from an input file is put into a figure: plotly renders a subset of HT
 
 from __future__ import annotations
 
-from typing import Any
-
 import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
+
+from tracekit.analysis.types import Sweep, Tail
 
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
 SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
@@ -139,7 +139,7 @@ def warp_bars_figure(
 
 
 def occupancy_time_figure(
-    curve: pl.DataFrame, tail: dict[str, Any] | None = None, theoretical_warps_per_sm: float | None = None
+    curve: pl.DataFrame, tail: Tail | None = None, theoretical_warps_per_sm: float | None = None
 ) -> go.Figure:
     """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line.
 
@@ -172,11 +172,11 @@ def occupancy_time_figure(
     return figure
 
 
-def _mark_tail(figure: go.Figure, tail: dict[str, Any], row: int | None = None) -> None:
+def _mark_tail(figure: go.Figure, tail: Tail, row: int | None = None) -> None:
     """Shade the tail (the first SM idle for good to the last warp's end: the GPU no longer fully used) and mark
     the last block's start (from then on no new warps arrive)."""
     where = {"row": row, "col": 1} if row else {}
-    idle_us, end_us = to_us(tail["first_sm_idle_ns"]), to_us(tail["span_ns"])
+    idle_us, end_us = to_us(tail.first_sm_idle_ns), to_us(tail.span_ns)
     figure.add_vrect(
         x0=idle_us,
         x1=end_us,
@@ -196,7 +196,7 @@ def _mark_tail(figure: go.Figure, tail: dict[str, Any], row: int | None = None) 
         **where,
     )
     figure.add_vline(
-        x=to_us(tail["last_block_start_ns"]),
+        x=to_us(tail.last_block_start_ns),
         line_dash="dash",
         line_color="darkorange",
         annotation_text="last block start",
@@ -237,18 +237,18 @@ def message_figure(message: str) -> go.Figure:
 
 
 def sweep_figure(
-    sweep: dict[str, Any],
+    sweep: Sweep,
     launch_point: tuple[float, float] | None = None,
     what_if_point: tuple[float, float] | None = None,
 ) -> go.Figure:
     """Throughput against occupancy: the sweep's measured points, the fitted min(n / L, B) drawn through its knee,
     this launch's point and, when given, the what-if prediction."""
-    points = sweep["points"]
-    xs = [p["occupancy_warps_per_sm"] for p in points]
+    points = sweep.points
+    xs = [p.occupancy_warps_per_sm for p in points]
     figure = go.Figure(
         go.Scatter(
             x=xs,
-            y=[p["throughput"] for p in points],
+            y=[p.throughput for p in points],
             mode="markers",
             name="measured launches",
             marker={"size": 9, "color": "#1f77b4"},
@@ -300,9 +300,9 @@ def sweep_figure(
     return figure
 
 
-def _model_line(sweep: dict[str, Any], extent: float) -> tuple[list[float], list[float]]:
+def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
     """min(n / L, B) as straight pieces: from 0 to the knee L x B, then flat (or the one branch that was fitted)."""
-    latency, bound = sweep.get("latency_ns"), sweep.get("throughput_bound_warps_per_ns_per_sm")
+    latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
     if latency and bound:
         knee = latency * bound
         return [0.0, knee, max(extent, knee)], [0.0, bound, bound]
@@ -334,7 +334,7 @@ def stall_figure(by_reason: dict[str, float]) -> go.Figure:
     return figure
 
 
-def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, dict[str, Any] | None]) -> go.Figure:
+def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, Tail | None]) -> go.Figure:
     """Occupancy over time of each side in its own row, the rows' time axes linked (`matches`): zooming one zooms
     the other, so A and B are read at the same time since their first warp."""
     sides = list(curves)
@@ -404,17 +404,17 @@ def overlay_latency_figure(histograms: dict[str, pl.DataFrame]) -> go.Figure:
     return figure
 
 
-def sweep_overlay_figure(sweeps: dict[str, dict[str, Any]]) -> go.Figure:
+def sweep_overlay_figure(sweeps: dict[str, Sweep]) -> go.Figure:
     """Throughput against occupancy of several sides ("A", "B"): each side's measured points and its fitted
     min(n / L, B) in the side's colour."""
     figure = go.Figure()
-    extent = max((p["occupancy_warps_per_sm"] for s in sweeps.values() for p in s["points"]), default=1.0) * 1.1
+    extent = max((p.occupancy_warps_per_sm for s in sweeps.values() for p in s["points"]), default=1.0) * 1.1
     for side, sweep in sweeps.items():
         color = SIDE_COLORS.get(side, "#1f77b4")
         figure.add_trace(
             go.Scatter(
-                x=[p["occupancy_warps_per_sm"] for p in sweep["points"]],
-                y=[p["throughput"] for p in sweep["points"]],
+                x=[p.occupancy_warps_per_sm for p in sweep.points],
+                y=[p.throughput for p in sweep.points],
                 mode="markers",
                 marker={"size": 9, "color": color},
                 name=f"{side} measured",

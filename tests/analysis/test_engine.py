@@ -10,8 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tracekit.analysis.result import SCHEMA, analyze_launches, launch_signature
-from tracekit.explain import analyze_stored
+from tracekit.analysis.kernel_key import kernel_key, normalize_kernel_name
+from tracekit.analysis.types import SCHEMA, LaunchAnalysis, from_json_dict, to_json_dict
+from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -26,7 +27,7 @@ def samples_store(tmp_path_factory) -> Store:
 def analyze_files(store: Store, paths: list[Path]) -> list[dict]:
     import_ids = [ingest(store, path)[0].import_id for path in paths]
     launches = pl.concat([store.launches(import_id=i) for i in import_ids], how="diagonal_relaxed")
-    return analyze_stored(store, launches)
+    return analyze_stored(store, launches).to_dicts()
 
 
 def trace_header(path: Path) -> dict[str, str]:
@@ -86,15 +87,16 @@ def test_random_permutation_bound_by_memory(samples_store: Store, sample_trace) 
     assert random["duration_ns"] > 3 * identity["duration_ns"]
 
 
-def test_fields_a_source_cannot_give_are_null(samples_store: Store, sample_trace) -> None:
-    [result] = [r for r in analyze_files(samples_store, [sample_trace("h100/samples.sqlite")])[:1]]
+def test_fields_a_source_cannot_give_are_null(tmp_path, sample_trace) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'nsys.sqlite'}")  # no profiled launch to borrow counters from
+    [result] = [r for r in analyze_files(store, [sample_trace("h100/samples.sqlite")])[:1]]
     assert result["kernel"]["device"]["name"] == "NVIDIA H100 80GB HBM3"
     assert result["warps"] is None and result["littles_law"] is None and result["tail"] is None
     assert result["occupancy"]["achieved_pct"] is None
     json.dumps(result, allow_nan=False)  # the object is valid JSON as it stands
 
 
-def test_launch_signature_matches_trace_and_report_names() -> None:
+def test_kernel_key_joins_spellings_of_one_kernel_and_keeps_instantiations_apart() -> None:
     trace = {
         "kernel_name": "vector_add",
         "grid_x": 2,
@@ -106,9 +108,17 @@ def test_launch_signature_matches_trace_and_report_names() -> None:
         "dynamic_smem_bytes": 0,
     }
     report = {**trace, "kernel_name": "void vector_add(const float *, float *, int)", "dynamic_smem_bytes": None}
-    assert launch_signature(trace) == launch_signature(report)
-    assert launch_signature(trace) != launch_signature({**trace, "grid_x": 3})
-    assert analyze_launches([]) == []
+    assert kernel_key(trace).matches(kernel_key(report))
+    assert not kernel_key(trace).matches(kernel_key({**trace, "grid_x": 3}))
+    # Nsight spells template arguments with casts; a trace names the instantiation plainly.
+    assert normalize_kernel_name("void fma_chain<(int)4>(float *, int)") == "fma_chain<4>"
+    assert normalize_kernel_name("fma_chain<4>") == "fma_chain<4>"
+    assert normalize_kernel_name("void fma_chain<(int)1>(float *, int)") == "fma_chain<1>"
+    assert normalize_kernel_name("ns::k<(unsigned int)8u, true>(float*)") == "ns::k<8,1>"
+    four = {**trace, "kernel_name": "void fma_chain<(int)4>(float *, int)"}
+    one = {**trace, "kernel_name": "void fma_chain<(int)1>(float *, int)"}
+    assert kernel_key({**trace, "kernel_name": "fma_chain<4>"}).matches(kernel_key(four))
+    assert not kernel_key({**trace, "kernel_name": "fma_chain<4>"}).matches(kernel_key(one))
 
 
 def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_trace) -> None:
@@ -120,17 +130,79 @@ def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_
     assert {r["kernel"]["name"].split("(")[0] for r in timed if r["counters_from"] is None} == {"abs_values"}
     for result in paired:
         twin = profiled[result["counters_from"]["launch_id"]]
-        assert launch_signature_of(result) == launch_signature_of(twin)
+        assert result["kernel"]["key"] == twin["kernel"]["key"]
+        assert (result["kernel"]["grid"], result["kernel"]["block"]) == (
+            twin["kernel"]["grid"],
+            twin["kernel"]["block"],
+        )
+        assert result["pairing"]["status"] == "paired" and "durations agree" in result["pairing"]["evidence"]
         assert result["occupancy"]["achieved_pct"] == twin["occupancy"]["achieved_pct"]
         assert result["classification"]["mode"] != "undetermined"
         assert result["duration_ns"] != twin["duration_ns"]  # the timing stays the launch's own
 
 
-def launch_signature_of(result: dict) -> tuple:
-    kernel = result["kernel"]
-    return (
-        kernel["name"].split("(")[0],
-        *kernel["grid"],
-        *kernel["block"],
-        kernel["dynamic_shared_mem_per_block_bytes"] or 0,
+def test_permutation_traces_pair_with_their_own_counters(samples_store: Store, sample_trace) -> None:
+    """identity and random permutation share name, grid and block; only the duration tells their runs apart."""
+    results = analyze_files(
+        samples_store,
+        [
+            sample_trace("h100/permute_identity.csv.gz"),
+            sample_trace("h100/permute_random.csv.gz"),
+            sample_trace("h100/samples.ncu-rep"),
+        ],
     )
+    identity, random = results[0], results[1]
+    profiled = {r["launch_id"]: r for r in results if r["source"]["format"] == "ncu-rep"}
+    twin_identity = profiled[identity["counters_from"]["launch_id"]]
+    twin_random = profiled[random["counters_from"]["launch_id"]]
+    assert twin_identity["launch_id"] != twin_random["launch_id"]
+    # Each trace's span agrees with its own twin's duration (within the rule's tolerance), not the other's.
+    assert 0.5 < identity["warps"]["span_ns"] / twin_identity["duration_ns"] < 2
+    assert 0.5 < random["warps"]["span_ns"] / twin_random["duration_ns"] < 2
+    assert twin_random["duration_ns"] > 3 * twin_identity["duration_ns"]
+    assert random["classification"]["mode"] == twin_random["classification"]["mode"]
+    assert random["classification"]["limiter"] == twin_random["classification"]["limiter"]
+
+
+def test_a_trace_without_a_profiled_twin_is_unpaired_not_given_a_lookalike(tmp_path, sample_trace) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    # abs_values was not profiled; the other kernels of the report have the same grid and block.
+    results = analyze_files(store, [sample_trace("h100/abs_positive.csv.gz"), sample_trace("h100/samples.ncu-rep")])
+    traced = results[0]
+    assert traced["counters_from"] is None
+    assert traced["pairing"]["status"] == "unpaired"
+    assert "no profiled launch of abs_values" in traced["pairing"]["evidence"]
+    assert traced["occupancy"]["achieved_pct"] is None
+
+
+def test_one_verdict_alone_or_within_the_file_and_the_override(tmp_path, sample_trace) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    for name in ("h100/permute_identity.csv.gz", "h100/permute_random.csv.gz", "h100/samples.ncu-rep"):
+        ingest(store, sample_trace(name))
+    everything = analyze_stored(store, store.launches()).to_dicts()
+    by_id = {r["launch_id"]: r for r in everything}
+    for result in everything:
+        alone = analyze_stored(store, [result["launch_id"]], use_cache=False).to_dicts()[0]
+        assert alone == result
+    # The user's override wins over the rule, and says so.
+    random_trace = store.launches(import_id=2)["id"][0]
+    identity_profiled = by_id[everything[0]["counters_from"]["launch_id"]]["launch_id"]
+    forced = analyze_stored(store, [random_trace], pairs={random_trace: identity_profiled}).to_dicts()[0]
+    assert forced["pairing"]["status"] == "override"
+    assert forced["counters_from"]["launch_id"] == identity_profiled
+
+
+def test_results_round_trip_through_json_and_the_store_cache(tmp_path, sample_trace) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    ingest(store, sample_trace("h100/vector_add_64warps.csv.gz"))
+    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    fresh = analyze_stored(store, store.launches(), use_cache=False)
+    cached_first = analyze_stored(store, store.launches())  # computes and stores
+    cached = analyze_stored(store, store.launches())  # reads the store
+    assert cached.to_dicts() == fresh.to_dicts() == cached_first.to_dicts()
+    for result in fresh:
+        back = from_json_dict(LaunchAnalysis, json.loads(json.dumps(to_json_dict(result))))
+        assert to_json_dict(back) == to_json_dict(result)
+        assert back.kernel == result.kernel and back.occupancy == result.occupancy and back.tail == result.tail
+    frame = fresh.to_polars()
+    assert frame.height == len(fresh) and frame["mode"].to_list() == [r.classification.mode for r in fresh]

@@ -1,0 +1,130 @@
+"""What "the same kernel" means, once: the `KernelKey`.
+
+A profiler prints a kernel's signature (`void fma_chain<(int)4>(float *, int)`), a warp trace usually its bare
+name (`fma_chain<4>`). The key keeps the function name with its template arguments, normalized so both spellings
+are one key while `fma_chain<1>` stays another, plus the launch configuration and the device. Fields a source does
+not know (a trace without registers, say) are None and match anything; the name, grid and block must be known.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# C-style casts Nsight writes inside template arguments: "(int)4", "(unsigned int)8", "(bool)1".
+_CAST = re.compile(r"\((?:(?:unsigned|signed|const|long|short)\s+)*[A-Za-z_][\w:]*\s*\**\)")
+# Integer literal suffixes: 4u, 8ul, 16LL.
+_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
+_RETURN_TYPE = re.compile(r"^(?:void|__global__\s+void)\s+")
+
+
+def _strip_parameters(name: str) -> str:
+    """The name without its trailing parameter list: the last parenthesized group outside template brackets."""
+    angle = paren = 0
+    open_at = None
+    for i, char in enumerate(name):
+        if char == "<":
+            angle += 1
+        elif char == ">":
+            angle = max(0, angle - 1)
+        elif char == "(":
+            if angle == 0 and paren == 0:
+                open_at = i
+            paren += 1
+        elif char == ")":
+            paren = max(0, paren - 1)
+    if open_at is not None and name.rstrip().endswith(")") and open_at > 0:
+        return name[:open_at]
+    return name
+
+
+def normalize_kernel_name(name: str | None) -> str:
+    """The function name with template arguments, without return type, parameters, casts and spaces."""
+    text = _RETURN_TYPE.sub("", (name or "").strip())
+    text = _strip_parameters(text)
+    text = _CAST.sub("", text)
+    text = _INT_SUFFIX.sub(r"\1", text)
+    text = re.sub(r"\b(?:true)\b", "1", re.sub(r"\b(?:false)\b", "0", text))
+    return re.sub(r"\s+", "", text)
+
+
+def base_name(name: str | None) -> str:
+    """The key's name without template arguments and namespaces (Nsight's "base" function name)."""
+    key = normalize_kernel_name(name)
+    return key.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+def _product(values: tuple[int | None, ...]) -> int | None:
+    return None if any(v is None for v in values) else math.prod(int(v) for v in values)  # type: ignore[arg-type]
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is None or b is None or a == b
+
+
+@dataclass(frozen=True)
+class KernelKey:
+    name: str  # normalize_kernel_name
+    grid: tuple[int | None, int | None, int | None]
+    block: tuple[int | None, int | None, int | None]
+    registers_per_thread: int | None
+    static_smem_bytes: int | None
+    dynamic_smem_bytes: int | None
+    device_name: str | None
+    compute_capability: str | None
+
+    def matches(self, other: KernelKey) -> bool:
+        """Same kernel and launch configuration on the same device; unknown fields match anything."""
+        return (
+            bool(self.name)
+            and self.name == other.name
+            and self.grid == other.grid
+            and self.block == other.block
+            and None not in self.grid
+            and None not in self.block
+            and _same(self.registers_per_thread, other.registers_per_thread)
+            and _same(self.static_smem_bytes, other.static_smem_bytes)
+            and _same(self.dynamic_smem_bytes or 0, other.dynamic_smem_bytes or 0)
+            and self.same_device(other)
+        )
+
+    def same_device(self, other: KernelKey) -> bool:
+        return _same(self.device_name, other.device_name) and _same(self.compute_capability, other.compute_capability)
+
+    @property
+    def threads(self) -> int | None:
+        """Threads in the whole grid: the problem size a sweep keeps fixed while the occupancy changes."""
+        grid, block = _product(self.grid), _product(self.block)
+        return None if grid is None or block is None else grid * block
+
+    def version_config(self) -> tuple:
+        """What two versions of a kernel share when compared: name, grid, block and dynamic shared memory.
+        Registers and static shared memory are left out: they are what a new version of the code changes."""
+        return (self.name, self.grid, self.block, self.dynamic_smem_bytes or 0)
+
+    def sweep_family(self) -> tuple[str, int | None, str | None, str | None]:
+        """What launches of one occupancy sweep share: the kernel, the problem size and the device. Block size,
+        registers and shared memory (the occupancy knobs) may differ."""
+        return (self.name, self.threads, self.device_name, self.compute_capability)
+
+
+def _int(value: Any) -> int | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value)
+
+
+def kernel_key(launch: dict[str, Any]) -> KernelKey:
+    """The key of one `Store.launches()` row."""
+    return KernelKey(
+        name=normalize_kernel_name(launch.get("kernel_name")),
+        grid=(_int(launch.get("grid_x")), _int(launch.get("grid_y")), _int(launch.get("grid_z"))),
+        block=(_int(launch.get("block_x")), _int(launch.get("block_y")), _int(launch.get("block_z"))),
+        registers_per_thread=_int(launch.get("registers_per_thread")),
+        static_smem_bytes=_int(launch.get("static_smem_bytes")),
+        dynamic_smem_bytes=_int(launch.get("dynamic_smem_bytes")),
+        device_name=launch.get("device_name"),
+        compute_capability=launch.get("compute_capability"),
+    )

@@ -1,0 +1,115 @@
+"""Which profiled launch a warp trace (or an Nsight Systems timing) takes its counters from: the one rule.
+
+A trace has times but no counters; Nsight Compute has counters of another run of the same kernel. They are paired
+when the kernel key matches (`KernelKey.matches`) and the run agrees:
+- duration: the trace's span (first warp start to last warp end, or the timed duration) and the profiled duration
+  within a factor of DURATION_TOLERANCE. Profiling flushes caches and replays the kernel, tracing adds clock reads,
+  and short kernels carry a fixed launch cost, so the two never agree exactly (0.67x to 1.1x on the H100 samples),
+  but two inputs of one kernel that run 4-6x apart (an identity vs a random permutation) are told apart;
+- order: when the trace's file and the profiled file hold the same number of launches of the key, the k-th pairs
+  with the k-th, if their durations agree.
+Several profiled launches agreeing with one another (repeats of one workload) pair with the closest in duration; if
+they disagree with one another the match is ambiguous and nothing is paired. The result says which and why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tracekit.analysis.kernel_key import KernelKey
+from tracekit.analysis.types import Pairing
+
+DURATION_TOLERANCE = 2.0  # trace span / profiled duration within [1/2, 2]
+REPEAT_SPREAD = 1.25  # profiled launches this close to one another are repeats of one workload
+
+
+@dataclass(frozen=True)
+class PairingCandidate:
+    """What the rule needs to know of one launch."""
+
+    launch_id: int
+    key: KernelKey
+    has_counters: bool
+    duration_ns: float | None  # the trace's span, or the profiled/timed duration
+    import_id: int | None
+    order: int  # position within its import (launch_index)
+
+
+def _ratio(a: float, b: float) -> float:
+    return abs(math.log(a / b))
+
+
+def _fmt_ratio(span: float, duration: float) -> str:
+    return f"{span / duration:.2f}x"
+
+
+def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], timed: list[PairingCandidate]) -> Pairing:
+    """The pairing of `launch` (which has no counters) among the `profiled` launches. `timed` holds every launch
+    without counters, for the order rule."""
+    same = [p for p in profiled if launch.key.matches(p.key)]
+    ids = tuple(p.launch_id for p in same)
+    if not same:
+        return Pairing(
+            "unpaired",
+            None,
+            f"no profiled launch of {launch.key.name or 'this kernel'} with the same grid, block, registers, shared "
+            "memory and device is in the store: the verdict uses the trace alone",
+            ids,
+        )
+    if launch.duration_ns is None or launch.duration_ns <= 0:
+        return Pairing(
+            "unpaired", None, "the launch has no duration to check a profiled launch against: not paired", ids
+        )
+    span = launch.duration_ns
+    agreeing = [p for p in same if p.duration_ns and _ratio(span, p.duration_ns) <= math.log(DURATION_TOLERANCE)]
+    described = ", ".join(f"launch {p.launch_id} ({p.duration_ns:,.0f} ns)" for p in same[:6] if p.duration_ns)
+    if not agreeing:
+        return Pairing(
+            "unpaired",
+            None,
+            f"{len(same)} profiled launch{'es' if len(same) > 1 else ''} of the same kernel key ({described}), but "
+            f"none lasted within {DURATION_TOLERANCE:g}x of this launch's {span:,.0f} ns: another input or workload, "
+            "so its counters are not borrowed",
+            ids,
+        )
+
+    # Order within the run: the k-th launch of the key in this file with the k-th in the profiled file.
+    siblings = sorted(
+        (t for t in timed if t.import_id == launch.import_id and launch.key.matches(t.key)), key=lambda t: t.order
+    )
+    by_import: dict[int | None, list[PairingCandidate]] = {}
+    for p in same:
+        by_import.setdefault(p.import_id, []).append(p)
+    for group in by_import.values():
+        if len(group) == len(siblings) > 1:
+            rank = [t.launch_id for t in siblings].index(launch.launch_id)
+            match = sorted(group, key=lambda p: p.order)[rank]
+            if match in agreeing:
+                return Pairing(
+                    "paired",
+                    match.launch_id,
+                    f"same kernel key; launch {rank + 1} of {len(siblings)} of it in both files, and the durations "
+                    f"agree ({span:,.0f} ns traced vs {match.duration_ns:,.0f} ns profiled, "
+                    f"{_fmt_ratio(span, match.duration_ns or span)})",
+                    ids,
+                )
+
+    durations = [p.duration_ns for p in agreeing if p.duration_ns]
+    if len(agreeing) > 1 and max(durations) / min(durations) > REPEAT_SPREAD:
+        return Pairing(
+            "unpaired",
+            None,
+            f"ambiguous: {len(agreeing)} profiled launches of the same kernel key agree with this launch's "
+            f"{span:,.0f} ns but differ from one another ({described}); pair it explicitly (--pair)",
+            ids,
+        )
+    best = min(agreeing, key=lambda p: _ratio(span, p.duration_ns or span))
+    repeats = f" (closest of {len(agreeing)} repeats)" if len(agreeing) > 1 else ""
+    return Pairing(
+        "paired",
+        best.launch_id,
+        f"same kernel key, and the durations agree{repeats}: {span:,.0f} ns here vs {best.duration_ns:,.0f} ns "
+        f"profiled ({_fmt_ratio(span, best.duration_ns or span)}, within {DURATION_TOLERANCE:g}x)",
+        ids,
+    )

@@ -1,0 +1,96 @@
+"""Which launches form an occupancy sweep, once: the rule every path applies before fitting min(n / L, B).
+
+A sweep is one kernel at one problem size on one device (`KernelKey.sweep_family`), run at different occupancies
+(the knobs: block size, registers, shared memory per block). A fit needs points at MIN_OCCUPANCIES or more
+distinct occupancies spanning at least MIN_SPAN: many launches at nearly one occupancy are run-to-run noise, and a
+model fitted to noise is worse than none. A profiled launch whose counters a trace borrowed is the same run as the
+trace: the trace's measured point stands for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
+from tracekit.analysis.types import LeftOut, Sweep, SweepPoint
+from tracekit.errors import TracekitError
+
+MIN_OCCUPANCIES = 3
+MIN_SPAN = 2.0  # highest / lowest occupancy
+DISTINCT_RELATIVE = 0.05  # occupancies closer than 5% are one occupancy
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    launch_id: int
+    occupancy_warps_per_sm: float
+    throughput_warps_per_ns_per_sm: float
+    source: str  # "trace" or "counters"
+
+
+def distinct_occupancies(values: list[float]) -> list[float]:
+    """The occupancies that differ from their sorted neighbour by more than DISTINCT_RELATIVE."""
+    distinct: list[float] = []
+    for value in sorted(values):
+        if not distinct or value > distinct[-1] * (1 + DISTINCT_RELATIVE):
+            distinct.append(value)
+    return distinct
+
+
+def fit_family(
+    points: list[MeasuredPoint], left_out: list[LeftOut], family_size: int
+) -> tuple[SweepFit | None, Sweep | None, str]:
+    """The fit over one family's points, its result section, and a sentence on what was (not) fitted."""
+    ids = tuple(p.launch_id for p in points)
+    levels = distinct_occupancies([p.occupancy_warps_per_sm for p in points])
+    span = levels[-1] / levels[0] if levels else 0.0
+    if len(levels) < MIN_OCCUPANCIES or span < MIN_SPAN:
+        return (
+            None,
+            None,
+            f"No occupancy sweep: {family_size} launch{'es' if family_size != 1 else ''} of this kernel at this "
+            f"problem size on this device, {len(points)} with a measured occupancy and throughput, at "
+            f"{len(levels)} distinct occupanc{'y' if len(levels) == 1 else 'ies'}"
+            + (f" spanning {span:.2g}x" if len(levels) > 1 else "")
+            + f"; a fit of min(n / L, B) needs {MIN_OCCUPANCIES} or more occupancies spanning {MIN_SPAN:g}x or "
+            "more (run it with other block sizes or more dynamic shared memory per block).",
+        )
+    frame = pl.DataFrame(
+        {
+            "occupancy_warps_per_sm": [p.occupancy_warps_per_sm for p in points],
+            "throughput": [p.throughput_warps_per_ns_per_sm for p in points],
+        }
+    )
+    try:
+        fit = fit_occupancy_sweep(frame)
+    except TracekitError as exc:
+        return None, None, f"No occupancy sweep: {exc}"
+    by_value = {(p.occupancy_warps_per_sm, p.throughput_warps_per_ns_per_sm): p.launch_id for p in points}
+    fitted = tuple(
+        SweepPoint(
+            launch_id=by_value.get((row["occupancy_warps_per_sm"], row["throughput"])),
+            occupancy_warps_per_sm=row["occupancy_warps_per_sm"],
+            throughput=row["throughput"],
+            predicted_throughput=row.get("predicted_throughput"),
+            regime=row.get("regime"),
+        )
+        for row in fit.points.to_dicts()
+    )
+    note = (
+        f"Sweep fitted over {len(points)} launches (ids {', '.join(str(i) for i in ids)}) at {len(levels)} "
+        f"occupancies from {levels[0]:.3g} to {levels[-1]:.3g} warps per SM."
+    )
+    section = Sweep(
+        latency_ns=fit.latency,
+        throughput_bound_warps_per_ns_per_sm=fit.throughput_bound,
+        needed_occupancy_warps_per_sm=fit.needed_occupancy_warps_per_sm,
+        knee_gap_fraction=fit.knee_gap_fraction,
+        residual_rms=fit.residual_rms,
+        points=fitted,
+        launch_ids=ids,
+        note=note,
+        left_out=tuple(left_out),
+    )
+    return fit, section, note

@@ -1,0 +1,309 @@
+"""The engine's typed results: one frozen dataclass per section of a launch's analysis.
+
+Field names are the JSON keys of schema "tracekit.analysis/2" (see docs/analysis-schema.md), so `to_json_dict`
+is a plain walk over the fields and every renderer reads the same names a script reads from `--json`. Version 2
+adds fields and never renames one of version 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from tracekit.analysis.blocks import BlockReplacement
+from tracekit.analysis.classification import Classification
+
+SCHEMA = "tracekit.analysis/2"
+
+PairingStatus = Literal["own-counters", "paired", "override", "unpaired", "no-counters-needed"]
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str | None
+    cc: str | None
+    sm_count: int | None  # the one SM count of this launch: see engine.launch_sm_count
+    sm_clock_hz: float | None
+    max_warps_per_sm: int | None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str | None  # as the source spelled it
+    mangled_name: str | None
+    grid: tuple[int | None, int | None, int | None]
+    block: tuple[int | None, int | None, int | None]
+    registers_per_thread: int | None
+    shared_mem_per_block_bytes: int | None  # static + dynamic
+    static_shared_mem_per_block_bytes: int | None
+    dynamic_shared_mem_per_block_bytes: int | None
+    nvtx_path: str | None
+    device: Device
+    key: str  # v2: the normalized function name with template arguments (tracekit.analysis.kernel_key)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str | None
+    format: str | None
+    sha256: str | None
+    import_id: int | None
+    import_name: str | None
+
+
+@dataclass(frozen=True)
+class CountersFrom:
+    """The profiled launch whose counters a trace or timing borrowed (v1 field `counters_from`)."""
+
+    launch_id: int | None
+    import_id: int | None
+    import_name: str | None
+    kernel_name: str | None
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """v2: where this launch's counters came from and by which evidence."""
+
+    status: PairingStatus
+    counters_launch_id: int | None  # the launch the counters came from (this one for "own-counters")
+    evidence: str  # a sentence: the key that matched, the duration agreement, or why nothing was paired
+    candidate_launch_ids: tuple[int, ...] = ()  # profiled launches of the same kernel key that were considered
+
+
+@dataclass(frozen=True)
+class OccupancyLimits:
+    registers: int | None
+    shared_memory: int | None
+    warps: int | None
+    blocks: int | None
+
+
+@dataclass(frozen=True)
+class ReportedOccupancy:
+    theoretical_pct: float | None  # Nsight's sm__maximum_warps_per_active_cycle_pct
+    limits_blocks_per_sm: OccupancyLimits  # Nsight's launch__occupancy_limit_*
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    theoretical_warps_per_sm: float | None
+    theoretical_pct: float | None
+    limiter: str | None
+    limits_blocks_per_sm: OccupancyLimits
+    active_blocks_per_sm: int | None
+    max_warps_per_sm: int | None
+    achieved_pct: float | None
+    achieved_warps_per_sm: float | None
+    waves_per_sm: float | None
+    nsight_tail_estimate: dict[str, Any] | None  # tracekit.analysis.occupancy.tail_estimate
+    reported_by_nsight: ReportedOccupancy
+
+
+@dataclass(frozen=True)
+class TraceVsCounter:
+    max_warps_per_sm: int
+    trace_warps_per_sm: float
+    trace_pct: float
+    counter_warps_per_sm: float
+    counter_pct: float
+    difference_warps_per_sm: float  # counter minus trace
+    difference_pct_points: float
+
+
+@dataclass(frozen=True)
+class Warps:
+    count: int
+    sm_count: int
+    span_ns: int
+    mean_latency_ns: float
+    p50_latency_ns: float
+    p90_latency_ns: float
+    p99_latency_ns: float
+    max_latency_ns: float
+    mean_occupancy_warps_per_sm: float
+    mean_occupancy_per_active_sm_warps: float
+    occupancy_variance_over_time: float | None
+    occupancy_variance_across_sms: float | None
+    throughput_warps_per_ns_per_sm: float | None
+    throughput_warps_per_cycle_per_sm: float | None
+    trace_vs_counter: TraceVsCounter | None
+
+
+@dataclass(frozen=True)
+class LittlesLawWindow:
+    window_ns: tuple[int, int]
+    mean_occupancy: float
+    latency_x_throughput: float
+    relative_error: float | None
+
+
+@dataclass(frozen=True)
+class LittlesLaw:
+    window_ns: tuple[int, int]
+    window_kind: str  # "steady_state", or "launch" when no steady state was found
+    mean_occupancy: float
+    latency_x_throughput: float
+    relative_error: float | None
+    clipped_latency_x_throughput: float
+    clipped_relative_error: float | None
+    explanation: str
+    whole_launch: LittlesLawWindow
+    detail: dict[str, Any]  # every term of the steady-state check (tracekit.analysis.littles_law.LittlesLaw)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The tail: the time after the first SM ran out of blocks for good (`tail_ns`), from then on the GPU is not
+    fully used. The time after the last block started is kept under its own name: counted that way a clean
+    1.9-wave launch would show its whole second wave as tail."""
+
+    tail_ns: int
+    tail_fraction: float
+    after_last_block_start_ns: int
+    after_last_block_start_fraction: float
+    span_ns: int
+    last_block_start_ns: int
+    first_sm_idle_ns: int
+    mean_occupancy_in_tail_warps_per_sm: float
+    mean_occupancy_before_tail_warps_per_sm: float
+    sm_count: int
+    sms_with_warps: int
+    idle_sms: int
+    sm_finish_min_ns: int
+    sm_finish_max_ns: int
+    sm_finish_mean_ns: float
+    sm_finish_std_ns: float
+
+
+@dataclass(frozen=True)
+class Stalls:
+    latency_cycles_per_issue: float | None
+    bandwidth_cycles_per_issue: float | None
+    other_cycles_per_issue: float | None
+    total_cycles_per_issue: float | None
+    by_reason: dict[str, float] | None
+    source: str | None
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    launch_id: int | None
+    occupancy_warps_per_sm: float
+    throughput: float  # warps per ns per SM
+    predicted_throughput: float | None
+    regime: str | None
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    launch_id: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The fit throughput ~ min(n / L, B) over the launches of one kernel at several occupancies."""
+
+    latency_ns: float | None
+    throughput_bound_warps_per_ns_per_sm: float | None
+    needed_occupancy_warps_per_sm: float | None
+    knee_gap_fraction: float | None
+    residual_rms: float
+    points: tuple[SweepPoint, ...]
+    launch_ids: tuple[int, ...]  # v2: the launches whose points were fitted
+    note: str  # v2: which launches were fitted, under which rule
+    left_out: tuple[LeftOut, ...] = ()  # v2: launches of the same kernel name not fitted, and why
+
+
+@dataclass(frozen=True)
+class LaunchAnalysis:
+    """One launch's analysis: what `tracekit analyze --json` prints and every renderer shows."""
+
+    schema: str
+    engine_version: str  # v2: the analysis code that computed it (results are cached by it)
+    launch_id: int | None
+    source: Source
+    kernel: Kernel
+    counters_from: CountersFrom | None
+    pairing: Pairing  # v2
+    duration_ns: float | None
+    occupancy: Occupancy
+    warps: Warps | None
+    littles_law: LittlesLaw | None
+    tail: Tail | None
+    blocks: BlockReplacement | None
+    stalls: Stalls
+    classification: Classification
+    sweep: Sweep | None
+    sweep_note: str | None = None  # v2: why no sweep applies, or which launches it was fitted over
+
+
+# ---- JSON -------------------------------------------------------------------------------------------------------
+
+# Fields of classification types that JSON leaves out: the stall breakdown is its own section (`stalls`).
+_NOT_SERIALIZED = {"stalls"}
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.name in _NOT_SERIALIZED and isinstance(value, Classification))
+        }
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json_dict(result: LaunchAnalysis) -> dict[str, Any]:
+    """The result as JSON-ready dicts and lists (the schema's field names, NaN and infinities as null)."""
+    return _jsonable(result)
+
+
+T = TypeVar("T")
+
+
+def _convert(value: Any, hint: Any) -> Any:
+    """`value` (from JSON) as the type `hint` names: dataclasses by their fields, tuples from lists."""
+    if value is None:
+        return None
+    origin = get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [arg for arg in get_args(hint) if arg is not type(None)]
+        for option in options:
+            if dataclasses.is_dataclass(option) and isinstance(value, dict):
+                return from_json_dict(option, value)
+        return _convert(value, options[0]) if len(options) == 1 else value
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
+        return from_json_dict(hint, value)
+    if origin is tuple and isinstance(value, list):
+        args = get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(v, args[0]) for v in value)
+        return tuple(_convert(v, a) for v, a in zip(value, args, strict=False))
+    if origin is list and isinstance(value, list):
+        (arg,) = get_args(hint) or (Any,)
+        return [_convert(v, arg) for v in value]
+    if origin is dict and isinstance(value, dict):
+        return value
+    return value
+
+
+def from_json_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """A dataclass back from `to_json_dict`'s output (the store's cache keeps results as JSON)."""
+    hints = get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _convert(data[f.name], hints[f.name])
+    return cls(**kwargs)

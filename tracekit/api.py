@@ -1,0 +1,253 @@
+"""The one door from stored launches to their analyses, for the CLI, the reports, the dashboard and notebooks.
+
+`analyze_stored` picks each launch's context from the whole store, not from what else the caller selected: the
+launches of the same kernel (normalized name) on a compatible device, which hold its pairing candidates and its
+sweep family. So a launch gets one verdict whichever path asks. Results are cached in the store, keyed by engine
+version and by a digest of that context: an import or a delete that changes the context recomputes them.
+
+    import tracekit
+    store = tracekit.open("runs.sqlite")
+    store.import_file("report.ncu-rep")
+    results = store.analyze(import_id=1)
+    results.to_polars()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
+from tracekit.analysis.kernel_key import normalize_kernel_name
+from tracekit.analysis.timeline import binned_activity
+from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_json_dict
+from tracekit.analysis.views import latency_histogram, occupancy_over_time
+from tracekit.errors import TracekitError
+from tracekit.parsed import WARP_SCHEMA, empty_frame
+from tracekit.store import Store
+
+FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
+
+
+@dataclass(frozen=True)
+class AnalysisResults(Sequence[LaunchAnalysis]):
+    """The analyses of a selection, in its order."""
+
+    results: tuple[LaunchAnalysis, ...]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.results[index]
+
+    def __iter__(self) -> Iterator[LaunchAnalysis]:
+        return iter(self.results)
+
+    def by_launch(self, launch_id: int) -> LaunchAnalysis:
+        for result in self.results:
+            if result.launch_id == launch_id:
+                return result
+        raise KeyError(launch_id)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The "tracekit.analysis/2" objects, as `tracekit analyze --json` prints them."""
+        return [to_json_dict(result) for result in self.results]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dicts(), indent=indent, allow_nan=False)
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per launch with the headline numbers (the full objects are in `to_dicts`)."""
+        rows = []
+        for r in self.results:
+            warps, verdict = r.warps, r.classification
+            rows.append(
+                {
+                    "launch_id": r.launch_id,
+                    "kernel": r.kernel.name,
+                    "kernel_key": r.kernel.key,
+                    "duration_ns": r.duration_ns,
+                    "mode": verdict.mode,
+                    "limiter": verdict.limiter,
+                    "flags": list(verdict.flags),
+                    "theoretical_occupancy_pct": r.occupancy.theoretical_pct,
+                    "achieved_occupancy_pct": r.occupancy.achieved_pct,
+                    "trace_occupancy_warps_per_sm": warps.mean_occupancy_warps_per_sm if warps else None,
+                    "mean_latency_ns": warps.mean_latency_ns if warps else None,
+                    "throughput_warps_per_ns_per_sm": warps.throughput_warps_per_ns_per_sm if warps else None,
+                    "tail_fraction": r.tail.tail_fraction if r.tail else None,
+                    "needed_occupancy_warps_per_sm": verdict.needed_occupancy_warps_per_sm,
+                    "counters_from_launch_id": r.pairing.counters_launch_id,
+                    "pairing": r.pairing.status,
+                }
+            )
+        return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
+    """Each target's context: the stored launches of its normalized kernel name on a compatible device."""
+    names = {name: normalize_kernel_name(name) for name in catalog["kernel_name"].unique().to_list()}
+    keyed = catalog.select("id", "kernel_name", "device_name", "compute_capability").with_columns(
+        pl.col("kernel_name").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("key_name")
+    )
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in keyed.iter_rows(named=True):
+        groups.setdefault(row["key_name"] or "", []).append(row)
+    context = {}
+    for row in targets.iter_rows(named=True):
+        same = groups.get(names.get(row["kernel_name"]) or "", [])
+        context[row["id"]] = sorted(
+            other["id"]
+            for other in same
+            if all(
+                other[field] is None or row[field] is None or other[field] == row[field]
+                for field in ("device_name", "compute_capability")
+            )
+        )
+    return context
+
+
+def _digest(context: list[int], overrides: Mapping[int, int]) -> str:
+    relevant = sorted((k, v) for k, v in overrides.items() if k in context)
+    return hashlib.sha256(json.dumps([context, relevant]).encode()).hexdigest()
+
+
+def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
+    """One `LaunchInput` per row of `launches`: its metrics, and its warps when it was traced."""
+    launch_ids = launches["id"].to_list()
+    metrics = store.metrics(launch_ids) if launch_ids else pl.DataFrame()
+    by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
+    traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
+    no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
+    return [
+        LaunchInput(
+            launch=row,
+            metrics=by_launch.get((row["id"],), metrics.clear()),
+            warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
+        )
+        for row in launches.iter_rows(named=True)
+    ]
+
+
+def analyze_stored(
+    store: Store,
+    launches: pl.DataFrame | Iterable[int],
+    pairs: Mapping[int, int] | None = None,
+    use_cache: bool = True,
+) -> AnalysisResults:
+    """The analyses of the given stored launches (a `Store.launches()` frame or launch ids), in their order.
+    `pairs` maps a traced launch id to the profiled launch id its counters must come from."""
+    overrides = dict(pairs or {})
+    if not isinstance(launches, pl.DataFrame):
+        ids = list(launches)
+        launches = store.launches(launch_ids=ids)
+        order = {launch_id: i for i, launch_id in enumerate(ids)}
+        launches = launches.sort(pl.col("id").replace_strict(order, default=len(order)))
+    if launches.height == 0:
+        return AnalysisResults(())
+    for traced, profiled in overrides.items():
+        if store.launches(launch_ids=[traced, profiled]).height < len({traced, profiled}):
+            raise TracekitError(f"--pair {traced}={profiled}: no such launch in {store.url}")
+    catalog = store.launches()
+    context = _context(catalog, launches)
+    digests = {launch_id: _digest(ids, overrides) for launch_id, ids in context.items()}
+    cached = store.cached_results(list(context), ENGINE_VERSION) if use_cache else {}
+    found: dict[int, LaunchAnalysis] = {}
+    for launch_id, (digest, text) in cached.items():
+        if digests.get(launch_id) == digest:
+            found[launch_id] = from_json_dict(LaunchAnalysis, json.loads(text))
+    missing = [launch_id for launch_id in context if launch_id not in found]
+    if missing:
+        needed = sorted({i for launch_id in missing for i in context[launch_id]} | set(missing))
+        inputs = load_inputs(store, catalog.filter(pl.col("id").is_in(needed)))
+        computed = analyze(inputs, targets=set(missing), overrides=overrides)
+        for result in computed:
+            found[int(result.launch_id)] = result  # type: ignore[arg-type]
+        if use_cache:
+            store.save_results(
+                ENGINE_VERSION,
+                {
+                    int(r.launch_id): (digests[int(r.launch_id)], json.dumps(to_json_dict(r)))  # type: ignore[arg-type]
+                    for r in computed
+                },
+            )
+    return AnalysisResults(tuple(found[launch_id] for launch_id in launches["id"].to_list()))
+
+
+# ---- figure data ------------------------------------------------------------------------------------------------
+
+
+def figure_views(warps: pl.DataFrame, sm_count: int | None, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame]:
+    """The aggregated frames a launch's figures need, from warps already loaded."""
+    return {
+        "activity_by_sm": binned_activity(warps, bins=bins),
+        "occupancy_over_time": occupancy_over_time(warps, sm_count=sm_count, bins=bins),
+        "latency_histogram": latency_histogram(warps),
+    }
+
+
+def launch_views(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame] | None:
+    """The figure frames of one stored launch; None when it has no warp records."""
+    warps = store.warps(launch_id)
+    if warps.height == 0:
+        return None
+    launch = store.launches(launch_ids=[launch_id])
+    sm_count = launch_sm_count(launch["sm_count"][0] if launch.height else None, warps)
+    return figure_views(warps, sm_count, bins)
+
+
+def report_views(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, pl.DataFrame]]:
+    """The figure frames of every traced launch among `results`, by launch id."""
+    views = {}
+    for result in results:
+        if result.warps is not None and result.launch_id is not None:
+            frames = launch_views(store, result.launch_id)
+            if frames is not None:
+                views[result.launch_id] = frames
+    return views
+
+
+# ---- the notebook front -----------------------------------------------------------------------------------------
+
+
+class TraceAnalysis:
+    """A store and its analyses, for notebooks: `tracekit.open(url_or_path)`."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def import_file(self, path: str, name: str | None = None) -> int:
+        """Import a profiler file (format detected from its content); the import id (an existing one when the
+        same file was imported before)."""
+        from tracekit.ingest import ingest
+
+        result, _ = ingest(self.store, path, name=name) if name else ingest(self.store, path)
+        return int(result.import_id)
+
+    def imports(self) -> pl.DataFrame:
+        return self.store.imports()
+
+    def launches(self, import_id: int | None = None) -> pl.DataFrame:
+        return self.store.launches(import_id=import_id)
+
+    def analyze(
+        self,
+        launch_ids: Iterable[int] | None = None,
+        import_id: int | None = None,
+        pairs: Mapping[int, int] | None = None,
+    ) -> AnalysisResults:
+        """The analyses of the given launches, or of an import's, or of every stored launch."""
+        if launch_ids is not None:
+            return analyze_stored(self.store, list(launch_ids), pairs)
+        return analyze_stored(self.store, self.store.launches(import_id=import_id), pairs)
+
+
+def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows
+    """Open (or create) a store: a SQLite path, a SQLAlchemy URL, or the default embedded store."""
+    return TraceAnalysis(Store.open(db))
