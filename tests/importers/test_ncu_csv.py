@@ -734,11 +734,18 @@ def test_details_sizes_exact_or_marked_against_the_raw_page(sample_trace):
 
 
 @pytest.mark.gpu_samples
-def test_details_page_occupancy_equals_nsight_h100(sample_trace):
-    """Every launch of the H100 details page: where the printed sizes decide the occupancy the calculator gives
+@pytest.mark.parametrize(
+    "name, undetermined_ids",
+    [
+        ("h100/samples.details.csv", [("1", 25.0), ("2", 50.0)]),
+        ("verdict_cases/h100/cases.details.csv", [("1", 25.0), ("2", 50.0)]),
+    ],
+)
+def test_details_page_occupancy_equals_nsight_h100(sample_trace, name, undetermined_ids):
+    """Every launch of the H100 details pages: where the printed sizes decide the occupancy the calculator gives
     Nsight's Theoretical Occupancy and block limits; where they do not (115.71 and 57.34 Kbyte straddle a 128-byte
     allocation step), it says undetermined, and Nsight's own rows, kept exactly, give the answer (25%, 50%)."""
-    path = sample_trace("h100/samples.details.csv")
+    path = sample_trace(name)
     parsed = read_file(path)
     rows = table_rows(path)
     undetermined = []
@@ -765,7 +772,7 @@ def test_details_page_occupancy_equals_nsight_h100(sample_trace):
         assert result.theoretical_pct == nsight_pct, row["source_launch_id"]
         assert result.limits_blocks_per_sm["shared_memory"] == number(cells["Block Limit Shared Mem"])
         assert result.limits_blocks_per_sm["registers"] == number(cells["Block Limit Registers"])
-    assert undetermined == [("1", 25.0), ("2", 50.0)]
+    assert undetermined == undetermined_ids
 
 
 @pytest.mark.parametrize("name, cc", [(T4, "7.5"), (SUPERBENCH, "10.0")])
