@@ -1,0 +1,165 @@
+"""`tracekit export --format perfetto` as a user runs it: real samples into a temp store, then the trace JSON read
+back with json and checked slice by slice against an independent reading of the source file."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import skip_or_fail
+
+REPO = Path(__file__).resolve().parents[2]
+REGIONS = REPO / "sample_traces" / "regions"
+H100 = REPO / "sample_traces" / "h100"
+EXAMPLES = REPO.parent / "shared" / "region_examples"
+
+
+def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, timeout=300
+    )
+
+
+def export(source: Path, tmp_path: Path, *extra: str) -> dict:
+    out = tmp_path / "trace.json"
+    done = tracekit("export", str(source), "-o", str(out), *extra, db=tmp_path / "store.sqlite")
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def tracks(document: dict) -> tuple[dict[int, str], dict[tuple[int, int], str], list[dict]]:
+    """Process names, thread names and slices of a Chrome trace."""
+    processes, threads, slices = {}, {}, []
+    for event in document["traceEvents"]:
+        if event["ph"] == "M" and event["name"] == "process_name":
+            processes[event["pid"]] = event["args"]["name"]
+        elif event["ph"] == "M" and event["name"] == "thread_name":
+            threads[(event["pid"], event["tid"])] = event["args"]["name"]
+        elif event["ph"] == "X":
+            slices.append(event)
+    return processes, threads, slices
+
+
+def assert_nested(slices: list[dict]) -> None:
+    """On every thread, slices either nest or follow each other (what the trace viewers require)."""
+    by_thread = defaultdict(list)
+    for s in slices:
+        by_thread[(s["pid"], s["tid"])].append((round(s["ts"] * 1000), round((s["ts"] + s["dur"]) * 1000)))
+    for spans in by_thread.values():
+        stack: list[int] = []
+        for start, end in sorted(spans, key=lambda x: (x[0], -x[1])):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            assert not stack or end <= stack[-1], "slices of one thread overlap without nesting"
+            stack.append(end)
+
+
+def on_tracks(document: dict) -> list[tuple[int, int, int, str, int, int]]:
+    """(sm, block, warp, name, start_ns, end_ns) as the tracks say: SM from the process name, block and warp from
+    the thread name, times from ts/dur (µs)."""
+    processes, threads, slices = tracks(document)
+    rows = []
+    for s in slices:
+        sm = int(processes[s["pid"]].split("SM ")[1])
+        _, block, _, warp = threads[(s["pid"], s["tid"])].split()[:4]
+        start = round(s["ts"] * 1000)
+        rows.append((sm, int(block), int(warp), s["name"], start, start + round(s["dur"] * 1000)))
+    return rows
+
+
+def test_export_v2_regions(tmp_path):
+    path = REGIONS / "ws_pipeline.csv.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = [r for r in csv.DictReader(x for x in handle if not x.startswith("#")) if r["region"]]
+    origin = min(int(r["start_ns"]) for r in rows)
+    expected = sorted(
+        (
+            int(r["sm_id"]),
+            int(r["block_id"]),
+            int(r["warp_in_block"]),
+            r["region"],
+            int(r["start_ns"]) - origin,
+            int(r["end_ns"]) - origin,
+        )
+        for r in rows
+    )
+    document = export(path, tmp_path)
+    assert document["displayTimeUnit"] == "ns"
+    assert sorted(on_tracks(document)) == expected  # one slice per region, right times, right SM and warp track
+    assert_nested(tracks(document)[2])
+    processes, threads, _ = tracks(document)
+    assert len(processes) == len({r["sm_id"] for r in rows})
+    assert len({tid for _, tid in threads}) == len(threads)  # tids unique in the file
+
+
+def test_export_plain_warp_trace(tmp_path):
+    path = H100 / "vector_add_08warps.csv.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = list(csv.DictReader(x for x in handle if not x.startswith("#")))
+    origin = min(int(r["start_ns"]) for r in rows)
+    expected = sorted(
+        (
+            int(r["sm_id"]),
+            int(r["block_id"]),
+            int(r["warp_in_block"]),
+            "warp",
+            int(r["start_ns"]) - origin,
+            int(r["end_ns"]) - origin,
+        )
+        for r in rows
+    )
+    document = export(path, tmp_path)
+    assert sorted(on_tracks(document)) == expected
+    assert_nested(tracks(document)[2])
+
+
+def test_export_gaunernst_example(tmp_path):
+    path = EXAMPLES / "gaunernst_matmul_sm100_trace_v5.json.gz"
+    if not path.exists():
+        skip_or_fail(f"{path} is absent (the shared region examples live beside the checkout)")
+    with gzip.open(path, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    db = tmp_path / "store.sqlite"
+    assert tracekit("import", str(path), "--map", "warps_per_block=4", db=db).returncode == 0
+    document = export(Path("1"), tmp_path)  # import 1
+    expected = sorted(
+        (e["pid"], (e["tid"] - e["pid"]) // 4, (e["tid"] - e["pid"]) % 4, e["name"], e["ts"], e["ts"] + e["dur"])
+        for e in events
+    )
+    assert sorted(on_tracks(document)) == expected
+    assert_nested(tracks(document)[2])
+
+
+def test_export_proton_cycles(tmp_path):
+    path = REGIONS / "proton_matmul.chrome_trace.gz"
+    with gzip.open(path, "rt") as handle:
+        events = [e for e in json.load(handle)["traceEvents"] if e["ph"] == "X"]
+    out = tmp_path / "p.json"
+    done = tracekit("export", str(path), "-o", str(out), "--clock-hz", "1.98e9", db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(out.read_text())
+    _, _, slices = tracks(document)
+    assert len(slices) == len(events)
+    longest = max(events, key=lambda e: e["dur"])
+    assert max(s["dur"] for s in slices) == pytest.approx(round(longest["dur"] * 1000 / 1.98) / 1000, abs=1e-3)
+    assert_nested(slices)
+    unclocked = tracekit("export", str(path), "-o", str(out), db=tmp_path / "s.sqlite")
+    assert unclocked.returncode == 0 and "1 GHz" in unclocked.stderr
+
+
+def test_export_bad_requests_exit_2(tmp_path):
+    db = tmp_path / "s.sqlite"
+    missing = tracekit("export", "launch:42", "-o", str(tmp_path / "x.json"), db=db)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no launch with id 42" in missing.stderr
+    fmt = tracekit(
+        "export", str(REGIONS / "ws_pipeline.csv.gz"), "-o", str(tmp_path / "x.json"), "--format", "pb", db=db
+    )
+    assert fmt.returncode == 2 and "--format" in fmt.stderr and "Traceback" not in fmt.stderr
+    assert not (tmp_path / "x.json").exists()

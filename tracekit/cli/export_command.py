@@ -1,0 +1,171 @@
+"""`tracekit export --format perfetto`: a stored launch as Chrome trace JSON that Perfetto and chrome://tracing open.
+
+One process per SM (named "SM <id>", or "launch <id> SM <id>" when several launches are exported), one thread per
+warp (named "block <b> warp <w>", tids unique in the file) with metadata events, and one complete ("X") slice per
+region instance, or per warp when the launch has no regions. `ts`/`dur` are µs with ns precision (three
+decimals), relative to the launch's first event. Slices of one thread must nest: a region that overlaps another of
+its warp without being inside it goes to an extra thread of that warp ("... overlap 1"), as Proton's writer does
+with its lines.
+
+Times: ns where recorded. Cycles only (Proton without a clock) are converted with `--clock-hz` or the SM clock the
+import stored; without either they are written as if the clock were 1 GHz, and the file and a warning say so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+
+from tracekit.cli.common import DbOption, console, open_store, warn
+from tracekit.errors import TracekitError
+from tracekit.selection import resolve_launches
+from tracekit.store import Store
+from tracekit.store.regions import launch_regions
+
+FORMATS = ("perfetto",)
+WHAT = ("auto", "regions", "warps")
+
+
+def _slices(store: Store, launch: dict[str, Any], what: str, clock_hz: float | None) -> tuple[pl.DataFrame, str]:
+    """The launch's slices: sm_id, block_id, warp_in_block, name, start_ns, end_ns (relative), and the time note."""
+    regions = launch_regions(store, launch["id"]) if what in ("auto", "regions") else None
+    if regions is not None and regions.height:
+        frame = regions.rename({"region": "name"})
+    else:
+        if what == "regions":
+            raise TracekitError(f"launch {launch['id']} has no regions to export (--what warps exports its warps)")
+        frame = store.warps(launch["id"]).with_columns(pl.lit("warp").alias("name"))
+        if frame.height == 0:
+            raise TracekitError(f"launch {launch['id']} has neither regions nor warp records to export")
+    note = "ns"
+    if frame["start_ns"].null_count() or frame["end_ns"].null_count():
+        clock = clock_hz or launch.get("sm_clock_hz")
+        scale = 1e9 / clock if clock else 1.0
+        note = f"cycles converted at {clock:.6g} Hz" if clock else "cycles written as ns (clock unknown: 1 GHz assumed)"
+        frame = frame.with_columns(
+            (pl.col("start_cycles") * scale).round().cast(pl.Int64).alias("start_ns"),
+            (pl.col("end_cycles") * scale).round().cast(pl.Int64).alias("end_ns"),
+        )
+    origin = frame["start_ns"].min()
+    frame = frame.select(
+        pl.col("sm_id").fill_null(-1).cast(pl.Int64),
+        pl.col("block_id").cast(pl.Int64),
+        pl.col("warp_in_block").cast(pl.Int64),
+        pl.col("name").cast(pl.Utf8),
+        (pl.col("start_ns") - origin).alias("start_ns"),
+        (pl.col("end_ns") - origin).alias("end_ns"),
+    )
+    return frame.sort(
+        ["sm_id", "block_id", "warp_in_block", "start_ns", "end_ns"], descending=[False] * 4 + [True]
+    ), note
+
+
+def _lanes(starts: list[int], ends: list[int]) -> list[int]:
+    """A lane per slice of one warp (sorted by start, longer first) such that each lane's slices nest."""
+    stacks: list[list[int]] = []
+    lanes = []
+    for start, end in zip(starts, ends, strict=True):
+        for lane, stack in enumerate(stacks):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if not stack or end <= stack[-1]:
+                stack.append(end)
+                lanes.append(lane)
+                break
+        else:
+            stacks.append([end])
+            lanes.append(len(stacks) - 1)
+    return lanes
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000, 3)
+
+
+def trace_events(
+    frame: pl.DataFrame, launch_label: str | None, pid_base: int, tid_base: int = 0
+) -> tuple[list[dict], int, int]:
+    """Metadata and slice events for one launch's slices; returns them, the next free pid and the last tid used.
+
+    tids are unique in the whole file (Perfetto's JSON importer keys threads by tid)."""
+    events: list[dict] = []
+    pids: dict[int, int] = {}
+    tids: dict[tuple[int, int, int, int], int] = {}
+    groups = frame.partition_by(["sm_id", "block_id", "warp_in_block"], maintain_order=True, as_dict=True)
+    for (sm, block, warp), slices in groups.items():
+        assert isinstance(sm, int) and isinstance(block, int) and isinstance(warp, int)
+        if sm not in pids:
+            pid = pids[sm] = pid_base + len(pids)
+            sm_name = f"SM {sm}" if sm >= 0 else "SM unknown"
+            name = f"{launch_label} {sm_name}" if launch_label else sm_name
+            events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": name}})
+            events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        pid = pids[sm]
+        starts, ends = slices["start_ns"].to_list(), slices["end_ns"].to_list()
+        for lane, name, start, end in zip(_lanes(starts, ends), slices["name"].to_list(), starts, ends, strict=True):
+            key = (sm, block, warp, lane)
+            if key not in tids:
+                tid = tids[key] = tid_base + len(tids) + 1
+                label = f"block {block} warp {warp}" + (f" overlap {lane}" if lane else "")
+                events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": label}})
+                events.append(
+                    {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": tid}}
+                )
+            events.append(
+                {
+                    "name": name,
+                    "cat": "region" if name != "warp" else "warp",
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tids[key],
+                    "ts": _us(start),
+                    "dur": _us(end - start),
+                    "args": {"block": block, "warp": warp, "sm": sm, "start_ns": start, "dur_ns": end - start},
+                }
+            )
+    return events, pid_base + len(pids), tid_base + len(tids)
+
+
+def export_command(
+    reference: Annotated[str, typer.Argument(help="A file (imported on the way), an import id, or launch:ID.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the trace JSON.")],
+    fmt: Annotated[str, typer.Option("--format", help="Output format: perfetto (Chrome trace JSON).")] = "perfetto",
+    what: Annotated[str, typer.Option("--what", help="auto (regions, else warps), regions or warps.")] = "auto",
+    kernel: Annotated[str | None, typer.Option("--kernel", help="Only launches whose kernel contains this.")] = None,
+    clock_hz: Annotated[float | None, typer.Option("--clock-hz", help="SM clock for cycle-only times.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export stored launches' warps or regions as a trace for Perfetto (a process per SM, a thread per warp)."""
+    if fmt not in FORMATS:
+        raise TracekitError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if what not in WHAT:
+        raise TracekitError(f"--what {what!r}: expected one of {', '.join(WHAT)}")
+    if clock_hz is not None and not clock_hz > 0:
+        raise TracekitError(f"--clock-hz must be a positive number of Hz, got {clock_hz!r}")
+    store = open_store(db)
+    launches = resolve_launches(store, reference, kernel)
+    if launches.height == 0:
+        raise TracekitError(f"{reference}: no launches to export")
+    events: list[dict] = []
+    notes = {}
+    pid, tid = 1, 0
+    for launch in launches.iter_rows(named=True):
+        frame, note = _slices(store, launch, what, clock_hz)
+        label = f"launch {launch['id']}" if launches.height > 1 else None
+        launch_events, pid, tid = trace_events(frame, label, pid, tid)
+        events.extend(launch_events)
+        notes[str(launch["id"])] = {"kernel": launch.get("kernel_name"), "time": note, "slices": frame.height}
+        if note.startswith("cycles written"):
+            warn(f"launch {launch['id']}: times are SM cycles written as if at 1 GHz; pass --clock-hz to convert")
+    document = {"displayTimeUnit": "ns", "traceEvents": events, "otherData": {"tracekit_launches": notes}}
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, separators=(",", ":"))
+    except OSError as exc:
+        raise TracekitError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    slices = sum(n["slices"] for n in notes.values())
+    console.print(f"wrote {output}: {launches.height} launches, {slices:,} slices", markup=False)
