@@ -76,7 +76,7 @@ def _number(path: Path, index: int, event: dict, key: str) -> float:
 
 def _detect_layout(events: list[dict]) -> str | None:
     for event in events:
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args: dict = event["args"] if isinstance(event.get("args"), dict) else {}
         if "start_ns" in args and "dur_ns" in args:
             return "cute"
         if "block" in args and ("warp" in args or "thread" in args):
@@ -214,7 +214,7 @@ def _cuprof(path: Path, events: list[tuple[int, dict]], warnings: list[str]) -> 
     lanes: dict[tuple[int, int], int] = {}  # (block, warp) -> lowest recording thread (B/E form)
     pending: list[tuple[int, int, int, str, float, float, int]] = []
     for index, event in events:
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args: dict = event["args"] if isinstance(event.get("args"), dict) else {}
         block = args.get("block")
         sm = args.get("smid", event.get("pid"))
         if not isinstance(block, int) or not isinstance(sm, int):
@@ -283,7 +283,7 @@ def _cute(path: Path, events: list[tuple[int, dict]], mapping: dict[str, str]) -
     for index, event in events:
         if event.get("ph") != "X":
             raise InputError(str(path), f"traceEvents[{index}]: the CuTe DSL layout has only complete ('X') events")
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args: dict = event["args"] if isinstance(event.get("args"), dict) else {}
         unit_id = args.get("unit_id", event.get("tid"))
         if not isinstance(unit_id, int):
             raise InputError(str(path), f"traceEvents[{index}]: args.unit_id must be an integer")

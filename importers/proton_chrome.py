@@ -85,7 +85,7 @@ def read(
                 f"traceEvents[{index}]: pid {pid!r} / tid {tid!r} are not Proton's "
                 "'<kernel> Core<sm> CTA<cta>' / 'warp <n> (line <k>)'",
             )
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args: dict = event["args"] if isinstance(event.get("args"), dict) else {}
         mhz = args.get("Frequency (MHz)", 1000.0)
         ts, dur = event.get("ts"), event.get("dur")
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (ts, dur, mhz)) or mhz <= 0:

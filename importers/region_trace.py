@@ -139,13 +139,13 @@ def read(
     )
     grid = [int(p) for p in metadata.get("grid", "").split(",") if p.strip()]
     block = [int(p) for p in metadata.get("block", "").split(",") if p.strip()]
-    fill = {}
+    fill: dict[str, int] = {}
     for prefix, dims in (("grid", grid), ("block", block)):
         for axis, value in zip("xyz", dims + [1] * (3 - len(dims)) if dims else [], strict=False):
             fill[f"{prefix}_{axis}"] = value
     for key in ("registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes"):
-        if (value := _float(path, metadata, key)) is not None:
-            fill[key] = int(value)
+        if (number := _float(path, metadata, key)) is not None:
+            fill[key] = int(number)
     if fill:
         parsed.launches = parsed.launches.with_columns(
             pl.lit(value, parsed.launches.schema[name]).alias(name) for name, value in fill.items()

@@ -244,7 +244,7 @@ def region_occupancy(regions: pl.DataFrame, bins: int = 100) -> pl.DataFrame:
 
     Columns: region, sm_id, bin, bin_start, bin_end, mean_warps (time unit: `region_intervals`')."""
     intervals, _ = region_intervals(regions)
-    span = int(intervals["end"].max())
+    span = int(intervals["end"].max())  # type: ignore[arg-type]
     width = max(1, -(-span // bins))
     pieces = (
         intervals.select(
@@ -292,7 +292,8 @@ def littles_law_in(intervals: pl.DataFrame, region: str, sm_count: int, lo: int,
     window = hi - lo
     mean_warps = area / (window * sm_count) if window > 0 else 0.0
     started = mine.filter((pl.col("start") >= lo) & (pl.col("start") < hi))
-    if hi > lo and mine.height and int(mine["start"].max()) == hi:  # an instance of zero length at the very end
+    # An instance of zero length at the very end of the window still counts as started in it.
+    if hi > lo and mine.height and int(mine["start"].max()) == hi:  # type: ignore[arg-type]
         started = mine.filter((pl.col("start") >= lo) & (pl.col("start") <= hi))
     count = started.height
     mean_latency = float((started["end"] - started["start"]).mean() or 0.0) if count else 0.0  # type: ignore[arg-type]
@@ -314,7 +315,7 @@ def analyze_regions(
     sms = (sm_count or seen_sms) if sms_known else 1
     if sms_known and sms < seen_sms:
         raise TracekitError(f"sm_count {sms} is below the {seen_sms} SMs the regions ran on")
-    span = int(intervals["end"].max())
+    span = int(intervals["end"].max())  # type: ignore[arg-type]
     lo, hi = window if window is not None else (0, span)
     if not hi > lo:
         raise TracekitError(f"the Little's law window [{lo}, {hi}) is empty")
@@ -384,7 +385,7 @@ def _shares(linked: pl.DataFrame, lifetimes: pl.DataFrame, lo: int, hi: int) -> 
 
 
 def region_tail(intervals: pl.DataFrame, linked: pl.DataFrame, lifetimes: pl.DataFrame) -> RegionTail:
-    span = int(intervals["end"].max())
+    span = int(intervals["end"].max())  # type: ignore[arg-type]
     tail_start = int(intervals.group_by("block_id").agg(pl.col("start").min())["start"].max())  # type: ignore[arg-type]
     in_tail = _shares(linked, lifetimes, tail_start, span) if span > tail_start else {}
     before = _shares(linked, lifetimes, 0, tail_start) if tail_start > 0 else {}

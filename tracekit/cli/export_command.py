@@ -151,7 +151,7 @@ def export_command(
     if launches.height == 0:
         raise TracekitError(f"{reference}: no launches to export")
     events: list[dict] = []
-    notes = {}
+    notes: dict[str, dict[str, Any]] = {}
     pid, tid = 1, 0
     for launch in launches.iter_rows(named=True):
         frame, note = _slices(store, launch, what, clock_hz)
