@@ -43,6 +43,45 @@ EXCESSIVE_SECTOR_FRACTION = 0.2  # or this share of sectors beyond the ideal, wh
 SHARED_CONFLICT_FRACTION = 0.1  # bank conflicts per shared-memory wavefront
 DIVERGENCE_THREADS_FRACTION = 0.9  # fewer than 90% of 32 threads active per instruction
 WARP_SIZE = 32
+# Gradual saturation (Volkov 2016, ch. 3): latency grows as a throughput limit is approached, so a memory unit
+# well below the nominal peak can already be the bound. A DRAM or L2 unit at this share of its peak, with most
+# stalled cycles waiting on memory (long scoreboard, LSU queue) and the launch at its theoretical occupancy, is
+# memory-bound. 60% is the lowest utilization at which the H100 verdict set's full-occupancy copies ran (65%, with
+# warp latency ~2x the unloaded one), while copies at half occupancy (49%) still gained ~30% from more warps.
+GRADUAL_SATURATION_PCT = 60.0
+MEMORY_STALL_MAJORITY = 0.5
+MEMORY_STALL_REASONS = ("long_scoreboard", "lg_throttle", "drain")
+# L2 read hit rate below this: most L2 traffic is misses the DRAM must serve (L2 also counts the fills, so its
+# utilization reads above DRAM's on a stream). Such traffic is attributed to DRAM when DRAM is near its peak.
+L2_MISS_STREAM_HIT_RATE_PCT = 50.0
+# Block launch rate: an SM takes about 80 ns to launch a block on an H100 (issue 11, measured on the team's H100;
+# the verdict set's small_blocks case ran 16384 64-thread blocks on 132 SMs in 12.45 us = 100 ns per block per SM,
+# ramp included). Blocks launched at this share of that rate or more bound the launch.
+BLOCK_LAUNCH_NS_PER_SM = 80.0
+BLOCK_LAUNCH_RATE_FRACTION = 0.7
+# One L2 slice far busier than the average (atomics on one address serialize in one slice's atomic unit).
+HOT_SLICE_PCT = 60.0
+HOT_SLICE_FACTOR = 4.0
+# Barrier stalls worth a flag: this share of the stalled cycles.
+BARRIER_STALL_SHARE = 0.3
+# Units within this many percentage points of the limiter are named beside it (ties, the way Nsight names them).
+TIE_POINTS = 5.0
+# Access waste (uncoalesced sectors) costs time only where the memory system is busy: flag it at this utilization.
+WASTE_MEMORY_BUSY_PCT = 20.0
+# Totals over other units: never the limiter when a unit inside them is measured ("shared pipe" is Volta-Hopper's
+# FP64 + tensor pipe pair).
+COMPOSITE_UNITS = ("sm", "memory", "shared pipe")
+MEMORY_LIMITERS = ("dram", "l2", "l1/shared", "memory")
+# Nsight Compute rules and the flag each corresponds to (the cross-check).
+RULE_FLAGS = {
+    "UncoalescedGlobalAccess": "uncoalesced-access",
+    "UncoalescedSharedAccess": "shared-bank-conflicts",
+    "SharedMemoryConflicts": "shared-bank-conflicts",
+    "ThreadDivergence": "branch-divergence",
+    "WorkloadImbalance": "block-imbalance",
+    "TheoreticalOccupancy": "low-occupancy",
+    "AchievedOccupancy": "low-occupancy",
+}
 
 _MEMORY_UNITS = (
     ("DRAM", "dram", c.DRAM_THROUGHPUT_PCT),
@@ -81,6 +120,14 @@ class ClassificationInputs:
     lost_to_block_gaps_warps_per_sm: float | None = None  # empty slots between a block's end and the next start
     lost_to_end_spread_warps_per_sm: float | None = None  # finished warps waiting for their block's last warp
     sweep: SweepFit | None = None  # occupancy sweep of this kernel, throughput vs warps per SM
+    # Added for issue 11 (the engine feeds them; all optional):
+    trace_sm_idle_fraction: float | None = None  # share of SM time within the trace's span with no resident warp:
+    #   1 - Warps.mean_occupancy_warps_per_sm / Warps.mean_occupancy_per_active_sm_warps
+    trace_span_ns: float | None = None  # the trace's first warp start to last warp end (Warps.span_ns)
+    event_duration_ns: float | None = None  # the launch's own timed duration (cudaEvent / nsys), launch overhead
+    #   included: the trace header's `launch_duration_ns` (the launch row's duration_ns of a warp trace)
+    grid_blocks: int | None = None  # blocks in the grid (Kernel.grid product)
+    sm_count: int | None = None  # the device's SMs (Kernel.device.sm_count)
 
 
 @dataclass(frozen=True)
@@ -89,6 +136,27 @@ class UnitUtilization:
     limiter: str  # "dram", "fma", "issue"
     metric: str  # the metric id it was read from
     pct: float  # % of peak
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One cause of lost or bounded time, with the share of the launch's SM time it accounts for."""
+
+    kind: str  # "tail" (SMs idle before the launch ends), "launch-overhead", "limiter" (what bounds the busy part)
+    sm_time_fraction: float  # share of the launch's SM time (of its timed duration for launch overhead)
+    text: str
+
+
+@dataclass(frozen=True)
+class NsightRule:
+    """A rule result Nsight Compute printed for the launch (details page), and whether the verdict agrees."""
+
+    name: str  # "UncoalescedGlobalAccess"
+    rule_type: str | None  # "OPT", "WRN", "INF"
+    text: str  # the rule's description, as printed
+    estimated_speedup_pct: float | None
+    flag: str | None  # the flag it corresponds to (RULE_FLAGS), if any
+    agrees: bool | None  # flag raised by the verdict too; None when the rule maps to no flag
 
 
 @dataclass(frozen=True)
@@ -102,6 +170,10 @@ class Classification:
     reason: str | None = None  # why "undetermined"
     utilization: list[UnitUtilization] = field(default_factory=list)  # highest first, for renderers
     stalls: StallBreakdown | None = None
+    findings: list[Finding] = field(default_factory=list)  # ranked by the SM time they cost, largest first
+    headline: str | None = None  # the largest finding's text (what costs the most time leads)
+    tied_limiters: list[str] = field(default_factory=list)  # units within TIE_POINTS of the limiter, named too
+    nsight_rules: list[NsightRule] = field(default_factory=list)  # Nsight Compute's own rule results (evidence)
 
 
 def _pct(value: float) -> str:
@@ -211,8 +283,57 @@ def _stall_sentence(stalls: StallBreakdown) -> str:
     )
 
 
-def _throughput_verdict(saturated: list[UnitUtilization], report: _Report) -> str:
-    specific = [u for u in saturated if u.limiter not in ("sm", "memory")]
+def _specific(units: list[UnitUtilization]) -> list[UnitUtilization]:
+    return [u for u in units if u.limiter not in COMPOSITE_UNITS]
+
+
+def _unit(units: list[UnitUtilization], limiter: str) -> UnitUtilization | None:
+    return next((u for u in units if u.limiter == limiter), None)
+
+
+def _l2_read_hit_rate(m: pl.DataFrame) -> tuple[str, float] | None:
+    return metric_row(m, *c.L2_READ_HIT_RATE_PCT) or metric_row(m, *c.L2_HIT_RATE_PCT)
+
+
+def _attribute_memory(m: pl.DataFrame, units: list[UnitUtilization], top: UnitUtilization, report: _Report):
+    """L2 or DRAM? L2 carries every miss and every fill, so on a stream it reads higher than DRAM. With a low L2
+    read hit rate and DRAM near its peak, the bytes come from DRAM and DRAM is the bound."""
+    if top.limiter != "l2":
+        return top
+    dram, hit = _unit(units, "dram"), _l2_read_hit_rate(m)
+    if dram is None or hit is None or hit[1] >= L2_MISS_STREAM_HIT_RATE_PCT or dram.pct < GRADUAL_SATURATION_PCT:
+        if hit is not None:
+            report.evidence.append(
+                f"L2 read hit rate is {_pct(hit[1])}% ({hit[0]}): the L2 serves most loads itself, so L2, not DRAM, "
+                f"is the memory level at work."
+            )
+        return top
+    dram_bytes = metric_row(m, *c.DRAM_BYTES)
+    per_second = metric_row(m, *c.DRAM_BYTES_PER_SECOND)
+    moved = f"; DRAM moved {_num(dram_bytes[1] / 1e6)} MB ({dram_bytes[0]})" if dram_bytes else ""
+    rate = f" at {_num(per_second[1] / 1e9)} GB/s ({per_second[0]})" if per_second else ""
+    report.evidence.append(
+        f"L2 reads {_pct(top.pct)}% of peak ({top.metric}) but its read hit rate is only {_pct(hit[1])}% ({hit[0]}): "
+        f"the L2 traffic is mostly misses and their fills, which DRAM must serve; DRAM is at {_pct(dram.pct)}% "
+        f"({dram.metric}){moved}{rate}. DRAM, not L2, bounds the launch."
+    )
+    return dram
+
+
+def _ties(units: list[UnitUtilization], chosen: UnitUtilization, report: _Report) -> list[str]:
+    tied = [u for u in _specific(units) if u is not chosen and abs(u.pct - chosen.pct) <= TIE_POINTS]
+    if tied:
+        names = ", ".join(f"{u.label} {_pct(u.pct)}% ({u.metric})" for u in tied)
+        report.evidence.append(
+            f"Within {TIE_POINTS:.0f} points of the limiter, {chosen.label} at {_pct(chosen.pct)}%, also: {names}."
+        )
+    return [u.limiter for u in tied]
+
+
+def _throughput_verdict(
+    m: pl.DataFrame, units: list[UnitUtilization], saturated: list[UnitUtilization], report: _Report
+) -> tuple[str, list[str]]:
+    specific = _specific(saturated)
     top = (specific or saturated)[0]
     for unit in saturated:
         report.evidence.append(
@@ -224,6 +345,17 @@ def _throughput_verdict(saturated: list[UnitUtilization], report: _Report) -> st
             f"The report has no per-unit breakdown behind {top.metric}, so the saturated "
             f"unit inside {top.label} is not named."
         )
+    if top.limiter == "issue":
+        # A pipe that takes one warp instruction per cycle saturates the issue slots with it: name the pipe.
+        pipe = next((u for u in specific if u.limiter not in ("issue", *MEMORY_LIMITERS)), None)
+        if pipe is not None:
+            report.evidence.append(
+                f"The issue slots ({_pct(top.pct)}%) are full of the {pipe.label}'s instructions ({_pct(pipe.pct)}%): "
+                f"the {pipe.label} is the limiter, the issue slots are saturated with it."
+            )
+            top = pipe
+    top = _attribute_memory(m, units, top, report)
+    tied = _ties(units, top, report)
     report.advise(f"More occupancy will not help: {top.label} is saturated (latency is already hidden).")
     report.advise(
         _ADVICE.get(
@@ -231,13 +363,168 @@ def _throughput_verdict(saturated: list[UnitUtilization], report: _Report) -> st
             f"Issue less work to the {top.label}: use cheaper or fewer instructions, or move work to an idle pipe.",
         )
     )
-    return top.limiter
+    return top.limiter, tied
 
 
-def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationInputs, report: _Report) -> None:
-    """Explain a gap between achieved and theoretical occupancy, and flag tail effects."""
+def _memory_stall_share(stalls: StallBreakdown) -> float | None:
+    stalled = stalls.stalled_cycles_per_issue
+    if not stalls.by_reason or not stalled:
+        return None
+    return sum(stalls.by_reason.get(reason, 0.0) for reason in MEMORY_STALL_REASONS) / stalled
+
+
+def _sm_idle(m: pl.DataFrame, inputs: ClassificationInputs) -> tuple[float, str] | None:
+    """Measured share of SM time with no work: counters (SM active / elapsed cycles), else the warp trace."""
+    active, elapsed = metric_row(m, *c.SM_ACTIVE_CYCLES), metric_row(m, *c.ELAPSED_CYCLES)
+    if active and elapsed and elapsed[1] > 0:
+        return max(0.0, 1 - active[1] / elapsed[1]), f"{active[0]} / {elapsed[0]}"
+    if inputs.trace_sm_idle_fraction is not None:
+        return max(0.0, inputs.trace_sm_idle_fraction), "warp trace: SM time with no resident warp"
+    return None
+
+
+def _block_launch_rate(m: pl.DataFrame, inputs: ClassificationInputs) -> tuple[float, str] | None:
+    """Blocks launched per SM per ns, as a share of the SM's block launch rate (1 / BLOCK_LAUNCH_NS_PER_SM)."""
+    ctas = next((row for name in c.CTAS_LAUNCHED if (row := metric_row(m, name)) and row[1] > 0), None)
+    sms = metric(m, *c.SM_COUNT) or inputs.sm_count
+    duration = metric_row(m, *c.DURATION_NS)
+    if ctas and sms and duration and duration[1] > 0:
+        blocks, source, span = ctas[1], f"{ctas[0]} over {duration[0]}", duration[1]
+    elif inputs.grid_blocks and inputs.sm_count and inputs.trace_span_ns:
+        blocks, source, span = float(inputs.grid_blocks), "grid blocks over the warp trace's span", inputs.trace_span_ns
+        sms = inputs.sm_count
+    else:
+        return None
+    per_block_ns = span * sms / blocks
+    return (
+        BLOCK_LAUNCH_NS_PER_SM / per_block_ns,
+        f"{_num(blocks)} blocks on {int(sms)} SMs in {_num(span)} ns ({source}): one block per SM every "
+        f"{per_block_ns:.0f} ns",
+    )
+
+
+def _hot_l2_slice(m: pl.DataFrame, report: _Report) -> bool:
+    """Atomics piled on one address: one L2 slice far busier than the average."""
+    atomics = metric_row(m, *c.GLOBAL_ATOMIC_INSTRUCTIONS)
+    hot, mean = metric_row(m, *c.L2_THROUGHPUT_MAX_PCT), metric_row(m, *c.L2_THROUGHPUT_PCT)
+    if not atomics or atomics[1] <= 0 or not hot or not mean or hot[1] < HOT_SLICE_PCT:
+        return False
+    if mean[1] > 0 and hot[1] / mean[1] < HOT_SLICE_FACTOR:
+        return False
+    unit = metric_row(m, *c.L2_ATOMIC_INPUT_MAX_PCT)
+    unit_text = f"; its atomic unit is busy {_pct(unit[1])}% ({unit[0]})" if unit else ""
+    report.evidence.append(
+        f"The busiest L2 slice runs at {_pct(hot[1])}% of peak ({hot[0]}) while the L2 average is {_pct(mean[1])}% "
+        f"({mean[0]}){unit_text}, with {_num(atomics[1])} global atomic instructions ({atomics[0]}): atomics on one "
+        f"address serialize in one slice, which bounds the launch while the rest of the GPU waits."
+    )
+    report.flag("atomic-contention")
+    report.advise(
+        "Spread the atomics: aggregate per warp or block first (shared memory, warp reductions), then one "
+        "atomic per block; or use several counters and combine them."
+    )
+    return True
+
+
+def _gradual_saturation(
+    m: pl.DataFrame,
+    inputs: ClassificationInputs,
+    units: list[UnitUtilization],
+    stalls: StallBreakdown,
+    occ: _Occupancy,
+    report: _Report,
+) -> UnitUtilization | None:
+    """Volkov ch. 3: a memory unit at 60-80% with memory stalls, at the launch's full occupancy, is memory-bound."""
+    memory = [u for u in units if u.limiter in ("dram", "l2") and u.pct >= GRADUAL_SATURATION_PCT]
+    share = _memory_stall_share(stalls)
+    if not memory or share is None or share < MEMORY_STALL_MAJORITY:
+        return None
+    if (
+        occ.achieved_warps is not None
+        and occ.theoretical_warps
+        and occ.achieved_warps < OCCUPANCY_GAP_FRACTION * occ.theoretical_warps
+    ):
+        return None  # occupancy can still grow as launched: the latency rules decide
+    sweep = inputs.sweep
+    if (
+        sweep is not None
+        and occ.achieved_warps is not None
+        and sweep.last_step_warps_per_sm is not None
+        and occ.achieved_warps < sweep.last_step_warps_per_sm[0] * 0.95
+        and not sweep.plateau_reached
+    ):
+        return None  # the sweep measured more throughput at a higher occupancy: not the bound yet
+    top = _attribute_memory(m, units, memory[0], report)
+    report.evidence.append(
+        f"{top.label} runs at {_pct(top.pct)}% of peak ({top.metric}), below the {SATURATION_PCT:.0f}% of a saturated "
+        f"unit but above {GRADUAL_SATURATION_PCT:.0f}%, and {100 * share:.0f}% of the stalled cycles wait on memory "
+        f"({', '.join(MEMORY_STALL_REASONS)}), at the launch's theoretical occupancy: the memory system is in "
+        f"gradual saturation, where latency grows with load (Volkov 2016, ch. 3), so the launch is memory-bound "
+        f"rather than short of warps."
+    )
+    return top
+
+
+def _sweep_sentences(sweep: SweepFit, occ: _Occupancy, report: _Report) -> None:
+    """What the measured sweep points say, with the model's knee beside them."""
+    parts = []
+    if sweep.occupancy_at_90pct_warps_per_sm is not None:
+        parts.append(f"90% of the highest measured throughput at {sweep.occupancy_at_90pct_warps_per_sm:.1f}")
+    if sweep.occupancy_at_95pct_warps_per_sm is not None:
+        parts.append(f"95% at {sweep.occupancy_at_95pct_warps_per_sm:.1f} warps per SM")
+    if sweep.plateau_reached:
+        plateau = "the measured points reach a plateau"
+    elif sweep.last_step_gain_fraction is not None and sweep.last_step_warps_per_sm is not None:
+        low, high = sweep.last_step_warps_per_sm
+        plateau = (
+            f"the plateau is not reached: throughput still grows {100 * sweep.last_step_gain_fraction:.0f}% from "
+            f"{low:.1f} to {high:.1f} warps per SM"
+        )
+    else:
+        plateau = "whether a plateau is reached is not measured"
+    knee = (
+        f"; the model min(n / L, B) puts its knee at {sweep.needed_occupancy_warps_per_sm:.1f} (an idealization)"
+        if sweep.needed_occupancy_warps_per_sm
+        else ""
+    )
+    report.evidence.append(f"Occupancy sweep: {', '.join(parts) or 'no level measured'}; {plateau}{knee}.")
+    if not sweep.plateau_reached and sweep.last_step_warps_per_sm is not None:
+        if occ.achieved_warps is not None and occ.achieved_warps >= sweep.last_step_warps_per_sm[1] * 0.95:
+            report.advise(
+                "The sweep still rises at its highest occupancy: where the device allows no more warps, "
+                "more independent work per warp (ILP) is what adds bytes or instructions in flight."
+            )
+        else:
+            report.advise(
+                f"More occupancy helps: the measured throughput still grows up to "
+                f"{sweep.last_step_warps_per_sm[1]:.0f} warps per SM."
+            )
+
+
+def _idle_explained_by(limiter: str | None, flags: list[str]) -> str | None:
+    """Idle SMs that the limiter itself causes: blocks that arrive too slowly, or atomics draining in one L2 slice
+    after the warps that issued them have exited."""
+    if limiter == "block-launch":
+        return "the block launch rate"
+    if "atomic-contention" in flags:
+        return "the atomics draining through one L2 slice"
+    return None
+
+
+def _waves_and_blocks(
+    m: pl.DataFrame,
+    occ: _Occupancy,
+    inputs: ClassificationInputs,
+    mode: str,
+    limiter: str | None,
+    report: _Report,
+) -> tuple[float, str] | None:
+    """Explain a gap between achieved and theoretical occupancy; flag tail effects and imbalance where they cost
+    SM time. Returns the measured idle share of SM time, with its source."""
     waves_row = metric_row(m, *c.WAVES_PER_SM)
     waves = waves_row[1] if waves_row else None
+    if waves is None and inputs.grid_blocks and inputs.sm_count and occ.theoretical_warps:
+        waves = None  # without blocks per SM the waves are not known; the grid alone decides too-few-blocks below
     gap = (
         occ.achieved_warps is not None
         and occ.theoretical_warps
@@ -250,13 +537,17 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
             f"({_pct(occ.theoretical_pct or 0)}%, {occ.theoretical_source})."
         )
     causes = 0
-    if waves is not None and waves < 1:
-        blocks = metric(m, *c.GRID_BLOCKS)
-        grid = f"{blocks:.0f} blocks" if blocks is not None else "the grid"
-        report.evidence.append(
-            f"{grid} fill only {waves:.2f} of one wave of the GPU's block slots ({waves_row[0]}): too few blocks "
-            f"for the SMs, so each SM runs fewer warps than it could hold."
+    grid = metric(m, *c.GRID_BLOCKS) or inputs.grid_blocks
+    sms = metric(m, *c.SM_COUNT) or inputs.sm_count
+    few_blocks = (waves is not None and waves < 1) or (waves is None and grid and sms and grid < sms)
+    if few_blocks:
+        grid_text = f"{grid:.0f} blocks" if grid is not None else "the grid"
+        fill = (
+            f"fill only {waves:.2f} of one wave of the GPU's block slots ({waves_row[0]})"
+            if waves is not None and waves_row
+            else f"are fewer than the {int(sms)} SMs"
         )
+        report.evidence.append(f"{grid_text} {fill}: too few blocks for the SMs, so most SMs run few warps or none.")
         report.flag("too-few-blocks")
         report.advise(
             "Launch more blocks (a larger grid, smaller tiles, or split-K style work splitting) so every "
@@ -277,32 +568,45 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
                 "Size the grid to a whole number of waves, or give each block more work so the partial "
                 "last wave matters less."
             )
-    active, elapsed = metric_row(m, *c.SM_ACTIVE_CYCLES), metric_row(m, *c.ELAPSED_CYCLES)
-    if active and elapsed and elapsed[1] > 0 and active[1] / elapsed[1] < 1 - TAIL_LOSS_FRACTION:
-        idle = 1 - active[1] / elapsed[1]
-        report.evidence.append(
-            f"SMs were idle {100 * idle:.0f}% of the elapsed cycles ({active[0]} = {_num(active[1])} of "
-            f"{elapsed[0]} = {_num(elapsed[1])}): utilizations per active cycle describe only the busy part."
-        )
-        if idle >= SM_IDLE_FRACTION and (waves is None or waves >= 1):
+    idle = _sm_idle(m, inputs)
+    explained = _idle_explained_by(limiter, report.flags)
+    if idle is not None and idle[0] >= TAIL_LOSS_FRACTION:
+        if explained:
+            report.evidence.append(
+                f"SMs were idle {100 * idle[0]:.0f}% of the elapsed SM time ({idle[1]}), waiting on {explained}: "
+                f"that idle time is the limiter's, not a tail."
+            )
+        else:
+            report.evidence.append(
+                f"SMs were idle {100 * idle[0]:.0f}% of the elapsed SM time ({idle[1]}): utilizations per active "
+                f"cycle describe only the busy part."
+            )
+        causes += 1
+        if not few_blocks and not explained:
             report.flag("tail-effect")
             report.advise("Balance the work across blocks (or hand it out dynamically) so all SMs finish together.")
-        causes += 1
     if inputs.tail_fraction is not None and inputs.tail_fraction >= TAIL_LOSS_FRACTION:
         report.evidence.append(
-            f"The warp trace spends {100 * inputs.tail_fraction:.0f}% of the launch in its tail "
-            f"(at least {100 * TAIL_LOSS_FRACTION:.0f}% counts as a tail effect)."
+            f"In the warp trace the first SM runs out of work for good {100 * (1 - inputs.tail_fraction):.0f}% of "
+            f"the way into the launch; the last {100 * inputs.tail_fraction:.0f}% runs on fewer SMs."
         )
-        report.flag("tail-effect")
         causes += 1
+    costly_idle = idle is not None and idle[0] >= TAIL_LOSS_FRACTION and not few_blocks and not explained
     if inputs.block_imbalance_spread is not None and inputs.block_imbalance_spread >= IMBALANCE_SPREAD:
-        report.evidence.append(
-            f"Block durations spread by {inputs.block_imbalance_spread:.2f} (relative) in the "
-            f"trace: imbalance between blocks keeps SMs partly empty while slow blocks finish."
-        )
-        report.flag("block-imbalance")
-        report.advise("Balance work across blocks (or hand out work dynamically) so SMs refill evenly.")
-        causes += 1
+        if costly_idle:
+            report.evidence.append(
+                f"Block durations spread by {inputs.block_imbalance_spread:.2f} (relative) in the trace, and SMs sit "
+                f"idle before the launch ends: uneven blocks cost that idle time."
+            )
+            report.flag("block-imbalance")
+            report.advise("Balance work across blocks (or hand out work dynamically) so SMs refill evenly.")
+            causes += 1
+        else:
+            report.evidence.append(
+                f"Block durations spread by {inputs.block_imbalance_spread:.2f} (relative) in the trace, but the SMs "
+                f"stay busy until the end (no measured idle SM time above {100 * TAIL_LOSS_FRACTION:.0f}%): the "
+                f"spread costs no time (on a saturated GPU it comes from the warp schedulers)."
+            )
     theoretical = occ.theoretical_warps
     for lost, what, flag, advice in (
         (
@@ -324,7 +628,8 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
         if large or gap:
             report.evidence.append(f"The warp trace loses {lost:.1f} warps per SM of occupancy to {what}.")
             causes += 1
-        if large:
+        # Lost occupancy costs time only where occupancy is what the launch lacks.
+        if large and mode == "latency-bound":
             report.flag(flag)
             report.advise(advice)
     if gap and not causes:
@@ -332,6 +637,7 @@ def _waves_and_blocks(m: pl.DataFrame, occ: _Occupancy, inputs: ClassificationIn
             "No cause for the occupancy gap is visible in the data (a warp trace would show "
             "imbalance between or within blocks)."
         )
+    return idle
 
 
 def _ideal_sectors_per_request(m: pl.DataFrame) -> tuple[float, str]:
@@ -347,29 +653,37 @@ def _ideal_sectors_per_request(m: pl.DataFrame) -> tuple[float, str]:
     return IDEAL_SECTORS_PER_REQUEST_32BIT, "for coalesced 32-bit loads (32 threads x 4 B / 32 B sectors)"
 
 
-def _wastes(m: pl.DataFrame, report: _Report) -> None:
+def _wastes(m: pl.DataFrame, units: list[UnitUtilization], report: _Report) -> None:
     """Uncoalesced access, shared-memory bank conflicts, local-memory spills, branch divergence."""
+    memory_busy = max((u.pct for u in units if u.limiter in ("dram", "l2", "l1/shared")), default=None)
+    uncoalesced: str | None = None
     excess, theoretical = metric_row(m, *c.GLOBAL_EXCESSIVE_SECTORS), metric(m, *c.GLOBAL_THEORETICAL_SECTORS)
     sectors, requests = metric_row(m, *c.GLOBAL_LOAD_SECTORS), metric_row(m, *c.GLOBAL_LOAD_REQUESTS)
     if excess and theoretical:
         share = excess[1] / theoretical
         if share >= EXCESSIVE_SECTOR_FRACTION:
-            report.flag("uncoalesced-access")
-            report.evidence.append(
+            uncoalesced = (
                 f"{100 * share:.0f}% of global sectors are beyond the ideal for their accesses ({excess[0]} = "
-                f"{_num(excess[1])} of {_num(theoretical)}): uncoalesced access."
+                f"{_num(excess[1])} of {_num(theoretical)}): uncoalesced access"
             )
     elif sectors and requests and requests[1] > 0:
         per_request = sectors[1] / requests[1]
         ideal, basis = _ideal_sectors_per_request(m)
         if per_request > UNCOALESCED_FACTOR * ideal:
-            report.flag("uncoalesced-access")
-            report.evidence.append(
+            uncoalesced = (
                 f"Global loads take {per_request:.1f} sectors per request ({sectors[0]} / {requests[0]}) against "
-                f"{ideal:.3g} {basis}."
+                f"{ideal:.3g} {basis}"
             )
-    if "uncoalesced-access" in report.flags:
-        report.advise("Coalesce global accesses: consecutive threads should touch consecutive addresses.")
+    if uncoalesced is not None:
+        if memory_busy is None or memory_busy >= WASTE_MEMORY_BUSY_PCT:
+            report.flag("uncoalesced-access")
+            report.evidence.append(uncoalesced + ".")
+            report.advise("Coalesce global accesses: consecutive threads should touch consecutive addresses.")
+        else:
+            report.evidence.append(
+                f"{uncoalesced}; but no memory unit is above {_pct(memory_busy)}% of peak, so the extra sectors cost "
+                f"little time (not flagged below {WASTE_MEMORY_BUSY_PCT:.0f}%)."
+            )
 
     conflicts, wavefronts = metric_row(m, *c.SHARED_BANK_CONFLICTS), metric_row(m, *c.SHARED_WAVEFRONTS)
     if conflicts and wavefronts and wavefronts[1] > 0 and conflicts[1] / wavefronts[1] >= SHARED_CONFLICT_FRACTION:
@@ -401,6 +715,7 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
         )
 
     threads, branch = metric_row(m, *c.THREADS_PER_INSTRUCTION), metric_row(m, *c.BRANCH_EFFICIENCY_PCT)
+    branches = metric_row(m, *c.BRANCH_INSTRUCTIONS)
     if threads and threads[1] < DIVERGENCE_THREADS_FRACTION * WARP_SIZE:
         report.flag("branch-divergence")
         report.evidence.append(
@@ -408,17 +723,44 @@ def _wastes(m: pl.DataFrame, report: _Report) -> None:
             f"({threads[0]}): divergence or partial warps."
         )
     elif branch and branch[1] < 100 * DIVERGENCE_THREADS_FRACTION:
-        report.flag("branch-divergence")
-        report.evidence.append(f"Branch efficiency is {_pct(branch[1])}% ({branch[0]}).")
+        # 0% branch efficiency is what a kernel without branches reads (0 of 0): count the branches first.
+        if branches is not None and branches[1] <= 0:
+            report.evidence.append(
+                f"Branch efficiency reads {_pct(branch[1])}% ({branch[0]}) but the kernel executed no branches "
+                f"({branches[0]} = 0): no divergence."
+            )
+        elif branches is None and branch[1] <= 0:
+            report.evidence.append(
+                f"Branch efficiency reads 0% ({branch[0]}), what a kernel without branches shows; the report has "
+                f"no branch count to tell, so no divergence is flagged."
+            )
+        elif threads is not None and threads[1] >= DIVERGENCE_THREADS_FRACTION * WARP_SIZE:
+            report.evidence.append(
+                f"Branch efficiency is {_pct(branch[1])}% ({branch[0]}), yet {threads[1]:.1f} of {WARP_SIZE} threads "
+                f"are active per instruction ({threads[0]}): the divergent branches cost little."
+            )
+        else:
+            report.flag("branch-divergence")
+            report.evidence.append(f"Branch efficiency is {_pct(branch[1])}% ({branch[0]}).")
     if "branch-divergence" in report.flags:
         report.advise("Reduce divergence: make the threads of a warp take the same branches.")
 
 
+def _device_max_warps(inputs: ClassificationInputs, occ: _Occupancy) -> float | None:
+    if inputs.max_warps_per_sm:
+        return float(inputs.max_warps_per_sm)
+    for warps, pct in ((occ.theoretical_warps, occ.theoretical_pct), (occ.achieved_warps, occ.achieved_pct)):
+        if warps and pct:
+            return warps * 100.0 / pct
+    return None
+
+
 def _needed_occupancy(
-    inputs: ClassificationInputs, occ: _Occupancy, units: list[UnitUtilization], report: _Report
+    inputs: ClassificationInputs, occ: _Occupancy, units: list[UnitUtilization], mode: str, report: _Report
 ) -> float | None:
     """Little's law: warps needed per SM = warp latency x throughput bound."""
     sweep = inputs.sweep
+    device_max = _device_max_warps(inputs, occ)
     if sweep is not None and sweep.needed_occupancy_warps_per_sm is not None:
         report.evidence.append(
             f"The occupancy sweep fits min(n / L, B) with L = {_num(sweep.latency)} (per warp, in the throughput's "
@@ -431,6 +773,7 @@ def _needed_occupancy(
                 else "."
             )
         )
+        _sweep_sentences(sweep, occ, report)
         return sweep.needed_occupancy_warps_per_sm
     if inputs.mean_warp_latency_ns and inputs.throughput_warps_per_ns_per_sm:
         in_flight = inputs.mean_warp_latency_ns * inputs.throughput_warps_per_ns_per_sm
@@ -440,41 +783,64 @@ def _needed_occupancy(
             f"SM (Little's law)."
         )
     warps = occ.achieved_warps
-    specific = [u for u in units if u.limiter not in ("sm", "memory")] or units
+    specific = _specific(units) or units
     if warps is None or not specific or specific[0].pct <= 0:
         return None
     top = specific[0]
     needed = warps * 100.0 / top.pct
-    report.evidence.append(
+    sentence = (
         f"By Little's law the {warps:.1f} warps per SM now in flight keep the busiest unit, {top.label}, at "
         f"{_pct(top.pct)}% of peak ({top.metric}); at the same warp latency about {needed:.1f} warps per SM would "
         f"reach its peak (a lower bound: latency grows near saturation)."
     )
+    if device_max is not None and needed > device_max:
+        sentence += f" No occupancy can reach that: the device holds at most {device_max:.0f} warps per SM" + (
+            "; near saturation the latency grows instead, which is why the unit is the bound."
+            if mode == "throughput-bound"
+            else "; only more independent work per warp (ILP) can put that much in flight."
+        )
+    report.evidence.append(sentence)
     return needed
 
 
-def _latency_advice(m: pl.DataFrame, occ: _Occupancy, needed: float | None, report: _Report) -> None:
+def _limit_names(m: pl.DataFrame) -> str | None:
+    """What bounds blocks per SM, every tied limit named (the way Nsight names them)."""
+    limits = {name: metric(m, *names) for name, names in c.BLOCK_LIMIT_NAMES.items()}
+    limits = {name: value for name, value in limits.items() if value is not None}
+    if not limits:
+        return None
+    low = min(limits.values())
+    return " and ".join(name for name, value in limits.items() if value == low)
+
+
+def _latency_advice(
+    m: pl.DataFrame, inputs: ClassificationInputs, occ: _Occupancy, needed: float | None, report: _Report
+) -> None:
     """More warps where occupancy can still grow to the needed n*; more ILP where it cannot."""
     report.advise("A faster unit will not help: no unit is near its peak; latency is not hidden.")
     achieved, theoretical = occ.achieved_warps, occ.theoretical_warps
+    device_max = _device_max_warps(inputs, occ)
     below_theoretical = achieved is not None and theoretical and achieved < OCCUPANCY_GAP_FRACTION * theoretical
     if needed is not None and theoretical is not None and theoretical < needed:
-        limits = {name: metric(m, *names) for name, names in c.BLOCK_LIMIT_NAMES.items()}
-        limits = {name: value for name, value in limits.items() if value is not None}
-        limiting = f" (limited by {min(limits, key=limits.get)})" if limits else ""
+        limiting_names = _limit_names(m)
+        limiting = f" (limited by {limiting_names})" if limiting_names else ""
         report.evidence.append(
-            f"Even the theoretical occupancy, {theoretical:.1f} warps per SM{limiting}, is below "
-            f"the ~{needed:.0f} needed: more warps alone cannot hide the latency."
+            f"The theoretical occupancy, {theoretical:.1f} warps per SM{limiting}, is below "
+            f"the ~{needed:.0f} needed: the launch as configured cannot run enough warps to hide the latency."
         )
-        report.flag("needs-ilp")
-        report.advise(
-            "Give each warp more independent work (ILP): unroll, issue several loads before using them, "
-            "process several elements per thread."
-        )
-        if limits and occ.theoretical_pct is not None and occ.theoretical_pct < 100:
+        raisable = device_max is not None and theoretical < OCCUPANCY_GAP_FRACTION * device_max
+        if device_max is None or needed > device_max:
+            report.flag("needs-ilp")
             report.advise(
-                f"Raise the theoretical occupancy ({occ.theoretical_pct:.0f}% of the device's warps, "
-                f"limited by {min(limits, key=limits.get)}) where the kernel allows."
+                "Give each warp more independent work (ILP): unroll, issue several loads before using them, "
+                "process several elements per thread."
+            )
+        if raisable:
+            report.flag("low-occupancy")
+            report.advise(
+                f"Raise the theoretical occupancy ({occ.theoretical_pct or 0:.0f}% of the device's warps"
+                + (f", limited by {limiting_names}" if limiting_names else "")
+                + ") where the kernel allows."
             )
         if below_theoretical:
             report.flag("low-occupancy")
@@ -496,30 +862,60 @@ def _verdict(
     stalls: StallBreakdown,
     occ: _Occupancy,
     report: _Report,
-) -> tuple[str, str | None, str | None]:
-    """(mode, limiter, reason undetermined): a saturated unit first, then a sweep past its knee, then the stall
-    split; with no utilization counters, the sweep's knee alone."""
-    mode, limiter, reason = "undetermined", None, None
+) -> tuple[str, str | None, str | None, list[str]]:
+    """(mode, limiter, reason undetermined, tied limiters): a saturated unit first; then a hot L2 slice, the block
+    launch rate, gradual memory saturation and the measured sweep; then the stall split; with no utilization
+    counters, the sweep alone."""
+    mode, limiter, reason, tied = "undetermined", None, None, []
     saturated = [u for u in units if u.pct >= SATURATION_PCT]
-    sweep_knee = inputs.sweep.needed_occupancy_warps_per_sm if inputs.sweep is not None else None
+    sweep = inputs.sweep
+    launch_rate = _block_launch_rate(m, inputs) if (units or sweep is None) else None
     if saturated:
         mode = "throughput-bound"
-        limiter = _throughput_verdict(saturated, report)
+        limiter, tied = _throughput_verdict(m, units, saturated, report)
         if stalls.available:
             report.evidence.append(_stall_sentence(stalls))
-    elif units and sweep_knee and occ.achieved_warps is not None and occ.achieved_warps >= sweep_knee:
-        # The sweep shows the limit directly: throughput stopped growing with warps. The unit behind it is the
-        # busiest one, whose sustainable peak lies below the nominal peak the counters compare against.
+        return mode, limiter, reason, tied
+    if units and _hot_l2_slice(m, report):
+        return "throughput-bound", "l2", None, []
+    if launch_rate is not None and launch_rate[0] >= BLOCK_LAUNCH_RATE_FRACTION:
+        report.evidence.append(
+            f"{launch_rate[1]}; an SM launches about one block per {BLOCK_LAUNCH_NS_PER_SM:.0f} ns, so blocks "
+            f"arrive at {100 * launch_rate[0]:.0f}% of the SMs' block launch rate: the launch rate, not a unit, "
+            f"bounds this launch."
+        )
+        report.flag("block-launch-rate")
+        report.advise(
+            "Give each block more work (fewer, larger blocks, or a grid-stride loop) so blocks launch less often."
+        )
+        return "throughput-bound", "block-launch", None, []
+    if units:
+        memory = _gradual_saturation(m, inputs, units, stalls, occ, report)
+        if memory is not None:
+            report.evidence.append(_stall_sentence(stalls))
+            tied = _ties(units, memory, report)
+            report.advise(
+                f"More warps will mostly queue in the memory system ({memory.label} is the bound): move fewer bytes; "
+                f"more independent loads per warp gain only what the remaining headroom allows."
+            )
+            report.advise(_ADVICE.get(memory.limiter, "Move fewer bytes through the memory system."))
+            return "throughput-bound", memory.limiter, None, tied
+    at_95 = sweep.occupancy_at_95pct_warps_per_sm if sweep is not None else None
+    plateau = bool(sweep is not None and sweep.plateau_reached and at_95 is not None)
+    if units and plateau and occ.achieved_warps is not None and occ.achieved_warps >= at_95:
+        # The measured sweep shows the limit directly: throughput stopped growing with warps.
         mode = "throughput-bound"
-        top = next((u for u in units if u.limiter not in ("sm", "memory")), units[0])
+        top = next(iter(_specific(units)), units[0])
         limiter = top.limiter
         report.evidence.append(
-            f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), past the occupancy "
-            f"sweep's knee of {sweep_knee:.1f}: throughput no longer grows with warps, so a throughput limit is "
+            f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), at or past the "
+            f"{at_95:.1f} where the measured sweep reaches 95% of its highest throughput: a throughput limit is "
             f"reached although no counter shows {SATURATION_PCT:.0f}% of peak; the busiest unit is {top.label} at "
             f"{_pct(top.pct)}% ({top.metric})."
         )
-        report.advise(f"More occupancy will not help: the sweep is past its knee; {top.label} is the busiest unit.")
+        report.advise(
+            f"More occupancy will not help: the measured sweep is on its plateau; {top.label} is the busiest unit."
+        )
         report.advise(_ADVICE.get(top.limiter, f"Issue less work to the {top.label}."))
     elif units:
         top = units[0]
@@ -527,8 +923,8 @@ def _verdict(
             f"No unit reaches {SATURATION_PCT:.0f}% of peak: the busiest is {top.label} at "
             f"{_pct(top.pct)}% ({top.metric})."
         )
-        has_memory = any(u.limiter in ("dram", "l2", "l1/shared", "memory") for u in units)
-        has_sm = any(u.limiter not in ("dram", "l2", "l1/shared", "memory") for u in units)
+        has_memory = any(u.limiter in MEMORY_LIMITERS for u in units)
+        has_sm = any(u.limiter not in MEMORY_LIMITERS for u in units)
         if stalls.available:
             report.evidence.append(_stall_sentence(stalls))
             latency_share = stalls.share("latency") or 0.0
@@ -551,22 +947,23 @@ def _verdict(
                 f"only {measured} measured: without both memory and SM utilization a saturated unit "
                 f"cannot be ruled out."
             )
-    elif inputs.sweep is not None and inputs.sweep.needed_occupancy_warps_per_sm and occ.achieved_warps:
-        knee = inputs.sweep.needed_occupancy_warps_per_sm
-        if occ.achieved_warps < knee:
+    elif sweep is not None and at_95 is not None and occ.achieved_warps:
+        if not plateau or occ.achieved_warps < at_95:
             mode = "latency-bound"
             report.evidence.append(
-                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
-                f"below the sweep's knee of {knee:.1f}: throughput still grows with warps."
+                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}); the measured "
+                f"sweep reaches 95% of its highest throughput only at {at_95:.1f}"
+                + ("" if plateau else " and still rises at its highest occupancy")
+                + ": throughput still grows with warps."
             )
         else:
             mode = "throughput-bound"
             report.evidence.append(
-                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), "
-                f"at or past the sweep's knee of {knee:.1f}: throughput is on its plateau; "
-                f"the report names no unit, so the limiter is unknown."
+                f"The launch runs {occ.achieved_warps:.1f} warps per SM ({occ.achieved_source}), at or past the "
+                f"{at_95:.1f} where the measured sweep reaches 95% of its highest throughput: throughput is on its "
+                f"plateau; the report names no unit, so the limiter is unknown."
             )
-            report.advise("More occupancy will not help: the sweep is on its plateau.")
+            report.advise("More occupancy will not help: the measured sweep is on its plateau.")
     elif m.is_empty():
         reason = (
             "no metrics for this launch"
@@ -579,7 +976,109 @@ def _verdict(
         )
     else:
         reason = "the metrics include no utilization (% of peak) counters, so no throughput limit can be checked."
-    return mode, limiter, reason
+    return mode, limiter, reason, tied
+
+
+def _barrier_stalls(stalls: StallBreakdown, report: _Report) -> None:
+    stalled = stalls.stalled_cycles_per_issue
+    barrier = (stalls.by_reason or {}).get("barrier")
+    if barrier and stalled and barrier / stalled >= BARRIER_STALL_SHARE:
+        report.flag("barrier-stalls")
+        report.evidence.append(
+            f"Warps wait at barriers {barrier:.2f} of {stalled:.2f} stalled cycles per issued instruction "
+            f"({100 * barrier / stalled:.0f}%; {stalls.metric_names.get('barrier')}): the block waits for its "
+            f"slowest warp at each __syncthreads."
+        )
+        report.advise(
+            "Synchronize less often: do more work between barriers, or use warp-level sync where it suffices."
+        )
+
+
+def _nsight_rules(m: pl.DataFrame, flags: list[str], report: _Report) -> list[NsightRule]:
+    """Nsight Compute's own rule results (details page rows `rule:<Name>`), cross-checked with the flags."""
+    if m.is_empty() or "name" not in m.columns:
+        return []
+    rows = m.filter(pl.col("name").str.starts_with("rule:"))
+    if rows.is_empty():
+        return []
+    rules: dict[str, NsightRule] = {}
+    for name, text, value in rows.select("name", "text_value", "value").iter_rows():
+        rule = name.removeprefix("rule:")
+        text = str(text or "")
+        kind = text[1:4] if text.startswith("[") and text[4:5] == "]" else None
+        body = text[6:] if kind else text
+        if kind not in ("OPT", "WRN"):
+            continue  # INF rules describe, they do not suggest
+        speedup = float(value) if value is not None else None
+        previous = rules.get(rule)
+        if previous is not None and (previous.estimated_speedup_pct or 0) >= (speedup or 0):
+            continue
+        flag = RULE_FLAGS.get(rule)
+        agrees = None if flag is None else flag in flags
+        rules[rule] = NsightRule(rule, kind, body, speedup, flag, agrees)
+    ranked = sorted(rules.values(), key=lambda r: -(r.estimated_speedup_pct or 0))
+    for rule in ranked:
+        first = rule.text.split(". ")[0][:300]
+        speedup = (
+            f", estimated speedup {_pct(rule.estimated_speedup_pct)}%" if rule.estimated_speedup_pct is not None else ""
+        )
+        check = ""
+        if rule.agrees is True:
+            check = f" Agrees with the flag {rule.flag}."
+        elif rule.agrees is False:
+            check = (
+                f" This verdict does not flag {rule.flag}: the cost it measures for it is below the flag's threshold "
+                f"(see the evidence above)."
+            )
+        report.evidence.append(f"Nsight Compute rule {rule.name} ({rule.rule_type}{speedup}): {first}.{check}")
+    return ranked
+
+
+def _findings(
+    mode: str,
+    limiter: str | None,
+    idle: tuple[float, str] | None,
+    inputs: ClassificationInputs,
+    flags: list[str],
+) -> list[Finding]:
+    """Each cause as the SM time it costs, largest first: idle SMs (tail, imbalance, too few blocks), launch
+    overhead, and what bounds the busy part."""
+    findings: list[Finding] = []
+    explained = _idle_explained_by(limiter, flags)
+    idle_share = idle[0] if idle is not None and not explained else 0.0
+    if idle is not None and idle_share > 0:
+        cause = (
+            "too few blocks"
+            if "too-few-blocks" in flags
+            else "a few long blocks"
+            if "block-imbalance" in flags
+            else "the tail of the launch"
+        )
+        findings.append(
+            Finding(
+                "tail",
+                idle_share,
+                f"SMs sit idle {100 * idle_share:.0f}% of the launch's SM time ({cause}; {idle[1]}).",
+            )
+        )
+    if inputs.event_duration_ns and inputs.trace_span_ns and inputs.event_duration_ns > inputs.trace_span_ns:
+        overhead = 1 - inputs.trace_span_ns / inputs.event_duration_ns
+        findings.append(
+            Finding(
+                "launch-overhead",
+                overhead,
+                f"Launch overhead: {_num(inputs.event_duration_ns - inputs.trace_span_ns)} ns of the "
+                f"{_num(inputs.event_duration_ns)} ns timed launch ({100 * overhead:.0f}%) run no warp.",
+            )
+        )
+    busy = 1 - idle_share
+    what = f"{mode} by {limiter}" if limiter else mode if mode != "undetermined" else "undetermined (see the evidence)"
+    if explained:
+        text = f"The launch is {what}: SMs wait on {explained}."
+    else:
+        text = f"The busy {100 * busy:.0f}% of the SM time is {what}."
+    findings.append(Finding("limiter", busy, text))
+    return sorted(findings, key=lambda f: -f.sm_time_fraction)
 
 
 def classify(inputs: ClassificationInputs) -> Classification:
@@ -589,7 +1088,7 @@ def classify(inputs: ClassificationInputs) -> Classification:
     units = unit_utilizations(m) if not m.is_empty() else []
     stalls = stall_breakdown(m)
     occ = _occupancy(inputs)
-    mode, limiter, reason = _verdict(inputs, m, units, stalls, occ, report)
+    mode, limiter, reason, tied = _verdict(inputs, m, units, stalls, occ, report)
 
     if mode == "latency-bound":
         for reason_name, cycles in stalls.dominant(1) if stalls.available else []:
@@ -598,13 +1097,17 @@ def classify(inputs: ClassificationInputs) -> Classification:
                 f"({stalls.metric_names.get(reason_name)})."
             )
 
-    needed = _needed_occupancy(inputs, occ, units, report)
+    needed = _needed_occupancy(inputs, occ, units, mode, report)
     if mode == "latency-bound":
-        _latency_advice(m, occ, needed, report)
-    _waves_and_blocks(m, occ, inputs, report)
-    _wastes(m, report)
+        _latency_advice(m, inputs, occ, needed, report)
+    idle = _waves_and_blocks(m, occ, inputs, mode, limiter, report)
+    _wastes(m, units, report)
+    if stalls.available:
+        _barrier_stalls(stalls, report)
+    rules = _nsight_rules(m, report.flags, report)
     if mode == "undetermined":
         report.evidence.insert(0, f"Undetermined: {reason}")
+    findings = _findings(mode, limiter, idle, inputs, report.flags)
     return Classification(
         mode=mode,
         limiter=limiter,
@@ -615,4 +1118,8 @@ def classify(inputs: ClassificationInputs) -> Classification:
         reason=reason,
         utilization=units,
         stalls=stalls,
+        findings=findings,
+        headline=findings[0].text if findings else None,
+        tied_limiters=tied,
+        nsight_rules=rules,
     )

@@ -53,6 +53,31 @@ BLOCK_LIMIT_NAMES = {  # what bounds blocks per SM; the smallest wins
     "barriers": ("launch__occupancy_limit_barriers", "Block Limit Barriers"),
 }
 
+# ---- Memory hierarchy: where the bytes come from -------------------------------------------------------------
+L2_HIT_RATE_PCT = ("lts__t_sector_hit_rate.pct", "L2 Hit Rate")
+# Loads only: stores are write-allocated in L2 and always "hit", so a pure stream shows ~50% overall hit rate.
+L2_READ_HIT_RATE_PCT = ("lts__t_sector_op_read_hit_rate.pct",)
+L2_THROUGHPUT_MAX_PCT = ("lts__throughput.max.pct_of_peak_sustained_elapsed",)  # the busiest L2 slice
+L2_ATOMIC_INPUT_MAX_PCT = ("lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed",)
+DRAM_BYTES = ("dram__bytes.sum", "DRAM Bytes")
+DRAM_BYTES_PER_SECOND = ("dram__bytes.sum.per_second", "DRAM Bandwidth")
+GLOBAL_ATOMIC_INSTRUCTIONS = (
+    "smsp__inst_executed_op_global_red.sum",
+    "smsp__inst_executed_op_global_atom.sum",
+    "smsp__sass_inst_executed_op_global_red.sum",
+    "smsp__sass_inst_executed_op_global_atom.sum",
+)
+DURATION_NS = ("gpu__time_duration.sum", "Duration")
+# Blocks the launch ran: the front end's count, else the grid.
+CTAS_LAUNCHED = (
+    "sm__ctas_launched.sum",
+    "gr__ctas_launched.sum",
+    "FE_B.TriageCompute.gr__ctas_launched_realtime.sum",
+    "launch__grid_size",
+    "Grid Size",
+)
+BRANCH_INSTRUCTIONS = ("smsp__inst_executed_op_branch.sum", "smsp__sass_inst_executed_op_branch.sum")
+
 # ---- Warp state: warp cycles per issued instruction (the total the stall reasons split) --------------------
 WARP_CYCLES_PER_ISSUE = (
     "smsp__average_warps_active_per_issue_active.ratio",

@@ -17,6 +17,11 @@ from tracekit.errors import TracekitError
 OCCUPANCY = "occupancy_warps_per_sm"
 THROUGHPUT = "throughput"
 KNEE_WINDOW_FACTOR = 2.0  # points within a factor 2 of the knee count as "near the knee" for the gap
+# Measured points closer than this (relative) in occupancy are one occupancy level (run-to-run noise, or a trace
+# and its profiled twin); each level's throughput is the mean of its points.
+LEVEL_RELATIVE = 0.05
+# The plateau is reached when a lower measured occupancy already gives this share of the highest throughput.
+PLATEAU_SHARE = 0.95
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,14 @@ class SweepFit:
     knee_gap_fraction: float | None  # largest (model - measured) / model near the knee; None: no point near it
     residual_rms: float  # root mean square of measured - predicted, in the throughput's unit
     points: pl.DataFrame  # occupancy_warps_per_sm, throughput, predicted_throughput, regime
+    # What the measured points say, beside the model (Volkov's knee is an idealization: real kernels approach the
+    # bound gradually, so advice follows the measurements):
+    measured_max_throughput: float | None = None  # the highest throughput of any measured occupancy level
+    occupancy_at_90pct_warps_per_sm: float | None = None  # where measured throughput first reaches 90% of the max
+    occupancy_at_95pct_warps_per_sm: float | None = None  # ... 95% (linear between measured levels)
+    plateau_reached: bool | None = None  # a lower measured level already gives 95% of the highest throughput
+    last_step_gain_fraction: float | None = None  # throughput gain from the second-highest to the highest level
+    last_step_warps_per_sm: tuple[float, float] | None = None  # those two occupancies
 
 
 def _predict(n: float, slope: float | None, bound: float | None) -> float:
@@ -92,6 +105,54 @@ def _line_slope(xs: list[float], ys: list[float]) -> float:
     return sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
 
 
+def measured_levels(xs: list[float], ys: list[float]) -> list[tuple[float, float]]:
+    """(occupancy, mean throughput) per occupancy level: sorted points closer than LEVEL_RELATIVE are one level."""
+    groups: list[list[tuple[float, float]]] = []
+    for x, y in sorted(zip(xs, ys, strict=True)):
+        if groups and x <= groups[-1][0][0] * (1 + LEVEL_RELATIVE):
+            groups[-1].append((x, y))
+        else:
+            groups.append([(x, y)])
+    return [(sum(x for x, _ in g) / len(g), sum(y for _, y in g) / len(g)) for g in groups]
+
+
+def occupancy_reaching(levels: list[tuple[float, float]], share: float) -> float | None:
+    """The occupancy at which measured throughput first reaches `share` of the highest level (linear between
+    neighbouring levels; the first level itself when it already does)."""
+    if not levels:
+        return None
+    target = share * max(y for _, y in levels)
+    previous: tuple[float, float] | None = None
+    for x, y in levels:
+        if y >= target:
+            if previous is None or y == previous[1]:
+                return x
+            x0, y0 = previous
+            return x0 + (x - x0) * (target - y0) / (y - y0)
+        previous = (x, y)
+    return None
+
+
+def _measured_summary(xs: list[float], ys: list[float]) -> dict[str, object]:
+    levels = measured_levels(xs, ys)
+    top = max(y for _, y in levels)
+    at_95 = occupancy_reaching(levels, PLATEAU_SHARE)
+    # Reached only where a measured lower level shows it; an interpolated crossing is not a measurement.
+    reached = any(y >= PLATEAU_SHARE * top for _, y in levels[:-1])
+    gain = steps = None
+    if len(levels) >= 2 and levels[-2][1] > 0:
+        gain = levels[-1][1] / levels[-2][1] - 1
+        steps = (levels[-2][0], levels[-1][0])
+    return {
+        "measured_max_throughput": top,
+        "occupancy_at_90pct_warps_per_sm": occupancy_reaching(levels, 0.90),
+        "occupancy_at_95pct_warps_per_sm": at_95,
+        "plateau_reached": reached,
+        "last_step_gain_fraction": gain,
+        "last_step_warps_per_sm": steps,
+    }
+
+
 def fit_occupancy_sweep(points: pl.DataFrame) -> SweepFit:
     """Fit throughput ~ min(n / L, B) to (occupancy_warps_per_sm, throughput) points by least squares."""
     missing = [c for c in (OCCUPANCY, THROUGHPUT) if c not in points.columns]
@@ -135,4 +196,5 @@ def fit_occupancy_sweep(points: pl.DataFrame) -> SweepFit:
         knee_gap_fraction=gap,
         residual_rms=residual_rms,
         points=frame,
+        **_measured_summary(xs, ys),  # type: ignore[arg-type]
     )
