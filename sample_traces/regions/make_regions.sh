@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make_regions.sh OUT_DIR: record the region samples on the GPU machine (an H100, sm_90):
-#   ws_pipeline.csv.gz       tracekit warp-trace v2 of a warp-specialized producer/consumer kernel (src/ws_pipeline.cu)
+#   ws_pipeline.v2.gz       tracekit warp-trace v2 of a warp-specialized producer/consumer kernel (src/ws_pipeline.cu)
 #   overhead.txt             the region markers' cost, measured there
 #   proton_matmul.chrome_trace  a Triton matmul instrumented with Proton scopes (src/proton_matmul.py)
 #   run.txt                  versions, GPU clocks, the programs' output
@@ -21,7 +21,7 @@ nvcc "${FLAGS[@]}" -o "$OUT_DIR/.build/ws_pipeline" "$HERE/src/ws_pipeline.cu" >
 nvcc "${FLAGS[@]}" -DNO_REGIONS -o "$OUT_DIR/.build/ws_pipeline_no_regions" "$HERE/src/ws_pipeline.cu" >> "$OUT_DIR/run.txt" 2>&1
 "$OUT_DIR/.build/ws_pipeline" "$OUT_DIR/ws_pipeline.csv" "$OUT_DIR/overhead.txt" >> "$OUT_DIR/run.txt" 2>&1
 "$OUT_DIR/.build/ws_pipeline_no_regions" "$OUT_DIR/unused.csv" "$OUT_DIR/overhead.txt" >> "$OUT_DIR/run.txt" 2>&1
-gzip -9f "$OUT_DIR/ws_pipeline.csv"
+gzip -9f "$OUT_DIR/ws_pipeline.csv" && mv "$OUT_DIR/ws_pipeline.csv.gz" "$OUT_DIR/ws_pipeline.v2.gz"  # not *.csv.gz: the v1 sample globs
 (cd "$HERE/src" && python3 proton_matmul.py "$OUT_DIR") >> "$OUT_DIR/run.txt" 2>&1
 gzip -9f "$OUT_DIR/proton_matmul.chrome_trace"
 nvidia-smi --query-gpu=clocks.sm --format=csv >> "$OUT_DIR/run.txt" 2>&1

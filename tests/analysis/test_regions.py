@@ -173,7 +173,7 @@ def test_real_warp_specialized_sample_exclusive_time_and_roles():
     """The H100 sample: mainloop's exclusive time by plain Python (minus the regions inside it, same warp)."""
     import csv
 
-    path = Path(__file__).resolve().parents[2] / "sample_traces" / "regions" / "ws_pipeline.csv.gz"
+    path = Path(__file__).resolve().parents[2] / "sample_traces" / "regions" / "ws_pipeline.v2.gz"
     with gzip.open(path, "rt") as handle:
         rows = [r for r in csv.DictReader(x for x in handle if not x.startswith("#")) if r["region"]]
     by_warp = defaultdict(list)

@@ -75,7 +75,7 @@ def on_tracks(document: dict) -> list[tuple[int, int, int, str, int, int]]:
 
 
 def test_export_v2_regions(tmp_path):
-    path = REGIONS / "ws_pipeline.csv.gz"
+    path = REGIONS / "ws_pipeline.v2.gz"
     with gzip.open(path, "rt") as handle:
         rows = [r for r in csv.DictReader(x for x in handle if not x.startswith("#")) if r["region"]]
     origin = min(int(r["start_ns"]) for r in rows)
@@ -159,7 +159,7 @@ def test_export_bad_requests_exit_2(tmp_path):
     missing = tracekit("export", "launch:42", "-o", str(tmp_path / "x.json"), db=db)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no launch with id 42" in missing.stderr
     fmt = tracekit(
-        "export", str(REGIONS / "ws_pipeline.csv.gz"), "-o", str(tmp_path / "x.json"), "--format", "pb", db=db
+        "export", str(REGIONS / "ws_pipeline.v2.gz"), "-o", str(tmp_path / "x.json"), "--format", "pb", db=db
     )
     assert fmt.returncode == 2 and "--format" in fmt.stderr and "Traceback" not in fmt.stderr
     assert not (tmp_path / "x.json").exists()

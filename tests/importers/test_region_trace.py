@@ -200,7 +200,7 @@ def test_real_proton_sample_matches_plain_reading():
 def test_real_v2_sample_matches_plain_reading():
     import csv
 
-    path = SAMPLES / "ws_pipeline.csv.gz"
+    path = SAMPLES / "ws_pipeline.v2.gz"
     with gzip.open(path, "rt") as handle:
         rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     parsed = read_file(path)
