@@ -462,3 +462,134 @@ def test_h100_imbalanced_blocks_show_a_tail(sample_trace):
         s.startswith(f"SMs were idle {100 * idle:.0f}% of the elapsed SM time (sm__cycles_active.avg")
         for s in result.evidence
     )
+
+
+# ---- Issue 11: rules added for expert-grade verdicts (hand frames whose answer follows from the rule) ----------
+
+
+def test_low_l2_read_hit_rate_with_dram_near_peak_is_dram_not_l2():
+    """L2 carries misses and fills, so it reads higher than DRAM on a stream; the hit rate decides the level."""
+    stream = {**QUIET_UNITS, L2: 86.0, DRAM: 72.0, "lts__t_sector_op_read_hit_rate.pct": 3.0, "dram__bytes.sum": 134e6}
+    result = classify(ClassificationInputs(metrics=frame(stream)))
+    assert (result.mode, result.limiter) == ("throughput-bound", "dram")
+    assert any("read hit rate is only 3%" in s and "DRAM moved 134 MB (dram__bytes.sum)" in s for s in result.evidence)
+    resident = classify(ClassificationInputs(metrics=frame({**stream, "lts__t_sector_op_read_hit_rate.pct": 97.0})))
+    assert resident.limiter == "l2"
+
+
+def test_full_issue_slots_name_the_pipe_that_fills_them_and_ties_are_named():
+    result = classify(ClassificationInputs(metrics=frame({**QUIET_UNITS, ISSUE: 99.0, FMA: 94.0, SM: 99.0})))
+    assert (result.mode, result.limiter) == ("throughput-bound", "fma")
+    assert result.tied_limiters == ["issue"]  # 99 vs 94: within 5 points, named beside the limiter
+    assert any("Within 5 points of the limiter, fma pipe at 94%, also: issue slots 99%" in s for s in result.evidence)
+
+
+def test_blocks_arriving_at_the_block_launch_rate_bound_the_launch():
+    # 16384 blocks on 132 SMs in 12,450 ns: one block per SM every 100 ns, 80% of the 1-per-80-ns launch rate.
+    rate = {
+        **QUIET_UNITS,
+        "launch__grid_size": 16384,
+        "launch__sm_count": 132,
+        "gpu__time_duration.sum": 12450.0,
+        "sm__cycles_active.avg": 690,
+        "sm__cycles_elapsed.avg": 1000,
+    }
+    result = classify(ClassificationInputs(metrics=frame(rate)))
+    assert (result.mode, result.limiter) == ("throughput-bound", "block-launch")
+    assert "block-launch-rate" in result.flags and "tail-effect" not in result.flags  # idle SMs wait for blocks
+    assert any(
+        "one block per SM every 100 ns" in s and "80% of the SMs' block launch rate" in s for s in result.evidence
+    )
+    slow = classify(ClassificationInputs(metrics=frame({**rate, "gpu__time_duration.sum": 124500.0})))
+    assert slow.limiter is None and "block-launch-rate" not in slow.flags
+
+
+def test_atomics_on_one_hot_l2_slice_are_atomic_contention():
+    atomics = {
+        **QUIET_UNITS,
+        L2: 2.5,
+        "lts__throughput.max.pct_of_peak_sustained_elapsed": 76.6,
+        "smsp__inst_executed_op_global_red.sum": 33792,
+    }
+    result = classify(ClassificationInputs(metrics=frame(atomics)))
+    assert (result.mode, result.limiter) == ("throughput-bound", "l2")
+    assert "atomic-contention" in result.flags
+    even = classify(ClassificationInputs(metrics=frame({**atomics, L2: 70.0})))  # every slice busy: not one hot slice
+    assert "atomic-contention" not in even.flags
+
+
+def test_zero_branch_efficiency_without_branches_is_no_divergence():
+    no_branches = {
+        **QUIET_UNITS,
+        "smsp__sass_average_branch_targets_threads_uniform.pct": 0.0,
+        "smsp__inst_executed_op_branch.sum": 0,
+    }
+    result = classify(ClassificationInputs(metrics=frame(no_branches)))
+    assert "branch-divergence" not in result.flags
+    assert any("executed no branches" in s for s in result.evidence)
+    diverging = {**no_branches, "smsp__sass_average_branch_targets_threads_uniform.pct": 60.0}
+    assert (
+        "branch-divergence"
+        in classify(ClassificationInputs(metrics=frame({**diverging, "smsp__inst_executed_op_branch.sum": 900}))).flags
+    )
+
+
+def test_needed_occupancy_beyond_the_device_says_no_occupancy_reaches_it():
+    # 60 of 64 warps keep DRAM at 16%: 375 warps per SM would be needed, beyond any occupancy.
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            DRAM: 16.0,
+            L2: 15.0,
+            L1: 10.0,
+            "sm__warps_active.avg.per_cycle_active": 60.0,
+            "sm__maximum_warps_avg_per_active_cycle": 64.0,
+        }
+    )
+    result = classify(ClassificationInputs(metrics=metrics, max_warps_per_sm=64))
+    assert result.mode == "latency-bound" and "needs-ilp" in result.flags
+    assert any("No occupancy can reach that: the device holds at most 64 warps per SM" in s for s in result.evidence)
+
+
+def test_tied_occupancy_limits_are_all_named():
+    metrics = frame(
+        {
+            **QUIET_UNITS,
+            DRAM: 60.0,
+            "sm__warps_active.avg.per_cycle_active": 15.0,
+            "sm__maximum_warps_avg_per_active_cycle": 16.0,
+            "launch__occupancy_limit_shared_mem": 2,
+            "launch__occupancy_limit_registers": 2,
+            "launch__occupancy_limit_warps": 8,
+        }
+    )
+    result = classify(ClassificationInputs(metrics=metrics, max_warps_per_sm=64))
+    assert any("limited by registers and shared memory" in s for s in result.evidence)
+    assert "low-occupancy" in result.flags  # 16 of 64 warps: the launch could run more
+
+
+@pytest.mark.gpu_samples
+def test_nsight_rule_results_are_evidence_and_cross_checked(sample_trace):
+    """The verdict set's details page (rule rows) merged with its raw page, as the store holds both for a launch."""
+    from tracekit.importers import read_file
+
+    raw = read_file(sample_trace("verdict_cases/h100/cases.raw.csv"))
+    details = read_file(sample_trace("verdict_cases/h100/cases.details.csv"))
+
+    def merged(case: str) -> pl.DataFrame:
+        parts = []
+        for parsed in (raw, details):
+            key = parsed.launches.filter(pl.col("nvtx_path") == case)["launch_key"][0]
+            parts.append(parsed.metrics.filter(pl.col("launch_key") == key))
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    gather = classify(ClassificationInputs(metrics=merged("random_gather")))
+    rule = next(r for r in gather.nsight_rules if r.name == "UncoalescedGlobalAccess")
+    assert rule.rule_type == "OPT" and rule.flag == "uncoalesced-access" and rule.agrees is True
+    assert rule.estimated_speedup_pct is not None and rule.estimated_speedup_pct > 0
+    assert any(s.startswith("Nsight Compute rule UncoalescedGlobalAccess (OPT") for s in gather.evidence)
+    # A saturated one-wave launch: Nsight suggests occupancy, the verdict says why it does not flag it.
+    wave = classify(ClassificationInputs(metrics=merged("one_wave_saturated")))
+    occupancy = next(r for r in wave.nsight_rules if r.name == "AchievedOccupancy")
+    assert occupancy.agrees is False and "low-occupancy" not in wave.flags
+    assert any("AchievedOccupancy" in s and "more warps would only queue" in s for s in wave.evidence)

@@ -93,3 +93,31 @@ def test_points_all_on_the_plateau_give_the_bound_but_no_latency():
     assert fit.throughput_bound == pytest.approx(BOUND)
     assert fit.latency is None and fit.needed_occupancy_warps_per_sm is None
     assert fit.points.get_column("regime").to_list() == ["throughput"] * 3
+
+
+def test_measured_points_say_where_throughput_reaches_90_and_95_percent_and_whether_it_plateaus():
+    """Issue 11: the plain copy on the H100 still gains from 32 to 64 warps per SM; the measured points, not the
+    model's knee, decide what the advice says."""
+    rising = fit_occupancy_sweep(
+        pl.DataFrame({"occupancy_warps_per_sm": [8, 16, 32, 64], "throughput": [0.58, 1.0, 1.65, 2.12]})
+    )
+    assert rising.plateau_reached is False
+    assert rising.measured_max_throughput == 2.12
+    # 90% of 2.12 = 1.908 lies between 32 (1.65) and 64 (2.12): 32 + 32 x (1.908 - 1.65) / 0.47.
+    assert rising.occupancy_at_90pct_warps_per_sm == pytest.approx(32 + 32 * (0.9 * 2.12 - 1.65) / 0.47)
+    assert rising.last_step_gain_fraction == pytest.approx(2.12 / 1.65 - 1)
+    assert rising.last_step_warps_per_sm == (32, 64)
+    assert rising.needed_occupancy_warps_per_sm < 64  # the model's knee sits below a point that still rises
+    flat = fit_occupancy_sweep(
+        pl.DataFrame({"occupancy_warps_per_sm": [4, 8, 16, 32, 64], "throughput": [0.01, 0.02, 0.04, 0.05, 0.05]})
+    )
+    assert flat.plateau_reached is True
+    assert flat.occupancy_at_95pct_warps_per_sm == pytest.approx(16 + 16 * (0.0475 - 0.04) / 0.01)
+
+
+def test_points_at_nearly_one_occupancy_form_one_level():
+    # A trace and its profiled twin at 63.5 and 64 warps: one level, its throughput the mean of the two.
+    fit = fit_occupancy_sweep(
+        pl.DataFrame({"occupancy_warps_per_sm": [8.0, 16.0, 63.5, 64.0], "throughput": [1.0, 2.0, 3.0, 3.2]})
+    )
+    assert fit.last_step_warps_per_sm == (16, 63.75) and fit.measured_max_throughput == pytest.approx(3.1)

@@ -215,7 +215,7 @@ class _Occupancy:
 def _occupancy(inputs: ClassificationInputs) -> _Occupancy:
     m = inputs.metrics
     occ = _Occupancy()
-    max_warps = inputs.max_warps_per_sm
+    max_warps: float | None = inputs.max_warps_per_sm
     # Theoretical: the occupancy calculator's numbers first, the report's after.
     occ.theoretical_warps, occ.theoretical_pct = (
         inputs.theoretical_occupancy_warps_per_sm,
@@ -545,7 +545,7 @@ def _waves_and_blocks(
         fill = (
             f"fill only {waves:.2f} of one wave of the GPU's block slots ({waves_row[0]})"
             if waves is not None and waves_row
-            else f"are fewer than the {int(sms)} SMs"
+            else f"are fewer than the {int(sms or 0)} SMs"
         )
         report.evidence.append(f"{grid_text} {fill}: too few blocks for the SMs, so most SMs run few warps or none.")
         report.flag("too-few-blocks")
@@ -556,13 +556,14 @@ def _waves_and_blocks(
         causes += 1
     elif waves is not None and waves > 1 and not float(waves).is_integer():
         full = math.ceil(waves)
-        idle = (full - waves) / full
+        wave_idle = (full - waves) / full
         report.evidence.append(
-            f"The launch runs {waves:.2f} waves ({waves_row[0]}): the last wave is partial and leaves "
-            f"{100 * idle:.0f}% of the SM time of {full} waves without blocks."
+            f"The launch runs {waves:.2f} waves ({waves_row[0] if waves_row else 'launch'}): the last wave is partial "
+            f"and leaves "
+            f"{100 * wave_idle:.0f}% of the SM time of {full} waves without blocks."
         )
         causes += 1
-        if idle >= TAIL_LOSS_FRACTION:
+        if wave_idle >= TAIL_LOSS_FRACTION:
             report.flag("tail-effect")
             report.advise(
                 "Size the grid to a whole number of waves, or give each block more work so the partial "
@@ -645,8 +646,8 @@ def _ideal_sectors_per_request(m: pl.DataFrame) -> tuple[float, str]:
 
     With the report's mix of access widths (shared memory included, so only an estimate) the ideal is their
     instruction-weighted mean; without it, 32-bit accesses are assumed."""
-    counts = {bits: metric(m, f"smsp__sass_inst_executed_op_memory_{bits}b.sum") for bits in (8, 16, 32, 64, 128)}
-    counts = {bits: n for bits, n in counts.items() if n}
+    found = {bits: metric(m, f"smsp__sass_inst_executed_op_memory_{bits}b.sum") for bits in (8, 16, 32, 64, 128)}
+    counts = {bits: n for bits, n in found.items() if n}
     if counts:
         ideal = sum(n * bits / 8 for bits, n in counts.items()) / sum(counts.values())
         return ideal, "for coalesced accesses of the kernel's width mix (smsp__sass_inst_executed_op_memory_*b)"
@@ -763,9 +764,10 @@ def _needed_occupancy(
     device_max = _device_max_warps(inputs, occ)
     if sweep is not None and sweep.needed_occupancy_warps_per_sm is not None:
         report.evidence.append(
-            f"The occupancy sweep fits min(n / L, B) with L = {_num(sweep.latency)} (per warp, in the throughput's "
+            f"The occupancy sweep fits min(n / L, B) with L = {_num(sweep.latency or 0)} (per warp, in the "
+            f"throughput's "
             f"time unit) and B = "
-            f"{_num(sweep.throughput_bound)}: n* = L x B = {sweep.needed_occupancy_warps_per_sm:.1f} warps per SM "
+            f"{_num(sweep.throughput_bound or 0)}: n* = L x B = {sweep.needed_occupancy_warps_per_sm:.1f} warps per SM "
             f"are needed to reach the bound"
             + (
                 f" (measured points near the knee fall up to {100 * sweep.knee_gap_fraction:.0f}% below the model)."
@@ -805,8 +807,8 @@ def _needed_occupancy(
 
 def _limit_names(m: pl.DataFrame) -> str | None:
     """What bounds blocks per SM, every tied limit named (the way Nsight names them)."""
-    limits = {name: metric(m, *names) for name, names in c.BLOCK_LIMIT_NAMES.items()}
-    limits = {name: value for name, value in limits.items() if value is not None}
+    found = {name: metric(m, *names) for name, names in c.BLOCK_LIMIT_NAMES.items()}
+    limits = {name: value for name, value in found.items() if value is not None}
     if not limits:
         return None
     low = min(limits.values())
@@ -866,7 +868,10 @@ def _verdict(
     """(mode, limiter, reason undetermined, tied limiters): a saturated unit first; then a hot L2 slice, the block
     launch rate, gradual memory saturation and the measured sweep; then the stall split; with no utilization
     counters, the sweep alone."""
-    mode, limiter, reason, tied = "undetermined", None, None, []
+    mode: str = "undetermined"
+    limiter: str | None = None
+    reason: str | None = None
+    tied: list[str] = []
     saturated = [u for u in units if u.pct >= SATURATION_PCT]
     sweep = inputs.sweep
     launch_rate = _block_launch_rate(m, inputs) if (units or sweep is None) else None
@@ -902,7 +907,7 @@ def _verdict(
             return "throughput-bound", memory.limiter, None, tied
     at_95 = sweep.occupancy_at_95pct_warps_per_sm if sweep is not None else None
     plateau = bool(sweep is not None and sweep.plateau_reached and at_95 is not None)
-    if units and plateau and occ.achieved_warps is not None and occ.achieved_warps >= at_95:
+    if units and plateau and at_95 is not None and occ.achieved_warps is not None and occ.achieved_warps >= at_95:
         # The measured sweep shows the limit directly: throughput stopped growing with warps.
         mode = "throughput-bound"
         top = next(iter(_specific(units)), units[0])
@@ -994,7 +999,7 @@ def _barrier_stalls(stalls: StallBreakdown, report: _Report) -> None:
         )
 
 
-def _nsight_rules(m: pl.DataFrame, flags: list[str], report: _Report) -> list[NsightRule]:
+def _nsight_rules(m: pl.DataFrame, flags: list[str], mode: str, report: _Report) -> list[NsightRule]:
     """Nsight Compute's own rule results (details page rows `rule:<Name>`), cross-checked with the flags."""
     if m.is_empty() or "name" not in m.columns:
         return []
@@ -1019,18 +1024,20 @@ def _nsight_rules(m: pl.DataFrame, flags: list[str], report: _Report) -> list[Ns
     ranked = sorted(rules.values(), key=lambda r: -(r.estimated_speedup_pct or 0))
     for rule in ranked:
         first = rule.text.split(". ")[0][:300]
-        speedup = (
+        speedup_text = (
             f", estimated speedup {_pct(rule.estimated_speedup_pct)}%" if rule.estimated_speedup_pct is not None else ""
         )
         check = ""
         if rule.agrees is True:
             check = f" Agrees with the flag {rule.flag}."
+        elif rule.agrees is False and rule.flag == "low-occupancy" and mode == "throughput-bound":
+            check = " This verdict does not flag low-occupancy: a unit is at its bound, so more warps would only queue."
         elif rule.agrees is False:
             check = (
                 f" This verdict does not flag {rule.flag}: the cost it measures for it is below the flag's threshold "
                 f"(see the evidence above)."
             )
-        report.evidence.append(f"Nsight Compute rule {rule.name} ({rule.rule_type}{speedup}): {first}.{check}")
+        report.evidence.append(f"Nsight Compute rule {rule.name} ({rule.rule_type}{speedup_text}): {first}.{check}")
     return ranked
 
 
@@ -1104,7 +1111,7 @@ def classify(inputs: ClassificationInputs) -> Classification:
     _wastes(m, units, report)
     if stalls.available:
         _barrier_stalls(stalls, report)
-    rules = _nsight_rules(m, report.flags, report)
+    rules = _nsight_rules(m, report.flags, mode, report)
     if mode == "undetermined":
         report.evidence.insert(0, f"Undetermined: {reason}")
     findings = _findings(mode, limiter, idle, inputs, report.flags)

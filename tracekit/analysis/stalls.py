@@ -134,7 +134,7 @@ class StallBreakdown:
         stalled, cycles = self.stalled_cycles_per_issue, self.group_cycles(group)
         if stalled is None or cycles is None or stalled <= 0:
             return None
-        if group == "other":
+        if group == "other" and self.by_reason is not None:
             cycles -= self.by_reason.get("selected", 0.0)
         return cycles / stalled
 

@@ -46,7 +46,7 @@ class SweepFit:
 
 def _predict(n: float, slope: float | None, bound: float | None) -> float:
     if slope is None:
-        return bound
+        return bound if bound is not None else 0.0
     if bound is None:
         return slope * n
     return min(slope * n, bound)
@@ -75,6 +75,7 @@ def _fit(xs: list[float], ys: list[float]) -> tuple[float | None, float | None]:
         if best is None or sse < best[0] - 1e-15 * max(1.0, best[0]):
             best = (sse, slope, bound)
     # Refine: reassign each point to the branch the fitted model puts it on and refit until stable.
+    assert best is not None  # the split with no rising part always yields a candidate
     _, slope, bound = best
     for _ in range(20):
         if slope is None or bound is None:
