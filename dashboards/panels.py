@@ -65,7 +65,7 @@ def verdict_panel(result: LaunchAnalysis) -> html.Section:
         body.append(html.P(verdict.reason, className="hint"))
     if verdict.needed_occupancy_warps_per_sm is not None:
         body.append(
-            html.P(f"Occupancy needed to hide latency: {fmt(verdict['needed_occupancy_warps_per_sm'], 1)} warps per SM")
+            html.P(f"Occupancy needed to hide latency: {fmt(verdict.needed_occupancy_warps_per_sm, 1)} warps per SM")
         )
     if verdict.evidence:
         body.append(html.Ul([html.Li(line) for line in verdict.evidence], id="verdict-evidence"))
@@ -345,7 +345,7 @@ def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> l
     rows = [
         (
             "blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
-            " / ".join(fmt(getattr(limits, key)) for key, _ in LIMIT_LABELS),
+            " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS),
         ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("warps per block", fmt(occupancy.warps_per_block)),

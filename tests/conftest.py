@@ -29,7 +29,7 @@ def real_export():
     def get(name: str) -> Path:
         path = REAL_EXPORTS / name
         if not path.exists():
-            pytest.skip(f"{path} is absent (the shared real exports live beside the checkout)")
+            skip_or_fail(f"{path} is absent (the shared real exports live beside the checkout)")
         return path
 
     return get

@@ -91,25 +91,32 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
 
 
 def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
-    """Each target's context: the stored launches of its normalized kernel name on a compatible device."""
+    """Each target's context: the stored launches of its normalized kernel name on a compatible device (same
+    device name and compute capability, or one of them unknown)."""
     names = {name: normalize_kernel_name(name) for name in catalog["kernel_name"].unique().to_list()}
-    keyed = catalog.select("id", "kernel_name", "device_name", "compute_capability").with_columns(
-        pl.col("kernel_name").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("key_name")
-    )
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in keyed.iter_rows(named=True):
-        groups.setdefault(row["key_name"] or "", []).append(row)
+    groups: dict[tuple[str, str | None, str | None], list[int]] = {}
+    for launch_id, name, device, cc in catalog.select(
+        "id", "kernel_name", "device_name", "compute_capability"
+    ).iter_rows():
+        groups.setdefault((names.get(name) or "", device, cc), []).append(launch_id)
+    by_name: dict[str, list[tuple[str | None, str | None, list[int]]]] = {}
+    for (name, device, cc), ids in groups.items():
+        by_name.setdefault(name, []).append((device, cc, ids))
+    memo: dict[tuple[str, str | None, str | None], list[int]] = {}
     context = {}
-    for row in targets.iter_rows(named=True):
-        same = groups.get(names.get(row["kernel_name"]) or "", [])
-        context[row["id"]] = sorted(
-            other["id"]
-            for other in same
-            if all(
-                other[field] is None or row[field] is None or other[field] == row[field]
-                for field in ("device_name", "compute_capability")
+    for launch_id, name, device, cc in targets.select(
+        "id", "kernel_name", "device_name", "compute_capability"
+    ).iter_rows():
+        key = (names.get(name) or normalize_kernel_name(name), device, cc)
+        if key not in memo:
+            memo[key] = sorted(
+                i
+                for other_device, other_cc, ids in by_name.get(key[0], [])
+                if (other_device is None or device is None or other_device == device)
+                and (other_cc is None or cc is None or other_cc == cc)
+                for i in ids
             )
-        )
+        context[launch_id] = memo[key]
     return context
 
 

@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from tracekit.analysis.result import fit_kernel_sweep
+from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family
+from tracekit.analysis.types import Sweep, SweepPoint
 from tracekit.analysis.what_if import predict_throughput, what_if
 from tracekit.errors import TracekitError
 
 LATENCY_NS, BOUND = 400.0, 0.05  # the knee L x B is 20 warps per SM
-SWEEP = {
-    "latency_ns": LATENCY_NS,
-    "throughput_bound_warps_per_ns_per_sm": BOUND,
-    "points": [{"occupancy_warps_per_sm": n} for n in (8.0, 16.0, 32.0, 64.0)],
-}
 
 
-def h100_result(sweep: dict | None, theoretical_warps_per_sm: int | None = 8) -> dict:
-    """The parts of an analysis object `what_if` reads: an H100 launch held to 8 warps per SM."""
-    return {
-        "kernel": {"grid": [2048, 1, 1], "device": {"cc": "9.0", "sm_count": 132}},
-        "occupancy": {"theoretical_warps_per_sm": theoretical_warps_per_sm},
-        "sweep": sweep,
-    }
+def make_sweep(latency: float | None, bound: float | None, occupancies: tuple[float, ...]) -> Sweep:
+    points = tuple(SweepPoint(None, n, 0.0, None, None) for n in occupancies)
+    return Sweep(latency, bound, None, None, 0.0, points, (), "")
+
+
+SWEEP = make_sweep(LATENCY_NS, BOUND, (8.0, 16.0, 32.0, 64.0))
+
+
+def h100_result(sweep: Sweep | None, theoretical_warps_per_sm: int | None = 8, cc: str | None = "9.0"):
+    """The parts of a `LaunchAnalysis` that `what_if` reads: an H100 launch held to 8 warps per SM."""
+    return SimpleNamespace(
+        kernel=SimpleNamespace(grid=(2048, 1, 1), device=SimpleNamespace(cc=cc, sm_count=132)),
+        occupancy=SimpleNamespace(theoretical_warps_per_sm=theoretical_warps_per_sm),
+        sweep=sweep,
+    )
 
 
 def test_prediction_is_n_over_l_below_the_knee_and_b_above():
@@ -40,16 +46,12 @@ def test_prediction_is_n_over_l_below_the_knee_and_b_above():
 
 
 def test_prediction_with_one_branch_only():
-    rising_only = {
-        "latency_ns": 500.0,
-        "throughput_bound_warps_per_ns_per_sm": None,
-        "points": [{"occupancy_warps_per_sm": n} for n in (4.0, 8.0, 12.0)],
-    }
+    rising_only = make_sweep(500.0, None, (4.0, 8.0, 12.0))
     assert predict_throughput(rising_only, 64).throughput_warps_per_ns_per_sm == pytest.approx(64 / 500)
     assert predict_throughput(rising_only, 64).within_measured_range is False
-    plateau_only = {"latency_ns": None, "throughput_bound_warps_per_ns_per_sm": 0.03, "points": []}
+    plateau_only = make_sweep(None, 0.03, ())
     assert predict_throughput(plateau_only, 2).throughput_warps_per_ns_per_sm == 0.03
-    assert predict_throughput({"latency_ns": None, "throughput_bound_warps_per_ns_per_sm": None}, 8) is None
+    assert predict_throughput(make_sweep(None, None, ()), 8) is None
 
 
 def test_what_if_without_the_shared_memory_limit_on_an_h100():
@@ -89,43 +91,36 @@ def test_what_if_registers_limit():
 
 def test_what_if_refuses_an_unknown_device_and_an_impossible_configuration():
     with pytest.raises(TracekitError, match="compute capability is unknown"):
-        what_if({"kernel": {"device": {"cc": None}}, "occupancy": {}, "sweep": None}, 256, 32, 0)
+        what_if(h100_result(None, cc=None), 256, 32, 0)
     with pytest.raises(TracekitError, match="block size 2048"):
         what_if(h100_result(None), 2048, 32, 0)
     with pytest.raises(TracekitError, match="shared memory per block"):
         what_if(h100_result(None), 256, 32, 300_000)
 
 
-def traced(launch_id: int, occupancy: float, throughput: float) -> dict:
-    """An analysis object with a trace's occupancy and throughput (what `sweep_point` reads first)."""
-    return {
-        "launch_id": launch_id,
-        "warps": {"mean_occupancy_warps_per_sm": occupancy, "throughput_warps_per_ns_per_sm": throughput},
-    }
-
-
 def test_kernel_sweep_fits_exact_points_and_names_the_launches():
-    results = [traced(10 + i, n, min(n / LATENCY_NS, BOUND)) for i, n in enumerate((8.0, 16.0, 32.0, 64.0))]
-    sweep = fit_kernel_sweep(results)
-    assert sweep.fit.latency == pytest.approx(LATENCY_NS)
-    assert sweep.fit.throughput_bound == pytest.approx(BOUND)
-    assert sweep.launch_ids == [10, 11, 12, 13]
-    assert "launch ids 10, 11, 12, 13" in sweep.note and "4 occupancies" in sweep.note
-
-
-def test_kernel_sweep_needs_three_distinct_occupancies():
-    results = [
-        traced(1, 8.0, 0.02),
-        traced(2, 8.04, 0.021),
-        traced(3, 16.0, 0.04),
-        {
-            "launch_id": 4,
-            "warps": None,
-            "occupancy": {},
-            "kernel": {"grid": [1, 1, 1], "block": [32, 1, 1], "device": {"sm_count": 1}},
-        },
+    points = [
+        MeasuredPoint(10 + i, n, min(n / LATENCY_NS, BOUND), "trace") for i, n in enumerate((8.0, 16.0, 32.0, 64.0))
     ]
-    sweep = fit_kernel_sweep(results)
-    assert sweep.fit is None and sweep.launch_ids == [1, 2, 3]
-    assert "4 launches of this kernel" in sweep.note and "3 with a measured occupancy" in sweep.note
-    assert "at 2 distinct occupancies" in sweep.note  # 8.0 and 8.04 round to the same 0.1
+    fit, section, note = fit_family(points, [], 4)
+    assert fit.latency == pytest.approx(LATENCY_NS)
+    assert fit.throughput_bound == pytest.approx(BOUND)
+    assert section.launch_ids == (10, 11, 12, 13)
+    assert [p.launch_id for p in section.points] == [10, 11, 12, 13]
+    assert "ids 10, 11, 12, 13" in note and "4 occupancies" in note
+
+
+def test_kernel_sweep_needs_three_distinct_occupancies_spanning_twice():
+    """Points within 5% of one another are one occupancy: fitting them would fit run-to-run noise."""
+    near = [
+        MeasuredPoint(1, 8.0, 0.02, "trace"),
+        MeasuredPoint(2, 8.04, 0.021, "trace"),
+        MeasuredPoint(3, 16.0, 0.04, "trace"),
+    ]
+    fit, section, note = fit_family(near, [], 4)
+    assert fit is None and section is None
+    assert "4 launches of this kernel" in note and "3 with a measured occupancy" in note
+    assert "at 2 distinct occupancies" in note
+    narrow = [MeasuredPoint(i, n, 0.01 * n, "trace") for i, n in enumerate((40.0, 48.0, 56.0, 64.0))]
+    fit, section, note = fit_family(narrow, [], 4)
+    assert fit is None and "spanning 1.6x" in note  # 4 occupancies, but 40 to 64 is less than a factor of 2

@@ -81,7 +81,7 @@ def test_analyze_json_has_the_documented_fields(real_export, db: Path) -> None:
     result = tracekit("analyze", str(real_export(NCU_REP)), "--json", db=db)
     assert result.returncode == 0, result.stderr
     [analysis] = json.loads(result.stdout)
-    assert analysis["schema"] == "tracekit.analysis/1"
+    assert analysis["schema"] == "tracekit.analysis/2"
     assert analysis["kernel"]["name"] == "volta_sgemm_32x128_nn"
     assert analysis["kernel"]["registers_per_thread"] == 57
     assert analysis["kernel"]["device"]["cc"] == "7.5"

@@ -13,7 +13,7 @@ import pytest
 from dash.development.base_component import Component
 
 from tracekit.analysis import timeline
-from tracekit.analysis.result import LaunchInput, analyze_launch
+from tracekit.api import analyze_stored
 from tracekit.dashboards import pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
@@ -139,15 +139,14 @@ def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
 def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    launch = sqlite_store.launches(launch_ids=[launch_id]).row(0, named=True)
-    result = analyze_launch(LaunchInput(launch, sqlite_store.metrics([launch_id]), sqlite_store.warps(launch_id)))
-    verdict = result["classification"]
-    assert by_id(page, "verdict-mode").children.startswith(verdict["mode"])
-    assert [item.children for item in by_id(page, "verdict-evidence").children] == verdict["evidence"]
+    result = analyze_stored(sqlite_store, [launch_id])[0]
+    verdict = result.classification
+    assert by_id(page, "verdict-mode").children.startswith(verdict.mode)
+    assert [item.children for item in by_id(page, "verdict-evidence").children] == verdict.evidence
     latency = by_id(page, "latency-figure").figure
     assert sum(latency.data[0].y) == len(warps)  # every warp in one latency bin
     law_strings = [s for s in walk(by_id(page, "littles-law-table")) if isinstance(s, str)]
-    assert f"{result['littles_law']['mean_occupancy']:,.2f}" in law_strings
+    assert f"{result.littles_law.mean_occupancy:,.2f}" in law_strings
     curve = by_id(page, "occupancy-time-figure").figure
     # 8 SMs, each holding 2 blocks of 4 warps at the busiest: the curve peaks at 8 warps per SM.
     assert max(curve.data[0].y) == pytest.approx(8, abs=0.5)

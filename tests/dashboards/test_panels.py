@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from dash.development.base_component import Component
 
-from tracekit.analysis import result as result_module
-from tracekit.dashboards import analysis_cache, pages_compare, pages_launch
+from tracekit import api
+from tracekit.dashboards import pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
 from tracekit.ingest import ingest
@@ -134,8 +134,8 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
 
 def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
     analysis = AnalysisCache(sqlite_store).get(vector_add[0])
-    sweep = analysis.result["sweep"]
-    latency, bound = sweep["latency_ns"], sweep["throughput_bound_warps_per_ns_per_sm"]
+    sweep = analysis.result.sweep
+    latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
     body = text_of(pages_launch.what_if_view(analysis, 256, 22, 0))
     # The model at 64 warps against the launch's own 8: min(64 / L, B) / min(8 / L, B).
     ratio = min(64 / latency, bound) / min(8 / latency, bound)
@@ -146,7 +146,7 @@ def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[1])
     assert by_id(page, "sweep-note").children.startswith(
-        f"Sweep fitted over 4 launches of this kernel on this device (launch ids {vector_add[1]}, "
+        f"Sweep fitted over 4 launches (ids {vector_add[0]}, {vector_add[1]}, "
     )
     measured, model, this_launch = by_id(page, "sweep-figure").figure.data
     facts = [trace_facts(sqlite_store, launch_id) for launch_id in vector_add]
@@ -160,7 +160,9 @@ def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
 def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_store, sample_trace, xss_free_trace):
     [launch_id] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    assert by_id(page, "sweep-note").children.startswith("No occupancy sweep: 1 launch of this kernel on this device")
+    assert by_id(page, "sweep-note").children.startswith(
+        "No occupancy sweep: 1 launch of this kernel at this problem size on this device"
+    )
     assert "No throughput prediction. No occupancy sweep" in by_id(page, "whatif-prediction").children
     # A synthetic trace records neither registers nor shared memory nor the compute capability.
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
@@ -213,9 +215,13 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     )
     assert dict(zip(bars.y, bars.x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
     assert bars.y[-1] == "long_scoreboard"  # the largest, drawn on top
-    no_stalls = pages_launch.layout(
-        sqlite_store, AnalysisCache(sqlite_store), import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])[0]
-    )
+    # A trace of the profiled configuration borrows those counters: its page shows the same stalls.
+    [traced] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
+    borrowed = by_id(pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), traced), "stall-figure").figure.data
+    assert dict(zip(borrowed[0].y, borrowed[0].x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
+    # abs_values was not profiled: nothing to borrow, and the panel says what is missing.
+    [lone] = import_traces(sqlite_store, sample_trace, ["abs_positive"])
+    no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), lone)
     assert "Needs Nsight Compute's warp stall metrics" in text_of(by_id(no_stalls, "stall-panel"))
 
 
@@ -251,26 +257,26 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
 
 
 def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_store, sample_trace, monkeypatch):
-    calls: list[int] = []
-    real = result_module.analyze_launch
+    """The engine's results are cached in the store: page builds and callbacks recompute nothing until the
+    launch's context changes (here: two more occupancies of its kernel make a sweep)."""
+    calls: list[list[int]] = []
+    real = api.analyze
 
-    def counting(data, sweep=None):
-        calls.append(data.launch["id"])
-        return real(data, sweep=sweep)
+    def counting(inputs, targets=None, overrides=None):
+        calls.append(sorted(targets or []))
+        return real(inputs, targets=targets, overrides=overrides)
 
-    monkeypatch.setattr(analysis_cache, "analyze_launch", counting)
+    monkeypatch.setattr(api, "analyze", counting)
     ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
     cache = AnalysisCache(sqlite_store)
     pages_launch.layout(sqlite_store, cache, ids[0])
     pages_launch.what_if_view(cache.get(ids[0]), 128, 22, 0)
     pages_compare.layout(sqlite_store, cache, str(ids[0]), str(ids[1]))
-    assert sorted(calls) == sorted(ids)  # two launches of a kernel: no sweep, one analysis each
-    assert cache.get(ids[0]).result["sweep"] is None
+    assert calls == [[ids[0]], [ids[1]]]  # each launch analysed once
+    assert cache.get(ids[0]).result.sweep is None
 
-    # Two more occupancies make a sweep: the cached analysis is redone with it, once.
     ids += import_traces(sqlite_store, sample_trace, VECTOR_ADD[2:])
     calls.clear()
-    assert cache.get(ids[0]).result["sweep"] is not None
-    assert cache.get(ids[0]).result["sweep"] is not None
-    # The plain analyses of ids[0] and ids[1] are reused; ids[2:] are new; ids[0] is analysed once with the fit.
-    assert sorted(calls) == sorted([ids[0], ids[2], ids[3]])
+    assert cache.get(ids[0]).result.sweep is not None
+    assert cache.get(ids[0]).result.sweep is not None
+    assert calls == [[ids[0]]]  # its context changed: recomputed once, then read from the store

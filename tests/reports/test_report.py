@@ -52,16 +52,22 @@ class ResourceTags(HTMLParser):
             self.figure_divs += 1
 
 
-def sweep_warps() -> list[tuple[int, int, int, int, int, int]]:
-    """One SM, one launch per occupancy n in (1, 2, 8, 16): three back-to-back blocks of n warps each. Warp
-    latency is 1,000 ns up to 4 warps and 250 n ns above (a unit saturates at 4 warps per 1,000 ns), so the
-    throughput is min(n / 1000, 0.004) warps per ns: L = 1,000 ns, B = 0.004, needed occupancy L x B = 4."""
-    warps = []
-    for launch, n in enumerate((1, 2, 8, 16)):
+SWEEP_WARPS_TOTAL = 48  # the problem size every launch of the sweep shares
+
+
+def sweep_traces(trace_file) -> list[Path]:
+    """One SM, one trace per occupancy n in (1, 2, 8, 16): 48 warps in blocks of n warps, run one block after
+    another. Warp latency is 1,000 ns up to 4 warps and 250 n ns above (a unit saturates at 4 warps per 1,000 ns),
+    so the throughput is min(n / 1000, 0.004) warps per ns: L = 1,000 ns, B = 0.004, needed occupancy L x B = 4."""
+    paths = []
+    for n in (1, 2, 8, 16):
         latency = 1000 if n <= 4 else 250 * n
-        for block in range(3):
-            warps += [(launch, 0, block, w, block * latency, (block + 1) * latency) for w in range(n)]
-    return warps
+        blocks = SWEEP_WARPS_TOTAL // n
+        warps = [(0, 0, block, w, block * latency, (block + 1) * latency) for block in range(blocks) for w in range(n)]
+        paths.append(
+            trace_file(f"sweep_{n}.csv", "sweep_kernel", warps, sm_count=1, grid=f"{blocks},1,1", block=f"{32 * n},1,1")
+        )
+    return paths
 
 
 @pytest.fixture
@@ -172,9 +178,9 @@ def test_json_report_is_what_analyze_prints(cli, db_path, tmp_path, tiny_and_ncu
 
 
 def test_sweep_figure_and_fit(cli, db_path, tmp_path, trace_file):
-    path = trace_file("sweep.csv", "sweep_kernel", sweep_warps(), sm_count=1, grid="3,1,1", block="32,1,1")
+    paths = sweep_traces(trace_file)
     out = tmp_path / "sweep.html"
-    result = cli("report", "--db", db_path, str(path), "-o", str(out), "--format", "html")
+    result = cli("report", "--db", db_path, *map(str, paths), "-o", str(out), "--format", "html")
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     # The fit the trace was built on (see sweep_warps).
@@ -216,9 +222,9 @@ def test_missing_file_is_one_line(cli, db_path, tmp_path):
 @pytest.mark.browser
 def test_html_report_draws_in_chromium(browser, cli, db_path, tmp_path, trace_file, tiny_warps):
     tiny = trace_file("tiny.csv", HOSTILE_NAME, tiny_warps())
-    sweep = trace_file("sweep.csv", "sweep_kernel", sweep_warps(), sm_count=1, grid="3,1,1", block="32,1,1")
+    sweep = sweep_traces(trace_file)
     out = tmp_path / "report.html"
-    result = cli("report", "--db", db_path, str(tiny), str(sweep), "-o", str(out))
+    result = cli("report", "--db", db_path, str(tiny), *map(str, sweep), "-o", str(out))
     assert result.returncode == 0, result.stderr
     parser = ResourceTags()
     parser.feed(out.read_text())

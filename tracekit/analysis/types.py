@@ -8,6 +8,7 @@ adds fields and never renames one of version 1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -299,11 +300,13 @@ def _convert(value: Any, hint: Any) -> Any:
     return value
 
 
+@functools.cache
+def _field_hints(cls: type) -> tuple[tuple[str, Any], ...]:
+    hints = get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+
+
 def from_json_dict(cls: type[T], data: dict[str, Any]) -> T:
     """A dataclass back from `to_json_dict`'s output (the store's cache keeps results as JSON)."""
-    hints = get_type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name in data:
-            kwargs[f.name] = _convert(data[f.name], hints[f.name])
+    kwargs = {name: _convert(data[name], hint) for name, hint in _field_hints(cls) if name in data}
     return cls(**kwargs)

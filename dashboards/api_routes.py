@@ -1,0 +1,30 @@
+"""JSON routes: what the dashboard shows, for scripts. `GET /api/launches/<id>/analysis` is the launch's result as
+`tracekit analyze --json` prints it (schema "tracekit.analysis/2"), from the same engine and the same cache.
+The server's protection (Host, token, read-only) covers these routes like every other."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Flask, Response
+
+from tracekit.analysis.types import to_json_dict
+from tracekit.errors import TracekitError
+
+from .analysis_cache import AnalysisCache
+
+
+def register_api(server: Flask, cache: AnalysisCache) -> None:
+    @server.get("/api/launches/<int:launch_id>/analysis")
+    def launch_analysis(launch_id: int) -> Response:
+        if cache.store.launches(launch_ids=[launch_id]).height == 0:
+            return _json({"error": f"no launch {launch_id} in the store"}, 404)
+        try:
+            result = cache.result(launch_id)
+        except TracekitError as exc:
+            return _json({"error": str(exc)}, 422)
+        return _json(to_json_dict(result), 200)
+
+
+def _json(payload: object, status: int) -> Response:
+    return Response(json.dumps(payload, allow_nan=False), status=status, mimetype="application/json")

@@ -1,0 +1,168 @@
+"""One launch, one verdict: every path that shows an analysis shows the same one.
+
+Every launch of sample_traces/ and ../shared/real_exports/ goes through the engine (computed fresh), `tracekit
+analyze --json`, `tracekit report --format json`, `tracekit compare --json`, the dashboard's JSON API, and, for a
+few launches, the launch page as a real headless Chromium draws it. Each must give the same mode, limiter, flags
+and key numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import polars as pl
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from sqlalchemy import text
+
+from tests.helpers import skip_or_fail
+from tracekit.api import analyze_stored
+from tracekit.errors import TracekitError
+from tracekit.ingest import ingest
+from tracekit.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_traces" / "h100"
+REAL_EXPORTS = ROOT.parent / "shared" / "real_exports"
+SAMPLE_FILES = [*sorted(SAMPLES.glob("*.csv.gz")), SAMPLES / "samples.ncu-rep", SAMPLES / "samples.sqlite"]
+# What must agree across paths: the verdict, and the numbers it rests on.
+KEY_FIELDS = [
+    "classification.mode",
+    "classification.limiter",
+    "classification.flags",
+    "classification.needed_occupancy_warps_per_sm",
+    "duration_ns",
+    "occupancy.theoretical_pct",
+    "occupancy.achieved_pct",
+    "warps.mean_latency_ns",
+    "warps.mean_occupancy_warps_per_sm",
+    "tail.tail_fraction",
+    "sweep.needed_occupancy_warps_per_sm",
+    "counters_from.launch_id",
+    "pairing.status",
+]
+
+
+def lookup(result: dict, path: str):
+    value = result
+    for part in path.split("."):
+        if value is None:
+            return None
+        value = value.get(part)
+    return value
+
+
+def key_numbers(result: dict) -> dict:
+    return {path: lookup(result, path) for path in KEY_FIELDS}
+
+
+def tracekit(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory) -> str:
+    if not REAL_EXPORTS.is_dir():
+        skip_or_fail(f"{REAL_EXPORTS} is absent (the shared real exports live beside the checkout)")
+    url = f"sqlite:///{tmp_path_factory.mktemp('one-verdict') / 'store.sqlite'}"
+    store = Store.open(url)
+    for path in [*SAMPLE_FILES, *sorted(REAL_EXPORTS.iterdir())]:
+        try:
+            ingest(store, path)
+        except TracekitError:
+            continue  # the files a reader must refuse (their own tests check the refusal)
+    return url
+
+
+@pytest.fixture(scope="module")
+def engine_results(store_url) -> dict[int, dict]:
+    """Computed fresh by the engine, bypassing the store's cache."""
+    store = Store.open(store_url)
+    return {r["launch_id"]: r for r in analyze_stored(store, store.launches(), use_cache=False).to_dicts()}
+
+
+def test_the_store_holds_every_sample_and_real_export(store_url, engine_results) -> None:
+    store = Store.open(store_url)
+    formats = set(store.imports()["format"].to_list())
+    assert {"warp-trace", "ncu-rep", "nsys-sqlite", "ncu-csv"} <= formats
+    assert len(engine_results) == store.launches().height > 4000
+
+
+def test_cli_analyze_and_report_print_the_engines_verdicts(store_url, engine_results) -> None:
+    import_ids = [str(i) for i in Store.open(store_url).imports()["id"].to_list()]
+    analyzed = tracekit("analyze", *import_ids, "--json", "--db", store_url)
+    assert analyzed.returncode == 0, analyzed.stderr
+    reported = tracekit("report", *import_ids, "--format", "json", "--db", store_url)
+    assert reported.returncode == 0, reported.stderr
+    for output in (analyzed.stdout, reported.stdout):
+        results = json.loads(output)
+        assert len(results) == len(engine_results)
+        for result in results:
+            assert key_numbers(result) == key_numbers(engine_results[result["launch_id"]]), result["launch_id"]
+
+
+def test_compare_shows_each_sides_engine_verdict(store_url, engine_results) -> None:
+    store = Store.open(store_url)
+    profiled = store.imports().filter(pl.col("format").is_in(["ncu-rep", "ncu-csv"]))["id"].to_list()
+    for import_id in profiled[:6]:
+        compared = tracekit("compare", str(import_id), str(import_id), "--format", "json", "--db", store_url)
+        assert compared.returncode == 0, compared.stderr
+        for pair in json.loads(compared.stdout)["pairs"]:
+            first = engine_results[pair["launch_ids_a"][0]]
+            texts = {field["field"]: field for field in pair["comparison"]["text_fields"]}
+            assert texts["verdict"]["a"] == texts["verdict"]["b"] == first["classification"]["mode"]
+            assert texts["limiter"]["a"] == first["classification"]["limiter"]
+            fields = {field["field"]: field for field in pair["comparison"]["fields"]}
+            durations = [engine_results[i]["duration_ns"] for i in pair["launch_ids_a"]]
+            if all(d is not None for d in durations):
+                assert fields["duration_ns"]["a"] == pytest.approx(sum(durations) / len(durations))
+
+
+def sampled_launches(store_url: str) -> list[int]:
+    """Every launch of the samples, and the first three of each real export."""
+    launches = Store.open(store_url).launches()
+    samples = launches.filter(pl.col("source_path").str.contains("sample_traces"))["id"].to_list()
+    others = launches.filter(~pl.col("source_path").str.contains("sample_traces"))
+    return samples + others.group_by("import_id", maintain_order=True).head(3)["id"].to_list()
+
+
+def test_dashboard_api_serves_the_engines_result(store_url, engine_results, start_server) -> None:
+    store = Store.open(store_url)
+    with store.engine.begin() as connection:  # the server must compute, not read what the CLI cached
+        connection.execute(text("delete from analysis_results"))
+    server = start_server(store_url)
+    for launch_id in sampled_launches(store_url):
+        with urllib.request.urlopen(f"{server.url}/api/launches/{launch_id}/analysis", timeout=60) as response:
+            served = json.loads(response.read())
+        assert served == json.loads(json.dumps(engine_results[launch_id])), launch_id
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{server.url}/api/launches/999999/analysis", timeout=60)
+    assert missing.value.code == 404
+
+
+def test_launch_page_in_chromium_shows_the_engines_verdict(store_url, engine_results, start_server, browser) -> None:
+    server = start_server(store_url)
+    launches = Store.open(store_url).launches()
+    chosen = [
+        int(launches.filter(pl.col("kernel_name") == "vector_add")["id"][-1]),  # a trace paired with counters
+        int(launches.filter(pl.col("kernel_name").str.starts_with("permute("))["id"][-1]),  # counters only
+        int(launches.filter(pl.col("format") == "nsys-sqlite")["id"][0]),  # a timing
+    ]
+    for launch_id in chosen:
+        browser.get(f"{server.url}/launch/{launch_id}")
+        shown = WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "verdict-mode"))[0].text
+        verdict = engine_results[launch_id]["classification"]
+        expected = verdict["mode"] + (f", limited by {verdict['limiter']}" if verdict["limiter"] else "")
+        assert shown == expected, launch_id
+        api = browser.execute_script(
+            "const r = new XMLHttpRequest(); r.open('GET', arguments[0], false); r.send(); return r.responseText;",
+            f"/api/launches/{launch_id}/analysis",
+        )
+        assert key_numbers(json.loads(api)) == key_numbers(engine_results[launch_id])
