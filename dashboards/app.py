@@ -18,6 +18,7 @@ from tracekit.store import Store
 
 from . import pages_compare, pages_launch, pages_library, pages_upload
 from .analysis_cache import AnalysisCache
+from .api_routes import register_api
 from .common import not_found
 from .security import Settings, protect
 
@@ -82,4 +83,5 @@ def create_app(
         pages_upload.register_callbacks(app, store, max_upload_bytes)
     pages_library.register_callbacks(app, store, read_only)
     pages_launch.register_callbacks(app, cache)
+    register_api(app.server, cache)
     return app
