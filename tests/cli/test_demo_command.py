@@ -27,8 +27,8 @@ def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:
     result = tracekit("demo", "--no-serve", "--db", str(db), "--report", str(report))
     assert result.returncode == 0, result.stderr
     imports = json.loads(tracekit("ls", "--json", "--db", str(db)).stdout)
-    # Every trace, the report's raw CSV export and the Nsight Systems export.
-    assert len(imports) == len(traces) + 2
+    # Every trace, the reports' raw CSV exports and the Nsight Systems export.
+    assert len(imports) == len(traces) + len(list(samples.rglob("*.raw.csv"))) + 1
     assert {row["format"] for row in imports} == {"warp-trace", "ncu-csv", "nsys-sqlite"}
     html = report.read_text()
     assert f"report of {sum(row['launch_count'] for row in imports)} launches" in result.stdout
