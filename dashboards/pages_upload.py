@@ -1,7 +1,7 @@
-"""Upload page: drop several profiler files at once; each is imported on its own, with one status line per file.
+"""Upload page: drop several profiler files at once; the drop is imported whole or not at all, one status per file.
 
-A file goes through the same path as `tracekit import`: written to a temporary file, then `ingest`. The store
-writes each import in one transaction, so a file that fails leaves nothing behind.
+The files of a drop go through the same path as `tracekit import` of several files: written to temporary
+files (removed afterwards), then imported in one transaction, so one bad file leaves nothing of the drop behind.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from dash import Dash, Input, Output, State, dcc, html, no_update
 
-from tracekit.errors import TracekitError
-from tracekit.ingest import ingest
+from tracekit.ingest import BatchError, FileOutcome, ingest_batch
+from tracekit.scratch import prefix, remove_stale, scratch_dir
 from tracekit.store import Store
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,8 @@ def _safe_file_name(file_name: str) -> str:
     return name if name not in ("", ".", "..") else "upload"
 
 
-def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes: int) -> UploadStatus:
-    """Import one file given as a `dcc.Upload` data URL; user mistakes come back as a status, never raised."""
+def _decode(file_name: str, contents: str, max_upload_bytes: int) -> bytes | UploadStatus:
+    """The file's bytes from a `dcc.Upload` data URL, or the error status."""
     _, _, data = contents.partition(",")
     size_bytes = _decoded_size(data)
     if size_bytes > max_upload_bytes:
@@ -60,25 +60,15 @@ def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes:
             f"of {_megabytes(max_upload_bytes)}; import it with `tracekit import` instead",
         )
     try:
-        raw = base64.b64decode(data, validate=True)
+        return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return UploadStatus(file_name, "error", f"{file_name}: the browser sent data that is not base64")
-    with tempfile.TemporaryDirectory(prefix="tracekit-upload-") as temp_dir:
-        path = Path(temp_dir) / _safe_file_name(file_name)
-        path.write_bytes(raw)
-        try:
-            result, warnings = ingest(store, path, name=file_name, max_inflated_bytes=max_upload_bytes)
-        except TracekitError as exc:
-            return UploadStatus(file_name, "error", str(exc).replace(str(path), file_name))
-        except Exception as exc:  # noqa: BLE001 - a bug must not take the page down; it is logged in full
-            log.exception("importing upload %r failed", file_name)
-            return UploadStatus(
-                file_name,
-                "error",
-                f"{file_name}: tracekit failed to read it "
-                f"({type(exc).__name__}: {exc}); the server log has the details",
-            )
-    warnings = [message.replace(str(path), file_name) for message in warnings]
+
+
+def _status(file_name: str, path: Path, outcome: FileOutcome) -> UploadStatus:
+    result = outcome.result
+    assert result is not None
+    warnings = [message.replace(str(path), file_name) for message in outcome.warnings]
     if not result.created:
         return UploadStatus(
             file_name,
@@ -96,6 +86,63 @@ def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes:
         result.launch_count,
         warnings,
     )
+
+
+def import_uploads(store: Store, files: list[tuple[str, str]], max_upload_bytes: int) -> list[UploadStatus]:
+    """Import one drop of files, (name, data URL) each, all or nothing: if one fails, none is kept, and each
+    status says which file failed and why. User mistakes come back as statuses, never raised."""
+    names = [file_name for file_name, _ in files]
+    decoded = [_decode(file_name, contents, max_upload_bytes) for file_name, contents in files]
+    failed = next((item for item in decoded if isinstance(item, UploadStatus)), None)
+    if failed is not None:
+        return [
+            item if isinstance(item, UploadStatus) else _not_kept(name, failed.file_name)
+            for name, item in zip(names, decoded, strict=True)
+        ]
+    remove_stale()
+    with tempfile.TemporaryDirectory(prefix=prefix("upload"), dir=scratch_dir()) as temp_dir:
+        paths = []
+        for index, (file_name, raw) in enumerate(zip(names, decoded, strict=True)):
+            folder = Path(temp_dir) / str(index)  # one folder per file: two files may share a name
+            folder.mkdir()
+            path = folder / _safe_file_name(file_name)
+            path.write_bytes(raw)
+            paths.append(path)
+        try:
+            outcomes = ingest_batch(store, paths, names=names, max_inflated_bytes=max_upload_bytes)
+        except BatchError as exc:
+            bad = len(exc.outcomes) - 1
+            message = str(exc.outcomes[bad].error or exc) if exc.outcomes else str(exc)
+            for path, file_name in zip(paths, names, strict=True):
+                message = message.replace(str(path), file_name)
+            message = message.split(" (nothing imported:")[0]
+            return [
+                UploadStatus(name, "error", message) if index == bad else _not_kept(name, names[bad])
+                for index, name in enumerate(names)
+            ]
+        except Exception as exc:  # noqa: BLE001 - a bug must not take the page down; it is logged in full
+            log.exception("importing uploads %r failed", names)
+            return [
+                UploadStatus(
+                    name,
+                    "error",
+                    f"{name}: tracekit failed to import this drop ({type(exc).__name__}); the server log has the "
+                    "details; nothing was kept",
+                )
+                for name in names
+            ]
+        return [_status(name, path, outcome) for name, path, outcome in zip(names, paths, outcomes, strict=True)]
+
+
+def _not_kept(file_name: str, failed_name: str) -> UploadStatus:
+    return UploadStatus(
+        file_name, "not imported", f"{file_name} was not imported: {failed_name} failed, and a drop is all or nothing"
+    )
+
+
+def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes: int) -> UploadStatus:
+    """Import one file given as a `dcc.Upload` data URL (a drop of one)."""
+    return import_uploads(store, [(file_name, contents)], max_upload_bytes)[0]
 
 
 def status_table(statuses: list[UploadStatus]) -> html.Table:
@@ -156,8 +203,6 @@ def register_callbacks(app: Dash, store: Store, max_upload_bytes: int) -> None:
         if not contents:
             return no_update, no_update
         file_names = file_names or [f"file {index + 1}" for index in range(len(contents))]
-        statuses = [
-            import_upload(store, name, data, max_upload_bytes) for name, data in zip(file_names, contents, strict=False)
-        ]
+        statuses = import_uploads(store, list(zip(file_names, contents, strict=False)), max_upload_bytes)
         # Clearing `contents` lets the same file be dropped again (and frees the browser's copy).
         return status_table(statuses), None

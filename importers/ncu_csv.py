@@ -719,9 +719,9 @@ def _dim_table(column: str, prefix: str, cells: pl.Series) -> pl.DataFrame:
         .to_frame()
         .select(
             column,
-            pl.coalesce(groups.struct.field("1").cast(pl.Int64), plain).alias(f"{prefix}_x"),
-            pl.coalesce(groups.struct.field("2").cast(pl.Int64), one).alias(f"{prefix}_y"),
-            pl.coalesce(groups.struct.field("3").cast(pl.Int64), one).alias(f"{prefix}_z"),
+            pl.coalesce(groups.struct.field("1").cast(pl.Int64, strict=False), plain).alias(f"{prefix}_x"),
+            pl.coalesce(groups.struct.field("2").cast(pl.Int64, strict=False), one).alias(f"{prefix}_y"),
+            pl.coalesce(groups.struct.field("3").cast(pl.Int64, strict=False), one).alias(f"{prefix}_z"),
         )
     )
 

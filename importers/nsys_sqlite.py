@@ -104,15 +104,17 @@ def sniff(head: bytes) -> bool:
 
 
 def read(path: Path, **options: Any) -> ParsedImport:
+    """Read the export as an immutable, read-only database: SQLite then takes no locks and writes nothing
+    beside it (no -wal/-shm files, even for a file left in WAL mode), and the input is never changed."""
     path = Path(path)
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error as exc:
         raise InputError(str(path), f"cannot open as SQLite: {exc}") from None
     try:
         return _read(connection, path)
     except sqlite3.Error as exc:
-        raise InputError(str(path), f"not a readable SQLite database: {exc}") from None
+        raise InputError(str(path), f"not a readable Nsight Systems SQLite export: {exc}") from None
     finally:
         connection.close()
 
@@ -156,9 +158,22 @@ def _columns(connection: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _frame(connection: sqlite3.Connection, sql: str, schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    """A query's rows as a frame with `schema` (the query's column names and order)."""
+    """A query's rows as a frame with `schema` (the query's column names and order). SQLite lets any column
+    hold any type: a text or real where an integer belongs is refused, naming the table and the value."""
     rows = connection.execute(sql).fetchall()
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    try:
+        return pl.DataFrame(rows, schema=schema, orient="row")
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        pass
+    table = re.search(r"FROM (\w+) AS", sql) or re.search(r"FROM (\w+)", sql)
+    for number, row in enumerate(rows, start=1):
+        for (column, dtype), value in zip(schema.items(), row, strict=True):
+            wrong = dtype == pl.Int64 and value is not None and (not isinstance(value, int) or isinstance(value, bool))
+            if wrong or (isinstance(value, int) and not -(2**63) <= value < 2**63):
+                raise sqlite3.DatabaseError(
+                    f"{table.group(1) if table else 'a table'} row {number}: {column} is {value!r}, not an integer"
+                )
+    raise sqlite3.DatabaseError(f"{table.group(1) if table else 'a table'} holds values of unexpected types")
 
 
 def _kernels(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
@@ -431,6 +446,10 @@ def _device(
         return None
     major, minor = gpu.get("computeMajor"), gpu.get("computeMinor")
     clock = gpu.get("clockRate")
+    for column in ("clockRate", "smCount", "maxWarpsPerSm"):
+        value = gpu.get(column)
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            raise sqlite3.DatabaseError(f"TARGET_INFO_GPU {column} is {value!r}, not a number")
     return Device(
         name=gpu.get("name"),
         compute_capability=f"{major}.{minor}" if major is not None and minor is not None else None,

@@ -64,13 +64,15 @@ record with `warp_in_block` 0 (and a warning says so).
 Bad input is an `InputError` naming the file and the CSV line (or row index) and column: unparsable numbers,
 missing values, negative SM/block/warp ids, end before start, a (launch, block, warp) seen twice, missing
 columns, empty or binary files, truncated or corrupt gzip, and gzip that inflates past `max_inflated_bytes`
-(4 GiB by default; the check runs while streaming, so a gzip bomb is never inflated whole).
+(default $TRACEKIT_MAX_INFLATED_BYTES, else 4 GiB; the dashboard passes its upload cap; the check runs while
+streaming, so a gzip bomb is never inflated whole).
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import math
 import os
 import tempfile
 import zlib
@@ -83,6 +85,7 @@ import polars as pl
 
 from tracekit.errors import InputError
 from tracekit.parsed import LAUNCH_SCHEMA, WARP_SCHEMA, Device, ParsedImport, conform
+from tracekit.scratch import prefix, scratch_dir
 
 FORMAT = "warp-trace"
 MAGIC = b"# tracekit-warp-trace"
@@ -111,6 +114,18 @@ FLOAT_METADATA = ("sm_clock_hz", "launch_duration_ns")
 DIM_METADATA = ("grid", "block")
 TEXT_METADATA = ("kernel", "mangled_name", "device_name", "compute_capability", "tool", "tool_version")
 KNOWN_METADATA = INT_METADATA + FLOAT_METADATA + DIM_METADATA + TEXT_METADATA
+# What CUDA hardware allows (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"):
+# grid x up to 2^31-1 (y, z 65535, bounded here by x's limit), 1024 threads per block, 255 registers per
+# thread; shared memory and SM counts far below the bounds given here.
+METADATA_RANGES: dict[str, tuple[int, int]] = {
+    "grid": (1, 2**31 - 1),
+    "block": (1, 1024),
+    "registers_per_thread": (0, 255),
+    "static_smem_bytes": (0, 2**31 - 1),
+    "dynamic_smem_bytes": (0, 2**31 - 1),
+    "sm_count": (1, 2**16),
+    "max_warps_per_sm": (1, 1024),
+}
 
 # A row's place in the input, for messages: (CSV line or None, label such as "warps[3]").
 Where = Callable[[int], tuple[int | None, str]]
@@ -172,11 +187,17 @@ def read(
     path: Path,
     column_map: dict[str, str] | None = None,
     clock_hz: float | None = None,
-    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+    max_inflated_bytes: int | None = None,
+    allow_incomplete: bool = False,
     **options,
 ) -> ParsedImport:
-    """Parse one warp trace (CSV, gzip, Parquet or JSON) into launches, warps and the device."""
+    """Parse one warp trace (CSV, gzip, Parquet or JSON) into launches, warps and the device.
+
+    A launch with fewer warps than its grid and block launch (a truncated trace) is refused, or with
+    `allow_incomplete` imported with an "incomplete" warning that the store keeps with the import."""
     path = Path(path)
+    if max_inflated_bytes is None:
+        max_inflated_bytes = int(os.environ.get("TRACEKIT_MAX_INFLATED_BYTES") or DEFAULT_MAX_INFLATED_BYTES)
     if clock_hz is not None and not clock_hz > 0:
         raise InputError(str(path), f"--clock-hz must be a positive number of Hz, got {clock_hz!r}")
     with _plain_content(path, max_inflated_bytes) as content:
@@ -190,7 +211,9 @@ def read(
             table = _read_json(path, content, column_map)
         else:
             table = _read_csv(path, content, head, column_map)
-        return _assemble(path, table, clock_hz)  # inside: CSV error messages re-read the content for line numbers
+        return _assemble(
+            path, table, clock_hz, allow_incomplete
+        )  # inside: CSV error messages re-read the content for line numbers
 
 
 # ---- gzip ----------------------------------------------------------------------------------------------------
@@ -207,7 +230,7 @@ def _plain_content(path: Path, max_inflated_bytes: int) -> Iterator[Path]:
     if magic != GZIP_MAGIC:
         yield path
         return
-    descriptor, name = tempfile.mkstemp(prefix="tracekit-warp-trace-", suffix=".inflated")
+    descriptor, name = tempfile.mkstemp(prefix=prefix("warp-trace"), suffix=".inflated", dir=scratch_dir())
     try:
         with os.fdopen(descriptor, "wb") as handle:
             _inflate(path, handle, max_inflated_bytes)
@@ -241,7 +264,8 @@ def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: in
             if total > limit:
                 raise InputError(
                     str(path),
-                    f"the gzip content inflates past {limit:,} bytes; refused (raise max_inflated_bytes to allow more)",
+                    f"the gzip content inflates past {limit:,} bytes; refused "
+                    "(TRACEKIT_MAX_INFLATED_BYTES sets the limit)",
                 )
             out.write(inflated)
             output_pending = len(inflated) == out_chunk
@@ -260,7 +284,7 @@ def _read_csv(path: Path, content: Path, head: bytes, column_map: dict[str, str]
         raise InputError(str(path), "binary data: not a warp trace (expected CSV text, Parquet or JSON)")
     metadata, metadata_lines, _, header_line, version = _read_preamble(path, content)
     try:
-        raw_names = pl.read_csv(content, skip_lines=header_line - 1, n_rows=0, infer_schema=False).columns
+        raw_names = pl.read_csv(content, skip_lines=header_line - 1, n_rows=0, infer_schema=False, glob=False).columns
     except pl.exceptions.PolarsError as exc:
         raise InputError(str(path), f"unreadable CSV header: {str(exc).splitlines()[0]}", line=header_line) from None
     header_names = [name.strip() for name in raw_names]
@@ -273,7 +297,9 @@ def _read_csv(path: Path, content: Path, head: bytes, column_map: dict[str, str]
         line = _csv_line_of_row(content, header_line, row)
         return line, f"line {line}"
 
-    read_options = dict(has_header=True, skip_lines=header_line - 1, comment_prefix="#", columns=sorted(indices))
+    read_options = dict(
+        has_header=True, skip_lines=header_line - 1, comment_prefix="#", columns=sorted(indices), glob=False
+    )
     try:
         frame = pl.read_csv(content, schema_overrides=dtypes, **read_options)
         rows = frame.rename({raw_names[i]: fields_by_index[i] for i in indices})
@@ -366,7 +392,7 @@ def _read_parquet(path: Path, content: Path, column_map: dict[str, str] | None) 
 
     try:
         schema = pq.read_schema(content)
-        frame = pl.read_parquet(content)
+        frame = pl.read_parquet(content, glob=False)
     except Exception as exc:  # noqa: BLE001 - pyarrow/polars raise many types for a damaged file
         raise InputError(str(path), f"unreadable Parquet file: {str(exc).splitlines()[0]}") from None
     metadata = {}
@@ -412,6 +438,9 @@ def _read_json_records(path: Path, document: dict, column_map: dict[str, str] | 
     metadata = {str(k).strip().lower(): _metadata_text(v) for k, v in metadata_value.items() if v is not None}
     if not records:
         raise InputError(str(path), '"warps" is empty: no warp records')
+    bad = next((i for i, record in enumerate(records) if not isinstance(record, dict)), None)
+    if bad is not None:
+        raise InputError(str(path), f"warps[{bad}] is not an object")
     try:
         frame = pl.from_dicts(records, infer_schema_length=None, strict=False)
     except (TypeError, ValueError, pl.exceptions.PolarsError):
@@ -636,7 +665,7 @@ def _first_true(frame: pl.DataFrame, condition: pl.Expr) -> int | None:
 # ---- validation, time base, launches -------------------------------------------------------------------------
 
 
-def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport:
+def _assemble(path: Path, table: _Table, clock_hz: float | None, allow_incomplete: bool = False) -> ParsedImport:
     rows, columns, warnings = table.rows, table.columns, list(table.warnings)
     meta = _parse_metadata(path, table)
 
@@ -664,7 +693,11 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
             ("launch", pl.col("launch") < 0, "negative launch number"),
         ]
     if has_ns:
-        checks.append(("end_ns", pl.col("end_ns") < pl.col("start_ns"), "end_ns is before start_ns"))
+        checks += [
+            ("start_ns", pl.col("start_ns") < 0, "negative time (%globaltimer counts up from 0)"),
+            ("end_ns", pl.col("end_ns") < 0, "negative time (%globaltimer counts up from 0)"),
+            ("end_ns", pl.col("end_ns") < pl.col("start_ns"), "end_ns is before start_ns"),
+        ]
     if has_cycles:
         checks += [(name, pl.col(name) < 0, "negative clock value") for name in ("start_cycles", "end_cycles")]
     _raise_first(rows, checks, fail)
@@ -713,6 +746,8 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
             warnings.append(f"{outside} warps have sm_id >= sm_count ({sm_count})")
 
     launches = _launches(rows, meta, table.launch_info, has_ns, warnings)
+    if table.launch_info is None:  # per-block logs are checked against their block_count when read
+        _check_complete(path, rows, launches, table, fail, allow_incomplete, warnings)
     warps = conform(rows, WARP_SCHEMA)
     return ParsedImport(
         format=FORMAT,
@@ -723,6 +758,72 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None) -> ParsedImport
         warps=warps,
         warnings=warnings,
     )
+
+
+def _check_complete(
+    path: Path,
+    rows: pl.DataFrame,
+    launches: pl.DataFrame,
+    table: _Table,
+    fail,
+    allow_incomplete: bool,
+    warnings: list[str],
+) -> None:
+    """Against each launch's grid and block (where the metadata gives them): no block or warp outside them,
+    and every warp they launch present. warp_trace.cuh records every warp, so fewer means a truncated file."""
+    sized = launches.filter(
+        pl.all_horizontal(
+            pl.col(c).is_not_null() for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+        )
+    ).select(
+        "launch_key",
+        "source_launch_id",
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "block_x",
+        "block_y",
+        "block_z",
+        (pl.col("grid_x") * pl.col("grid_y") * pl.col("grid_z")).alias("blocks"),
+        ((pl.col("block_x") * pl.col("block_y") * pl.col("block_z") + 31) // 32).alias("warps_per_block"),
+    )
+    if sized.height == 0:
+        return
+    checked = (
+        rows.select("launch_key", "block_id", "warp_in_block")
+        .with_row_index("__at")
+        .join(sized.select("launch_key", "blocks", "warps_per_block"), on="launch_key", how="inner")
+    )
+    for column, limit, what in (
+        ("block_id", "blocks", "outside the grid"),
+        ("warp_in_block", "warps_per_block", "outside the block"),
+    ):
+        outside = checked.filter(pl.col(column) >= pl.col(limit))
+        if outside.height:
+            first = outside.row(0, named=True)
+            raise fail(
+                rows, int(first["__at"]), column, f"{column} {first[column]} is {what} ({first[limit]:,} per launch)"
+            )
+    counts = rows.group_by("launch_key").agg(pl.len().alias("recorded"))
+    short = (
+        sized.join(counts, on="launch_key")
+        .with_columns((pl.col("blocks") * pl.col("warps_per_block")).alias("expected"))
+        .filter(pl.col("recorded") < pl.col("expected"))
+    )
+    for launch in short.iter_rows(named=True):
+        grid = f"{launch['grid_x']},{launch['grid_y']},{launch['grid_z']}"
+        block = f"{launch['block_x']},{launch['block_y']},{launch['block_z']}"
+        message = (
+            f"launch {launch['source_launch_id']} holds {launch['recorded']:,} of the {launch['expected']:,} warps "
+            f"that grid {grid} x block {block} launches: the trace is incomplete (truncated?)"
+        )
+        if not allow_incomplete:
+            raise InputError(
+                str(path),
+                f"{message}; refused (--allow-incomplete imports it marked incomplete)",
+                line=table.metadata_lines.get("grid"),
+            )
+        warnings.append(f"INCOMPLETE: {message}; its occupancy and timing analysis cover only the recorded warps")
 
 
 def _first_duplicate(rows: pl.DataFrame) -> int | None:
@@ -949,10 +1050,26 @@ def _parse_metadata(path: Path, table: _Table) -> dict:
             f"metadata 'clock_bits' must be 32 or 64, not {parsed['clock_bits']}",
             line=table.metadata_lines.get("clock_bits"),
         )
-    if "sm_clock_hz" in parsed and not parsed["sm_clock_hz"] > 0:
+    if "sm_clock_hz" in parsed and not (math.isfinite(parsed["sm_clock_hz"]) and parsed["sm_clock_hz"] > 0):
         raise InputError(
             str(path), "metadata 'sm_clock_hz' must be positive", line=table.metadata_lines.get("sm_clock_hz")
         )
+    duration = parsed.get("launch_duration_ns")
+    if duration is not None and not (math.isfinite(duration) and duration >= 0):
+        raise InputError(
+            str(path),
+            f"metadata 'launch_duration_ns': {duration} is impossible (a duration is a finite number >= 0)",
+            line=table.metadata_lines.get("launch_duration_ns"),
+        )
+    for key, (low, high) in METADATA_RANGES.items():
+        values = parsed.get(key)
+        for value in values if isinstance(values, tuple) else (values,):
+            if value is not None and not low <= value <= high:
+                raise InputError(
+                    str(path),
+                    f"metadata {key!r}: {value} is impossible (expected {low:,} to {high:,})",
+                    line=table.metadata_lines.get(key),
+                )
     return parsed
 
 

@@ -136,8 +136,11 @@ def test_kernel_column_makes_one_launch_per_kernel_and_launch(tmp_path):
         "b,0,1,0,0,15,45\n"
         "a,0,0,0,1,11,22\n"
         ",1,2,0,0,30,31\n"
-    )  # empty kernel: the header's kernel
-    parsed = read(write(tmp_path, "kernels.csv", text))
+    )  # empty kernel: the header's kernel; launch 1 of kernel a records 1 of its 2 warps
+    with pytest.raises(InputError, match=r"kernels.csv:2: launch 1 holds 1 of the 2 warps .* incomplete"):
+        read(write(tmp_path, "kernels.csv", text))
+    parsed = read(write(tmp_path, "kernels.csv", text), allow_incomplete=True)
+    assert [w for w in parsed.warnings if w.startswith("INCOMPLETE: launch 1 holds 1 of the 2 warps")]
     launches = parsed.launches
     assert launches["kernel_name"].to_list() == ["a", "b", "a"]
     assert launches["source_launch_id"].to_list() == ["0", "0", "1"]

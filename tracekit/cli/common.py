@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
@@ -11,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.segment import Segment
 
 from tracekit.store import Store
 
@@ -22,8 +24,38 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# C0/C1 control characters (newline and tab aside), DEL, and the bidirectional overrides that reorder text.
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_control(text: str) -> str:
+    """Control characters as visible escapes (ESC -> `\\x1b`), so a kernel name cannot drive the terminal."""
+    return UNSAFE_CHARACTERS.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
+
+
+class SafeConsole(Console):
+    """A console for text from input files: no markup, no emoji codes, and every control character in the
+    text escaped at output (Rich's own styling, added after, is untouched). Tables built from kernel names
+    are safe without each caller escaping."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any):
+        # before Rich's Text drops some control characters (BEL, BS) silently: all of them are shown escaped
+        return super().render_str(escape_control(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(escape_control(segment.text), segment.style, None)
+            for segment in buffer
+        )
+
+
+console = SafeConsole(soft_wrap=True)
+err_console = SafeConsole(stderr=True, soft_wrap=True)
 
 
 def open_store(db: str | None) -> Store:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
+from sqlalchemy.exc import OperationalError
 
 from tracekit.cli import (
     analyze_command,
     compare_command,
     demo_command,
+    export_command,
     header_command,
     occupancy_command,
     report_command,
@@ -17,7 +20,8 @@ from tracekit.cli import (
     store_commands,
 )
 from tracekit.cli.common import err_console
-from tracekit.errors import TracekitError
+from tracekit.errors import StoreError, TracekitError
+from tracekit.scratch import exit_on_termination
 
 app = typer.Typer(
     name="tracekit",
@@ -37,18 +41,34 @@ app.command("report")(report_command.report_command)
 app.command("compare")(compare_command.compare_command)
 app.command("demo")(demo_command.demo_command)
 app.command("header")(header_command.header_command)
+app.command("export")(export_command.export_command)
 
 
 def main() -> None:
-    """Run the app; user mistakes become one line on stderr and exit code 2, never a traceback."""
+    """Run the app; user mistakes become one line on stderr and exit code 2, never a traceback.
+
+    A store that is locked or unreachable is such a line too; SIGTERM/SIGHUP end the command like Ctrl-C, so
+    temporary files are removed on the way out. TRACEKIT_DEBUG=1 lets unexpected errors show their traceback.
+    """
+    exit_on_termination()
     try:
         app()
     except TracekitError as exc:
-        err_console.print(f"tracekit: error: {exc}", markup=False)
+        err_console.print(f"tracekit: error: {_one_line(exc)}")
         sys.exit(exc.exit_code)
+    except OperationalError as exc:
+        if os.environ.get("TRACEKIT_DEBUG"):
+            raise
+        err_console.print(f"tracekit: error: {_one_line(StoreError.from_driver(None, exc))}")
+        sys.exit(StoreError.exit_code)
     except KeyboardInterrupt:
-        err_console.print("tracekit: interrupted", markup=False)
+        err_console.print("tracekit: interrupted")
         sys.exit(130)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message on one line: a file name or a driver message with a newline must not make two."""
+    return " ".join(str(exc).split("\n")).replace("\r", " ")
 
 
 if __name__ == "__main__":

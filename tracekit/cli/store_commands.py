@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json, progress, warn
+from tracekit.cli.common import DbOption, JsonOption, console, err_console, open_store, print_json, progress, warn
 from tracekit.errors import TracekitError
-from tracekit.ingest import ingest
+from tracekit.ingest import ingest_batch
 
 
 def parse_maps(maps: list[str]) -> dict[str, str]:
@@ -25,45 +25,85 @@ def parse_maps(maps: list[str]) -> dict[str, str]:
 
 
 def import_command(
-    paths: Annotated[list[Path], typer.Argument(help="Files to import.", show_default=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files to import (literal names, never patterns).", show_default=False)
+    ],
     db: DbOption = None,
     fmt: Annotated[str | None, typer.Option("--format", help="Override format detection.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="Label for the import (default: file name).")] = None,
     maps: Annotated[list[str] | None, typer.Option("--map", help="Warp traces: FIELD=COLUMN.")] = None,
     clock_hz: Annotated[float | None, typer.Option("--clock-hz", help="Warp traces: SM clock for cycles.")] = None,
+    keep_going: Annotated[
+        bool,
+        typer.Option(
+            "--keep-going", help="Import the good files of a batch and report the bad ones (default: all or none)."
+        ),
+    ] = False,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete",
+            help="Warp traces: import a launch with fewer warps than its grid launches, marked incomplete.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Import profiler output (Nsight Compute CSV/.ncu-rep, Nsight Systems SQLite, warp traces)."""
+    """Import profiler output (Nsight Compute CSV/.ncu-rep, Nsight Systems SQLite, warp traces).
+
+    Several files are imported together or not at all, unless --keep-going."""
     store = open_store(db)
-    options = {}
+    options: dict = {}
     if maps:
         options["column_map"] = parse_maps(maps)
     if clock_hz is not None:
         options["clock_hz"] = clock_hz
+    if allow_incomplete:
+        options["allow_incomplete"] = True
+    bar = progress(paths, "importing")
+    outcomes = ingest_batch(
+        store,
+        paths,
+        fmt=fmt,
+        names=[name if len(paths) == 1 else None] * len(paths),
+        keep_going=keep_going,
+        on_file=lambda _path: next(bar, None),
+        **options,
+    )
+    for _ in bar:  # close the progress bar
+        pass
     results = []
-    for path in progress(paths, "importing"):
-        result, warnings = ingest(store, path, fmt=fmt, name=name if len(paths) == 1 else None, **options)
-        for message in warnings:
+    for outcome in outcomes:
+        path, result = outcome.path, outcome.result
+        if result is None:
+            err_console.print(f"tracekit: error: {outcome.error}")
+            results.append({"path": str(path), "error": outcome.error})
+            continue
+        for message in outcome.warnings:
             warn(f"{path}: {message}")
-        entry = {
-            "path": str(path),
-            "import_id": result.import_id,
-            "created": result.created,
-            "launches": result.launch_count,
-            "warps": result.warp_count,
-        }
-        results.append(entry)
+        results.append(
+            {
+                "path": str(path),
+                "import_id": result.import_id,
+                "created": result.created,
+                "launches": result.launch_count,
+                "warps": result.warp_count,
+            }
+        )
         if not as_json:
             if result.created:
                 console.print(
                     f"imported {path} as import {result.import_id}: "
-                    f"{result.launch_count} launches, {result.warp_count} warps",
-                    markup=False,
+                    f"{result.launch_count} launches, {result.warp_count} warps"
                 )
             else:
-                console.print(f"{path} is already stored as import {result.import_id}; nothing added", markup=False)
+                console.print(f"{path} is already stored as import {result.import_id}; nothing added")
+    failed = [outcome for outcome in outcomes if outcome.result is None]
     if as_json:
         print_json(results)
+    if keep_going and len(paths) > 1 and not as_json:
+        console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} files imported, {len(failed)} failed")
+    if failed:
+        raise typer.Exit(2)
 
 
 def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
@@ -137,6 +177,8 @@ def rm_command(
 ) -> None:
     """Delete imports and everything they hold."""
     store = open_store(db)
+    for import_id in import_ids:  # all known first: a typo in the third id must not leave two deleted
+        store.get_import(import_id)
     for import_id in import_ids:
         store.delete_import(import_id)
     if as_json:

@@ -1,18 +1,26 @@
-"""Which store to open (`--db`, `TRACEKIT_DB`, or the embedded SQLite file) and bringing its schema up to date."""
+"""Which store to open (`--db`, `TRACEKIT_DB`, or the embedded SQLite file) and bringing its schema up to date.
+
+The first use of a new store runs the migrations; several processes doing that at once (a shell loop of
+`tracekit import &`, gunicorn workers) are serialized: a PostgreSQL transaction-level advisory lock, and on
+SQLite an exclusive `flock` on the store's folder (not on the store file: opening and closing a second handle
+on it would drop SQLite's own locks, https://www.sqlite.org/howtocorrupt.html 2.2).
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from tracekit.errors import TracekitError
+from tracekit.errors import StoreError, TracekitError
 from tracekit.store.schema import SCHEMA_REVISION
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -35,12 +43,21 @@ def resolve_url(db: str | None = None) -> str:
     return url
 
 
+def busy_timeout_ms() -> int:
+    """How long a SQLite writer waits for another one to finish: $TRACEKIT_SQLITE_BUSY_TIMEOUT_MS, else 30 s."""
+    try:
+        return max(0, int(os.environ.get("TRACEKIT_SQLITE_BUSY_TIMEOUT_MS") or 30000))
+    except ValueError:
+        return 30000
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
+    # first: switching to WAL needs a lock another process may hold
+    cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
@@ -60,22 +77,70 @@ def alembic_config() -> Config:
     return config
 
 
-def current_revision(engine: Engine) -> str | None:
+def current_revision(engine: Engine | Connection) -> str | None:
+    if isinstance(engine, Connection):
+        return MigrationContext.configure(engine).get_current_revision()
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+@contextmanager
+def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """An exclusive flock on the SQLite file's folder for the time of the migrations (none for :memory:)."""
+    database = engine.url.database
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock (SQLite's own busy timeout still applies)
+        yield
+        return
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    folder = Path(database).resolve().parent
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise StoreError(f"cannot open store {database}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+def _upgrade(connection: Connection) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
 def migrate(engine: Engine) -> None:
-    """Upgrade the store's schema to the version this code expects (creates it when empty)."""
+    """Upgrade the store's schema to the version this code expects (creates it when empty); one process at a
+    time does it, and the others find it done."""
     try:
         if current_revision(engine) == SCHEMA_REVISION:
             return
-        with engine.begin() as connection:
-            config = alembic_config()
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        if engine.dialect.name == "postgresql":
+            with engine.begin() as connection:
+                # held until this transaction ends; keyed by schema, so stores in other schemas do not wait
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtext('tracekit-migrate:' || current_schema()))")
+                )
+                if current_revision(connection) != SCHEMA_REVISION:
+                    _upgrade(connection)
+            return
+        with _sqlite_migration_lock(engine) if engine.dialect.name == "sqlite" else _no_lock():
+            if current_revision(engine) == SCHEMA_REVISION:
+                return
+            with engine.begin() as connection:
+                _upgrade(connection)
+            engine.dispose()  # a migration may have set per-connection pragmas (foreign_keys): start afresh
     except OperationalError as exc:
-        raise TracekitError(
-            f"cannot open store {engine.url.render_as_string(hide_password=True)}: "
-            f"{str(exc.orig).strip().splitlines()[0]}"
-        ) from None
+        error = StoreError.from_driver(engine.url.render_as_string(hide_password=True), exc)
+        message = str(error)
+        raise StoreError(f"cannot open {message}" if "locked" not in message else message) from None
+
+
+@contextmanager
+def _no_lock() -> Iterator[None]:
+    yield

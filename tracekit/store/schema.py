@@ -17,7 +17,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_REVISION = "0003"  # the Alembic head this code expects
+SCHEMA_REVISION = "0004"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
@@ -32,6 +32,7 @@ class ImportRow(Base):
     """One imported file, with the device it was recorded on."""
 
     __tablename__ = "imports"
+    __table_args__ = {"sqlite_autoincrement": True}  # ids are never reused after a delete (migration 0004)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(400))  # user label, defaults to the file name
     source_path: Mapped[str] = mapped_column(Text)
@@ -54,6 +55,7 @@ class LaunchRow(Base):
     """One kernel launch."""
 
     __tablename__ = "launches"
+    __table_args__ = {"sqlite_autoincrement": True}  # ids are never reused after a delete (migration 0004)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), index=True)
     launch_index: Mapped[int] = mapped_column(Integer)  # order within the import

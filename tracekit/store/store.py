@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-from sqlalchemy import Engine, delete, func, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, Engine, delete, func, insert, select
+from sqlalchemy.exc import IntegrityError, OperationalError
 
-from tracekit.errors import NotFoundError
+from tracekit.errors import NotFoundError, StoreError
 from tracekit.parsed import LAUNCH_SCHEMA, WARP_SCHEMA, ParsedImport
 from tracekit.store.bulk import bulk_insert
 from tracekit.store.engine import make_engine, migrate, resolve_url
@@ -23,6 +25,7 @@ from tracekit.store.schema import (
     MemcpyRow,
     MetricRow,
     NvtxRangeRow,
+    RegionRow,
     WarpRow,
 )
 
@@ -63,19 +66,51 @@ class Store:
 
     # ---- writing -------------------------------------------------------------------------------------------
 
-    def find_by_sha256(self, sha256: str) -> int | None:
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """One write transaction: committed when the block ends, rolled back (nothing kept) when it raises.
+
+        A store another process holds locked past the busy timeout, or one that is unreachable, becomes one
+        `StoreError` line instead of a driver traceback."""
+        try:
+            with self.engine.begin() as connection:
+                yield connection
+        except OperationalError as exc:
+            raise StoreError.from_driver(self.url, exc) from None
+
+    def find_by_sha256(self, sha256: str, connection: Connection | None = None) -> int | None:
+        if connection is not None:
+            return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
         with self.engine.connect() as connection:
             return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
 
     def add_import(
-        self, parsed: ParsedImport, source_path: str | Path, name: str | None = None, sha256: str | None = None
+        self,
+        parsed: ParsedImport,
+        source_path: str | Path,
+        name: str | None = None,
+        sha256: str | None = None,
+        connection: Connection | None = None,
     ) -> ImportResult:
-        """Write everything of one file in one transaction; a file already stored (same sha256) adds nothing."""
+        """Write everything of one file in one transaction; a file already stored (same sha256) adds nothing.
+
+        With `connection` (from `transaction()`), the file joins that transaction instead: a batch of files is
+        then committed together or not at all."""
+        if connection is None:
+            try:
+                with self.transaction() as connection:
+                    return self.add_import(parsed, source_path, name, sha256, connection)
+            except IntegrityError:
+                # Another writer stored the same file between our check and our insert.
+                existing = self.find_by_sha256(sha256 or file_sha256(source_path))
+                if existing is None:
+                    raise
+                return self.existing_result(existing)
         source_path = Path(source_path)
         sha256 = sha256 or file_sha256(source_path)
-        existing = self.find_by_sha256(sha256)
+        existing = self.find_by_sha256(sha256, connection)
         if existing is not None:
-            return self.existing_result(existing)
+            return self.existing_result(existing, connection)
         parsed = parsed.conformed()
         device = parsed.device
         import_values: dict[str, Any] = {
@@ -95,29 +130,23 @@ class Store:
             "device_extra": (device.extra or None) if device else None,
             "warnings": parsed.warnings or None,
         }
-        try:
-            with self.engine.begin() as connection:
-                import_id = connection.scalar(insert(ImportRow).values(import_values).returning(ImportRow.id))
-                launch_ids = self._insert_launches(connection, import_id, parsed.launches)
-                key_to_id = pl.DataFrame(
-                    {"launch_key": parsed.launches["launch_key"], "launch_id": launch_ids},
-                    schema={"launch_key": pl.Int64, "launch_id": pl.Int64},
-                )
-                metrics = parsed.metrics.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
-                bulk_insert(connection, MetricRow.__table__, metrics)
-                warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
-                bulk_insert(connection, WarpRow.__table__, warps)
-                for table, frame in (
-                    (NvtxRangeRow.__table__, parsed.nvtx_ranges),
-                    (MemcpyRow.__table__, parsed.memcpys),
-                ):
-                    bulk_insert(connection, table, frame.with_columns(pl.lit(import_id).alias("import_id")))
-        except IntegrityError:
-            # Another writer stored the same file between our check and our insert.
-            existing = self.find_by_sha256(sha256)
-            if existing is None:
-                raise
-            return self.existing_result(existing)
+        import_id = connection.scalar(insert(ImportRow).values(import_values).returning(ImportRow.id))
+        launch_ids = self._insert_launches(connection, import_id, parsed.launches)
+        key_to_id = pl.DataFrame(
+            {"launch_key": parsed.launches["launch_key"], "launch_id": launch_ids},
+            schema={"launch_key": pl.Int64, "launch_id": pl.Int64},
+        )
+        metrics = parsed.metrics.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        bulk_insert(connection, MetricRow.__table__, metrics)
+        warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        bulk_insert(connection, WarpRow.__table__, warps)
+        regions = parsed.regions.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        bulk_insert(connection, RegionRow.__table__, regions)
+        for table, frame in (
+            (NvtxRangeRow.__table__, parsed.nvtx_ranges),
+            (MemcpyRow.__table__, parsed.memcpys),
+        ):
+            bulk_insert(connection, table, frame.with_columns(pl.lit(import_id).alias("import_id")))
         return ImportResult(import_id, True, parsed.launches.height, parsed.warps.height)
 
     def _insert_launches(self, connection, import_id: int, launches: pl.DataFrame) -> list[int]:
@@ -130,24 +159,26 @@ class Store:
         result = connection.execute(insert(LaunchRow).returning(LaunchRow.id, sort_by_parameter_order=True), rows)
         return [row[0] for row in result]
 
-    def existing_result(self, import_id: int) -> ImportResult:
-        with self.engine.connect() as connection:
-            launch_count = connection.scalar(
-                select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id)
-            )
-            warp_count = connection.scalar(
-                select(func.count())
-                .select_from(WarpRow)
-                .join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
-                .where(LaunchRow.import_id == import_id)
-            )
+    def existing_result(self, import_id: int, connection: Connection | None = None) -> ImportResult:
+        if connection is None:
+            with self.engine.connect() as connection:
+                return self.existing_result(import_id, connection)
+        launch_count = connection.scalar(
+            select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id)
+        )
+        warp_count = connection.scalar(
+            select(func.count())
+            .select_from(WarpRow)
+            .join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
+            .where(LaunchRow.import_id == import_id)
+        )
         return ImportResult(import_id, False, launch_count or 0, warp_count or 0)
 
     def delete_import(self, import_id: int) -> None:
         """Delete an import with its launches and everything under them, in one transaction."""
         launch_ids = select(LaunchRow.id).where(LaunchRow.import_id == import_id)
-        with self.engine.begin() as connection:
-            for table in (WarpRow, MetricRow):  # the bulk tables have no foreign key to cascade from
+        with self.transaction() as connection:
+            for table in (WarpRow, MetricRow, RegionRow):  # the bulk tables have no foreign key to cascade from
                 connection.execute(delete(table).where(table.launch_id.in_(launch_ids)))
             deleted = connection.execute(delete(ImportRow).where(ImportRow.id == import_id)).rowcount
         if not deleted:
