@@ -21,7 +21,7 @@ import polars as pl
 from tracekit.analysis import counters
 from tracekit.analysis.blocks import block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
-from tracekit.analysis.kernel_key import KernelKey, kernel_key
+from tracekit.analysis.kernel_key import KernelKey, kernel_key, product
 from tracekit.analysis.latency import latency_stats
 from tracekit.analysis.littles_law import check_littles_law
 from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoretical_occupancy, waves_per_sm
@@ -108,10 +108,6 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _product(values: Sequence[int | None]) -> int | None:
-    return None if any(v is None for v in values) else math.prod(int(v) for v in values)  # type: ignore[arg-type]
-
-
 def launch_sm_count(device_sm_count: int | None, warps: pl.DataFrame | None = None) -> int | None:
     """The one SM count of a launch: the device's, raised to cover every SM id a trace recorded (a trace made on a
     device whose header was not given still counts all the SMs its warps ran on)."""
@@ -124,7 +120,7 @@ def launch_sm_count(device_sm_count: int | None, warps: pl.DataFrame | None = No
 
 def warp_total(kernel: Kernel) -> int | None:
     """Warps in the whole grid."""
-    grid, block = _product(kernel.grid), _product(kernel.block)
+    grid, block = product(kernel.grid), product(kernel.block)
     return None if grid is None or block is None else grid * math.ceil(block / WARP_SIZE)
 
 
@@ -156,7 +152,7 @@ def _kernel(launch: Mapping[str, Any], key: KernelKey, sm_count: int | None) -> 
 
 
 def _theoretical(kernel: Kernel, metrics: pl.DataFrame) -> OccupancyResult | None:
-    threads = _product(kernel.block)
+    threads = product(kernel.block)
     if kernel.device.cc is None or threads is None or kernel.registers_per_thread is None:
         return None
     config = counters.metric(metrics, "launch__shared_mem_config_size") if metrics.height else None
@@ -197,7 +193,7 @@ def _occupancy(kernel: Kernel, metrics: pl.DataFrame, theory: OccupancyResult | 
             )
         }
     )
-    grid_blocks = _product(kernel.grid)
+    grid_blocks = product(kernel.grid)
     sm_count = kernel.device.sm_count
     max_warps = kernel.device.max_warps_per_sm or (theory.max_warps_per_sm if theory else None)
     waves = tail = None
@@ -295,7 +291,12 @@ def _trace_sections(measured: _Measured) -> _Measured:
         sm_finish_mean_ns=tail.sm_finish_mean_ns,
         sm_finish_std_ns=tail.sm_finish_std_ns,
     )
+    active = occupancy.mean_warps_per_active_sm
     inputs = {
+        **measured.classification_inputs,
+        "trace_sm_idle_fraction": 1 - occupancy.mean_occupancy_warps_per_sm / active if active else None,
+        "trace_span_ns": float(tail.span_ns),
+        "event_duration_ns": measured.duration_ns,
         "mean_warp_latency_ns": latency.mean_latency_ns,
         "throughput_warps_per_ns_per_sm": throughput.throughput_warps_per_ns_per_sm,
         "trace_mean_occupancy_warps_per_sm": occupancy.mean_occupancy_warps_per_sm,
@@ -339,13 +340,15 @@ def _measure(data: LaunchInput, key: KernelKey, pairing: Pairing, borrowed: Laun
         counters_from=counters_from,
         duration_ns=duration,
         occupancy=occupancy,
+        classification_inputs={"grid_blocks": product(kernel.grid), "sm_count": kernel.device.sm_count},
     )
     if data.warps.height:
         return _trace_sections(measured)
     total_warps = warp_total(kernel)
     if duration and kernel.device.sm_count and total_warps:
         # Without a trace the warp throughput still follows from the launch: all its warps over its duration.
-        inputs = {"throughput_warps_per_ns_per_sm": total_warps / duration / kernel.device.sm_count}
+        throughput = total_warps / duration / kernel.device.sm_count
+        inputs = {**measured.classification_inputs, "throughput_warps_per_ns_per_sm": throughput}
         return replace(measured, classification_inputs=inputs)
     return measured
 
@@ -428,7 +431,7 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
 def _span(data: LaunchInput) -> float | None:
     """The time a launch without counters took: its trace's first start to last end, else its timed duration."""
     if data.warps.height:
-        return float(data.warps["end_ns"].max() - data.warps["start_ns"].min())  # type: ignore[operator]
+        return float(data.warps.select(pl.col("end_ns").max() - pl.col("start_ns").min()).item())
     duration = data.launch.get("duration_ns")
     return float(duration) if duration else None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +57,14 @@ def base_name(name: str | None) -> str:
     return key.split("<", 1)[0].rsplit("::", 1)[-1]
 
 
-def _product(values: tuple[int | None, ...]) -> int | None:
-    return None if any(v is None for v in values) else math.prod(int(v) for v in values)  # type: ignore[arg-type]
+def product(values: Sequence[int | None]) -> int | None:
+    """The product of grid or block dimensions; None when one is unknown."""
+    total = 1
+    for value in values:
+        if value is None:
+            return None
+        total *= int(value)
+    return total
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -96,7 +103,7 @@ class KernelKey:
     @property
     def threads(self) -> int | None:
         """Threads in the whole grid: the problem size a sweep keeps fixed while the occupancy changes."""
-        grid, block = _product(self.grid), _product(self.block)
+        grid, block = product(self.grid), product(self.block)
         return None if grid is None or block is None else grid * block
 
     def version_config(self) -> tuple:
@@ -116,7 +123,7 @@ def _int(value: Any) -> int | None:
     return int(value)
 
 
-def kernel_key(launch: dict[str, Any]) -> KernelKey:
+def kernel_key(launch: Mapping[str, Any]) -> KernelKey:
     """The key of one `Store.launches()` row."""
     return KernelKey(
         name=normalize_kernel_name(launch.get("kernel_name")),

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep
+from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep, measured_levels
 from tracekit.analysis.types import LeftOut, Sweep, SweepPoint
 from tracekit.errors import TracekitError
 
 MIN_OCCUPANCIES = 3
 MIN_SPAN = 2.0  # highest / lowest occupancy
-DISTINCT_RELATIVE = 0.05  # occupancies closer than 5% are one occupancy
 
 
 @dataclass(frozen=True)
@@ -31,12 +30,8 @@ class MeasuredPoint:
 
 
 def distinct_occupancies(values: list[float]) -> list[float]:
-    """The occupancies that differ from their sorted neighbour by more than DISTINCT_RELATIVE."""
-    distinct: list[float] = []
-    for value in sorted(values):
-        if not distinct or value > distinct[-1] * (1 + DISTINCT_RELATIVE):
-            distinct.append(value)
-    return distinct
+    """The occupancy levels among `values` (`sweep.measured_levels`: closer than LEVEL_RELATIVE is one level)."""
+    return [level for level, _ in measured_levels(values, [0.0] * len(values))] if values else []
 
 
 def fit_family(
@@ -92,5 +87,10 @@ def fit_family(
         launch_ids=ids,
         note=note,
         left_out=tuple(left_out),
+        measured_max_throughput=fit.measured_max_throughput,
+        occupancy_at_90pct_warps_per_sm=fit.occupancy_at_90pct_warps_per_sm,
+        occupancy_at_95pct_warps_per_sm=fit.occupancy_at_95pct_warps_per_sm,
+        plateau_reached=fit.plateau_reached,
+        last_step_gain_fraction=fit.last_step_gain_fraction,
     )
     return fit, section, note

@@ -13,7 +13,7 @@ import math
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from tracekit.analysis.blocks import BlockReplacement
 from tracekit.analysis.classification import Classification
@@ -219,6 +219,12 @@ class Sweep:
     launch_ids: tuple[int, ...]  # v2: the launches whose points were fitted
     note: str  # v2: which launches were fitted, under which rule
     left_out: tuple[LeftOut, ...] = ()  # v2: launches of the same kernel name not fitted, and why
+    # v2, what the measured points say beside the model (its knee is an idealization; advice follows these):
+    measured_max_throughput: float | None = None
+    occupancy_at_90pct_warps_per_sm: float | None = None  # where measured throughput first reaches 90% of max
+    occupancy_at_95pct_warps_per_sm: float | None = None
+    plateau_reached: bool | None = None  # a lower measured occupancy already gives 95% of the highest throughput
+    last_step_gain_fraction: float | None = None  # gain from the second-highest to the highest occupancy
 
 
 @dataclass(frozen=True)
@@ -282,7 +288,7 @@ def _convert(value: Any, hint: Any) -> Any:
     if origin in (typing.Union, types.UnionType):
         options = [arg for arg in get_args(hint) if arg is not type(None)]
         for option in options:
-            if dataclasses.is_dataclass(option) and isinstance(value, dict):
+            if isinstance(option, type) and dataclasses.is_dataclass(option) and isinstance(value, dict):
                 return from_json_dict(option, value)
         return _convert(value, options[0]) if len(options) == 1 else value
     if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
@@ -308,5 +314,5 @@ def _field_hints(cls: type) -> tuple[tuple[str, Any], ...]:
 
 def from_json_dict(cls: type[T], data: dict[str, Any]) -> T:
     """A dataclass back from `to_json_dict`'s output (the store's cache keeps results as JSON)."""
-    kwargs = {name: _convert(data[name], hint) for name, hint in _field_hints(cls) if name in data}
+    kwargs = {name: _convert(data[name], hint) for name, hint in _field_hints(cast(type, cls)) if name in data}
     return cls(**kwargs)
