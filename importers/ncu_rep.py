@@ -33,6 +33,8 @@ import polars as pl
 from tracekit.errors import InputError
 from tracekit.importers.units import normalize_unit
 from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
+from tracekit.scratch import prefix as scratch_prefix
+from tracekit.scratch import scratch_dir
 
 FORMAT = "ncu-rep"
 MAGIC = b"NVR\x00"
@@ -86,7 +88,7 @@ def read(path: Path, **options: Any) -> ParsedImport:
         import ncu_report  # noqa: F401 - only to say early that it is missing
     except ImportError:
         raise InputError(str(path), INSTALL_HINT) from None
-    with tempfile.TemporaryDirectory(prefix="tracekit-ncu-rep-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("ncu-rep"), dir=scratch_dir()) as scratch:
         output = Path(scratch) / "actions.pickle"
         done = subprocess.run([sys.executable, "-m", __name__, str(path), str(output)], capture_output=True)
         library_log = done.stderr.decode(errors="replace")
