@@ -95,11 +95,12 @@ class AnalysisCache:
         self.frames: LruCache[tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]] = LruCache(size)
         self.figures: LruCache[Any] = LruCache(size)  # pages' costly figures of a launch's own data, by launch id
 
-    def result(self, launch_id: int) -> LaunchAnalysis:
-        """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves)."""
-        return analyze_stored(self.store, [launch_id])[0]
+    def result(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis:
+        """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves); `pair` names the
+        profiled launch to take the counters from, as `--pair` does on the command line."""
+        return analyze_stored(self.store, [launch_id], {launch_id: pair} if pair is not None else None)[0]
 
-    def get(self, launch_id: int) -> LaunchPage | None:
+    def get(self, launch_id: int, pair: int | None = None) -> LaunchPage | None:
         """The launch's page data; None when the store has no such launch."""
         found = self.store.launches(launch_ids=[launch_id])
         if found.height == 0:
@@ -107,7 +108,7 @@ class AnalysisCache:
         launch = found.row(0, named=True)
         metrics, curve, histogram = self.frames.get(launch_id, lambda: self._frames(launch))
         try:
-            result = self.result(launch_id)
+            result = self.result(launch_id, pair)
         except TracekitError as exc:
             return LaunchPage(launch, metrics, None, f"The analysis cannot run on this launch: {exc}", None, None)
         except Exception as exc:  # noqa: BLE001 - one bad launch must not take the page down; it is logged in full

@@ -74,7 +74,8 @@ def create_app(
             launch_id = path.removeprefix("/launch/")
             if not launch_id.isdigit():
                 return not_found(f"{launch_id!r} is not a launch id (expected a number, as in /launch/12)")
-            return pages_launch.layout(store, cache, int(launch_id))
+            pair = query.get("pair")
+            return pages_launch.layout(store, cache, int(launch_id), int(pair) if pair and pair.isdigit() else None)
         if path == "/compare":
             return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
         return not_found(f"no page at {path}")

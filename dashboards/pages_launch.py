@@ -256,8 +256,32 @@ def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | bool
     return (low_ns, high_ns) if high_ns > low_ns else False
 
 
-def layout(store: Store, cache: AnalysisCache, launch_id: int) -> html.Div:
-    analysis = cache.get(launch_id)
+def pairing_section(launch_id: int, analysis: LaunchPage) -> html.Section:
+    """Where the counters came from and why, and the override (`--pair` on the command line): a form that
+    reloads the page with `?pair=<profiled launch id>`."""
+    result = analysis.result
+    evidence = result.pairing.evidence if result else ""
+    return html.Section(
+        [
+            html.H3("Counters"),
+            html.P(evidence, id="pairing-evidence", className="hint"),
+            html.Form(
+                [
+                    html.Label("Take the counters from launch ", htmlFor="pair-input"),
+                    dcc.Input(id="pair-input", name="pair", type="number", min=1, step=1, debounce=True),
+                    html.Button("Apply", type="submit"),
+                ],
+                action=f"/launch/{launch_id}",
+                method="get",
+                className="actions",
+            ),
+        ],
+        id="pairing-panel",
+    )
+
+
+def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None = None) -> html.Div:
+    analysis = cache.get(launch_id, pair)
     if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
     launch = analysis.launch
@@ -274,6 +298,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int) -> html.Div:
             html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
             verdict,
             html.Section([html.H3("Launch"), launch_table(launch)]),
+            pairing_section(launch_id, analysis),
             html.Section(
                 [
                     html.H3("Warps on the SMs"),

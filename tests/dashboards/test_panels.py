@@ -220,7 +220,7 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     borrowed = by_id(pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), traced), "stall-figure").figure.data
     assert dict(zip(borrowed[0].y, borrowed[0].x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
     # abs_values was not profiled: nothing to borrow, and the panel says what is missing.
-    [lone] = import_traces(sqlite_store, sample_trace, ["abs_positive"])
+    [lone] = import_traces(sqlite_store, sample_trace, ["h100/abs_positive.csv.gz"])
     no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), lone)
     assert "Needs Nsight Compute's warp stall metrics" in text_of(by_id(no_stalls, "stall-panel"))
 
@@ -280,3 +280,22 @@ def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_sto
     assert cache.get(ids[0]).result.sweep is not None
     assert cache.get(ids[0]).result.sweep is not None
     assert calls == [[ids[0]]]  # its context changed: recomputed once, then read from the store
+
+
+def test_launch_page_names_the_counters_source_and_takes_an_override(sqlite_store, sample_trace):
+    """The pairing rule's choice is shown with its evidence; `?pair=` (the page's form) overrides it as `--pair`
+    does on the command line, and the API serves the same."""
+    [random_trace] = import_traces(sqlite_store, sample_trace, ["h100/permute_random.csv.gz"])
+    ingest(sqlite_store, sample_trace("h100/samples.ncu-rep"))
+    profiled = sqlite_store.launches().filter(pl.col("kernel_name").str.starts_with("permute("))
+    identity, random = sorted(profiled.iter_rows(named=True), key=lambda row: row["duration_ns"])
+    cache = AnalysisCache(sqlite_store)
+    page = pages_launch.layout(sqlite_store, cache, random_trace)
+    assert "durations agree" in by_id(page, "pairing-evidence").children
+    assert cache.result(random_trace).counters_from.launch_id == random["id"]
+    forced = pages_launch.layout(sqlite_store, cache, random_trace, pair=identity["id"])
+    assert by_id(forced, "pairing-evidence").children == f"paired by the user (--pair {random_trace}={identity['id']})"
+    client = create_app(sqlite_store.url).server.test_client()
+    served = client.get(f"/api/launches/{random_trace}/analysis?pair={identity['id']}").get_json()
+    assert served["counters_from"]["launch_id"] == identity["id"] and served["pairing"]["status"] == "override"
+    assert client.get(f"/api/launches/{random_trace}/analysis?pair=x").status_code == 400
