@@ -408,3 +408,26 @@ def test_protection_covers_routes_added_after_the_app(tmp_path):
     # an unknown path is refused before routing says 404
     assert client.get("/no/such/path").status_code == 401
     assert urllib.parse.quote(token) == token
+
+
+# ---- uploads: a drop is all or nothing -----------------------------------------------------------------------------
+
+
+def test_a_drop_with_one_bad_file_imports_none_of_them(sqlite_store, write_warp_trace, synthetic_warps, tmp_path):
+    from tracekit.dashboards.pages_upload import import_uploads
+
+    def data_url(raw: bytes) -> str:
+        return "data:application/octet-stream;base64," + base64.b64encode(raw).decode()
+
+    good = [write_warp_trace(tmp_path / f"g{i}.csv", f"good{i}", synthetic_warps(4)).read_bytes() for i in range(2)]
+    bad = b"# tracekit-warp-trace v1\nlaunch,sm_id,block_id,warp_in_block,start_ns,end_ns\n0,-1,0,0,1,2\n"
+    statuses = import_uploads(
+        sqlite_store, [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1])), ("bad.csv", data_url(bad))], 10**6
+    )
+    assert [s.outcome for s in statuses] == ["not imported", "not imported", "error"]
+    assert statuses[2].message == "bad.csv:3 (column 'sm_id'): negative SM id"
+    assert statuses[0].message == "g0.csv was not imported: bad.csv failed, and a drop is all or nothing"
+    assert sqlite_store.imports().height == 0
+    statuses = import_uploads(sqlite_store, [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1]))], 10**6)
+    assert [s.outcome for s in statuses] == ["imported", "imported"]
+    assert sqlite_store.imports()["name"].to_list() == ["g0.csv", "g1.csv"]
