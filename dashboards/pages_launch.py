@@ -188,6 +188,7 @@ def analysis_sections(analysis: LaunchPage) -> list[html.Section]:
         panels.littles_law_panel(result),
         panels.sweep_panel(result, sweep_note(result), launch_point(result)),
         panels.stall_panel(result),
+        panels.region_panel(result),
     ]
 
 

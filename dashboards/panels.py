@@ -15,8 +15,10 @@ from dash import dcc, html
 from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
+from tracekit.reports.content import region_table
 
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
+NEEDS_REGIONS = "Needs named regions recorded inside the kernel (Proton, WARP_REGION_BEGIN/END, a Chrome trace)."
 NEEDS_STALLS = (
     "Needs Nsight Compute's warp stall metrics (the WarpStateStats section, smsp__average_warps_issue_stalled_*)."
 )
@@ -400,7 +402,30 @@ PANEL_TITLES = (
     ("littles-law-panel", "Little's law"),
     ("sweep-panel", "Throughput against occupancy"),
     ("stall-panel", "Stall breakdown"),
+    ("region-panel", "Regions inside the kernel"),
 )
+
+
+def region_panel(result: LaunchAnalysis) -> html.Section:
+    """Per named region: latency, share of warp time, throughput and Little's law, as the report shows them."""
+    if result.regions is None:
+        return _section("region-panel", "Regions inside the kernel", [html.P(NEEDS_REGIONS, className="hint")])
+    table = region_table(result.regions)
+    return _section(
+        "region-panel",
+        table.title,
+        [
+            html.Table(
+                [
+                    html.Thead(html.Tr([html.Th(column) for column in table.columns])),
+                    html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in table.rows]),
+                ],
+                id="region-table",
+                className="table",
+            ),
+            html.P(table.note or "", className="hint"),
+        ],
+    )
 
 
 def analysis_failed(message: str) -> list[html.Section]:

@@ -30,6 +30,7 @@ from tracekit.analysis.views import latency_histogram, occupancy_over_time
 from tracekit.errors import TracekitError
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.store import Store
+from tracekit.store.regions import launch_regions, region_counts
 
 FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
 
@@ -126,17 +127,19 @@ def _digest(context: list[int], overrides: Mapping[int, int]) -> str:
 
 
 def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
-    """One `LaunchInput` per row of `launches`: its metrics, and its warps when it was traced."""
+    """One `LaunchInput` per row of `launches`: its metrics, its warps when it was traced, its named regions."""
     launch_ids = launches["id"].to_list()
     metrics = store.metrics(launch_ids) if launch_ids else pl.DataFrame()
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
     traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
+    with_regions = region_counts(store, launch_ids) if launch_ids else {}
     no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
     return [
         LaunchInput(
             launch=row,
             metrics=by_launch.get((row["id"],), metrics.clear()),
             warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
+            regions=launch_regions(store, row["id"]) if row["id"] in with_regions else pl.DataFrame(),
         )
         for row in launches.iter_rows(named=True)
     ]

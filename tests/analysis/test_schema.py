@@ -12,6 +12,7 @@ from tracekit.store import Store
 DOC = Path(__file__).resolve().parents[2] / "docs" / "analysis-schema.md"
 # Leaves whose values are objects keyed by data (reason names, every term of a check): documented as a whole.
 OPAQUE = {
+    "regions",
     "littles_law.detail",
     "stalls.by_reason",
     "occupancy.nsight_tail_estimate",

@@ -299,3 +299,15 @@ def test_launch_page_names_the_counters_source_and_takes_an_override(sqlite_stor
     served = client.get(f"/api/launches/{random_trace}/analysis?pair={identity['id']}").get_json()
     assert served["counters_from"]["launch_id"] == identity["id"] and served["pairing"]["status"] == "override"
     assert client.get(f"/api/launches/{random_trace}/analysis?pair=x").status_code == 400
+
+
+def test_region_panel_shows_each_named_region_of_the_warp_specialized_sample(sqlite_store, sample_trace):
+    """The per-region numbers the page shows are the engine's (ws_pipeline: a producer warp and consumer warps)."""
+    result, _ = ingest(sqlite_store, sample_trace("regions/ws_pipeline.v2.gz"))
+    launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    regions = AnalysisCache(sqlite_store).result(launch_id).regions
+    rows = [[cell.children for cell in row.children] for row in by_id(page, "region-table").children[1].children]
+    assert [row[0] for row in rows] == [stats.region for stats in regions.regions]
+    assert [row[1] for row in rows] == [f"{stats.count:,}" for stats in regions.regions]
+    assert {"load_tile", "compute"} <= {row[0] for row in rows}

@@ -26,6 +26,7 @@ from tracekit.analysis.latency import latency_stats
 from tracekit.analysis.littles_law import check_littles_law
 from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoretical_occupancy, waves_per_sm
 from tracekit.analysis.pairing import PairingCandidate, pair_launch
+from tracekit.analysis.regions import RegionAnalysis, analyze_regions
 from tracekit.analysis.sweep import SweepFit
 from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family
 from tracekit.analysis.tail import measure_tail
@@ -76,6 +77,7 @@ class LaunchInput:
     launch: Mapping[str, Any]  # one row of Store.launches()
     metrics: pl.DataFrame  # Store.metrics([launch_id]); may be empty
     warps: pl.DataFrame  # Store.warps(launch_id); may be empty
+    regions: pl.DataFrame = field(default_factory=pl.DataFrame)  # store.regions.launch_regions; may be empty
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class _Measured:
     littles_law: LittlesLaw | None = None
     tail: Tail | None = None
     blocks: Any = None
+    regions: RegionAnalysis | None = None
     classification_inputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -341,6 +344,7 @@ def _measure(data: LaunchInput, key: KernelKey, pairing: Pairing, borrowed: Laun
         duration_ns=duration,
         occupancy=occupancy,
         classification_inputs={"grid_blocks": product(kernel.grid), "sm_count": kernel.device.sm_count},
+        regions=analyze_regions(data.regions, sm_count=kernel.device.sm_count) if data.regions.height else None,
     )
     if data.warps.height:
         return _trace_sections(measured)
@@ -422,6 +426,7 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
         classification=verdict,
         sweep=sweep,
         sweep_note=sweep_note,
+        regions=measured.regions,
     )
 
 

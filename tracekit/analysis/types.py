@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar, cast, get_args, get_origin, get_type_h
 
 from tracekit.analysis.blocks import BlockReplacement
 from tracekit.analysis.classification import Classification
+from tracekit.analysis.regions import RegionAnalysis
 
 SCHEMA = "tracekit.analysis/2"
 
@@ -248,6 +249,7 @@ class LaunchAnalysis:
     classification: Classification
     sweep: Sweep | None
     sweep_note: str | None = None  # v2: why no sweep applies, or which launches it was fitted over
+    regions: RegionAnalysis | None = None  # v2: named regions inside the kernel (tracekit.analysis.regions)
 
 
 # ---- JSON -------------------------------------------------------------------------------------------------------

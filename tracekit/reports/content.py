@@ -14,6 +14,7 @@ from typing import Any
 
 from tracekit.analysis.classification import Classification
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Tail, Warps
 
 MISSING = "n/a"
@@ -273,6 +274,44 @@ def _sweep_table(sweep: Sweep) -> Table:
     )
 
 
+def region_table(regions: RegionAnalysis) -> Table:
+    """Per named region: latency, exclusive time, throughput and Little's law (warps in region = latency x
+    throughput), in the trace's own unit (ns, or SM cycles when no clock converted them)."""
+    unit = regions.time_unit
+    rows = [
+        [
+            stats.region,
+            number(stats.count),
+            number(stats.latency.mean, unit),
+            fraction(stats.share_of_warp_time),
+            number(stats.throughput_per_sm),
+            number(stats.littles_law.mean_warps_in_region_per_sm),
+            number(stats.littles_law.latency_x_throughput),
+            fraction(stats.littles_law.relative_error, signed=True),
+        ]
+        for stats in regions.regions
+    ]
+    tail = regions.tail
+    note = f"{regions.time_note}. {regions.warp_count:,} warps on {regions.sm_count} SMs."
+    if tail.dominant_region:
+        note += f" The tail ({fraction(tail.tail_fraction)} of the span) is mostly {tail.dominant_region}."
+    return Table(
+        "Regions inside the kernel",
+        [
+            "region",
+            "instances",
+            "mean latency",
+            "share of warp time (exclusive)",
+            f"throughput (per {unit} per SM)",
+            "mean warps in region per SM",
+            "latency x throughput",
+            "Little's law error",
+        ],
+        rows,
+        note=note,
+    )
+
+
 def launch_content(result: LaunchAnalysis, index: int = 0) -> LaunchContent:
     """The display form of one analysis."""
     verdict = result.classification
@@ -298,6 +337,8 @@ def launch_content(result: LaunchAnalysis, index: int = 0) -> LaunchContent:
         content.tables.append(stalls)
     if result.sweep:
         content.tables.append(_sweep_table(result.sweep))
+    if result.regions:
+        content.tables.append(region_table(result.regions))
     return content
 
 
