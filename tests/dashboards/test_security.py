@@ -431,3 +431,38 @@ def test_a_drop_with_one_bad_file_imports_none_of_them(sqlite_store, write_warp_
     statuses = import_uploads(sqlite_store, [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1]))], 10**6)
     assert [s.outcome for s in statuses] == ["imported", "imported"]
     assert sqlite_store.imports()["name"].to_list() == ["g0.csv", "g1.csv"]
+
+
+# ---- a real browser through the token ------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_browser_opens_the_printed_url_and_the_dashboard_works_through_the_cookie(
+    server_factory, seeded_db, browser, write_warp_trace, synthetic_warps, tmp_path
+):
+    """Chromium opens `/?token=...` once; the cookie then carries every request the Dash renderer makes (layout,
+    callbacks, assets): the library lists the stored import and an upload goes through. Without the token, the
+    page is the refusal."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    server = server_factory(seeded_db, "--host", "0.0.0.0")
+    token = server.printed_token()
+    base = f"http://127.0.0.1:{server.port}"
+    browser.delete_all_cookies()
+    browser.get(f"{base}/library")
+    assert "access token" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(f"{base}/library?token={token}")
+    WebDriverWait(browser, 60).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#imports-table td[data-dash-column=name]")
+    )
+    assert "token" not in browser.current_url
+    names = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#imports-table td[data-dash-column=name]")]
+    assert names == ["seed.csv"]
+    browser.get(f"{base}/upload")
+    upload = write_warp_trace(tmp_path / "browser.csv", "browser_kernel", synthetic_warps(4))
+    file_input = WebDriverWait(browser, 60).until(lambda d: d.find_element(By.CSS_SELECTOR, "#upload input[type=file]"))
+    file_input.send_keys(str(upload))
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#upload-status-table tbody tr"))
+    assert "browser.csv imported as import" in browser.find_element(By.ID, "upload-status-table").text
+    assert import_count(seeded_db) == 2
