@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from tracekit.api import analyze_stored, report_views
 from tracekit.cli.common import DbOption, console, open_store, progress
 from tracekit.cli.serve_command import serve_command
 from tracekit.errors import TracekitError
-from tracekit.api import analyze_stored, report_views
 from tracekit.ingest import ingest
 
 # The samples worth importing: the warp traces, the Nsight Compute report's raw-page export (the report's launches

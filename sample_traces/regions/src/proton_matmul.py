@@ -8,6 +8,7 @@ Scopes: "load" (the two tile loads of each K step), "dot" (the MMA of each K ste
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -17,10 +18,8 @@ import triton.language as tl
 import triton.profiler as proton
 import triton.profiler.language as pl
 
-try:
+with contextlib.suppress(AttributeError):  # older Proton has no semantic switch
     pl.enable_semantic("triton")
-except AttributeError:
-    pass
 
 
 @triton.jit
