@@ -171,9 +171,10 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
     )
     def delete_selected(_submitted: int, selected: list[int] | None):
         deleted, missing = [], []
-        for import_id in sorted(selected or []):
+        ids = sorted({int(i) for i in selected or [] if isinstance(i, int) and not isinstance(i, bool)})
+        for import_id in ids:  # row ids come from the browser: integers only
             try:
-                store.delete_import(int(import_id))
+                store.delete_import(import_id)
                 deleted.append(import_id)
             except NotFoundError:
                 missing.append(import_id)  # deleted meanwhile, from another tab or the CLI
