@@ -4,8 +4,10 @@ A trace has times but no counters; Nsight Compute has counters of another run of
 when the kernel key matches (`KernelKey.matches`) and the run agrees:
 - duration: the trace's span (first warp start to last warp end, or the timed duration) and the profiled duration
   within a factor of DURATION_TOLERANCE. Profiling flushes caches and replays the kernel, tracing adds clock reads,
-  and short kernels carry a fixed launch cost, so the two never agree exactly (0.67x to 1.1x on the H100 samples),
-  but two inputs of one kernel that run 4-6x apart (an identity vs a random permutation) are told apart;
+  a trace ends when its warps exit while atomics still drain, and short kernels carry a fixed launch cost, so the
+  two never agree exactly: 0.4x to 1.1x on the H100 samples and verdict cases (atomics on one address 0.46x, 8
+  blocks on 132 SMs 0.40x). Two inputs of one kernel that run 4-6x apart (an identity vs a random permutation)
+  are still told apart;
 - order: when the trace's file and the profiled file hold the same number of launches of the key, the k-th pairs
   with the k-th, if their durations agree.
 Several profiled launches agreeing with one another (repeats of one workload) pair with the closest in duration; if
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from tracekit.analysis.kernel_key import KernelKey
 from tracekit.analysis.types import Pairing
 
-DURATION_TOLERANCE = 2.0  # trace span / profiled duration within [1/2, 2]
+DURATION_TOLERANCE = 3.0  # trace span / profiled duration within [1/3, 3]
 REPEAT_SPREAD = 1.25  # profiled launches this close to one another are repeats of one workload
 
 

@@ -1,0 +1,47 @@
+"""The pairing rule on hand-made candidates: key, duration agreement, order, ambiguity."""
+
+from __future__ import annotations
+
+from tracekit.analysis.kernel_key import KernelKey
+from tracekit.analysis.pairing import DURATION_TOLERANCE, PairingCandidate, pair_launch
+
+KEY = KernelKey("k<4>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
+OTHER_INSTANTIATION = KernelKey("k<1>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
+
+
+def trace(launch_id: int, span: float, order: int = 0) -> PairingCandidate:
+    return PairingCandidate(launch_id, KEY, False, span, import_id=1, order=order)
+
+
+def profiled(launch_id: int, duration: float, order: int = 0, key: KernelKey = KEY) -> PairingCandidate:
+    return PairingCandidate(launch_id, key, True, duration, import_id=2, order=order)
+
+
+def test_pairs_with_the_one_profiled_launch_whose_duration_agrees() -> None:
+    pairing = pair_launch(trace(1, 100_000), [profiled(10, 95_000), profiled(11, 460_000)], [trace(1, 100_000)])
+    assert (pairing.status, pairing.counters_launch_id) == ("paired", 10)
+    assert pairing.candidate_launch_ids == (10, 11)
+    assert "durations agree" in pairing.evidence
+
+
+def test_another_instantiation_or_a_disagreeing_duration_is_not_a_twin() -> None:
+    alone = pair_launch(trace(1, 100_000), [profiled(10, 100_000, key=OTHER_INSTANTIATION)], [])
+    assert (alone.status, alone.counters_launch_id, alone.candidate_launch_ids) == ("unpaired", None, ())
+    far = pair_launch(trace(1, 100_000), [profiled(10, 100_000 * (DURATION_TOLERANCE + 1))], [])
+    assert far.status == "unpaired" and "another input or workload" in far.evidence
+
+
+def test_order_within_the_run_decides_between_repeated_launches_of_one_key() -> None:
+    traces = [trace(1, 100_000, order=0), trace(2, 150_000, order=1)]
+    twins = [profiled(10, 97_000, order=0), profiled(11, 140_000, order=1)]
+    assert pair_launch(traces[0], twins, traces).counters_launch_id == 10
+    second = pair_launch(traces[1], twins, traces)
+    assert second.counters_launch_id == 11 and "launch 2 of 2" in second.evidence
+
+
+def test_agreeing_candidates_that_differ_from_one_another_are_ambiguous() -> None:
+    pairing = pair_launch(trace(1, 100_000), [profiled(10, 60_000), profiled(11, 160_000)], [trace(1, 100_000)])
+    assert (pairing.status, pairing.counters_launch_id) == ("unpaired", None)
+    assert pairing.evidence.startswith("ambiguous")
+    repeats = pair_launch(trace(1, 100_000), [profiled(10, 96_000), profiled(11, 104_000)], [trace(1, 100_000)])
+    assert repeats.status == "paired" and "closest of 2 repeats" in repeats.evidence
