@@ -209,8 +209,8 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
                 figures.warp_bars_figure(in_view, sm_id, x_range_us),
                 f"{in_view.height:,} warps in view, each drawn from its start to its end.",
             )
-        sm_count = max(shown["sm_id"].n_unique(), 1)
-        bins = max(10, min(400, MAX_HEATMAP_CELLS // sm_count))
+        rows_shown = max(shown["sm_id"].n_unique(), 1)
+        bins = max(10, min(400, MAX_HEATMAP_CELLS // rows_shown))
         binned = timeline.binned_activity(shown, bins, window_ns)
     except TracekitError as exc:
         return figures.message_figure("the warp timings cannot be drawn"), str(exc)

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from tracekit.analysis.sweep import model_throughput
 from tracekit.analysis.types import Sweep, Tail
 
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
@@ -301,16 +302,14 @@ def sweep_figure(
 
 
 def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
-    """min(n / L, B) as straight pieces: from 0 to the knee L x B, then flat (or the one branch that was fitted)."""
-    latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
-    if latency and bound:
-        knee = latency * bound
-        return [0.0, knee, max(extent, knee)], [0.0, bound, bound]
-    if latency:
-        return [0.0, extent], [0.0, extent / latency]
-    if bound is not None:
-        return [0.0, extent], [bound, bound]
-    return [], []
+    """The fitted min(n / L, B) as straight pieces: from 0 through the knee L x B (the result's needed occupancy)
+    to the right edge, evaluated by the model's one definition."""
+    knee = sweep.needed_occupancy_warps_per_sm
+    xs = [0.0, knee, max(extent, knee)] if knee else [0.0, extent]
+    ys = [model_throughput(x, sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm) for x in xs]
+    if any(y is None for y in ys):
+        return [], []
+    return xs, [float(y) for y in ys if y is not None]
 
 
 def stall_figure(by_reason: dict[str, float]) -> go.Figure:

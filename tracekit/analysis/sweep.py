@@ -44,12 +44,17 @@ class SweepFit:
     last_step_warps_per_sm: tuple[float, float] | None = None  # those two occupancies
 
 
+def model_throughput(n: float, latency: float | None, bound: float | None) -> float | None:
+    """Volkov's throughput = min(n / L, B) at n warps per SM: the one place the model is written. With one branch
+    fitted (no plateau measured, or no rising part) that branch; None with neither."""
+    rising = n / latency if latency else None
+    if rising is None:
+        return bound
+    return rising if bound is None else min(rising, bound)
+
+
 def _predict(n: float, slope: float | None, bound: float | None) -> float:
-    if slope is None:
-        return bound if bound is not None else 0.0
-    if bound is None:
-        return slope * n
-    return min(slope * n, bound)
+    return model_throughput(n, 1.0 / slope if slope else None, bound) or 0.0
 
 
 def _sse(xs: list[float], ys: list[float], slope: float | None, bound: float | None) -> float:

@@ -21,6 +21,7 @@ from tracekit.analysis.occupancy import (
     theoretical_occupancy,
     waves_per_sm,
 )
+from tracekit.analysis.sweep import model_throughput
 from tracekit.analysis.types import LaunchAnalysis, Sweep
 from tracekit.errors import TracekitError
 
@@ -43,13 +44,10 @@ def predict_throughput(sweep: Sweep, warps_per_sm: float) -> ThroughputPredictio
     sweep has neither L nor B.
     """
     latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
-    if not latency and bound is None:
+    throughput = model_throughput(warps_per_sm, latency, bound)
+    if throughput is None:
         return None
-    rising = warps_per_sm / latency if latency else None
-    if rising is not None and (bound is None or rising < bound):
-        throughput, regime = rising, "latency"
-    else:
-        throughput, regime = float(bound), "throughput"
+    regime = "throughput" if bound is not None and throughput >= bound else "latency"
     measured = [point.occupancy_warps_per_sm for point in sweep.points]
     within = bool(measured) and min(measured) <= warps_per_sm <= max(measured)
     return ThroughputPrediction(float(warps_per_sm), throughput, regime, within)
