@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def one_line(text: object) -> str:
+    """A message on one line: a file name or a driver message with a line break must not make two."""
+    return " ".join(str(text).replace("\r", "\n").split("\n"))
+
+
 class TracekitError(Exception):
     """A mistake in the user's input or request; the CLI prints it as one line and exits non-zero."""
 

@@ -20,7 +20,7 @@ from tracekit.cli import (
     store_commands,
 )
 from tracekit.cli.common import err_console
-from tracekit.errors import StoreError, TracekitError
+from tracekit.errors import StoreError, TracekitError, one_line
 from tracekit.scratch import exit_on_termination
 
 app = typer.Typer(
@@ -54,21 +54,16 @@ def main() -> None:
     try:
         app()
     except TracekitError as exc:
-        err_console.print(f"tracekit: error: {_one_line(exc)}")
+        err_console.print(f"tracekit: error: {one_line(exc)}")
         sys.exit(exc.exit_code)
     except OperationalError as exc:
         if os.environ.get("TRACEKIT_DEBUG"):
             raise
-        err_console.print(f"tracekit: error: {_one_line(StoreError.from_driver(None, exc))}")
+        err_console.print(f"tracekit: error: {one_line(StoreError.from_driver(None, exc))}")
         sys.exit(StoreError.exit_code)
     except KeyboardInterrupt:
         err_console.print("tracekit: interrupted")
         sys.exit(130)
-
-
-def _one_line(exc: BaseException) -> str:
-    """The message on one line: a file name or a driver message with a newline must not make two."""
-    return " ".join(str(exc).split("\n")).replace("\r", " ")
 
 
 if __name__ == "__main__":

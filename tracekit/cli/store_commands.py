@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from tracekit.cli.common import DbOption, JsonOption, console, err_console, open_store, print_json, progress, warn
-from tracekit.errors import TracekitError
+from tracekit.errors import TracekitError, one_line
 from tracekit.ingest import ingest_batch
 
 
@@ -75,7 +75,7 @@ def import_command(
     for outcome in outcomes:
         path, result = outcome.path, outcome.result
         if result is None:
-            err_console.print(f"tracekit: error: {outcome.error}")
+            err_console.print(f"tracekit: error: {one_line(outcome.error)}")
             results.append({"path": str(path), "error": outcome.error})
             continue
         for message in outcome.warnings:
