@@ -3,71 +3,64 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 import polars as pl
 import typer
 
+from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored
-from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, open_store, print_json
 from tracekit.errors import TracekitError
+from tracekit.format import NameStyle
 from tracekit.selection import resolve_launches
 
-MAX_NAME_CHARS = 160
+
+def _limiter(limiter: str | None) -> str:
+    return f"limited by {limiter.replace('_', ' ')}" if limiter else "limiter n/a"
 
 
-def _fmt(value: Any, unit: str = "", digits: int = 4) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:,.{digits}g}{unit}"
-    return f"{value}{unit}"
-
-
-def _pct(fraction: float | None) -> str:
-    return "n/a" if fraction is None else f"{fraction:+.3%}"
-
-
-def _short(name: str | None) -> str:
-    name = name or "(unnamed)"
-    return name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 3] + "..."
-
-
-def print_summary(result: LaunchAnalysis) -> None:
-    """A terminal summary; the full object is in --json."""
+def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> list[str]:
+    """The terminal summary of one launch; the full object, exact values, is in --json."""
     kernel, occupancy, verdict = result.kernel, result.occupancy, result.classification
+    smem = kernel.shared_mem_per_block_bytes
     lines = [
-        f"launch {result.launch_id}: {_short(kernel.name)}",
-        f"  grid {list(kernel.grid)} block {list(kernel.block)}  regs {_fmt(kernel.registers_per_thread)}  "
-        f"smem {_fmt(kernel.shared_mem_per_block_bytes, ' B')}  duration {_fmt(result.duration_ns, ' ns')}",
-        f"  occupancy: theoretical {_fmt(occupancy.theoretical_pct, '%')} "
-        f"(limiter {occupancy.limiter or 'n/a'}), achieved {_fmt(occupancy.achieved_pct, '%')}, "
-        f"waves per SM {_fmt(occupancy.waves_per_sm)}",
+        f"launch {result.launch_id}: {fmt.kernel_name(kernel.name or kernel.mangled_name, names)}",
+        f"  grid {fmt.dims(kernel.grid)}, block {fmt.dims(kernel.block)}, "
+        f"{fmt.number(kernel.registers_per_thread)} registers/thread, "
+        f"{fmt.size(smem)} shared memory/block, duration {fmt.duration(result.duration_ns)}",
+        f"  occupancy: theoretical {fmt.percent(occupancy.theoretical_pct)} ({_limiter(occupancy.limiter)}), "
+        f"achieved {fmt.percent(occupancy.achieved_pct)}, {fmt.number(occupancy.waves_per_sm)} waves per SM",
         f"  counters: {result.pairing.evidence}",
     ]
     warps, law, tail = result.warps, result.littles_law, result.tail
     if warps:
         lines.append(
-            f"  warps: {warps.count:,} on {warps.sm_count} SMs; latency mean "
-            f"{_fmt(warps.mean_latency_ns, ' ns')} p99 {_fmt(warps.p99_latency_ns, ' ns')}; occupancy "
-            f"{_fmt(warps.mean_occupancy_warps_per_sm)} warps/SM; throughput "
-            f"{_fmt(warps.throughput_warps_per_ns_per_sm)} warps/ns/SM"
+            f"  warps: {fmt.plural(warps.count, 'warp')} on {fmt.plural(warps.sm_count, 'SM')}; latency mean "
+            f"{fmt.duration(warps.mean_latency_ns)}, p99 {fmt.duration(warps.p99_latency_ns)}; "
+            f"{fmt.number(warps.mean_occupancy_warps_per_sm)} warps/SM in flight; throughput "
+            f"{fmt.per_ns_rate(warps.throughput_warps_per_ns_per_sm, 'warps')} per SM"
         )
     if law:
         lines.append(
-            f"  Little's law ({law.window_kind}): occupancy {_fmt(law.mean_occupancy)} vs latency x throughput "
-            f"{_fmt(law.latency_x_throughput)} ({_pct(law.relative_error)})"
+            f"  Little's law ({law.window_kind.replace('_', ' ')}): occupancy {fmt.number(law.mean_occupancy)} "
+            f"warps/SM vs latency x throughput {fmt.number(law.latency_x_throughput)} "
+            f"({fmt.fraction(law.relative_error, signed=True)})"
         )
     if tail:
-        lines.append(f"  tail: {_fmt(tail.tail_ns, ' ns')} ({tail.tail_fraction:.1%} of the launch)")
+        lines.append(f"  tail: {fmt.duration(tail.tail_ns)} ({fmt.fraction(tail.tail_fraction)} of the launch)")
     if result.sweep_note:
         lines.append(f"  sweep: {result.sweep_note}")
     limiter = f" by {verdict.limiter}" if verdict.limiter else ""
     flags = f"  [{', '.join(verdict.flags)}]" if verdict.flags else ""
     lines.append(f"  verdict: {verdict.mode}{limiter}{flags}")
     lines += [f"    - {line}" for line in verdict.evidence]
-    for line in lines:
+    return lines
+
+
+def print_summary(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> None:
+    for line in summary_lines(result, names):
         console.print(line, markup=False)
 
 
@@ -96,6 +89,7 @@ def analyze_command(
     sources: Annotated[list[str], typer.Argument(help="Files, import ids (7, import:7) or launch ids (launch:12).")],
     kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose name contains this.")] = None,
     pair: PairOption = None,
+    names: NamesOption = NameStyle.base,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -108,4 +102,4 @@ def analyze_command(
         print_json(results.to_dicts())
         return
     for result in results:
-        print_summary(result)
+        print_summary(result, names)

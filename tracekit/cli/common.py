@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 
+from tracekit.format import NameStyle
 from tracekit.store import Store
 
 T = TypeVar("T")
@@ -22,7 +23,15 @@ DbOption = Annotated[
     str | None,
     typer.Option("--db", help="Store URL or SQLite path (default: $TRACEKIT_DB, else the embedded store)."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout (exact values).")]
+NamesOption = Annotated[
+    NameStyle,
+    typer.Option(
+        "--names",
+        help="Kernel names: base (the function name, as ncu --print-kernel-base function) or full (the whole "
+        "signature). Mangled names are demangled either way.",
+    ),
+]
 
 # C0/C1 control characters (newline and tab aside), DEL, and the bidirectional overrides that reorder text.
 UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
