@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Annotated
 
 import typer
 from sqlalchemy.exc import OperationalError
@@ -19,7 +20,7 @@ from tracekit.cli import (
     serve_command,
     store_commands,
 )
-from tracekit.cli.common import err_console
+from tracekit.cli.common import console, err_console
 from tracekit.errors import StoreError, TracekitError, one_line
 from tracekit.scratch import exit_on_termination
 
@@ -30,6 +31,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        console.print(f"tracekit {version('tracekit')}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Reads GPU profiler output into one store and explains why a kernel is as fast as it is."""
+
+
 app.command("import")(store_commands.import_command)
 app.command("ls")(store_commands.ls_command)
 app.command("show")(store_commands.show_command)
