@@ -53,6 +53,12 @@ def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImpo
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "no such file" if not path.exists() else "not a regular file")
+    if fmt is None and options.get("column_map"):
+        # --map names a trace's columns: a file no reader recognizes is a warp trace with its own column names
+        try:
+            fmt = detect_format(path)
+        except InputError:
+            fmt = "warp-trace"
     fmt = fmt or detect_format(path)
     known = formats()
     if fmt not in known:

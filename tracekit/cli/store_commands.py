@@ -8,8 +8,20 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tracekit.cli.common import DbOption, JsonOption, console, err_console, open_store, print_json, progress, warn
+from tracekit import format as display
+from tracekit.cli.common import (
+    DbOption,
+    JsonOption,
+    NamesOption,
+    console,
+    err_console,
+    open_store,
+    print_json,
+    progress,
+    warn,
+)
 from tracekit.errors import TracekitError, one_line
+from tracekit.format import NameStyle
 from tracekit.ingest import ingest_batch
 
 
@@ -31,7 +43,14 @@ def import_command(
     db: DbOption = None,
     fmt: Annotated[str | None, typer.Option("--format", help="Override format detection.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="Label for the import (default: file name).")] = None,
-    maps: Annotated[list[str] | None, typer.Option("--map", help="Warp traces: FIELD=COLUMN.")] = None,
+    maps: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="Warp traces: FIELD=COLUMN (sm=smid, start=t0, ...); a file no reader recognizes is then read as "
+            "a warp trace.",
+        ),
+    ] = None,
     clock_hz: Annotated[float | None, typer.Option("--clock-hz", help="Warp traces: SM clock for cycles.")] = None,
     keep_going: Annotated[
         bool,
@@ -93,7 +112,7 @@ def import_command(
             if result.created:
                 console.print(
                     f"imported {path} as import {result.import_id}: "
-                    f"{result.launch_count} launches, {result.warp_count} warps"
+                    f"{display.plural(result.launch_count, 'launch')}, {display.plural(result.warp_count, 'warp')}"
                 )
             else:
                 console.print(f"{path} is already stored as import {result.import_id}; nothing added")
@@ -101,7 +120,10 @@ def import_command(
     if as_json:
         print_json(results)
     if keep_going and len(paths) > 1 and not as_json:
-        console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} files imported, {len(failed)} failed")
+        console.print(
+            f"{len(outcomes) - len(failed):,} of {display.plural(len(outcomes), 'file')} imported, "
+            f"{len(failed):,} failed"
+        )
     if failed:
         raise typer.Exit(2)
 
@@ -116,20 +138,22 @@ def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         console.print("the store is empty: tracekit import FILE", markup=False)
         return
     table = Table("id", "name", "format", "device", "launches", "imported at")
+    table.columns[4].justify = "right"
     for row in imports.iter_rows(named=True):
         table.add_row(
             str(row["id"]),
             row["name"],
             row["format"],
             row["device_name"] or "",
-            str(row["launch_count"]),
-            str(row["imported_at"])[:19],
+            display.number(row["launch_count"]),
+            str(row["imported_at"])[:16],
         )
     console.print(table)
 
 
 def show_command(
     import_id: Annotated[int, typer.Argument(help="Import id (see `tracekit ls`).")],
+    names: NamesOption = NameStyle.base,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -153,21 +177,48 @@ def show_command(
     if as_json:
         print_json({**info, "launches": launch_rows})
         return
-    for key, value in info.items():
-        if value not in (None, {}, []):
-            console.print(f"{key}: {value}", markup=False)
-    table = Table("launch", "kernel", "grid", "block", "regs", "duration (ns)", "warps")
+    for label, value in _import_fields(info):
+        console.print(f"{label}: {value}", markup=False)
+    table = Table("launch", "kernel", "grid", "block", "regs", "duration", "warps")
+    for column in (0, 4, 5, 6):
+        table.columns[column].justify = "right"
     for row in launch_rows:
         table.add_row(
             str(row["id"]),
-            row["kernel_name"] or "",
-            "x".join(map(str, row["grid"])),
-            "x".join(map(str, row["block"])),
-            str(row["registers_per_thread"] or ""),
-            "" if row["duration_ns"] is None else f"{row['duration_ns']:,.0f}",
-            str(row["warps"]),
+            display.kernel_name(row["kernel_name"], names),
+            display.dims(row["grid"]).replace(" ", ""),
+            display.dims(row["block"]).replace(" ", ""),
+            display.number(row["registers_per_thread"]),
+            display.duration(row["duration_ns"]),
+            display.number(row["warps"]),
         )
     console.print(table)
+
+
+# Import fields as `show` prints them: label and formatter; the rest (device_extra, ids) are in --json.
+_SHOWN_FIELDS = {
+    "name": ("name", str),
+    "source_path": ("source", str),
+    "format": ("format", str),
+    "tool": ("tool", str),
+    "tool_version": ("tool version", str),
+    "size_bytes": ("size", display.size),
+    "imported_at": ("imported at", lambda value: str(value)[:19]),
+    "device_name": ("device", str),
+    "compute_capability": ("compute capability", str),
+    "sm_count": ("SMs", display.number),
+    "sm_clock_hz": ("SM clock", display.frequency),
+    "max_warps_per_sm": ("max warps per SM", display.number),
+    "sha256": ("sha256", str),
+}
+
+
+def _import_fields(info: dict) -> list[tuple[str, str]]:
+    return [
+        (label, formatter(info[key]))
+        for key, (label, formatter) in _SHOWN_FIELDS.items()
+        if info.get(key) not in (None, "", {}, [])
+    ]
 
 
 def rm_command(
