@@ -17,7 +17,14 @@ TraceWriter.cpp). What it writes, and how it is read here:
   `cat` "flow", zero duration) are not regions and are skipped.
 
 Times stay cycles unless the SM clock is given (`clock_hz`, the CLI's `--clock-hz`); the launch then has ns.
-Each kernel name is one launch (the writer does not tell repeated launches of one kernel apart).
+
+Launches: Proton gives every launch of a profiling session its own kernel id and writes the launches one after
+another into the same file, with the same pid for the same kernel, SM and CTA (`convertToTimelineTrace` in
+TraceData.cpp sorts the cycle records by kernel id, CTA, warp and start; the writer then walks each launch SM by SM
+in ascending order). So within one launch the (SM, CTA, warp) of successive events never goes down and a warp's
+events are contiguous; a new launch of a kernel starts where that order restarts or a warp already left comes
+back, on another SM or after other warps (`LaunchSplitter`). Every launch has a CTA 0, so only launches of a
+single warp that follow each other on the same SM stay joined: the file says nothing more to tell them apart.
 """
 
 from __future__ import annotations
@@ -44,6 +51,34 @@ SNIFF_PATTERN = re.compile(rb'"pid"\s*:\s*"[^"]* Core\d+ CTA\d+')
 FLOAT32_EXACT = 2**24  # cycles above this lose precision in the writer's float32
 
 
+class LaunchSplitter:
+    """The launch of each event in file order, per kernel name (see the module note)."""
+
+    def __init__(self) -> None:
+        self.launches: dict[int, str] = {}  # launch key -> kernel name, in first-seen order
+        self.current: dict[str, int] = {}  # kernel -> its launch key now
+        self.last: dict[str, tuple[int, int, int]] = {}  # kernel -> (sm, cta, warp) of its previous event
+        self.left: dict[str, set[tuple[int, int]]] = {}  # kernel -> (cta, warp) already finished in this launch
+
+    def launch_of(self, kernel: str, sm: int, cta: int, warp: int) -> int:
+        key = (sm, cta, warp)
+        previous = self.last.get(kernel)
+        if previous is None or key < previous or self._returns(kernel, key, previous):
+            launch = len(self.launches)
+            self.launches[launch] = kernel
+            self.current[kernel] = launch
+            self.left[kernel] = set()
+        elif key != previous:
+            self.left[kernel].add(previous[1:])
+        self.last[kernel] = key
+        return self.current[kernel]
+
+    def _returns(self, kernel: str, key: tuple[int, int, int], previous: tuple[int, int, int]) -> bool:
+        """A warp seen before in this launch, after other warps or on another SM (a CTA stays on one SM)."""
+        warp = key[1:]
+        return key != previous and (warp == previous[1:] or warp in self.left[kernel])
+
+
 def sniff(head: bytes) -> bool:
     text = plain_head(head)
     return b'"traceEvents"' in text and SNIFF_PATTERN.search(text) is not None
@@ -62,7 +97,7 @@ def read(
     if column_map:
         raise InputError(str(path), f"--map is not used by Proton traces (they name every field): {column_map}")
     events = trace_events(path, load_json(path, max_inflated_bytes))
-    kernels: dict[str, int] = {}
+    splitter = LaunchSplitter()
     columns: dict[str, list] = {k: [] for k in ("launch_key", "sm_id", "block_id", "warp_in_block", "region")}
     starts: list[int] = []
     ends: list[int] = []
@@ -94,12 +129,11 @@ def read(
         duration = round(dur * mhz)
         if duration < 0:
             raise InputError(str(path), f"traceEvents[{index}]: negative duration {dur!r}")
-        kernel = pid_match["kernel"]
-        launch = kernels.setdefault(kernel, len(kernels))
-        columns["launch_key"].append(launch)
-        columns["sm_id"].append(int(pid_match["sm"]))
-        columns["block_id"].append(int(pid_match["cta"]))
-        columns["warp_in_block"].append(int(tid_match["warp"]))
+        sm, cta, warp = int(pid_match["sm"]), int(pid_match["cta"]), int(tid_match["warp"])
+        columns["launch_key"].append(splitter.launch_of(pid_match["kernel"], sm, cta, warp))
+        columns["sm_id"].append(sm)
+        columns["block_id"].append(cta)
+        columns["warp_in_block"].append(warp)
         columns["region"].append(str(event.get("name")))
         starts.append(start)
         ends.append(start + duration)
@@ -132,7 +166,7 @@ def read(
         path,
         FORMAT,
         rows,
-        {launch: kernel for kernel, launch in kernels.items()},
+        dict(splitter.launches),
         warnings,
         tool="Triton Proton",
         clock_hz=clock_hz,

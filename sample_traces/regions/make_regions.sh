@@ -3,6 +3,7 @@
 #   ws_pipeline.v2.gz       tracekit warp-trace v2 of a warp-specialized producer/consumer kernel (src/ws_pipeline.cu)
 #   overhead.txt             the region markers' cost, measured there
 #   proton_matmul.chrome_trace  a Triton matmul instrumented with Proton scopes (src/proton_matmul.py)
+#   proton_repeat.chrome_trace  four launches of that kernel in one Proton session (src/proton_repeat.py)
 #   run.txt                  versions, GPU clocks, the programs' output
 set -uo pipefail
 OUT_DIR=${1:?usage: make_regions.sh OUT_DIR}
@@ -24,6 +25,8 @@ nvcc "${FLAGS[@]}" -DNO_REGIONS -o "$OUT_DIR/.build/ws_pipeline_no_regions" "$HE
 gzip -9f "$OUT_DIR/ws_pipeline.csv" && mv "$OUT_DIR/ws_pipeline.csv.gz" "$OUT_DIR/ws_pipeline.v2.gz"  # not *.csv.gz: the v1 sample globs
 (cd "$HERE/src" && python3 proton_matmul.py "$OUT_DIR") >> "$OUT_DIR/run.txt" 2>&1
 gzip -9f "$OUT_DIR/proton_matmul.chrome_trace"
+(cd "$HERE/src" && python3 proton_repeat.py "$OUT_DIR") > "$OUT_DIR/run_repeat.txt" 2>&1
+gzip -9f "$OUT_DIR/proton_repeat.chrome_trace"
 nvidia-smi --query-gpu=clocks.sm --format=csv >> "$OUT_DIR/run.txt" 2>&1
 rm -rf "$OUT_DIR/.build"
 ls -la "$OUT_DIR" >> "$OUT_DIR/run.txt"

@@ -197,6 +197,69 @@ def test_real_proton_sample_matches_plain_reading():
     assert parsed.launches["kernel_name"].to_list() == ["matmul_kernel"]
 
 
+def test_real_proton_repeated_launches_are_split():
+    """Four launches of one kernel in one Proton session (src/proton_repeat.py): one file, the same pid names.
+    Each launch's shape, as the recording printed it, gives its CTAs and each warp's scope count."""
+    import re
+
+    log = (SAMPLES / "run_repeat.txt").read_text()
+    shapes = [
+        (int(grid), int(steps), int(expected))
+        for grid, steps, expected in re.findall(r"grid \((\d+),\), 4 warps, (\d+) K steps, expected scopes (\d+)", log)
+    ]
+    assert len(shapes) == 4
+    path = SAMPLES / "proton_repeat.chrome_trace.gz"
+    with gzip.open(path, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    assert {e["pid"].split(" Core")[0] for e in events} == {"matmul_kernel"}  # nothing in the names tells them apart
+    parsed = read_file(path)
+    assert parsed.launches["kernel_name"].to_list() == ["matmul_kernel"] * 4
+    keys = parsed.launches["launch_key"].to_list()
+    regions = parsed.regions
+    assert regions.height == len(events) == sum(expected for _, _, expected in shapes)
+    for key, (grid, steps, expected) in zip(keys, shapes, strict=True):
+        mine = regions.filter(pl.col("launch_key") == key)
+        assert mine.height == expected
+        assert sorted(mine["block_id"].unique().to_list()) == list(range(grid))
+        per_warp = mine.group_by("block_id", "warp_in_block").agg(
+            pl.len().alias("scopes"), (pl.col("region") == "load").sum().alias("loads")
+        )
+        assert per_warp.height == grid * 4
+        assert set(per_warp["scopes"].to_list()) == {2 * steps + 2} and set(per_warp["loads"].to_list()) == {steps}
+        # Every CTA ran on one SM within its launch.
+        assert mine.group_by("block_id").agg(pl.col("sm_id").n_unique())["sm_id"].max() == 1
+    # Each launch got its own whole-warp records once the clock is known.
+    clocked = read_file(path, clock_hz=1.98e9)
+    assert clocked.warps.group_by("launch_key").len().sort("launch_key")["len"].to_list() == [
+        grid * 4 for grid, _, _ in shapes
+    ]
+
+
+def test_proton_launch_split_rules(tmp_path):
+    """A launch restarts where the writer's (SM, CTA, warp) order goes down or a warp comes back; other kernels
+    keep their own launches."""
+    events = [
+        _proton_event("s", "k", 3, 0, 0, 0, 10, 5),  # launch A of k: one CTA of one warp, on SM 3
+        _proton_event("s", "k", 3, 0, 0, 0, 20, 5),
+        _proton_event("s", "k", 5, 0, 0, 0, 10, 5),  # the same CTA/warp on a later SM: launch B of k
+        _proton_event("s", "other", 0, 0, 0, 0, 10, 5),  # another kernel: its own launch
+        _proton_event("s", "k", 6, 1, 0, 0, 10, 5),  # still B (order goes up, a new warp)
+        _proton_event("s", "k", 6, 1, 1, 0, 10, 5),
+        _proton_event("s", "k", 2, 0, 0, 0, 10, 5),  # order goes down: launch C of k
+        _proton_event("s", "k", 2, 0, 1, 0, 10, 5),
+        _proton_event("s", "k", 2, 0, 0, 0, 30, 5),  # warp 0 of CTA 0 comes back after warp 1: launch D
+    ]
+    path = tmp_path / "repeat.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    parsed = read_file(path)
+    names = dict(parsed.launches.select("launch_key", "kernel_name").iter_rows())
+    assert sorted(names.values()) == ["k", "k", "k", "k", "other"]
+    by_launch = parsed.regions.group_by("launch_key").agg(pl.len(), pl.col("sm_id").unique().sort())
+    sizes = sorted((names[k], n, sms) for k, n, sms in by_launch.iter_rows())
+    assert sizes == [("k", 1, [2]), ("k", 2, [2]), ("k", 2, [3]), ("k", 3, [5, 6]), ("other", 1, [0])]
+    assert parsed.regions.height == len(events)
+
+
 def test_real_v2_sample_matches_plain_reading():
     import csv
 
