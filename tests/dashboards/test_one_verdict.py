@@ -27,9 +27,18 @@ from tracekit.ingest import ingest
 from tracekit.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "sample_traces" / "h100"
+SAMPLES = ROOT / "sample_traces"
 REAL_EXPORTS = ROOT.parent / "shared" / "real_exports"
-SAMPLE_FILES = [*sorted(SAMPLES.glob("*.csv.gz")), SAMPLES / "samples.ncu-rep", SAMPLES / "samples.sqlite"]
+# Every trace, each profiled set once (the .ncu-rep of the latency-hiding samples, the raw page of the verdict
+# cases), the Nsight Systems export and the region recordings.
+SAMPLE_FILES = [
+    *sorted(SAMPLES.rglob("*.csv.gz")),
+    SAMPLES / "h100" / "samples.ncu-rep",
+    SAMPLES / "h100" / "samples.sqlite",
+    SAMPLES / "verdict_cases" / "h100" / "cases.raw.csv",
+    SAMPLES / "regions" / "ws_pipeline.v2.gz",
+    SAMPLES / "regions" / "proton_matmul.chrome_trace.gz",
+]
 # What must agree across paths: the verdict, and the numbers it rests on.
 KEY_FIELDS = [
     "classification.mode",
@@ -73,7 +82,9 @@ def store_url(tmp_path_factory) -> str:
         skip_or_fail(f"{REAL_EXPORTS} is absent (the shared real exports live beside the checkout)")
     url = f"sqlite:///{tmp_path_factory.mktemp('one-verdict') / 'store.sqlite'}"
     store = Store.open(url)
-    for path in [*SAMPLE_FILES, *sorted(REAL_EXPORTS.iterdir())]:
+    for path in SAMPLE_FILES:
+        ingest(store, path)  # every sample must import
+    for path in sorted(REAL_EXPORTS.iterdir()):
         try:
             ingest(store, path)
         except TracekitError:
@@ -92,6 +103,7 @@ def test_the_store_holds_every_sample_and_real_export(store_url, engine_results)
     store = Store.open(store_url)
     formats = set(store.imports()["format"].to_list())
     assert {"warp-trace", "ncu-rep", "nsys-sqlite", "ncu-csv"} <= formats
+    assert any(result["regions"] for result in engine_results.values())
     assert len(engine_results) == store.launches().height > 4000
 
 

@@ -17,7 +17,7 @@ import polars as pl
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric, metric_row, pipe_utilization_pct
 from tracekit.analysis.stalls import StallBreakdown, stall_breakdown
-from tracekit.analysis.sweep import SweepFit
+from tracekit.analysis.sweep import LEVEL_RELATIVE, SweepFit, measured_levels
 
 # A unit at or above this share of its peak counts as saturated. Sustained throughput rarely exceeds ~80-90% of
 # the nominal peak (DRAM refresh and turnarounds, issue conflicts), so 80% is where the limit is "reached".
@@ -50,6 +50,9 @@ WARP_SIZE = 32
 # warp latency ~2x the unloaded one), while copies at half occupancy (49%) still gained ~30% from more warps.
 GRADUAL_SATURATION_PCT = 60.0
 MEMORY_STALL_MAJORITY = 0.5
+# A sweep that measured this much more throughput at a higher occupancy than the launch's own shows that warps, not
+# a unit, still limit it (beyond the few percent of run-to-run spread).
+HIGHER_OCCUPANCY_GAIN = 0.10
 MEMORY_STALL_REASONS = ("long_scoreboard", "lg_throttle", "drain")
 # L2 read hit rate below this: most L2 traffic is misses the DRAM must serve (L2 also counts the fills, so its
 # utilization reads above DRAM's on a stream). Such traffic is attributed to DRAM when DRAM is near its peak.
@@ -426,6 +429,18 @@ def _hot_l2_slice(m: pl.DataFrame, report: _Report) -> bool:
     return True
 
 
+def _higher_occupancy_gain(sweep: SweepFit, warps: float) -> float | None:
+    """How much more throughput the sweep measured at occupancies above the launch's own level (0.24: 24% more);
+    None when no level lies above it."""
+    points = sweep.points
+    levels = measured_levels(points["occupancy_warps_per_sm"].to_list(), points["throughput"].to_list())
+    here = min(levels, key=lambda level: abs(level[0] - warps))
+    above = [throughput for occupancy, throughput in levels if occupancy > here[0] * (1 + LEVEL_RELATIVE)]
+    if not above or here[1] <= 0:
+        return None
+    return max(above) / here[1] - 1
+
+
 def _gradual_saturation(
     m: pl.DataFrame,
     inputs: ClassificationInputs,
@@ -446,13 +461,9 @@ def _gradual_saturation(
     ):
         return None  # occupancy can still grow as launched: the latency rules decide
     sweep = inputs.sweep
-    if (
-        sweep is not None
-        and occ.achieved_warps is not None
-        and sweep.last_step_warps_per_sm is not None
-        and occ.achieved_warps < sweep.last_step_warps_per_sm[0] * 0.95
-        and not sweep.plateau_reached
-    ):
+    warps = occ.achieved_warps or inputs.trace_mean_occupancy_warps_per_sm
+    gain = _higher_occupancy_gain(sweep, warps) if sweep is not None and warps else None
+    if gain is not None and gain >= HIGHER_OCCUPANCY_GAIN:
         return None  # the sweep measured more throughput at a higher occupancy: not the bound yet
     top = _attribute_memory(m, units, memory[0], report)
     report.evidence.append(
