@@ -66,6 +66,14 @@ def test_vector_add_sweep_and_verdicts(samples_store: Store, sample_trace) -> No
     assert traced[0]["classification"]["mode"] == "latency-bound"
     assert traced[-1]["classification"]["mode"] == "throughput-bound"
     assert traced[-1]["classification"]["limiter"] == "dram"
+    # At 32 warps per SM the sweep measured over 10% more throughput at 64: warps, not DRAM, still limit it, and
+    # the verdict must not call it memory-bound next to that evidence.
+    levels = sorted((p["occupancy_warps_per_sm"], p["throughput"]) for p in sweep["points"])
+    assert levels[-1][1] > 1.1 * levels[-2][1]
+    assert traced[2]["classification"]["mode"] == "latency-bound"
+    assert not any(
+        "memory-bound rather than short of warps" in line for line in traced[2]["classification"]["evidence"]
+    )
     assert all(r["classification"]["evidence"] for r in traced)
 
 
