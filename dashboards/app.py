@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from dash import Dash, Input, Output, dcc, html
 
+from tracekit.scratch import remove_stale
 from tracekit.store import Store
 
 from . import pages_compare, pages_launch, pages_library, pages_upload
@@ -50,6 +51,7 @@ def create_app(
     settings = settings or Settings()
     read_only = settings.read_only
     store = Store.open(db_url)
+    remove_stale()  # uploads a killed worker left behind
     cache = AnalysisCache(store)  # one per app: a worker computes each launch's analysis once
     app = Dash(
         __name__,
