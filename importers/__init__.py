@@ -8,6 +8,7 @@ Readers raise `tracekit.errors.InputError` for anything they cannot read, and ne
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -41,11 +42,35 @@ def detect_format(path: Path) -> str:
     for fmt, module in formats().items():
         if module.sniff(head):
             return fmt
-    raise InputError(
-        str(path),
-        "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, "
-        "an Nsight Systems SQLite export, or a warp trace)",
-    )
+    raise InputError(str(path), known_other_output(head) or NOT_A_FORMAT)
+
+
+NOT_A_FORMAT = (
+    "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, an Nsight Systems SQLite export, "
+    "or a warp trace)"
+)
+_LFS_POINTER = re.compile(rb"^version https://git-lfs\.github\.com/spec/v1\noid sha256:[0-9a-f]{64}\nsize (\d+)\n")
+_NVPROF_LINE = re.compile(rb"^==\d+== (?:NVPROF is profiling|Profiling application|Profiling result)", re.MULTILINE)
+_NVPROF_CSV_HEADER = re.compile(
+    rb'^"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?\r?$', re.MULTILINE
+)
+
+
+def known_other_output(head: bytes) -> str | None:
+    """What a file no reader takes is, when it is something a CUDA developer often has at hand, with what to
+    do instead: a Git LFS pointer, or output of nvprof (the profiler before Nsight)."""
+    lfs = _LFS_POINTER.match(head)
+    if lfs:
+        return (
+            f"a Git LFS pointer file, not the file itself (the {int(lfs.group(1)):,}-byte original was not "
+            "downloaded): run `git lfs pull` in its repository, then import the file"
+        )
+    if _NVPROF_LINE.search(head) or _NVPROF_CSV_HEADER.search(head):
+        return (
+            "nvprof output (the profiler before Nsight, which tracekit does not read): profile with Nsight Compute "
+            "(ncu --csv ... or ncu -o report ...) or Nsight Systems (nsys profile, then nsys export -t sqlite)"
+        )
+    return None
 
 
 def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImport:

@@ -25,7 +25,10 @@ from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, P
 FORMAT = "nsys-sqlite"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
-NO_KERNEL_TABLE = "no CUPTI_ACTIVITY_KIND_KERNEL table: the report recorded no kernels (was --trace=cuda on?)"
+MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+GPU_ACTIVITY_TABLES = {KERNEL_TABLE, MEMCPY_TABLE}
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+DIAGNOSTIC_ERROR = 3  # ENUM_DIAGNOSTIC_SEVERITY_LEVEL: 1 Info, 2 Warning, 3 Error
 
 # globalTid/globalPid pack the process id in bits 24..47 and the thread id in bits 0..23 (nsys export docs).
 PID_UNIT = 1 << 24
@@ -127,11 +130,15 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
             "an SQLite file but not an Nsight Systems export (no StringIds and "
             "CUPTI_/TARGET_INFO_ tables; export a report with `nsys export -t sqlite`)",
         )
-    if KERNEL_TABLE not in tables:
-        raise InputError(str(path), NO_KERNEL_TABLE)
     warnings: list[str] = []
-    kernels = _kernels(connection, tables)
-    if kernels.height == 0:
+    if KERNEL_TABLE not in tables:
+        if not tables & GPU_ACTIVITY_TABLES:
+            raise InputError(str(path), _no_gpu_activity_reason(connection, tables))
+        warnings.append(f"no {KERNEL_TABLE} table: the report recorded memory copies but no kernel")
+        kernels = _no_kernels()
+    else:
+        kernels = _kernels(connection, tables)
+    if kernels.height == 0 and KERNEL_TABLE in tables:
         warnings.append(f"{KERNEL_TABLE} is empty: no kernel launches to import")
     nvtx = _nvtx_ranges(connection, tables)
     kernels = kernels.with_columns(nvtx_path=_nvtx_paths(connection, tables, kernels))
@@ -145,6 +152,47 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
         nvtx_ranges=conform(nvtx, NVTX_SCHEMA),
         memcpys=_memcpys(connection, tables),
         warnings=warnings,
+    )
+
+
+def _no_gpu_activity_reason(connection: sqlite3.Connection, tables: set[str]) -> str:
+    """Why an export without kernel or memcpy table has nothing to import, from what it does hold: CUDA API
+    calls (and whether they launched kernels) and nsys's own diagnostic messages."""
+    if RUNTIME_TABLE not in tables:
+        return (
+            "no CUDA trace in this report: no kernel, memory copy or CUDA API table (profile with "
+            "nsys profile --trace=cuda)"
+        )
+    calls = connection.execute(f"SELECT COUNT(*) FROM {RUNTIME_TABLE}").fetchone()[0]
+    launches = connection.execute(
+        f"SELECT COUNT(*) FROM {RUNTIME_TABLE} AS r JOIN StringIds AS s ON s.id = r.nameId "
+        "WHERE s.value LIKE 'cudaLaunch%' OR s.value LIKE 'cuLaunch%'"
+    ).fetchone()[0]
+    diagnostic = ""
+    if "DIAGNOSTIC_EVENT" in tables:
+        row = connection.execute(
+            "SELECT text FROM DIAGNOSTIC_EVENT WHERE severity >= ? ORDER BY severity DESC, timestamp LIMIT 1",
+            (DIAGNOSTIC_ERROR,),
+        ).fetchone()
+        if row is not None:
+            diagnostic = "; nsys's diagnostics report: " + " ".join(str(row[0]).split())
+    if launches:
+        calls_text = f"{launches:,} kernel launch call{'s' if launches != 1 else ''}"
+        return (
+            f"no GPU activity recorded: the CUDA API trace holds {calls_text} but no kernel or memory copy "
+            "was traced on the GPU (nsys could not trace this GPU's work: a GPU, driver or WSL setup where its "
+            f"CUDA GPU tracing is unavailable){diagnostic}"
+        )
+    return (
+        f"no GPU work in this report: only {calls:,} CUDA API calls, none a kernel launch or memory copy "
+        f"(did the application stop before its first kernel?){diagnostic}"
+    )
+
+
+def _no_kernels() -> pl.DataFrame:
+    """The kernel frame of an export whose report recorded no kernel (memory copies only)."""
+    return pl.DataFrame(
+        schema={"launch_key": pl.Int64, "kernel_name": pl.Utf8, "start_ns": pl.Int64, "duration_ns": pl.Float64}
     )
 
 

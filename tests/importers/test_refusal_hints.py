@@ -1,0 +1,183 @@
+"""Files tracekit refuses, each with its own accurate hint, through `tracekit import` on the real files of
+../shared/real_exports: ncu's text output, ncu's console output, nvprof output, a Git LFS pointer, nsys exports
+without GPU activity. Each refusal is one line, exit code 2, and the store is left as it was.
+
+Also what is no longer refused: an nsys export with memory copies and no kernel table, and a `--map` alone
+that makes an unrecognized CSV a warp trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracekit.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_traces" / "h100"
+
+
+def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def refused(path: Path, db: Path) -> str:
+    """The one line `tracekit import` prints for a refused file; checks exit code 2 and an unchanged store."""
+    done = tracekit("import", str(path), db=db)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"tracekit: error: {path}: ")
+    assert Store.open(str(db)).imports().height == 0
+    return lines[0].removeprefix(f"tracekit: error: {path}: ")
+
+
+@pytest.mark.parametrize(
+    ("name", "kernels", "rerun"),
+    [
+        ("ncu_text_details_2022_A100class_layernorm_playground.log", 31, "ncu --csv --page details ..."),
+        ("ncu_text_print_summary_2025_A10G_esmm.txt", 30, "ncu --csv --print-summary per-kernel ..."),
+    ],
+)
+def test_ncu_text_output(real_export, tmp_path, name, kernels, rerun):
+    """ncu without --csv: the kernels are in the file, as text sections; say so, and how to get a table."""
+    path = real_export(name)
+    profiled = sum(1 for line in path.read_text().splitlines() if line.startswith('==PROF== Profiling "'))
+    assert profiled == kernels
+    assert refused(path, tmp_path / "s.sqlite") == (
+        f"this is Nsight Compute's text output ({kernels} kernels profiled), not a table tracekit can read: "
+        f"rerun with --csv ({rerun}), or export a report (ncu -o report ...) and import the .ncu-rep"
+    )
+
+
+def test_ncu_console_output_of_an_export_run(real_export, tmp_path):
+    """ncu's stdout when it wrote a report: name the report it wrote."""
+    path = real_export("ncu_prof_lines_report_only_dphpc.log")
+    assert refused(path, tmp_path / "s.sqlite") == (
+        "no Nsight Compute table: this is ncu's console output of a run that wrote a report "
+        "(/home/nwadekar/dphpc/dphpc-gemm/ncu_analysis.ncu-rep); import that .ncu-rep, or rerun with --csv"
+    )
+
+
+def test_ncu_connected_but_profiled_nothing(real_export, tmp_path):
+    path = real_export("ncu_raw_B200_prof_lines_only_RooflineAnalysis.csv")
+    connected = path.read_text().count("==PROF== Connected to process")
+    assert refused(path, tmp_path / "s.sqlite") == (
+        f"no Nsight Compute table: ncu connected to {connected} processes and profiled no kernel (a --kernel-name "
+        "or --launch-skip filter that matched nothing, or processes that launch none)"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvprof_csv_summary_2016_epicflow.csv",
+        "nvprof_metrics_text_2017_GTX1070_thrust2d.profile",
+        "nvprof_summary_text_2020_hotspot_optimalum.log",
+    ],
+)
+def test_nvprof_output(real_export, tmp_path, name):
+    assert refused(real_export(name), tmp_path / "s.sqlite") == (
+        "nvprof output (the profiler before Nsight, which tracekit does not read): profile with Nsight Compute "
+        "(ncu --csv ... or ncu -o report ...) or Nsight Systems (nsys profile, then nsys export -t sqlite)"
+    )
+
+
+def test_git_lfs_pointer(tmp_path):
+    """The pointer `git lfs` commits in place of the samples' report (spec v1: version, oid sha256, size)."""
+    report = SAMPLES / "samples.ncu-rep"
+    data = report.read_bytes()
+    pointer = tmp_path / "samples.ncu-rep"
+    pointer.write_text(
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{hashlib.sha256(data).hexdigest()}\nsize {len(data)}\n"
+    )
+    assert refused(pointer, tmp_path / "s.sqlite") == (
+        f"a Git LFS pointer file, not the file itself (the {len(data):,}-byte original was not downloaded): "
+        "run `git lfs pull` in its repository, then import the file"
+    )
+
+
+def _runtime_calls(path: Path, like: str) -> int:
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True) as connection:
+        return connection.execute(
+            "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON s.id = r.nameId "
+            "WHERE s.value LIKE ?",
+            (like,),
+        ).fetchone()[0]
+
+
+def test_nsys_launch_calls_without_gpu_activity(real_export, tmp_path):
+    """192 cudaLaunchKernel calls in the API trace and no kernel table: GPU tracing was unavailable."""
+    path = real_export("nsys_2023.2.3_nokerneltable_sgemm_report1.sqlite")
+    assert _runtime_calls(path, "cudaLaunchKernel%") == 192
+    assert refused(path, tmp_path / "s.sqlite") == (
+        "no GPU activity recorded: the CUDA API trace holds 192 kernel launch calls but no kernel or memory copy "
+        "was traced on the GPU (nsys could not trace this GPU's work: a GPU, driver or WSL setup where its CUDA "
+        "GPU tracing is unavailable)"
+    )
+
+
+def test_nsys_diagnostic_events_only(real_export, tmp_path):
+    """API calls and nsys's diagnostic messages, no GPU activity: the hint quotes nsys's error diagnostic."""
+    path = real_export("nsys_2025.1.3_RTX5060_nokerneltable_minigemm_report1.sqlite")
+    assert _runtime_calls(path, "cuLaunchKernel%") == 1
+    assert refused(path, tmp_path / "s.sqlite") == (
+        "no GPU activity recorded: the CUDA API trace holds 1 kernel launch call but no kernel or memory copy "
+        "was traced on the GPU (nsys could not trace this GPU's work: a GPU, driver or WSL setup where its CUDA "
+        "GPU tracing is unavailable); nsys's diagnostics report: CUDA device 0: Unified Memory cannot be traced "
+        "on devices that don't support peer-to-peer transfers.Please verify that SLI/NVLink is functioning properly."
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["nsys_2023.3.1_nokerneltable_sc23_report1.sqlite", "nsys_old_6tables_nokernel_cardiac_report1.sqlite"]
+)
+def test_nsys_without_cuda_trace(real_export, tmp_path, name):
+    assert refused(real_export(name), tmp_path / "s.sqlite") == (
+        "no CUDA trace in this report: no kernel, memory copy or CUDA API table (profile with "
+        "nsys profile --trace=cuda)"
+    )
+
+
+def test_nsys_memcpys_without_kernel_table_import(real_export, tmp_path):
+    """A report of copies only (the RTX 3060 export with its kernel table dropped) imports its copies."""
+    source = real_export("nsys_2025.5.2_RTX3060_perfsandbox_report1.sqlite")
+    path = tmp_path / "copies_only.sqlite"
+    shutil.copyfile(source, path)
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+        copies = connection.execute("SELECT COUNT(*), SUM(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY").fetchone()
+    assert copies[0] == 3
+    db = tmp_path / "s.sqlite"
+    done = tracekit("import", str(path), db=db)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"imported {path} as import 1: 0 launches, 0 warps"
+    assert "the report recorded memory copies but no kernel" in done.stderr
+    memcpys = Store.open(str(db)).memcpys(1)
+    assert (memcpys.height, int(memcpys["size_bytes"].sum())) == (copies[0], copies[1])
+
+
+def test_map_alone_reads_an_unrecognized_csv_as_a_warp_trace(tmp_path):
+    """The README's `--map` example: no --format needed."""
+    path = tmp_path / "t.csv"
+    path.write_text("smid,block_id,warp_in_block,t0,t1\n0,0,0,100,250\n1,1,0,120,400\n")
+    db = tmp_path / "s.sqlite"
+    done = tracekit("import", str(path), "--map", "start=t0", "--map", "end=t1", "--map", "sm=smid", db=db)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"imported {path} as import 1: 1 launch, 2 warps"
+    warps = Store.open(str(db)).warps(Store.open(str(db)).launches(import_id=1)["id"][0])
+    assert sorted(zip(warps["sm_id"], warps["end_ns"] - warps["start_ns"], strict=True)) == [(0, 150), (1, 280)]
+    # without --map the same file is refused as not a format tracekit reads
+    assert tracekit("import", str(path), db=tmp_path / "other.sqlite").returncode == 2
