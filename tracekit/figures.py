@@ -1,17 +1,21 @@
 """Plotly figures for the dashboard and the HTML report, from frames already computed (nothing is analysed here).
 
 Frames come from `tracekit.analysis.timeline`, in ns since the launch's first warp start; the figures draw µs.
-No string from an input file is put into a figure: plotly renders a subset of HTML in its text.
+No string from an input file is put into a figure (plotly renders a subset of HTML in its text), except region
+names, escaped (see the region section).
 """
 
 from __future__ import annotations
+
+import html
 
 import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
 from tracekit.analysis.sweep import model_throughput
-from tracekit.analysis.types import Sweep, Tail
+from tracekit.analysis.tail import TailEffect
+from tracekit.analysis.types import Sweep
 
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
 SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
@@ -140,7 +144,7 @@ def warp_bars_figure(
 
 
 def occupancy_time_figure(
-    curve: pl.DataFrame, tail: Tail | None = None, theoretical_warps_per_sm: float | None = None
+    curve: pl.DataFrame, tail: TailEffect | None = None, theoretical_warps_per_sm: float | None = None
 ) -> go.Figure:
     """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line.
 
@@ -173,7 +177,7 @@ def occupancy_time_figure(
     return figure
 
 
-def _mark_tail(figure: go.Figure, tail: Tail, row: int | None = None) -> None:
+def _mark_tail(figure: go.Figure, tail: TailEffect, row: int | None = None) -> None:
     """Shade the tail (the first SM idle for good to the last warp's end: the GPU no longer fully used) and mark
     the last block's start (from then on no new warps arrive)."""
     where = {"row": row, "col": 1} if row else {}
@@ -333,7 +337,7 @@ def stall_figure(by_reason: dict[str, float]) -> go.Figure:
     return figure
 
 
-def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, Tail | None]) -> go.Figure:
+def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, TailEffect | None]) -> go.Figure:
     """Occupancy over time of each side in its own row, the rows' time axes linked (`matches`): zooming one zooms
     the other, so A and B are read at the same time since their first warp."""
     sides = list(curves)
@@ -438,5 +442,181 @@ def sweep_overlay_figure(sweeps: dict[str, Sweep]) -> go.Figure:
         xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
         yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.2},
+    )
+    return figure
+
+
+# ---- named regions (`tracekit.analysis.region_timeline` frames) ---------------------------------------------------
+# Region names come from the input file: they are shown, but only as text. Plotly reads a subset of HTML in legend
+# and hover text, so names go in with &, < and > as entities (shown as the characters themselves), and never into
+# a hovertemplate (where %{...} would be read): hover labels take them from customdata.
+
+REGION_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
+)  # fmt: skip
+
+
+def region_text(name: str) -> str:
+    """A region name as plotly text that shows exactly the name."""
+    return html.escape(str(name), quote=False)
+
+
+def region_color(names: tuple[str, ...], name: str) -> str:
+    return REGION_COLORS[names.index(name) % len(REGION_COLORS)] if name in names else "#444444"
+
+
+def region_axis(time_unit: str) -> tuple[str, float]:
+    """The x axis title and the divisor from the analysis unit: ns are drawn in µs, cycles as they are."""
+    if time_unit == "ns":
+        return "time since the first region started (µs)", 1000.0
+    return "SM cycles since the first region started", 1.0
+
+
+def _region_legend(figure: go.Figure, names: tuple[str, ...]) -> None:
+    """One legend entry per region of the launch, in its colour order (the same colours in every view)."""
+    for name in names:
+        figure.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={"size": 12, "symbol": "square", "color": region_color(names, name)},
+                name=region_text(name),
+                legendgroup=region_text(name),
+                hoverinfo="skip",
+            )
+        )
+
+
+def region_timeline_figure(timeline) -> go.Figure:
+    """Each warp a row, each region instance a bar in its region's colour (nested ones thinner, on top); or, when
+    binned, rows of warps at the same position in their blocks over time bins, each cell in the colour of the
+    region that held most of those warps' time there. `timeline` is a `region_timeline.RegionTimeline`."""
+    x_title, scale = region_axis(timeline.time_unit)
+    names = timeline.names
+    figure = go.Figure()
+    if timeline.mode == "slices":
+        slices = timeline.slices
+        rows = timeline.rows.height
+        bar_px = max(1.0, min(10.0, 0.7 * (plot_height(rows, 10) - 80) / max(rows, 1)))
+        max_depth = int(slices["depth"].max() or 0) if slices.height else 0
+        for (name, depth), part in slices.partition_by(["region", "depth"], as_dict=True, maintain_order=True).items():
+            xs: list[float | None] = []
+            ys: list[float | None] = []
+            custom: list[list | None] = []
+            for row, start, end, sm, block, warp in part.select(
+                "row", "start", "end", "sm_id", "block_id", "warp_in_block"
+            ).iter_rows():
+                x0, x1 = start / scale, end / scale
+                xs += [x0, x1, None]
+                ys += [row, row, None]
+                info = [region_text(name), sm, block, warp, x0, x1, x1 - x0]
+                custom += [info, info, None]
+            figure.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    customdata=custom,
+                    mode="lines",
+                    line={
+                        "width": max(1.0, bar_px * (1.0 - 0.35 * depth / max(max_depth, 1))),
+                        "color": region_color(names, str(name)),
+                    },
+                    legendgroup=region_text(str(name)),
+                    showlegend=False,
+                    connectgaps=False,
+                    hovertemplate=(
+                        "%{customdata[0]}<br>SM %{customdata[1]}, block %{customdata[2]}, warp %{customdata[3]}<br>"
+                        "%{customdata[4]:.3f} to %{customdata[5]:.3f} (%{customdata[6]:.3f})<extra></extra>"
+                    ),
+                )
+            )
+        y_title = "warp (rows in SM, block, warp order)"
+        height = plot_height(rows, 10)
+    else:
+        cells = timeline.cells
+        groups = timeline.groups.unique("y").sort("y")
+        n = max(len(names), 1)
+        codes = {name: i for i, name in enumerate(names)}
+        bin_starts = cells.select("bin", "bin_start", "bin_end").unique("bin").sort("bin")
+        bin_index = {b: i for i, b in enumerate(bin_starts["bin"].to_list())}
+        centers = ((bin_starts["bin_start"] + bin_starts["bin_end"]) / 2 / scale).to_list()
+        z: list[list[float | None]] = [[None] * len(centers) for _ in range(groups.height)]
+        text: list[list[str]] = [[""] * len(centers) for _ in range(groups.height)]
+        labels = {
+            y: f"warp {w}, SM {a}" + (f"-{b}" if b != a else "")
+            for y, w, a, b in groups.select("y", "warp_in_block", "sm_min", "sm_max").iter_rows()
+        }
+        escaped = {name: region_text(name) for name in names}
+        for y, b, name, share in cells.select("y", "bin", "region", "share").iter_rows():
+            column = bin_index[b]
+            z[y][column] = codes.get(name, 0) + 0.5
+            text[y][column] = f"{escaped.get(name, '')} {share:.0%} · {labels[y]}"
+        stride = max(1, -(-groups.height // 30))
+        scale_steps = []
+        for i in range(n):
+            color = REGION_COLORS[i % len(REGION_COLORS)]
+            scale_steps += [[i / n, color], [(i + 1) / n, color]]
+        figure.add_trace(
+            go.Heatmap(
+                x=centers,
+                y=groups["y"].to_list(),
+                z=z,
+                text=text,
+                zmin=0,
+                zmax=n,
+                colorscale=scale_steps,
+                showscale=False,
+                hovertemplate="%{x:.3f}: %{text} (share of the row's warp time)<extra></extra>",
+            )
+        )
+        figure.update_yaxes(
+            tickvals=groups["y"].to_list()[::stride], ticktext=[labels[y] for y in groups["y"].to_list()[::stride]]
+        )
+        y_title = "warps at one position in their blocks, by SM"
+        height = plot_height(groups.height, 4)
+    _region_legend(figure, names)
+    lo, hi = timeline.window
+    figure.update_layout(
+        height=height,
+        margin={"l": 70, "r": 20, "t": 30, "b": 50},
+        xaxis={"title": x_title, "range": [lo / scale, hi / scale]},
+        yaxis={"title": y_title, "autorange": "reversed"},
+        showlegend=True,
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        plot_bgcolor="white",
+    )
+    return figure
+
+
+def region_occupancy_figure(curves: pl.DataFrame, names: tuple[str, ...], time_unit: str) -> go.Figure:
+    """Mean warps inside each region per SM over time (`region_timeline.region_occupancy_curves`), a step line
+    per region; an enclosing region's line counts the warps inside its nested regions too."""
+    x_title, scale = region_axis(time_unit)
+    figure = go.Figure()
+    for name in names:
+        curve = curves.filter(pl.col("region") == name).sort("bin")
+        if curve.height == 0:
+            continue
+        label = region_text(name)
+        figure.add_trace(
+            go.Scatter(
+                x=(curve["bin_start"] / scale).to_list(),
+                y=curve["mean_warps_per_sm"].to_list(),
+                customdata=[label] * curve.height,
+                mode="lines",
+                line={"shape": "hv", "color": region_color(names, name), "width": 2},
+                name=label,
+                hovertemplate="%{customdata}: %{y:.2f} warps per SM at %{x:.3f}<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        height=340,
+        margin={"l": 70, "r": 20, "t": 30, "b": 50},
+        xaxis={"title": x_title},
+        yaxis={"title": "mean warps in the region per SM", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        plot_bgcolor="white",
     )
     return figure

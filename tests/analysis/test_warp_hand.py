@@ -203,10 +203,10 @@ def test_littles_law_over_a_window_both_ways(warps):
 def test_tail(warps):
     result = tail.measure_tail(warps)
     # Blocks start at 0, 50, 320; the last at 320 -> tail 80 of 400. SM 1 finishes at 250, SM 0 at 400.
-    assert (result.span_ns, result.last_block_start_ns, result.tail_ns) == (400, 320, 80)
-    assert result.tail_fraction == 0.2
-    assert (result.first_sm_idle_ns, result.tail_after_first_idle_ns) == (250, 150)
-    assert result.tail_after_first_idle_fraction == 0.375
+    assert (result.span_ns, result.last_block_start_ns, result.after_last_block_start_ns) == (400, 320, 80)
+    assert result.after_last_block_start_fraction == 0.2
+    assert (result.first_sm_idle_ns, result.tail_ns) == (250, 150)
+    assert result.tail_fraction == 0.375
     # [320,400): one warp on 2 SMs -> 0.5; [0,320): 750 warp-ns / 640.
     assert result.mean_occupancy_in_tail_warps_per_sm == 0.5
     assert result.mean_occupancy_before_tail_warps_per_sm == pytest.approx(750 / 640)
@@ -313,7 +313,7 @@ def test_results_serialize_to_json(warps):
         "max_active_warps": 2,
     }
     assert decoded[3]["window_ns"] == [0, 250]  # the steady state found above
-    assert decoded[4]["tail_fraction"] == 0.2
+    assert (decoded[4]["tail_fraction"], decoded[4]["after_last_block_start_fraction"]) == (0.375, 0.2)
 
 
 def test_bad_input_is_one_clear_error(warps):

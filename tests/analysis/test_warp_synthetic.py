@@ -164,8 +164,8 @@ def test_tail_of_an_imbalanced_kernel_is_longer():
     balanced, _ = synthesize(seed=3)
     imbalanced, _ = synthesize(seed=3, slow_factor=30)  # one late block runs 30x longer
     balanced_tail, imbalanced_tail = tail.measure_tail(balanced), tail.measure_tail(imbalanced)
-    assert balanced_tail.tail_fraction < 0.1
-    assert imbalanced_tail.tail_fraction > balanced_tail.tail_fraction + 0.1
+    assert balanced_tail.after_last_block_start_fraction < 0.1
+    assert imbalanced_tail.after_last_block_start_fraction > balanced_tail.after_last_block_start_fraction + 0.1
     assert imbalanced_tail.mean_occupancy_in_tail_warps_per_sm < balanced_tail.mean_occupancy_in_tail_warps_per_sm
     # Independent: SM finish times and the last block start from numpy.
     starts, ends = numpy_times(imbalanced)
@@ -177,7 +177,7 @@ def test_tail_of_an_imbalanced_kernel_is_longer():
     first_starts = np.full(block_ids.max() + 1, np.iinfo(np.int64).max)
     np.minimum.at(first_starts, block_ids, starts)
     assert imbalanced_tail.last_block_start_ns == first_starts.max()
-    assert imbalanced_tail.tail_ns == finish.max() - first_starts.max()
+    assert imbalanced_tail.after_last_block_start_ns == finish.max() - first_starts.max()
 
 
 def test_block_replacement_recovers_the_generated_gaps():

@@ -117,7 +117,7 @@ class ClassificationInputs:
     throughput_warps_per_ns_per_sm: float | None = None
     trace_mean_occupancy_warps_per_sm: float | None = None
     tail_fraction: float | None = None  # share of the launch after the first SM went idle for good
-    #                                     (tracekit.analysis.tail: TailEffect.tail_after_first_idle_fraction)
+    #                                     (tracekit.analysis.tail: TailEffect.tail_fraction)
     block_imbalance_spread: float | None = None  # relative spread of block durations, e.g. (p90 - p10) / median
     # Occupancy lost, in warps per SM over the launch (tracekit.analysis.blocks: BlockReplacement):
     lost_to_block_gaps_warps_per_sm: float | None = None  # empty slots between a block's end and the next start

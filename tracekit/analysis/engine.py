@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.analysis import counters
-from tracekit.analysis.blocks import block_replacement
+from tracekit.analysis.blocks import BlockReplacement, block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
 from tracekit.analysis.kernel_key import KernelKey, kernel_key, product
 from tracekit.analysis.latency import latency_stats
@@ -29,7 +29,7 @@ from tracekit.analysis.pairing import PairingCandidate, pair_launch
 from tracekit.analysis.regions import RegionAnalysis, analyze_regions
 from tracekit.analysis.sweep import SweepFit
 from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family
-from tracekit.analysis.tail import measure_tail
+from tracekit.analysis.tail import TailEffect, measure_tail
 from tracekit.analysis.throughput import warp_throughput
 from tracekit.analysis.types import (
     SCHEMA,
@@ -47,7 +47,6 @@ from tracekit.analysis.types import (
     Source,
     Stalls,
     Sweep,
-    Tail,
     TraceVsCounter,
     Warps,
 )
@@ -94,8 +93,8 @@ class _Measured:
     occupancy: Occupancy
     warps: Warps | None = None
     littles_law: LittlesLaw | None = None
-    tail: Tail | None = None
-    blocks: Any = None
+    tail: TailEffect | None = None
+    blocks: BlockReplacement | None = None
     regions: RegionAnalysis | None = None
     classification_inputs: dict[str, Any] = field(default_factory=dict)
 
@@ -276,24 +275,6 @@ def _trace_sections(measured: _Measured) -> _Measured:
         ),
         detail=steady.to_dict(),
     )
-    tail_section = Tail(
-        tail_ns=tail.tail_after_first_idle_ns,
-        tail_fraction=tail.tail_after_first_idle_fraction,
-        after_last_block_start_ns=tail.tail_ns,
-        after_last_block_start_fraction=tail.tail_fraction,
-        span_ns=tail.span_ns,
-        last_block_start_ns=tail.last_block_start_ns,
-        first_sm_idle_ns=tail.first_sm_idle_ns,
-        mean_occupancy_in_tail_warps_per_sm=tail.mean_occupancy_in_tail_warps_per_sm,
-        mean_occupancy_before_tail_warps_per_sm=tail.mean_occupancy_before_tail_warps_per_sm,
-        sm_count=tail.sm_count,
-        sms_with_warps=tail.sms_with_warps,
-        idle_sms=tail.idle_sms,
-        sm_finish_min_ns=tail.sm_finish_min_ns,
-        sm_finish_max_ns=tail.sm_finish_max_ns,
-        sm_finish_mean_ns=tail.sm_finish_mean_ns,
-        sm_finish_std_ns=tail.sm_finish_std_ns,
-    )
     active = occupancy.mean_warps_per_active_sm
     inputs = {
         **measured.classification_inputs,
@@ -303,7 +284,7 @@ def _trace_sections(measured: _Measured) -> _Measured:
         "mean_warp_latency_ns": latency.mean_latency_ns,
         "throughput_warps_per_ns_per_sm": throughput.throughput_warps_per_ns_per_sm,
         "trace_mean_occupancy_warps_per_sm": occupancy.mean_occupancy_warps_per_sm,
-        "tail_fraction": tail.tail_after_first_idle_fraction,
+        "tail_fraction": tail.tail_fraction,
         "block_imbalance_spread": blocks.duration_relative_spread,
         "lost_to_block_gaps_warps_per_sm": blocks.lost_to_gaps_warps_per_sm,
         "lost_to_end_spread_warps_per_sm": blocks.lost_to_end_spread_warps_per_sm,
@@ -312,7 +293,7 @@ def _trace_sections(measured: _Measured) -> _Measured:
         measured,
         warps=warps_section,
         littles_law=law,
-        tail=tail_section,
+        tail=tail,
         blocks=blocks,
         classification_inputs=inputs,
     )

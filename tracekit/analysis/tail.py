@@ -2,7 +2,7 @@
 
 Once the last block has started no new warps arrive, so from then on the active-warp count only falls: that is the
 tail (`tail_ns`, from the last block start to the last warp end). An SM is idle for good once its last warp has
-ended; the first such time bounds a second, stricter tail (`tail_after_first_idle_ns`). A block starts when its
+ended; the first such time starts the tail (`tail_ns`). A block starts when its
 first warp does. SMs that ran no warp (when `sm_count` exceeds those seen) are counted in `idle_sms` and in the
 GPU-wide occupancy means, not in the finish-time spread.
 """
@@ -31,14 +31,18 @@ def warp_ns_in(rel: pl.DataFrame, start_ns: int, end_ns: int) -> int:
 
 @dataclass(frozen=True)
 class TailEffect:
+    """The one tail: from the first SM idle for good to the last warp end (`tail_ns`); from then on the GPU is not
+    fully used. The time after the last block started is kept under its own name: counted that way a clean
+    1.9-wave launch would show its whole second wave as tail."""
+
+    tail_ns: int  # span - first SM idle for good
+    tail_fraction: float  # of the span
+    after_last_block_start_ns: int  # span - last block start: no new warps arrive any more
+    after_last_block_start_fraction: float
     span_ns: int  # first warp start to last warp end
     last_block_start_ns: int
-    tail_ns: int  # span - last block start: the time under a falling number of warps
-    tail_fraction: float
     first_sm_idle_ns: int  # earliest time an SM that ran warps went idle for good
-    tail_after_first_idle_ns: int
-    tail_after_first_idle_fraction: float
-    mean_occupancy_in_tail_warps_per_sm: float
+    mean_occupancy_in_tail_warps_per_sm: float  # after the last block start
     mean_occupancy_before_tail_warps_per_sm: float
     sm_count: int
     sms_with_warps: int
@@ -60,20 +64,20 @@ def measure_tail(warps: pl.DataFrame, sm_count: int | None = None) -> TailEffect
     # Sorted so the float mean and std do not change in the last digit with group_by's order from run to run.
     finish = rel.lazy().group_by("sm_id").agg(finish_ns=pl.col("end_rel_ns").max()).sort("sm_id").collect()["finish_ns"]
     first_idle = int(finish.min())
-    tail_ns = span_ns - last_start
-    after_idle_ns = span_ns - first_idle
+    after_last_start_ns = span_ns - last_start
+    tail_ns = span_ns - first_idle
 
     def mean_occupancy(start_ns: int, end_ns: int) -> float:
         return warp_ns_in(rel, start_ns, end_ns) / ((end_ns - start_ns) * sm_count) if end_ns > start_ns else 0.0
 
     return TailEffect(
-        span_ns=span_ns,
-        last_block_start_ns=last_start,
         tail_ns=tail_ns,
         tail_fraction=tail_ns / span_ns if span_ns else 0.0,
+        after_last_block_start_ns=after_last_start_ns,
+        after_last_block_start_fraction=after_last_start_ns / span_ns if span_ns else 0.0,
+        span_ns=span_ns,
+        last_block_start_ns=last_start,
         first_sm_idle_ns=first_idle,
-        tail_after_first_idle_ns=after_idle_ns,
-        tail_after_first_idle_fraction=after_idle_ns / span_ns if span_ns else 0.0,
         mean_occupancy_in_tail_warps_per_sm=mean_occupancy(last_start, span_ns),
         mean_occupancy_before_tail_warps_per_sm=mean_occupancy(0, last_start),
         sm_count=sm_count,

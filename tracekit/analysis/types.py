@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar, cast, get_args, get_origin, get_type_h
 from tracekit.analysis.blocks import BlockReplacement
 from tracekit.analysis.classification import Classification
 from tracekit.analysis.regions import RegionAnalysis
+from tracekit.analysis.tail import TailEffect
 
 SCHEMA = "tracekit.analysis/2"
 
@@ -159,30 +160,6 @@ class LittlesLaw:
 
 
 @dataclass(frozen=True)
-class Tail:
-    """The tail: the time after the first SM ran out of blocks for good (`tail_ns`), from then on the GPU is not
-    fully used. The time after the last block started is kept under its own name: counted that way a clean
-    1.9-wave launch would show its whole second wave as tail."""
-
-    tail_ns: int
-    tail_fraction: float
-    after_last_block_start_ns: int
-    after_last_block_start_fraction: float
-    span_ns: int
-    last_block_start_ns: int
-    first_sm_idle_ns: int
-    mean_occupancy_in_tail_warps_per_sm: float
-    mean_occupancy_before_tail_warps_per_sm: float
-    sm_count: int
-    sms_with_warps: int
-    idle_sms: int
-    sm_finish_min_ns: int
-    sm_finish_max_ns: int
-    sm_finish_mean_ns: float
-    sm_finish_std_ns: float
-
-
-@dataclass(frozen=True)
 class Stalls:
     latency_cycles_per_issue: float | None
     bandwidth_cycles_per_issue: float | None
@@ -243,7 +220,7 @@ class LaunchAnalysis:
     occupancy: Occupancy
     warps: Warps | None
     littles_law: LittlesLaw | None
-    tail: Tail | None
+    tail: TailEffect | None
     blocks: BlockReplacement | None
     stalls: Stalls
     classification: Classification

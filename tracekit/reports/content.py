@@ -7,17 +7,18 @@ kernel name is escaped exactly once, where it is written.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracekit import format as fmt
 from tracekit.analysis.classification import Classification
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
 from tracekit.analysis.regions import RegionAnalysis
-from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Tail, Warps
+from tracekit.analysis.tail import TailEffect
+from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Warps
 
-MISSING = "n/a"
+MISSING = fmt.MISSING
 
 
 @dataclass(frozen=True)
@@ -42,48 +43,18 @@ class LaunchContent:
     tables: list[Table] = field(default_factory=list)
 
 
-# ---- number formatting ------------------------------------------------------------------------------------------
+# ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
+
+number = fmt.number
+percent = fmt.percent
+fraction = fmt.fraction
+dims = fmt.dims
+duration = fmt.duration
 
 
-def _trim(text: str) -> str:
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def number(value: Any, unit: str = "") -> str:
-    """Integers with thousands separators, others to 4 significant digits (2 decimals from 1,000 on)."""
-    if value is None or isinstance(value, bool):
-        return MISSING if value is None else str(value)
-    if not isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return MISSING
-    suffix = f" {unit}" if unit else ""
-    if float(value).is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}{suffix}"
-    if abs(value) >= 1000:
-        return f"{_trim(f'{value:,.2f}')}{suffix}"
-    return f"{float(f'{value:.4g}'):g}{suffix}" if abs(value) >= 1e-4 else f"{value:.4g}{suffix}"
-
-
-def percent(value: float | None) -> str:
-    """A value already in percent (Nsight's 12.5 -> "12.5%")."""
-    return MISSING if value is None else f"{_trim(f'{value:,.2f}')}%"
-
-
-def fraction(value: float | None, signed: bool = False) -> str:
-    """A fraction as percent (0.125 -> "12.5%")."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return MISSING
-    text = _trim(f"{abs(value) * 100:,.2f}") + "%"
-    if signed:
-        return ("+" if value >= 0 else "-") + text
-    return ("-" if value < 0 else "") + text
-
-
-def dims(values: Sequence[Any] | None) -> str:
-    if not values or any(v is None for v in values):
-        return MISSING
-    return " x ".join(str(v) for v in values)
+def warp_rate(per_ns: float | None) -> str:
+    """Warps per ns per SM, read per µs: 0.4755 warps/µs per SM."""
+    return MISSING if per_ns is None else f"{fmt.per_ns_rate(per_ns, 'warps')} per SM"
 
 
 def verdict_text(classification: Classification) -> str:
@@ -97,7 +68,8 @@ def verdict_text(classification: Classification) -> str:
 def _launch_table(result: LaunchAnalysis) -> Table:
     kernel, source, device = result.kernel, result.source, result.kernel.device
     rows = [
-        ["kernel", kernel.name or "(unnamed)"],
+        ["kernel", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.base)],
+        ["signature", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.full)],
         ["launch id", number(result.launch_id)],
         [
             "source",
@@ -108,8 +80,8 @@ def _launch_table(result: LaunchAnalysis) -> Table:
         ["grid", dims(kernel.grid)],
         ["block", dims(kernel.block)],
         ["registers per thread", number(kernel.registers_per_thread)],
-        ["shared memory per block", number(kernel.shared_mem_per_block_bytes, "B")],
-        ["duration", number(result.duration_ns, "ns")],
+        ["shared memory per block", fmt.size(kernel.shared_mem_per_block_bytes)],
+        ["duration", duration(result.duration_ns)],
         ["counters", result.pairing.evidence],
     ]
     if kernel.nvtx_path:
@@ -160,18 +132,18 @@ def _warps_table(warps: Warps) -> Table:
         [
             ["warps", number(warps.count)],
             ["SMs", number(warps.sm_count)],
-            ["span", number(warps.span_ns, "ns")],
-            ["latency mean", number(warps.mean_latency_ns, "ns")],
+            ["span", duration(warps.span_ns)],
+            ["latency mean", duration(warps.mean_latency_ns)],
             [
                 "latency p50 / p90 / p99",
-                " / ".join(number(v, "ns") for v in (warps.p50_latency_ns, warps.p90_latency_ns, warps.p99_latency_ns)),
+                " / ".join(duration(v) for v in (warps.p50_latency_ns, warps.p90_latency_ns, warps.p99_latency_ns)),
             ],
-            ["latency max", number(warps.max_latency_ns, "ns")],
+            ["latency max", duration(warps.max_latency_ns)],
             ["mean occupancy", f"{number(warps.mean_occupancy_warps_per_sm)} warps per SM"],
             [
                 "throughput",
-                f"{number(warps.throughput_warps_per_ns_per_sm)} warps per ns per SM "
-                f"({number(warps.throughput_warps_per_cycle_per_sm)} per cycle)",
+                f"{warp_rate(warps.throughput_warps_per_ns_per_sm)} "
+                f"({number(warps.throughput_warps_per_cycle_per_sm)} warps per cycle per SM)",
             ],
         ],
     )
@@ -185,16 +157,16 @@ def _littles_law_table(law: LittlesLaw) -> Table:
         [
             [
                 law.window_kind.replace("_", " "),
-                number(law.window_ns[0], "ns"),
-                number(law.window_ns[1], "ns"),
+                duration(law.window_ns[0]),
+                duration(law.window_ns[1]),
                 number(law.mean_occupancy),
                 number(law.latency_x_throughput),
                 fraction(law.relative_error, signed=True),
             ],
             [
                 "whole launch",
-                number(whole.window_ns[0], "ns"),
-                number(whole.window_ns[1], "ns"),
+                duration(whole.window_ns[0]),
+                duration(whole.window_ns[1]),
                 number(whole.mean_occupancy),
                 number(whole.latency_x_throughput),
                 fraction(whole.relative_error, signed=True),
@@ -204,7 +176,7 @@ def _littles_law_table(law: LittlesLaw) -> Table:
     )
 
 
-def _tail_table(tail: Tail) -> Table:
+def _tail_table(tail: TailEffect) -> Table:
     """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
     last block start (when no new warps arrive) is shown beside it."""
     return Table(
@@ -213,13 +185,13 @@ def _tail_table(tail: Tail) -> Table:
         [
             [
                 "tail (first SM idle to last warp end)",
-                f"{number(tail.tail_ns, 'ns')} ({fraction(tail.tail_fraction)} of the span)",
+                f"{duration(tail.tail_ns)} ({fraction(tail.tail_fraction)} of the span)",
             ],
-            ["first SM idle for good", number(tail.first_sm_idle_ns, "ns")],
-            ["last block started", number(tail.last_block_start_ns, "ns")],
+            ["first SM idle for good", duration(tail.first_sm_idle_ns)],
+            ["last block started", duration(tail.last_block_start_ns)],
             [
                 "after the last block start",
-                f"{number(tail.after_last_block_start_ns, 'ns')} ({fraction(tail.after_last_block_start_fraction)})",
+                f"{duration(tail.after_last_block_start_ns)} ({fraction(tail.after_last_block_start_fraction)})",
             ],
             [
                 "occupancy before / in the tail",
@@ -228,8 +200,8 @@ def _tail_table(tail: Tail) -> Table:
             ],
             [
                 "SM finish times",
-                f"{number(tail.sm_finish_min_ns, 'ns')} to {number(tail.sm_finish_max_ns, 'ns')} "
-                f"(std {number(tail.sm_finish_std_ns, 'ns')})",
+                f"{duration(tail.sm_finish_min_ns)} to {duration(tail.sm_finish_max_ns)} "
+                f"(std {duration(tail.sm_finish_std_ns)})",
             ],
             ["SMs idle the whole launch", number(tail.idle_sms)],
         ],
@@ -257,18 +229,18 @@ def _sweep_table(sweep: Sweep) -> Table:
         [
             number(p.launch_id),
             number(p.occupancy_warps_per_sm),
-            number(p.throughput),
-            number(p.predicted_throughput),
+            fmt.per_ns_rate(p.throughput, "warps"),
+            fmt.per_ns_rate(p.predicted_throughput, "warps"),
             str(p.regime or MISSING),
         ]
         for p in sweep.points
     ]
     return Table(
         "Occupancy sweep: throughput = min(n / L, B)",
-        ["launch", "occupancy (warps/SM)", "throughput (warps/ns/SM)", "model", "regime"],
+        ["launch", "occupancy (warps/SM)", "throughput per SM", "model", "regime"],
         rows,
-        note=f"L = {number(sweep.latency_ns, 'ns')}, B = "
-        f"{number(sweep.throughput_bound_warps_per_ns_per_sm)} warps per ns per SM, needed occupancy "
+        note=f"L = {duration(sweep.latency_ns)}, B = "
+        f"{warp_rate(sweep.throughput_bound_warps_per_ns_per_sm)}, needed occupancy "
         f"L x B = {number(sweep.needed_occupancy_warps_per_sm)} warps per SM, "
         f"largest gap near the knee {fraction(sweep.knee_gap_fraction)}. {sweep.note}",
     )
@@ -282,7 +254,7 @@ def region_table(regions: RegionAnalysis) -> Table:
         [
             stats.region,
             number(stats.count),
-            number(stats.latency.mean, unit),
+            duration(stats.latency.mean) if unit == "ns" else number(stats.latency.mean, unit),
             fraction(stats.share_of_warp_time),
             number(stats.throughput_per_sm),
             number(stats.littles_law.mean_warps_in_region_per_sm),
@@ -292,7 +264,7 @@ def region_table(regions: RegionAnalysis) -> Table:
         for stats in regions.regions
     ]
     tail = regions.tail
-    note = f"{regions.time_note}. {regions.warp_count:,} warps on {regions.sm_count} SMs."
+    note = f"{regions.time_note}. {fmt.plural(regions.warp_count, 'warp')} on {fmt.plural(regions.sm_count, 'SM')}."
     if tail.dominant_region:
         note += f" The tail ({fraction(tail.tail_fraction)} of the span) is mostly {tail.dominant_region}."
     return Table(
@@ -312,14 +284,14 @@ def region_table(regions: RegionAnalysis) -> Table:
     )
 
 
-def launch_content(result: LaunchAnalysis, index: int = 0) -> LaunchContent:
+def launch_content(result: LaunchAnalysis, index: int = 0, names: fmt.NameStyle = fmt.NameStyle.base) -> LaunchContent:
     """The display form of one analysis."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
         anchor=f"launch-{launch_id}" if launch_id is not None else f"launch-n{index}",
         launch_id=launch_id,
-        kernel_name=result.kernel.name or "(unnamed)",
+        kernel_name=fmt.kernel_name(result.kernel.name or result.kernel.mangled_name, names),
         verdict=verdict_text(verdict),
         flags=list(verdict.flags),
         evidence=list(verdict.evidence),
@@ -351,7 +323,7 @@ def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]
                 content.anchor,
                 number(result.launch_id),
                 content.kernel_name,
-                number(result.duration_ns, "ns"),
+                duration(result.duration_ns),
                 percent(result.occupancy.theoretical_pct),
                 percent(result.occupancy.achieved_pct),
                 content.verdict,
@@ -367,16 +339,16 @@ def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]
 # ---- comparison -------------------------------------------------------------------------------------------------
 
 FIELD_LABELS = {
-    "duration_ns": ("duration", "ns"),
+    "duration_ns": ("duration", ""),
     "theoretical_occupancy_pct": ("occupancy, theoretical", "%"),
     "achieved_occupancy_pct": ("occupancy, achieved (Nsight)", "%"),
     "trace_occupancy_warps_per_sm": ("occupancy, from the trace", "warps/SM"),
-    "throughput_warps_per_ns_per_sm": ("throughput", "warps/ns/SM"),
-    "mean_latency_ns": ("warp latency, mean", "ns"),
-    "p50_latency_ns": ("warp latency, p50", "ns"),
-    "p99_latency_ns": ("warp latency, p99", "ns"),
+    "throughput_warps_per_ns_per_sm": ("throughput per SM", ""),
+    "mean_latency_ns": ("warp latency, mean", ""),
+    "p50_latency_ns": ("warp latency, p50", ""),
+    "p99_latency_ns": ("warp latency, p99", ""),
     "littles_law_relative_error": ("Little's law relative error", ""),
-    "tail_ns": ("tail", "ns"),
+    "tail_ns": ("tail", ""),
     "tail_fraction": ("tail fraction", ""),
     "latency_stall_cycles_per_issue": ("latency stalls", "cycles/issue"),
     "bandwidth_stall_cycles_per_issue": ("bandwidth stalls", "cycles/issue"),
@@ -386,12 +358,21 @@ UNCHANGED_BELOW = 1e-9  # relative change
 FRACTION_FIELDS = {"littles_law_relative_error", "tail_fraction"}
 
 
-def _value(change: FieldChange, value: float | None) -> str:
-    if change.field in FRACTION_FIELDS:
+def field_value(field_name: str, value: float | None) -> str:
+    """A compared field's value in its display unit: times as durations, rates per µs, fractions as %."""
+    if field_name in FRACTION_FIELDS:
         return fraction(value)
-    if change.field.endswith("_pct"):
+    if field_name.endswith("_pct"):
         return percent(value)
+    if field_name.endswith("_ns"):
+        return duration(value)
+    if field_name.endswith("_per_ns_per_sm"):
+        return fmt.per_ns_rate(value, "warps")
     return number(value)
+
+
+def _value(change: FieldChange, value: float | None) -> str:
+    return field_value(change.field, value)
 
 
 def _signed(change: FieldChange) -> str:
@@ -438,8 +419,8 @@ def comparison_table(comparison: Comparison) -> Table:
         "A against B",
         ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"],
         rows,
-        note=f"A: {comparison.launches_a} launch(es), B: {comparison.launches_b} launch(es); a change no "
-        f"larger than either side's spread (max - min) is within the run-to-run spread.",
+        note=f"A: {fmt.plural(comparison.launches_a, 'launch')}, B: {fmt.plural(comparison.launches_b, 'launch')}; "
+        "a change no larger than either side's spread (max - min) is within the run-to-run spread.",
     )
 
 
@@ -458,12 +439,36 @@ class ComparedPair:
     results_b: Sequence[LaunchAnalysis]
     views_a: dict[str, Any] | None = None  # launch_views of one traced launch of A, for the overlaid figures
     views_b: dict[str, Any] | None = None
+    names: fmt.NameStyle = fmt.NameStyle.base  # how kernel names are shown
+
+
+def _launch_ids(results: Sequence[LaunchAnalysis]) -> str:
+    ids = ", ".join(number(r.launch_id) for r in results)
+    return f"launch{'es' if len(results) != 1 else ''} {ids}"
 
 
 def pair_heading(pair: ComparedPair) -> str:
-    ids_a = ", ".join(number(r.launch_id) for r in pair.results_a)
-    ids_b = ", ".join(number(r.launch_id) for r in pair.results_b)
+    name_a = fmt.kernel_name(pair.comparison.kernel_a, pair.names)
+    name_b = fmt.kernel_name(pair.comparison.kernel_b, pair.names)
+    return f"A: {name_a} ({_launch_ids(pair.results_a)}) against B: {name_b} ({_launch_ids(pair.results_b)})"
+
+
+def gate_message(result: GateResult, comparison: Comparison) -> str:
+    """What a gate found, in display units: "duration_ns>+5%: FAILED: duration changed by +20% (3 µs -> 3.6 µs)".
+    A gate whose field is missing on a side cannot pass; the message says which side lacks it."""
+    gate = result.gate
+    change = comparison.field(gate.field)
+    if result.change is None:
+        sides = [side for side, value in (("A", change.a), ("B", change.b)) if value is None]
+        where = "both sides" if len(sides) == 2 else f"side {sides[0]}" if sides else "one side"
+        return (
+            f"{gate.text}: FAILED: cannot be evaluated, {gate.field} is missing on {where} "
+            f"(a gate on a metric the inputs do not give fails; drop the gate or give inputs that have it)"
+        )
+    label = FIELD_LABELS.get(gate.field, (gate.field.replace("_", " "), ""))[0]
+    shown = fraction(result.change, signed=True) if gate.relative else _signed(change)
+    noise = " (within the run-to-run spread)" if change.within_noise else ""
     return (
-        f"A: {pair.comparison.kernel_a or '(unnamed)'} (launches {ids_a}) against "
-        f"B: {pair.comparison.kernel_b or '(unnamed)'} (launches {ids_b})"
+        f"{gate.text}: {'FAILED' if result.failed else 'passed'}: {label} changed by {shown} "
+        f"({field_value(gate.field, change.a)} -> {field_value(gate.field, change.b)}){noise}"
     )
