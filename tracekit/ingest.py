@@ -46,7 +46,23 @@ def read_checked(path: Path, fmt: str | None = None, **options) -> ParsedImport:
             str(path), f"cannot be read ({type(exc).__name__}: {_one_line(str(exc))[:300] or 'no detail'})"
         ) from None
     check_values(str(path), parsed)
+    parsed.warnings = _bounded(parsed.warnings)
     return parsed
+
+
+MAX_WARNINGS = 100
+MAX_WARNING_CHARS = 1000
+
+
+def _bounded(warnings: list[str]) -> list[str]:
+    """Warnings as stored and printed: at most 100, each cut at 1,000 characters (a file can make one of its
+    lines a warning, and a line can be megabytes long)."""
+    cut = [
+        w if len(w) <= MAX_WARNING_CHARS else f"{w[:MAX_WARNING_CHARS]}... ({len(w):,} characters)" for w in warnings
+    ]
+    if len(cut) > MAX_WARNINGS:
+        cut = cut[:MAX_WARNINGS] + [f"... and {len(cut) - MAX_WARNINGS:,} more warnings"]
+    return cut
 
 
 def ingest(

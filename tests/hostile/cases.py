@@ -634,6 +634,13 @@ def ncu_csv_cases() -> list[Case]:
             r".",
         ),
         Case(
+            "ncu-huge-number",
+            "ncu-csv",
+            "n.csv",
+            ncu_replace(b'"Duration","usecond","1.50"', b'"Duration","usecond","' + b"9" * 3_000_000 + b'"'),
+            r"duration_ns is inf, impossible",
+        ),
+        Case(
             "ncu-unbalanced-quote", "ncu-csv", "n.csv", ncu_details() + b'"0","4001","app\n', r"quote|truncated|fields"
         ),
         Case(

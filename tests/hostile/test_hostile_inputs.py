@@ -144,7 +144,7 @@ def test_hostile_inputs_on_postgres_change_no_row(postgres_store, postgres_schem
 
     ingest(postgres_store, seed)
     before = table_counts(url.split("?")[0], schema)
-    assert before["imports"] == 1 and before["warps"] == 8
+    assert before["imports"] == 1 and before["bulk_chunks"] == 1  # its 8 warps, one columnar chunk
     inputs, tmp_dir = tmp_path / "in", tmp_path / "tmp"
     inputs.mkdir()
     tmp_dir.mkdir()
@@ -176,3 +176,17 @@ def test_hostile_inputs_on_postgres_change_no_row(postgres_store, postgres_schem
     assert len(batch.stderr.splitlines()) == 1 and "nothing imported" in batch.stderr
     assert table_counts(url.split("?")[0], schema) == before
     assert files_under(tmp_dir) == []
+
+
+def test_a_megabyte_line_becomes_a_short_warning(tmp_path: Path, seeded_store: Path):
+    """A stray line in an Nsight Compute CSV is kept as a warning; a 20 MB one is cut, not stored or printed whole."""
+    from tests.hostile.cases import ncu_details
+
+    path = tmp_path / "n.csv"
+    path.write_bytes(b"==WARNING== " + b"x" * 20_000_000 + b"\n" + ncu_details())
+    store = tmp_path / "store.sqlite"
+    store.write_bytes(seeded_store.read_bytes())
+    result = run_import([str(path), "--db", f"sqlite:///{store}"], tmp_path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stderr) < 5000
+    assert "... (20,000,012 characters)" in result.stderr
