@@ -88,6 +88,11 @@ _DOT_GROUPED = (
 )
 _NUMBER_TOKEN = r"[-+]?(?:\d[\d.,]*)?\d(?:[eE][-+]?\d+)?"
 _INSTANCE_LIST = rf"^\(?\s*{_NUMBER_TOKEN}(?:\s*;\s*{_NUMBER_TOKEN}|\s+{_NUMBER_TOKEN})+\s*;?\s*\)?$"
+# `--print-metric-instances values` on a metric with instances: the aggregate, then its instance values in
+# parentheses ("256 (256)", "1,024 (512;512)"); the aggregate is the metric's value, as without the option.
+_AGGREGATE_WITH_INSTANCES = (
+    rf"^\s*({_NUMBER_TOKEN})\s*\(\s*{_NUMBER_TOKEN}(?:(?:\s*;\s*|\s+){_NUMBER_TOKEN})*\s*;?\s*\)\s*$"
+)
 _NOT_AVAILABLE = ["n/a", "N/A", "nan", "NaN", "-", "--"]
 _QUOTE = ord('"')
 _TYPE_SAMPLE_ROWS = 20  # raw page: the rows that decide which columns are read as numbers
@@ -910,7 +915,8 @@ def _exact_sizes(metrics: pl.DataFrame, long: pl.DataFrame, dot_grouping: bool) 
 
 def _parse_cells(long: pl.DataFrame, dot_grouping: bool) -> pl.DataFrame:
     """value (before unit scaling) and _is_list for stripped, non-empty `cell`s."""
-    cell = pl.col("cell")
+    aggregate = pl.col("cell").str.extract(_AGGREGATE_WITH_INSTANCES, 1)
+    cell = pl.when(aggregate.is_not_null()).then(aggregate).otherwise(pl.col("cell"))
     if dot_grouping:
         cleaned = cell.str.replace_all(".", "", literal=True).str.replace_all(",", ".", literal=True)
     else:
