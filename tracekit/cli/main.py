@@ -19,6 +19,7 @@ from tracekit.cli import (
     report_command,
     serve_command,
     store_commands,
+    summary_command,
 )
 from tracekit.cli.common import console, err_console
 from tracekit.errors import StoreError, TracekitError, one_line
@@ -55,6 +56,7 @@ app.command("ls")(store_commands.ls_command)
 app.command("show")(store_commands.show_command)
 app.command("rm")(store_commands.rm_command)
 app.command("analyze")(analyze_command.analyze_command)
+app.command("summary")(summary_command.summary_command)
 app.command("occupancy")(occupancy_command.occupancy_command)
 app.command("serve")(serve_command.serve_command)
 app.command("report")(report_command.report_command)
