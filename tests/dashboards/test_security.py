@@ -57,7 +57,11 @@ class Gunicorn:
             environment["TRACEKIT_DB"] = db_url
         else:
             command = [sys.executable, "-m", "tracekit.cli.main", "serve", "--db", db_url, "--port", str(self.port)]
-            command += ["--workers", "1", "--max-upload-mb", str(UPLOAD_CAP_MB), *args]
+            command += ["--max-upload-mb", str(UPLOAD_CAP_MB), *args]
+            if "--threaded" in command:  # the development server (no --workers), one process
+                command.remove("--threaded")
+            else:
+                command += ["--workers", "1"]
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=environment)
         self.wait_ready()
@@ -87,7 +91,8 @@ class Gunicorn:
 
     def worker_pids(self) -> list[int]:
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        return [int(pid) for pid in children.read_text().split()] if children.exists() else []
+        pids = [int(pid) for pid in children.read_text().split()] if children.exists() else []
+        return pids or [self.process.pid]  # the threaded server answers in its own process
 
     def peak_rss_bytes(self) -> int:
         """The largest VmHWM of the workers (the processes that read requests)."""
@@ -466,3 +471,21 @@ def test_browser_opens_the_printed_url_and_the_dashboard_works_through_the_cooki
     WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#upload-status-table tbody tr"))
     assert "browser.csv imported as import" in browser.find_element(By.ID, "upload-status-table").text
     assert import_count(seeded_db) == 2
+
+
+def test_threaded_server_has_the_same_protection_and_logs_no_token(server_factory, seeded_db):
+    """`tracekit serve --host 0.0.0.0` without --workers (Flask's server): token, Host and Origin checks hold,
+    and its request log shows `token=[redacted]`."""
+    server = server_factory(seeded_db, "--host", "0.0.0.0", "--threaded")
+    token = server.printed_token()
+    assert server.request("GET", "/_dash-layout")[0] == 401
+    assert server.request("GET", "/_dash-layout", headers={"Host": "evil.example"})[0] == 400
+    status, headers, _ = server.request("GET", f"/?token={token}", headers={"Accept": "text/html"})
+    assert status == 303 and "HttpOnly" in headers["Set-Cookie"]
+    forged = {**JSON, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"}
+    assert server.request("POST", "/_dash-update-component", delete_body(1), forged)[0] == 403
+    assert import_count(seeded_db) == 1
+    time.sleep(0.5)
+    log = server.log_path.read_text()
+    assert log.count(token) == 1  # the printed URL, once; the request lines say [redacted]
+    assert "token=[redacted]" in log
