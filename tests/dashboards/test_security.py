@@ -264,6 +264,10 @@ def test_non_loopback_bind_requires_the_printed_token(server_factory, seeded_db)
         assert status == 200, headers
     status, _, body = server.request("GET", f"/_dash-layout?token={token}")  # a script's GET with ?token=
     assert status == 200 and body.startswith(b"{")
+    # the JSON API: refused without the token, answered (whatever it answers) with it
+    assert server.request("GET", "/api/launches/1/analysis")[0] == 401
+    status, _, _ = server.request("GET", "/api/launches/1/analysis", headers={"Authorization": f"Bearer {token}"})
+    assert status not in (400, 401, 403)
     # the token does not excuse a forged origin
     forged = {**JSON, "Cookie": name_value, "Origin": "http://evil.example"}
     status, _, _ = server.request("POST", "/_dash-update-component", delete_body(1), forged)
