@@ -713,7 +713,7 @@ def _assemble(path: Path, table: _Table, clock_hz: float | None, allow_incomplet
                 "the trace has clock cycles but no %globaltimer ns: pass --clock-hz "
                 "(the SM clock in Hz) or add '# sm_clock_hz: ...' to convert them",
             )
-        rows = _cycles_to_ns(rows, hz, bits, cycle_duration)
+        rows = _cycles_to_ns(path, rows, hz, bits, cycle_duration)
         warnings.append(
             f"times come from per-SM clock cycles at {hz:,.0f} Hz: each SM's earliest warp start is "
             f"set to 0 per launch, so cross-SM alignment is unknown"
@@ -923,7 +923,7 @@ def _cycle_durations(rows: pl.DataFrame, bits: int | None) -> pl.Series:
     return duration.alias("duration_cycles")
 
 
-def _cycles_to_ns(rows: pl.DataFrame, hz: float, bits: int | None, duration: pl.Series) -> pl.DataFrame:
+def _cycles_to_ns(path: Path, rows: pl.DataFrame, hz: float, bits: int | None, duration: pl.Series) -> pl.DataFrame:
     """Per (launch, SM): ns since the SM's earliest warp start. 32-bit starts that straddle a wrap are unwrapped."""
     group = ["launch_key", "sm_id"]
     start = pl.col("start_cycles")
@@ -932,14 +932,17 @@ def _cycles_to_ns(rows: pl.DataFrame, hz: float, bits: int | None, duration: pl.
         start = pl.when(straddles & (start < WRAP_32 // 2)).then(start + WRAP_32).otherwise(start)
     offset = start - start.min().over(group)
     ns_per_cycle = 1e9 / hz
-    return (
-        rows.with_columns(duration)
-        .with_columns(
-            (offset * ns_per_cycle).round().cast(pl.Int64).alias("start_ns"),
-            ((offset + pl.col("duration_cycles")) * ns_per_cycle).round().cast(pl.Int64).alias("end_ns"),
-        )
-        .drop("duration_cycles")
+    times = rows.with_columns(duration).with_columns(
+        (offset.cast(pl.Float64) * ns_per_cycle).round().alias("start_ns"),
+        ((offset + pl.col("duration_cycles")).cast(pl.Float64) * ns_per_cycle).round().alias("end_ns"),
     )
+    latest = times["end_ns"].max()
+    if latest is not None and not latest < 2.0**63:
+        raise InputError(
+            str(path),
+            f"clock cycles at {hz:,.0f} Hz give times past 2^63 ns (about 292 years): is the SM clock right?",
+        )
+    return times.with_columns(pl.col("start_ns", "end_ns").cast(pl.Int64)).drop("duration_cycles")
 
 
 def _wrap_warnings(rows: pl.DataFrame, hz: float | None, duration: pl.Series, has_ns: bool) -> list[str]:

@@ -339,6 +339,14 @@ def warp_trace_cases() -> list[Case]:
             base.replace(b"start_ns,end_ns", b"start_cycles,end_cycles"),
             r"--clock-hz",
         ),
+        Case(
+            "warp-cycles-past-int64",
+            "warp-trace",
+            "t.csv",
+            b"# tracekit-warp-trace v1\n# sm_clock_hz: 1\nlaunch,sm_id,block_id,warp_in_block,start_cycles,end_cycles\n"
+            b"0,0,0,0,0,4611686018427387904\n",
+            r"times past 2\^63 ns",
+        ),
         # gzip
         Case("gzip-truncated", "warp-trace", "t.csv.gz", gzip.compress(base)[:-20], r"truncated"),
         Case(
