@@ -194,3 +194,33 @@ def test_host_check_never_raises_and_refuses_names_it_does_not_know(host):
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8050", "localhost.evil.example", "127.0.0.1.evil"])
 def test_rebinding_names_are_refused(host):
     assert not Settings().host_allowed(host)
+
+
+@SETTINGS
+@given(
+    metadata=st.dictionaries(st.sampled_from(warp_trace.KNOWN_METADATA), cells, max_size=6),
+    cycles=st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1)), min_size=1, max_size=8),
+    use_cycles=st.booleans(),
+)
+def test_warp_trace_any_metadata_and_clock_give_possible_values_or_one_input_error(
+    tmp_path, metadata, cycles, use_cycles
+):
+    lines = ["# tracekit-warp-trace v1", *(f"# {key}: {value}" for key, value in metadata.items())]
+    if use_cycles:
+        lines.append("launch,sm_id,block_id,warp_in_block,start_cycles,end_cycles")
+        lines += [f"0,0,{block},0,{start},{end}" for block, (start, end) in enumerate(cycles)]
+    else:
+        lines.append(WARP_COLUMNS.strip())
+        lines += [f"0,0,{block},0,{min(a, b)},{max(a, b)}" for block, (a, b) in enumerate(cycles)]
+    path = write(tmp_path, "t.csv", ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
+    try:
+        parsed = read_checked(path)
+    except InputError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+        return
+    launch = parsed.launches.row(0, named=True)
+    for column, (low, high) in LAUNCH_BOUNDS.items():
+        if launch.get(column) is not None:
+            assert low <= launch[column] <= high, column
+    assert launch["duration_ns"] is None or (math.isfinite(launch["duration_ns"]) and launch["duration_ns"] >= 0)
+    assert (parsed.warps["end_ns"] >= parsed.warps["start_ns"]).all()
