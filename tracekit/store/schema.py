@@ -12,16 +12,20 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_REVISION = "0004"  # the Alembic head this code expects
+SCHEMA_REVISION = "0005"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
-BULK_TABLES = ("metrics", "warps", "regions")
+# Since 0005 a launch's warps and its full metric vector live in `bulk_chunks` (columnar); `metrics` keeps only
+# the catalog's metrics (`tracekit.store.columnar.CATALOG_METRICS`) and `warps` stays empty (older stores are
+# converted by migration 0005).
+BULK_TABLES = ("metrics", "warps", "regions", "bulk_chunks")
 
 
 class Base(DeclarativeBase):
@@ -110,6 +114,22 @@ class WarpRow(Base):
     end_ns: Mapped[int] = mapped_column(BigInteger)
     start_cycles: Mapped[int | None] = mapped_column(BigInteger)
     end_cycles: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class BulkChunkRow(Base):
+    """A run of one launch's rows of one kind ("warps", "metrics") as an Arrow IPC stream (zstd): the bulk of a
+    launch stays inside the store's own transaction and file, and reads back into polars without a Python object
+    per row (`tracekit.store.columnar`)."""
+
+    __tablename__ = "bulk_chunks"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    launch_id: Mapped[int] = mapped_column(Integer)  # no foreign key: see BULK_TABLES
+    kind: Mapped[str] = mapped_column(String(20))
+    chunk_index: Mapped[int] = mapped_column(Integer)
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    encoding: Mapped[str] = mapped_column(String(40))  # "arrow-ipc-zstd"
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    __table_args__ = (Index("ix_bulk_chunks_launch_kind", "launch_id", "kind", "chunk_index"),)
 
 
 class RegionRow(Base):

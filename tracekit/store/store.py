@@ -15,7 +15,8 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tracekit.errors import NotFoundError, StoreError
-from tracekit.parsed import LAUNCH_SCHEMA, WARP_SCHEMA, ParsedImport
+from tracekit.parsed import LAUNCH_SCHEMA, ParsedImport
+from tracekit.store import columnar
 from tracekit.store.bulk import bulk_insert
 from tracekit.store.engine import make_engine, migrate, resolve_url
 from tracekit.store.schema import (
@@ -137,9 +138,11 @@ class Store:
             schema={"launch_key": pl.Int64, "launch_id": pl.Int64},
         )
         metrics = parsed.metrics.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
-        bulk_insert(connection, MetricRow.__table__, metrics)
+        columnar.write(connection, columnar.METRICS, metrics)  # every metric, columnar
+        catalog = metrics.filter(pl.col("name").is_in(columnar.CATALOG_METRICS))
+        bulk_insert(connection, MetricRow.__table__, catalog)  # the ones the analysis names, relational too
         warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
-        bulk_insert(connection, WarpRow.__table__, warps)
+        columnar.write(connection, columnar.WARPS, warps)
         regions = parsed.regions.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
         bulk_insert(connection, RegionRow.__table__, regions)
         for table, frame in (
@@ -166,13 +169,9 @@ class Store:
         launch_count = connection.scalar(
             select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id)
         )
-        warp_count = connection.scalar(
-            select(func.count())
-            .select_from(WarpRow)
-            .join(LaunchRow, WarpRow.launch_id == LaunchRow.id)
-            .where(LaunchRow.import_id == import_id)
-        )
-        return ImportResult(import_id, False, launch_count or 0, warp_count or 0)
+        launch_ids = connection.scalars(select(LaunchRow.id).where(LaunchRow.import_id == import_id)).all()
+        warp_count = sum(columnar.row_counts(connection, columnar.WARPS, launch_ids).values())
+        return ImportResult(import_id, False, launch_count or 0, warp_count)
 
     def delete_import(self, import_id: int) -> None:
         """Delete an import with its launches and everything under them, in one transaction."""
@@ -180,6 +179,7 @@ class Store:
         with self.transaction() as connection:
             for table in (WarpRow, MetricRow, RegionRow):  # the bulk tables have no foreign key to cascade from
                 connection.execute(delete(table).where(table.launch_id.in_(launch_ids)))
+            columnar.delete_launches(connection, launch_ids)
             deleted = connection.execute(delete(ImportRow).where(ImportRow.id == import_id)).rowcount
         if not deleted:
             raise NotFoundError(f"no import with id {import_id} in {self.url}")
@@ -245,83 +245,21 @@ class Store:
         return self._frame(statement)
 
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
-        statement = (
-            select(
-                MetricRow.launch_id,
-                MetricRow.section,
-                MetricRow.name,
-                MetricRow.unit,
-                MetricRow.value,
-                MetricRow.text_value,
-                MetricRow.kind,
-            )
-            .where(MetricRow.launch_id.in_(launch_ids))
-            .order_by(MetricRow.id)
-        )
-        return self._frame(statement, {"value": pl.Float64, "text_value": pl.Utf8, "unit": pl.Utf8, "section": pl.Utf8})
+        """Every metric of these launches (launch by launch, each in its imported order): launch_id, section,
+        name, unit, value, text_value, kind. Read from the launches' columnar chunks, not row by row."""
+        with self.engine.connect() as connection:
+            return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True)
 
     def warps(self, launch_id: int) -> pl.DataFrame:
-        """One launch's warps, typed as `WARP_SCHEMA`. Millions of rows: on PostgreSQL they come through Arrow
-        (ADBC) when its driver is installed, several times faster than rows through Python. Not on SQLite: the
-        ADBC driver carries its own copy of SQLite, and two copies in one process break each other's file locks
-        (https://www.sqlite.org/howtocorrupt.html, 2.2)."""
-        statement = (
-            select(
-                WarpRow.sm_id,
-                WarpRow.block_id,
-                WarpRow.warp_in_block,
-                WarpRow.start_ns,
-                WarpRow.end_ns,
-                WarpRow.start_cycles,
-                WarpRow.end_cycles,
-            )
-            .where(WarpRow.launch_id == int(launch_id))
-            .order_by(WarpRow.id)
-        )
-        frame = self._postgres_arrow_frame(statement) if self.engine.dialect.name == "postgresql" else None
-        if frame is None:
-            frame = self._integer_rows_frame(statement)
-        return frame.select(pl.col(name).cast(dtype) for name, dtype in WARP_SCHEMA.items() if name != "launch_key")
-
-    def _integer_rows_frame(self, statement) -> pl.DataFrame:
-        """An all-integer result read with the driver's own cursor in batches: about twice as fast as
-        `pl.read_database`, with memory bounded by one batch of Python rows."""
-        sql = str(statement.compile(self.engine, compile_kwargs={"literal_binds": True}))
-        schema = {column.name: pl.Int64 for column in statement.selected_columns}
-        frames = []
+        """One launch's warps, typed as `WARP_SCHEMA` without launch_key, in recorded order: a few Arrow IPC
+        chunks decoded straight into polars."""
         with self.engine.connect() as connection:
-            cursor = connection.connection.driver_connection.cursor()
-            try:
-                cursor.execute(sql)
-                while rows := cursor.fetchmany(READ_BATCH_ROWS):
-                    frames.append(pl.DataFrame(rows, schema=schema, orient="row"))
-            finally:
-                cursor.close()
-        return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
-
-    def _postgres_arrow_frame(self, statement) -> pl.DataFrame | None:
-        """The statement's result through the ADBC PostgreSQL driver, or None when it is not installed."""
-        try:
-            import adbc_driver_postgresql.dbapi as adbc
-        except ImportError:
-            return None
-        sql = str(statement.compile(self.engine, compile_kwargs={"literal_binds": True}))
-        with self.engine.connect() as connection:  # the engine may set the search path per connection
-            search_path = connection.exec_driver_sql("show search_path").scalar()
-        target = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        with adbc.connect(target) as connection, connection.cursor() as cursor:
-            cursor.execute(f"set search_path to {search_path}")
-            cursor.execute(sql)
-            return pl.from_arrow(cursor.fetch_arrow_table())
+            return columnar.read(connection, columnar.WARPS, [int(launch_id)], with_launch_id=False)
 
     def warp_counts(self, launch_ids: list[int]) -> dict[int, int]:
+        """Warps stored per launch (launches without any are absent)."""
         with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(WarpRow.launch_id, func.count())
-                .where(WarpRow.launch_id.in_(launch_ids))
-                .group_by(WarpRow.launch_id)
-            ).all()
-        return {launch_id: count for launch_id, count in rows}
+            return columnar.row_counts(connection, columnar.WARPS, launch_ids)
 
     def nvtx_ranges(self, import_id: int) -> pl.DataFrame:
         return self._frame(select(NvtxRangeRow.__table__).where(NvtxRangeRow.import_id == import_id))

@@ -1,0 +1,158 @@
+"""The columnar bulk store (migration 0005): a store written in the old row layout and migrated gives the same
+`tracekit analyze --json` and `tracekit report` as a fresh one, on the samples and the real exports, on SQLite
+and on PostgreSQL; the chunks hold exactly the parsed rows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from alembic import command
+from sqlalchemy import func, select, text
+
+from tests.conftest import REAL_EXPORTS, SAMPLES
+from tracekit.importers import read_file
+from tracekit.store import Store, columnar
+from tracekit.store.engine import alembic_config, current_revision
+from tracekit.store.schema import SCHEMA_REVISION, BulkChunkRow, MetricRow, WarpRow
+
+FILES = [
+    SAMPLES / "h100" / "samples.raw.csv",
+    SAMPLES / "h100" / "samples.details.csv",
+    SAMPLES / "h100" / "vector_add_08warps.csv.gz",
+    SAMPLES / "h100" / "vector_add_64warps.csv.gz",
+    SAMPLES / "h100" / "imbalanced_blocks.csv.gz",
+    SAMPLES / "h100" / "samples.sqlite",
+    REAL_EXPORTS / "ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv",
+    REAL_EXPORTS / "ncu_details_sm80class_kerneltime_rules_bert_leleucas.csv",
+    REAL_EXPORTS / "nsys_2025.3.1_T4_nsightful_power_iteration_baseline.sqlite",
+]
+
+
+def tracekit(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def store_url(store: Store) -> str:
+    """A URL another process opens the same store (and PostgreSQL schema) with."""
+    url = store.engine.url.render_as_string(hide_password=False)
+    if store.engine.dialect.name == "postgresql":
+        with store.engine.connect() as connection:
+            schema = connection.execute(text("select current_schema()")).scalar()
+        url += f"?options=-csearch_path%3D{schema}"
+    return url
+
+
+def outputs(url: str, import_ids: list[str]) -> tuple[str, str]:
+    """What the user sees, computed afresh (the analysis cache emptied first)."""
+    store = Store.open(url)
+    with store.engine.begin() as connection:
+        connection.execute(text("DELETE FROM analysis_results"))
+    store.engine.dispose()
+    return tracekit("analyze", "--db", url, "--json", *import_ids), tracekit(
+        "report", "--db", url, "--format", "md", *import_ids
+    )
+
+
+def counts(store: Store) -> dict[str, int]:
+    with store.engine.connect() as connection:
+        return {
+            table.__tablename__: connection.scalar(select(func.count()).select_from(table))
+            for table in (WarpRow, MetricRow, BulkChunkRow)
+        }
+
+
+def test_old_layout_migrated_gives_the_same_results_as_a_fresh_store(store: Store) -> None:
+    files = [path for path in FILES if path.exists()]
+    if not (REAL_EXPORTS / FILES[-1].name).exists():
+        from tests.helpers import skip_or_fail
+
+        skip_or_fail(f"{REAL_EXPORTS} is absent (the shared real exports live beside the checkout)")
+    url = store_url(store)
+    tracekit("import", "--db", url, *map(str, files))
+    import_ids = [str(i) for i in store.imports()["id"].to_list()]
+    assert len(import_ids) == len(files)
+    parsed = [read_file(path) for path in files]
+    fresh = outputs(url, import_ids)
+    fresh_counts = counts(store)
+    assert fresh_counts["warps"] == 0
+    every_metric = sum(p.metrics.height for p in parsed)
+    assert store.metrics(store.launches()["id"].to_list()).height == every_metric
+    assert 0 < fresh_counts["metrics"] < every_metric  # the catalog's metrics only
+
+    # the old layout: every warp and every metric a row, no chunks (what revision 0004 wrote)
+    store.engine.dispose()
+    with store.engine.begin() as connection:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0004")
+        assert current_revision(connection) == "0004"
+        assert "bulk_chunks" not in {t for t in connection.dialect.get_table_names(connection)}
+        rows = {table: connection.scalar(text(f"SELECT count(*) FROM {table}")) for table in ("warps", "metrics")}
+    assert rows == {"warps": sum(p.warps.height for p in parsed), "metrics": every_metric}
+
+    migrated = Store.open(url)  # opening the store runs migration 0005
+    assert current_revision(migrated.engine) == SCHEMA_REVISION
+    assert counts(migrated) == fresh_counts
+    assert outputs(url, import_ids) == fresh
+    migrated.engine.dispose()
+
+
+def test_chunks_hold_exactly_the_parsed_rows(sqlite_store: Store) -> None:
+    """Warps and metrics come back as parsed (types, order, nulls), split over several chunks."""
+    from tracekit.ingest import ingest
+
+    path = SAMPLES / "h100" / "vector_add_16warps.csv.gz"
+    parsed = read_file(path).conformed()
+    old_rows = columnar.CHUNK_ROWS[columnar.WARPS]
+    columnar.CHUNK_ROWS[columnar.WARPS] = 10_000  # several chunks per launch
+    try:
+        result, _ = ingest(sqlite_store, path)
+    finally:
+        columnar.CHUNK_ROWS[columnar.WARPS] = old_rows
+    launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
+    with sqlite_store.engine.connect() as connection:
+        chunks = connection.scalar(select(func.count()).select_from(BulkChunkRow).where(BulkChunkRow.kind == "warps"))
+    assert chunks == -(-parsed.warps.height // 10_000) > 1
+    expected = parsed.warps.drop("launch_key")
+    assert sqlite_store.warps(launch_id).equals(expected)
+    assert sqlite_store.warp_counts([launch_id]) == {launch_id: parsed.warps.height}
+
+    raw = SAMPLES / "h100" / "samples.raw.csv"
+    parsed = read_file(raw).conformed()
+    result, _ = ingest(sqlite_store, raw)
+    launches = sqlite_store.launches(import_id=result.import_id)
+    key_to_id = pl.DataFrame({"launch_key": parsed.launches["launch_key"], "launch_id": launches["id"]})
+    expected = (
+        parsed.metrics.join(key_to_id, on="launch_key", maintain_order="left")
+        .select("launch_id", *columnar.COLUMNS[columnar.METRICS])
+        .sort("launch_id", maintain_order=True)
+    )
+    back = sqlite_store.metrics(launches["id"].to_list())
+    assert back.columns == expected.columns
+    assert back.equals(expected)
+
+
+def test_null_warp_fields_are_refused_and_nothing_is_kept(sqlite_store: Store, tmp_path: Path) -> None:
+    parsed = read_file(SAMPLES / "h100" / "vector_add_08warps.csv.gz")
+    parsed.warps = parsed.warps.with_columns(
+        pl.when(pl.int_range(pl.len()) == 5).then(None).otherwise(pl.col("end_ns")).alias("end_ns")
+    )
+    source = tmp_path / "t.bin"
+    source.write_bytes(b"x")
+    with pytest.raises(columnar.BulkIntegrityError, match="end_ns"):
+        sqlite_store.add_import(parsed, source)
+    assert sqlite_store.imports().height == 0
+    assert counts(sqlite_store) == {"warps": 0, "metrics": 0, "bulk_chunks": 0}

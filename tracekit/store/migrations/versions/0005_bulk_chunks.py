@@ -1,0 +1,98 @@
+"""columnar bulk: each launch's warps and full metric vector as Arrow IPC chunks (zstd) in `bulk_chunks`
+
+An existing store is converted, not dropped: every launch's warp rows and metric rows are read in their stored
+order, written as chunks, and removed from the row tables; `metrics` keeps the rows of the metrics the analysis
+names (the relational catalog). Downgrade writes the chunks back as rows.
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-11-23 18:00:00
+"""
+
+import polars as pl
+import sqlalchemy as sa
+from alembic import op
+
+from tracekit.store import columnar
+from tracekit.store.bulk import bulk_insert
+
+revision = "0005"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+READ_ROWS = 500_000
+LAUNCH_GROUP = 200  # launches of metrics converted together
+
+
+def _rows_frame(connection, sql: str, columns: dict, params: dict) -> pl.DataFrame:
+    """A query's rows as a frame, fetched in batches through the driver's own cursor."""
+    frames = []
+    result = connection.execute(sa.text(sql), params)
+    while rows := result.fetchmany(READ_ROWS):
+        frames.append(pl.DataFrame([tuple(r) for r in rows], schema=columns, orient="row"))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=columns)
+
+
+def _table(name: str, *columns: str) -> sa.Table:
+    return sa.table(name, *(sa.column(c) for c in columns))
+
+
+def upgrade() -> None:
+    op.create_table(
+        "bulk_chunks",
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("launch_id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=20), nullable=False),
+        sa.Column("chunk_index", sa.Integer(), nullable=False),
+        sa.Column("row_count", sa.BigInteger(), nullable=False),
+        sa.Column("encoding", sa.String(length=40), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index("ix_bulk_chunks_launch_kind", "bulk_chunks", ["launch_id", "kind", "chunk_index"])
+    connection = op.get_bind()
+    warp_columns = {"launch_id": pl.Int64, **columnar.COLUMNS[columnar.WARPS]}
+    for (launch_id,) in connection.execute(sa.text("SELECT DISTINCT launch_id FROM warps ORDER BY 1")).all():
+        warps = _rows_frame(
+            connection,
+            f"SELECT launch_id, {', '.join(columnar.COLUMNS[columnar.WARPS])} FROM warps "
+            "WHERE launch_id = :launch ORDER BY id",
+            warp_columns,
+            {"launch": launch_id},
+        )
+        columnar.write(connection, columnar.WARPS, warps)
+    connection.execute(sa.text("DELETE FROM warps"))
+
+    metric_columns = {"launch_id": pl.Int64, **columnar.COLUMNS[columnar.METRICS]}
+    launches = [row[0] for row in connection.execute(sa.text("SELECT DISTINCT launch_id FROM metrics ORDER BY 1"))]
+    select_metrics = sa.text(
+        f"SELECT launch_id, {', '.join(columnar.COLUMNS[columnar.METRICS])} FROM metrics "
+        "WHERE launch_id IN :launches ORDER BY id"
+    ).bindparams(sa.bindparam("launches", expanding=True))
+    for start in range(0, len(launches), LAUNCH_GROUP):
+        group = launches[start : start + LAUNCH_GROUP]
+        frames = []
+        result = connection.execute(select_metrics, {"launches": group})
+        while rows := result.fetchmany(READ_ROWS):
+            frames.append(pl.DataFrame([tuple(r) for r in rows], schema=metric_columns, orient="row"))
+        columnar.write(connection, columnar.METRICS, pl.concat(frames))
+    keep = sorted(columnar.CATALOG_METRICS)
+    connection.execute(
+        sa.text("DELETE FROM metrics WHERE name NOT IN :names").bindparams(sa.bindparam("names", expanding=True)),
+        {"names": keep},
+    )
+
+
+def downgrade() -> None:
+    connection = op.get_bind()
+    connection.execute(sa.text("DELETE FROM metrics"))
+    chunks = connection.execute(
+        sa.text("SELECT launch_id, kind, data FROM bulk_chunks ORDER BY kind, launch_id, chunk_index")
+    ).all()
+    for launch_id, kind, data in chunks:
+        frame = columnar.decode(data, kind).select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
+        table = _table(kind, *frame.columns)
+        bulk_insert(connection, table, frame)  # type: ignore[arg-type]
+    op.drop_index("ix_bulk_chunks_launch_kind", table_name="bulk_chunks")
+    op.drop_table("bulk_chunks")
