@@ -94,6 +94,7 @@ class AnalysisCache:
         self.warps = WarpCache(store, warp_cache_size)
         self.frames: LruCache[tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]] = LruCache(size)
         self.figures: LruCache[Any] = LruCache(size)  # pages' costly figures of a launch's own data, by launch id
+        self.regions: LruCache[Any] = LruCache(warp_cache_size)  # region_views: a launch's region layout, by id
 
     def result(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis:
         """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves); `pair` names the

@@ -17,7 +17,7 @@ from dash import Dash, Input, Output, dcc, html
 from tracekit.scratch import remove_stale
 from tracekit.store import Store
 
-from . import pages_compare, pages_launch, pages_library, pages_upload
+from . import pages_compare, pages_launch, pages_library, pages_upload, region_views
 from .analysis_cache import AnalysisCache
 from .api_routes import register_api
 from .common import not_found
@@ -86,5 +86,6 @@ def create_app(
         pages_upload.register_callbacks(app, store, max_upload_bytes)
     pages_library.register_callbacks(app, store, read_only)
     pages_launch.register_callbacks(app, cache)
+    region_views.register_callbacks(app, cache)
     register_api(app.server, cache)
     return app

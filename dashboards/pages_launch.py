@@ -20,9 +20,10 @@ from tracekit.analysis.what_if import what_if
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 
-from . import panels
+from . import panels, region_views
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, not_found
+from .region_views import RegionView
 
 MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
 MAX_HEATMAP_CELLS = 20000
@@ -170,8 +171,8 @@ def what_if_view(
     return panels.what_if_body(change, None, note)
 
 
-def analysis_sections(analysis: LaunchPage) -> list[html.Section]:
-    """The analysis panels in page order, the verdict first."""
+def analysis_sections(analysis: LaunchPage, regions: RegionView | None = None) -> list[html.Section]:
+    """The analysis panels in page order, the verdict first; `regions`: the region panel's figures."""
     result = analysis.result
     if result is None:
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
@@ -188,7 +189,7 @@ def analysis_sections(analysis: LaunchPage) -> list[html.Section]:
         panels.littles_law_panel(result),
         panels.sweep_panel(result, sweep_note(result), launch_point(result)),
         panels.stall_panel(result),
-        panels.region_panel(result),
+        panels.region_panel(result, regions),
     ]
 
 
@@ -291,7 +292,8 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
         {"label": f"SM {sm}", "value": str(sm)} for sm in sorted(warps["sm_id"].unique().to_list())
     ]
     figure, note = full_timeline(cache, launch_id, warps)
-    verdict, *analysis_panels = analysis_sections(analysis)
+    regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
+    verdict, *analysis_panels = analysis_sections(analysis, regions)
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),

@@ -406,11 +406,26 @@ PANEL_TITLES = (
 )
 
 
-def region_panel(result: LaunchAnalysis) -> html.Section:
-    """Per named region: latency, share of warp time, throughput and Little's law, as the report shows them."""
+def region_panel(result: LaunchAnalysis, view: Any = None) -> html.Section:
+    """Per named region: latency, share of warp time, throughput and Little's law, as the report shows them; with
+    `view` (`region_views.RegionView`) the warp timeline coloured by region and each region's occupancy over time."""
     if result.regions is None:
         return _section("region-panel", "Regions inside the kernel", [html.P(NEEDS_REGIONS, className="hint")])
     table = region_table(result.regions)
+    figures_part: list = []
+    if view is not None:
+        figures_part = [
+            html.H4("Warp timeline by region"),
+            html.P(view.note, id="region-timeline-note", className="hint"),
+            dcc.Store(id="region-timeline-rows", data=view.row_map),
+            dcc.Graph(id="region-timeline", figure=view.timeline, config={"displaylogo": False}),
+            html.H4("Warps in each region per SM over time"),
+            html.P(
+                "Mean warps inside each region per SM; an enclosing region counts the warps in its nested ones.",
+                className="hint",
+            ),
+            dcc.Graph(id="region-occupancy", figure=view.occupancy, config={"displaylogo": False}),
+        ]
     return _section(
         "region-panel",
         table.title,
@@ -424,6 +439,7 @@ def region_panel(result: LaunchAnalysis) -> html.Section:
                 className="table",
             ),
             html.P(table.note or "", className="hint"),
+            *figures_part,
         ],
     )
 

@@ -24,6 +24,7 @@ import polars as pl
 
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
 from tracekit.analysis.kernel_key import normalize_kernel_name
+from tracekit.analysis.region_timeline import region_figure_frames
 from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_json_dict
 from tracekit.analysis.views import latency_histogram, occupancy_over_time
@@ -212,14 +213,18 @@ def launch_views(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[
     return figure_views(warps, sm_count, bins)
 
 
-def report_views(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, pl.DataFrame]]:
-    """The figure frames of every traced launch among `results`, by launch id."""
-    views = {}
+def report_views(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, Any]]:
+    """The figure frames of every traced launch among `results`, by launch id (with the region figures' frames,
+    `region_timeline.region_figure_frames`, for launches with named regions)."""
+    views: dict[int, dict[str, Any]] = {}
     for result in results:
         if result.warps is not None and result.launch_id is not None:
             frames = launch_views(store, result.launch_id)
             if frames is not None:
-                views[result.launch_id] = frames
+                views[result.launch_id] = dict(frames)
+                if result.regions is not None:
+                    regions = launch_regions(store, result.launch_id)
+                    views[result.launch_id].update(region_figure_frames(regions, result.regions.sm_count))
     return views
 
 

@@ -192,8 +192,33 @@ def _launch_section(
             else:
                 sweeps_drawn[key] = content.anchor
                 parts.append(sink.embed(figures.sweep_figure(sweep)))
+    if views is not None and "region_timeline" in views:  # after the region table, the launch's last
+        parts.append(_region_figures(views, sink))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _region_figures(views: dict[str, Any], sink: FigureSink) -> str:
+    """The warp timeline coloured by region and each region's occupancy over time (frames from
+    `region_timeline.region_figure_frames`)."""
+    timeline = views["region_timeline"]
+    note = (
+        "Each warp a row, each region a bar (nested regions thinner, on top)."
+        if timeline.mode == "slices"
+        else f"{timeline.in_view:,} region instances: binned. Each row gathers warps at one position in their "
+        "blocks on neighbouring SMs; each cell takes the colour of the region (innermost) that held most of their "
+        "time there. The dashboard's launch page draws every bar when zoomed in."
+    )
+    occupancy = figures.region_occupancy_figure(
+        views["region_occupancy"], views["region_names"], views["region_time_unit"]
+    )
+    return (
+        "<h3>Warp timeline by region</h3>"
+        + f'<p class="note">{esc(note)}</p>'
+        + sink.embed(figures.region_timeline_figure(timeline))
+        + "<h3>Warps in each region per SM over time</h3>"
+        + sink.embed(occupancy)
+    )
 
 
 def report_html(

@@ -1,0 +1,163 @@
+"""The launch page's region figures: the warp timeline coloured by region (binned when zoomed out, every bar when
+zoomed in) and each region's occupancy over time.
+
+Frames come from `tracekit.analysis.region_timeline`; a launch's region layout (its instances with rows and
+parents) is cached per process by launch id (`AnalysisCache.regions`), as its warps are, since imports never change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+import polars as pl
+from dash import Dash, Input, Output, State, no_update
+
+from tracekit import figures
+from tracekit.analysis.region_timeline import (
+    MAX_SLICES,
+    RegionLayout,
+    RegionTimeline,
+    region_layout,
+    region_occupancy_curves,
+    region_timeline,
+)
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.store.regions import launch_regions
+
+from .analysis_cache import AnalysisCache
+
+
+@dataclass(frozen=True)
+class RegionView:
+    """What the region panel draws: the timeline's first view, its note and row map, the occupancy figure."""
+
+    timeline: go.Figure
+    note: str
+    row_map: list[list[int]] | None  # binned: each drawn row's first and last warp row (for zooming); None: bars
+    occupancy: go.Figure
+
+
+def layout_of(cache: AnalysisCache, launch_id: int) -> RegionLayout | None:
+    """The launch's region layout, cached; None when it has no regions."""
+
+    def load() -> RegionLayout | None:
+        regions = launch_regions(cache.store, launch_id)
+        return region_layout(regions) if regions.height else None
+
+    return cache.regions.get(launch_id, load)
+
+
+def timeline_note(timeline: RegionTimeline) -> str:
+    if timeline.mode == "slices":
+        return (
+            f"{timeline.in_view:,} region instances in view, each a bar (nested ones thinner, on top). "
+            "Double-click to zoom out."
+        )
+    return (
+        f"{timeline.in_view:,} region instances in view: binned. Each row gathers warps at one position in their "
+        "blocks (a role, such as producer or consumer) on neighbouring SMs; each cell takes the colour of the "
+        "region that held most of their time there (the innermost one). Zoom in (drag a box) to "
+        f"{MAX_SLICES:,} instances or fewer to see every bar."
+    )
+
+
+def row_map(timeline: RegionTimeline) -> list[list[int]] | None:
+    """Binned: each drawn row's first and last warp row, so that a zoom on drawn rows finds its warps."""
+    if timeline.groups is None:
+        return None
+    spans = timeline.groups.group_by("y").agg(pl.col("row").min().alias("first"), pl.col("row").max().alias("last"))
+    return [[int(first), int(last)] for _, first, last in spans.sort("y").iter_rows()]
+
+
+def initial_view(cache: AnalysisCache, launch_id: int, result: LaunchAnalysis) -> RegionView | None:
+    """The panel's figures for the whole launch, built once per launch."""
+    if result.regions is None:
+        return None
+
+    def build() -> RegionView | None:
+        layout = layout_of(cache, launch_id)
+        if layout is None:
+            return None
+        timeline = region_timeline(layout)
+        regions = launch_regions(cache.store, launch_id)
+        curves = region_occupancy_curves(regions, result.regions.sm_count if result.regions else None)
+        return RegionView(
+            figures.region_timeline_figure(timeline),
+            timeline_note(timeline),
+            row_map(timeline),
+            figures.region_occupancy_figure(curves, layout.names, layout.time_unit),
+        )
+
+    return cache.figures.get(("regions", launch_id), build)
+
+
+def view_from_relayout(
+    relayout: dict[str, Any] | None, scale: float, rows: list[list[int]] | None
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """The time window (the launch's unit) and warp rows a zoom asks for; (None, None) for the whole launch;
+    None when neither axis changed."""
+    if not relayout:
+        return None
+    if relayout.get("xaxis.autorange"):
+        return None, None
+    window = _axis_range(relayout, "xaxis")
+    y = _axis_range(relayout, "yaxis")
+    if window is None and y is None:
+        return None
+    time_window = None
+    if window is not None:
+        low, high = math.floor(min(window) * scale), math.ceil(max(window) * scale)
+        time_window = (low, high) if high > low else None
+    row_range = None
+    if y is not None:
+        first, last = math.ceil(min(y)), math.floor(max(y))
+        if rows is not None:  # binned rows: back to the warp rows they gather
+            first, last = max(first, 0), min(last, len(rows) - 1)
+            row_range = (rows[first][0], rows[last][1]) if first <= last else None
+        else:
+            row_range = (max(first, 0), last) if last >= max(first, 0) else None
+    return time_window, row_range
+
+
+def _axis_range(relayout: dict[str, Any], axis: str) -> tuple[float, float] | None:
+    if f"{axis}.range[0]" in relayout and f"{axis}.range[1]" in relayout:
+        return float(relayout[f"{axis}.range[0]"]), float(relayout[f"{axis}.range[1]"])
+    value = relayout.get(f"{axis}.range")
+    if isinstance(value, list) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return None
+
+
+def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
+    @app.callback(
+        Output("region-timeline", "figure"),
+        Output("region-timeline-note", "children"),
+        Output("region-timeline-rows", "data"),
+        Input("region-timeline", "relayoutData"),
+        State("launch-id", "data"),
+        State("region-timeline-rows", "data"),
+        prevent_initial_call=True,
+    )
+    def redraw_region_timeline(relayout: dict | None, launch_id: int, rows: list[list[int]] | None):
+        layout = layout_of(cache, int(launch_id))
+        if layout is None:
+            return no_update, no_update, no_update
+        scale = figures.region_axis(layout.time_unit)[1]
+        asked = view_from_relayout(relayout, scale, rows)
+        if asked is None:
+            return no_update, no_update, no_update
+        window, row_range = asked
+        if window is None and row_range is None:
+            analysis = cache.get(int(launch_id))
+            view = initial_view(cache, int(launch_id), analysis.result) if analysis and analysis.result else None
+            if view is None:
+                return no_update, no_update, no_update
+            return view.timeline, view.note, view.row_map
+        try:
+            timeline = region_timeline(layout, window, row_range)
+        except ValueError:
+            return no_update, no_update, no_update
+        return figures.region_timeline_figure(timeline), timeline_note(timeline), row_map(timeline)
