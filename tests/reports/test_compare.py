@@ -46,12 +46,14 @@ def test_text_table_and_gates(cli, db_path, slower_pair):
     )
     assert result.returncode == 1, result.stderr
     out = result.stdout
-    # 3,000 -> 3,600 ns; mean latency 1,250 -> 1,500 ns; both +20%, lower is better.
-    assert table_row(out, "duration (ns)")[:6] == ["duration (ns)", "3,000", "3,600", "+600", "+20%", "n/a"]
-    assert table_row(out, "warp latency, mean (ns)")[1:5] == ["1,250", "1,500", "+250", "+20%"]
-    assert table_row(out, "duration (ns)")[-1] == "worse"
+    # 3,000 -> 3,600 ns; mean latency 1,250 -> 1,500 ns; both +20%, lower is better. Times in engineering units.
+    assert table_row(out, "duration")[:6] == ["duration", "3 µs", "3.6 µs", "+600 ns", "+20%", "n/a"]
+    assert table_row(out, "warp latency, mean")[1:5] == ["1.25 µs", "1.5 µs", "+250 ns", "+20%"]
+    assert table_row(out, "duration")[-1] == "worse"
+    # 8 warps on 2 SMs over 3,000 ns: 8 / 3,000 / 2 = 0.001333 warps/ns/SM, 1.333 per µs
+    assert table_row(out, "throughput per SM")[1:3] == ["1.333 warps/µs", "1.111 warps/µs"]
     assert table_row(out, "verdict")[1:3] == ["undetermined", "undetermined"]
-    assert "duration_ns>+5%: FAILED: duration_ns changed by +20.00% (3000 -> 3600)" in out
+    assert "duration_ns>+5%: FAILED: duration changed by +20% (3 µs -> 3.6 µs)" in out
     assert "mean_latency_ns>+50%: passed" in out
 
     passing = cli("compare", "--db", db_path, str(a), str(b), "--fail-if", "duration_ns>+25%")
@@ -85,10 +87,10 @@ def test_run_to_run_spread(cli, db_path, trace_file, tiny_warps):
     assert duration["within_noise"] is True and duration["improved"] is None
     assert payload["pairs"][0]["launch_ids_a"] == [1, 2] and payload["pairs"][0]["launch_ids_b"] == [3]
     text = cli("compare", "--db", db_path, str(a), str(b))
-    assert table_row(text.stdout, "duration (ns)")[-1] == "within run-to-run spread"
+    assert table_row(text.stdout, "duration")[-1] == "within run-to-run spread"
     written = a.parent / "compare.txt"
     assert cli("compare", "--db", db_path, str(a), str(b), "-o", str(written)).stdout == ""
-    assert table_row(written.read_text(), "duration (ns)")[1:3] == ["3,150", "3,240"]
+    assert table_row(written.read_text(), "duration")[1:3] == ["3.15 µs", "3.24 µs"]
 
 
 def test_differently_named_kernels(cli, db_path, trace_file, tiny_warps):
@@ -129,14 +131,14 @@ def test_html_and_markdown_forms(cli, db_path, tmp_path, trace_file, tiny_warps)
     assert "duration_ns>+5%: FAILED" in result.stderr
     text = out.read_text()
     assert "<img" not in text and html.escape(HOSTILE_NAME) in text
-    assert '<td>duration (ns)</td><td class="num">3,000</td><td class="num">3,600</td>' in text
+    assert '<td>duration</td><td class="num">3 µs</td><td class="num">3.6 µs</td>' in text
     assert "Gates: FAILED" in text
     # Overlaid latency histograms and occupancy curves of A and B.
     assert len(re.findall(r'<div class="figure" id="fig-\d+">', text)) == 2
     markdown = cli("compare", "--db", db_path, str(a), str(b), "--format", "md")
     assert markdown.returncode == 0
     assert "&lt;img src=x onerror=alert(1)&gt;" in markdown.stdout and "<img" not in markdown.stdout
-    assert "| duration (ns) | 3,000 | 3,600 | +600 | +20% | n/a | n/a | worse |" in markdown.stdout
+    assert "| duration | 3 µs | 3.6 µs | +600 ns | +20% | n/a | n/a | worse |" in markdown.stdout
 
 
 def test_pairing_by_name_and_configuration():

@@ -1,7 +1,7 @@
 """`tracekit compare A B`: two versions of a kernel side by side, and regression gates for CI.
 
-Exit codes: 0 when every gate passes (or none is given), 1 when a gate fails, 2 for a user mistake (bad gate
-syntax, unknown id, unreadable file).
+Exit codes: 0 when every gate passes (or none is given), 1 when a gate fails or cannot be evaluated (its metric
+is missing on a side), 2 for a user mistake (bad gate syntax, unknown id, unreadable file).
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from rich.text import Text
 from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored, launch_views
-from tracekit.cli.common import DbOption, console, err_console, json_text, open_store
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, err_console, json_text, open_store
 from tracekit.cli.report_command import OutputOption, write_output
-from tracekit.reports.content import ComparedPair, comparison_table, pair_heading
+from tracekit.errors import TracekitError
+from tracekit.format import NameStyle, kernel_name
+from tracekit.reports.content import ComparedPair, comparison_table, gate_message, pair_heading
 from tracekit.reports.pairing import pair_launches
 from tracekit.selection import resolve_launches
 
@@ -74,16 +76,24 @@ def compare_command(
         CompareFormat.text
     ),
     output: OutputOption = None,
+    names: NamesOption = NameStyle.base,
     db: DbOption = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Compare A with B: duration, throughput, occupancy, warp latency, Little's law, tail, verdict."""
+    """Compare A with B: duration, throughput, occupancy, warp latency, Little's law, tail, verdict.
+
+    A gate whose metric is missing on a side fails (exit 1): a CI gate must not pass by not looking."""
+    if as_json:
+        if fmt not in (CompareFormat.text, CompareFormat.json):
+            raise TracekitError(f"--json and --format {fmt.value} disagree: give one of them")
+        fmt = CompareFormat.json
     gates = [parse_gate(text) for text in fail_if or []]  # bad syntax stops here, before anything is imported
     store = open_store(db)
     launches_a, launches_b = resolve_launches(store, a), resolve_launches(store, b)
     pairs = []
     for group_a, group_b in pair_launches(launches_a, launches_b, kernel_a, kernel_b):
         results_a, results_b = analyze_stored(store, group_a), analyze_stored(store, group_b)
-        pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b)
+        pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b, names=names)
         if fmt is CompareFormat.html:
             pair.views_a, pair.views_b = _first_views(store, results_a), _first_views(store, results_b)
         pairs.append(pair)
@@ -91,7 +101,11 @@ def compare_command(
     gate_results = [(pair, evaluate_gate(pair.comparison, gate)) for pair in pairs for gate in gates]
     prefix = len(pairs) > 1
     gate_messages = [
-        (result.failed, (f"{pair.comparison.kernel_a}: " if prefix else "") + result.message)
+        (
+            result.failed or result.change is None,
+            (f"{kernel_name(pair.comparison.kernel_a, names)}: " if prefix else "")
+            + gate_message(result, pair.comparison),
+        )
         for pair, result in gate_results
     ]
 
@@ -119,8 +133,14 @@ def compare_command(
                             for p in pairs
                         ],
                         "gates": [
-                            {"gate": r.gate.text, "failed": r.failed, "change": r.change, "message": message}
-                            for (_, r), (_, message) in zip(gate_results, gate_messages, strict=True)
+                            {
+                                "gate": r.gate.text,
+                                "failed": failed,
+                                "evaluated": r.change is not None,
+                                "change": r.change,
+                                "message": message,
+                            }
+                            for (_, r), (failed, message) in zip(gate_results, gate_messages, strict=True)
                         ],
                     }
                 ),
@@ -135,5 +155,5 @@ def compare_command(
             from tracekit.reports.html import compare_html
 
             write_output(compare_html(pairs, gate_messages), output, DEFAULT_HTML_PATH)
-    if any(result.failed for _, result in gate_results):
+    if any(failed for failed, _ in gate_messages):
         raise typer.Exit(1)

@@ -11,6 +11,7 @@ import polars as pl
 
 from tracekit.analysis.kernel_key import base_name, kernel_key, normalize_kernel_name
 from tracekit.errors import TracekitError
+from tracekit.format import dims, size
 
 CONFIG_COLUMN = "_version_config"
 MAX_NAMES_SHOWN = 5
@@ -42,10 +43,19 @@ def named(launches: pl.DataFrame, kernel: str, side: str) -> pl.DataFrame:
     return containing
 
 
-def _names(launches: pl.DataFrame) -> str:
-    names = launches["kernel_name"].unique(maintain_order=True).to_list()
-    shown = ", ".join(repr(n) for n in names[:MAX_NAMES_SHOWN])
-    return shown + (f" and {len(names) - MAX_NAMES_SHOWN} more" if len(names) > MAX_NAMES_SHOWN else "")
+def _configs(launches: pl.DataFrame) -> str:
+    """The distinct (name, grid, block, dynamic shared memory) of a side, as a person reads them."""
+    seen: list[str] = []
+    for row in launches.iter_rows(named=True):
+        key = kernel_key(row)
+        text = (
+            f"{base_name(row['kernel_name']) or row['kernel_name']!r} grid {dims(key.grid)} block {dims(key.block)}"
+            f" with {size(key.dynamic_smem_bytes or 0)} dynamic shared memory"
+        )
+        if text not in seen:
+            seen.append(text)
+    shown = ", ".join(seen[:MAX_NAMES_SHOWN])
+    return shown + (f" and {len(seen) - MAX_NAMES_SHOWN} more" if len(seen) > MAX_NAMES_SHOWN else "")
 
 
 def pair_launches(
@@ -68,8 +78,7 @@ def pair_launches(
     ]
     if not pairs:
         raise TracekitError(
-            f"no launch of A matches one of B by kernel name, grid and block (A has "
-            f"{_names(launches_a)}; B has {_names(launches_b)}): name them with --kernel-a and "
-            f"--kernel-b"
+            f"no launch of A matches one of B by kernel name, grid, block and dynamic shared memory (A has "
+            f"{_configs(launches_a)}; B has {_configs(launches_b)}): name them with --kernel-a and --kernel-b"
         )
     return pairs
