@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,7 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 
 from tracekit.format import NameStyle
-from tracekit.store import Store
+
+if TYPE_CHECKING:
+    from tracekit.store import Store
 
 T = TypeVar("T")
 
@@ -68,6 +70,8 @@ err_console = SafeConsole(stderr=True, soft_wrap=True)
 
 
 def open_store(db: str | None) -> Store:
+    from tracekit.store import Store  # here, so that importing a command module does not load SQLAlchemy
+
     return Store.open(db)
 
 

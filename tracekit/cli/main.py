@@ -2,31 +2,83 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import os
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
+import click
 import typer
-from sqlalchemy.exc import OperationalError
+from typer.core import TyperCommand, TyperGroup
 
-from tracekit.cli import (
-    analyze_command,
-    compare_command,
-    demo_command,
-    export_command,
-    header_command,
-    occupancy_command,
-    report_command,
-    serve_command,
-    store_commands,
-    summary_command,
-)
-from tracekit.cli.common import console, err_console
 from tracekit.errors import StoreError, TracekitError, one_line
 from tracekit.scratch import exit_on_termination
 
+# name: (module in tracekit.cli, function). A command's module (polars, SQLAlchemy, the engine, plotly...) is
+# imported only when that command runs: `tracekit --help` lists them from their docstrings read as text.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("store_commands", "import_command"),
+    "ls": ("store_commands", "ls_command"),
+    "show": ("store_commands", "show_command"),
+    "rm": ("store_commands", "rm_command"),
+    "analyze": ("analyze_command", "analyze_command"),
+    "summary": ("summary_command", "summary_command"),
+    "occupancy": ("occupancy_command", "occupancy_command"),
+    "serve": ("serve_command", "serve_command"),
+    "report": ("report_command", "report_command"),
+    "compare": ("compare_command", "compare_command"),
+    "demo": ("demo_command", "demo_command"),
+    "header": ("header_command", "header_command"),
+    "export": ("export_command", "export_command"),
+}
+
+
+def command_help(name: str) -> str:
+    """The command function's docstring, read from its module's source without importing it."""
+    module, function = COMMANDS[name]
+    tree = ast.parse((Path(__file__).parent / f"{module}.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return ast.get_docstring(node) or ""
+    return ""
+
+
+def load_command(name: str) -> click.Command:
+    """The real command: its module imported, built by Typer as if registered on the app."""
+    module, function = COMMANDS[name]
+    single = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    single.command(name)(getattr(importlib.import_module(f"tracekit.cli.{module}"), function))
+    return typer.main.get_command(single)
+
+
+class LazyGroup(TyperGroup):
+    """Typer's group with commands loaded on first use; the help listing shows their docstrings only."""
+
+    listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if self.listing:
+            return TyperCommand(cmd_name, help=command_help(cmd_name))
+        return load_command(cmd_name)
+
+    def format_help(self, ctx: click.Context, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
 app = typer.Typer(
     name="tracekit",
+    cls=LazyGroup,
     help="Reads GPU profiler output into one store and explains why a kernel is as fast as it is.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -37,6 +89,8 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
+
+        from tracekit.cli.common import console
 
         console.print(f"tracekit {version('tracekit')}", markup=False)
         raise typer.Exit()
@@ -51,21 +105,6 @@ def _options(
     """Reads GPU profiler output into one store and explains why a kernel is as fast as it is."""
 
 
-app.command("import")(store_commands.import_command)
-app.command("ls")(store_commands.ls_command)
-app.command("show")(store_commands.show_command)
-app.command("rm")(store_commands.rm_command)
-app.command("analyze")(analyze_command.analyze_command)
-app.command("summary")(summary_command.summary_command)
-app.command("occupancy")(occupancy_command.occupancy_command)
-app.command("serve")(serve_command.serve_command)
-app.command("report")(report_command.report_command)
-app.command("compare")(compare_command.compare_command)
-app.command("demo")(demo_command.demo_command)
-app.command("header")(header_command.header_command)
-app.command("export")(export_command.export_command)
-
-
 def main() -> None:
     """Run the app; user mistakes become one line on stderr and exit code 2, never a traceback.
 
@@ -76,16 +115,25 @@ def main() -> None:
     try:
         app()
     except TracekitError as exc:
-        err_console.print(f"tracekit: error: {one_line(exc)}")
+        _err(f"tracekit: error: {one_line(exc)}")
         sys.exit(exc.exit_code)
-    except OperationalError as exc:
+    except KeyboardInterrupt:
+        _err("tracekit: interrupted")
+        sys.exit(130)
+    except Exception as exc:
+        driver_errors = sys.modules.get("sqlalchemy.exc")  # loaded by any command that opened a store
+        if driver_errors is None or not isinstance(exc, driver_errors.OperationalError):
+            raise
         if os.environ.get("TRACEKIT_DEBUG"):
             raise
-        err_console.print(f"tracekit: error: {one_line(StoreError.from_driver(None, exc))}")
+        _err(f"tracekit: error: {one_line(StoreError.from_driver(None, exc))}")
         sys.exit(StoreError.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("tracekit: interrupted")
-        sys.exit(130)
+
+
+def _err(line: str) -> None:
+    from tracekit.cli.common import err_console
+
+    err_console.print(line)
 
 
 if __name__ == "__main__":

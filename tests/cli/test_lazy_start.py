@@ -1,0 +1,56 @@
+"""`tracekit --help` starts without the heavy modules, and still lists and runs every command."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tracekit.cli.main import COMMANDS, app, command_help
+
+HEAVY = ("polars", "sqlalchemy", "alembic", "plotly", "dash", "tracekit.api", "tracekit.store", "numpy")
+
+
+def test_help_imports_none_of_the_heavy_modules() -> None:
+    code = (
+        "import sys\nfrom tracekit.cli.main import main\nsys.argv = ['tracekit', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert "analyze" in result.stdout
+
+
+def test_the_registry_names_every_command_module() -> None:
+    """Each command module's functions ending in _command are registered, under the docstring they carry."""
+    folder = Path(__file__).resolve().parents[2] / "tracekit" / "cli"
+    registered = set(COMMANDS.values())
+    for path in sorted(set(folder.glob("*.py")) - {folder / "main.py"}):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.endswith("_command") and not node.name.startswith("_"):
+                assert (path.stem, node.name) in registered, f"{path.name}:{node.name} is not in COMMANDS"
+    for name in COMMANDS:
+        assert command_help(name), name
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_loads_and_shows_its_help(name: str) -> None:
+    result = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    first_words = " ".join(command_help(name).split()[:4])
+    assert first_words in " ".join(result.output.split())
+
+
+def test_top_level_help_lists_each_command_with_its_docstring() -> None:
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0
+    flat = " ".join(result.output.split())
+    for name in COMMANDS:
+        assert f"{name} {' '.join(command_help(name).split()[:3])}" in flat
