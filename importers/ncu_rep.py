@@ -9,6 +9,13 @@ its row with a null value. Values are kept as stored: a small negative counter v
 pages print it as 0). Grid and block come from `launch__grid_dim_*` / `launch__block_dim_*`; reports that carry
 only the totals `launch__grid_size` / `launch__block_size` give (total, 1, 1).
 
+Rule results (`IAction.rule_results()`: what Nsight Compute's rules concluded, OPT/WRN/INF messages) become
+text metric rows exactly as the details-page CSV reader stores them, so the verdict reads both the same way:
+name `rule:<rule identifier>`, section the rule's section identifier ("SpeedOfLight"), text_value
+`[<type>] <message>` and, where the rule estimated one, the speedup as value with unit "%". The message's link
+markup is rendered as ncu's CSV prints it (`@section:Id:Text@` -> "Text", `@url:Text:Link@` -> "Text (Link)").
+A rule result without a message is not stored (ncu prints none). Older reports without rule results give none.
+
 Each report is read in a child process (`python -m tracekit.importers.ncu_rep REPORT OUT`), for two reasons.
 The library keeps state between reports: in one process, the units of some derived metrics of the second
 report loaded follow the first (derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2 of the H100 sample
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import mmap
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +67,12 @@ LAUNCH_METRICS = {
     "launch__device_id": "device_id",
 }
 DURATION_METRIC = "gpu__time_duration.sum"
+RULE_PREFIX = "rule:"  # as importers/ncu_csv.py names rule rows
+# ncu_report's MsgType -> the "Rule Type" cell ncu's details page prints (NONE prints no type).
+RULE_TYPES = {"MsgType_OK": "INF", "MsgType_OPTIMIZATION": "OPT", "MsgType_WARNING": "WRN", "MsgType_ERR": "ERR"}
+# Link markup in rule messages: @url:<text>:<link>@, @section:<id>:<text>@, @sass:<address>:<text>@,
+# @source:<file>:<line>:<text>@ (older reports: @source:<address>:<text>@).
+_RULE_LINK = re.compile(r"@(url|section|sass|source):([^@]*)@")
 
 # device__attribute_* -> Device.extra key: the per-SM and per-block limits the occupancy model needs.
 DEVICE_EXTRA_METRICS = {
@@ -142,9 +156,53 @@ def _load_actions(ncu_report, path: Path) -> list[dict[str, Any]]:
                     "mangled": action.name(action.NameBase_MANGLED),
                     "nvtx_path": _nvtx_path(action),
                     "metrics": _metrics(action),
+                    "rules": _rules(ncu_report, action),
                 }
             )
     return actions
+
+
+def _rules(ncu_report, action) -> list[tuple[str, str | None, str, float | None]] | str:
+    """(rule identifier, section identifier, "[OPT] message", estimated speedup %) per rule result with a
+    message; the error text when the library cannot read them (a warning, not a refusal: the metrics stand)."""
+    if not hasattr(action, "rule_results"):
+        return []  # an ncu_report older than the rule-results interface
+    types = {getattr(ncu_report, name): label for name, label in RULE_TYPES.items() if hasattr(ncu_report, name)}
+    rows = []
+    try:
+        for result in action.rule_results():
+            if not result.has_rule_message():
+                continue
+            message = result.rule_message()
+            text = _plain_text(str(message.get("message") or ""))
+            kind = types.get(message.get("type"))
+            speedup = None
+            if result.has_speedup_estimation():
+                speedup = float(result.speedup_estimation()["speedup"])
+            rows.append(
+                (
+                    str(result.rule_identifier()),
+                    result.section_identifier() or None,
+                    f"[{kind}] {text}" if kind else text,
+                    speedup,
+                )
+            )
+    except Exception as exc:  # noqa: BLE001 - the SWIG layer raises anything on a damaged rule block
+        return f"{type(exc).__name__}: {exc}"
+    return rows
+
+
+def _plain_text(message: str) -> str:
+    """A rule message with its link markup rendered as ncu's CSV export prints it."""
+
+    def render(match: re.Match[str]) -> str:
+        kind, body = match.group(1), match.group(2)
+        if kind == "url":
+            text, _, link = body.partition(":")
+            return f"{text} ({link})" if link else text
+        return body.rsplit(":", 1)[-1]
+
+    return _RULE_LINK.sub(render, message)
 
 
 def _metric_sections(action) -> dict[str, str]:
@@ -198,6 +256,7 @@ def _nvtx_path(action) -> str | None:
 def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
     metric_rows: list[tuple] = []
     launch_rows = []
+    warnings: list[str] = []
     for key, action in enumerate(actions):
         numeric: dict[str, float] = {}
         for section, name, unit, value, kind in action["metrics"]:
@@ -208,6 +267,13 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
                 numeric[name] = scaled
             text = value if kind == "text" else None
             metric_rows.append((key, section, name, base_unit or None, scaled, text, kind))
+        rules = action.get("rules") or []
+        if isinstance(rules, str):
+            warnings.append(f"launch {key}: its rule results could not be read ({rules}); its metrics are imported")
+            rules = []
+        for rule, section, text, speedup in rules:
+            unit = "%" if speedup is not None else None
+            metric_rows.append((key, section, RULE_PREFIX + rule, unit, speedup, text, "text"))
         launch: dict[str, Any] = {
             "launch_key": key,
             "kernel_name": action["demangled"],
@@ -227,7 +293,6 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         launch_rows.append(launch)
     launches = conform(pl.DataFrame(launch_rows, infer_schema_length=None), LAUNCH_SCHEMA)
     metrics = pl.DataFrame(metric_rows, schema=METRIC_SCHEMA, orient="row")
-    warnings: list[str] = []
     return ParsedImport(
         format=FORMAT,
         tool="Nsight Compute",

@@ -62,8 +62,13 @@ def test_one_launch_with_its_launch_fields(sgemm) -> None:
     assert sgemm.warnings == []
 
 
+def counters(parsed) -> pl.DataFrame:
+    """The metric rows that are the report's metrics (rule results are rows `rule:<Rule>` beside them)."""
+    return parsed.metrics.filter(~pl.col("name").str.starts_with("rule:"))
+
+
 def test_every_metric_with_its_kind(sgemm) -> None:
-    metrics = sgemm.metrics
+    metrics = counters(sgemm)
     assert metrics.height == 716
     assert metrics["name"].n_unique() == 716
     assert metric(sgemm, "launch__occupancy_limit_registers")["value"] == 4.0
@@ -93,7 +98,7 @@ def test_kinds_follow_the_report_value_kinds(sgemm_path: Path, sgemm) -> None:
             else "text"
         )
         expected[key] += 1
-    assert dict(sgemm.metrics["kind"].value_counts().rows()) == expected
+    assert dict(counters(sgemm)["kind"].value_counts().rows()) == expected
     assert expected["text"] > 0 and expected["int"] > 0
 
 
@@ -252,7 +257,11 @@ def test_store_round_trip(store: Store, sgemm_path: Path, sgemm) -> None:
         10720.0,
     )
     metrics = store.metrics([launch["id"]])
-    assert metrics.height == 716
+    assert metrics.height == 716 + 8  # and the 8 rule results with a message
+    fields = ["section", "name", "unit", "value", "text_value", "kind"]
+    stored = metrics.filter(pl.col("name").str.starts_with("rule:")).select(fields).sort("name", "text_value")
+    parsed = sgemm.metrics.filter(pl.col("name").str.starts_with("rule:")).select(fields).sort("name", "text_value")
+    assert stored.height == 8 and stored.equals(parsed)
     by_name = {row["name"]: row for row in metrics.rows(named=True)}
     assert by_name["launch__occupancy_limit_registers"]["value"] == 4.0
     assert by_name["launch__func_cache_config"]["text_value"] == "CachePreferNone"
@@ -378,3 +387,186 @@ def test_memory_utilizations_and_occupancy_rows_are_kept(sample_trace) -> None:
     ):
         [value] = first.filter(pl.col("name") == name)["value"].to_list()
         assert value == pytest.approx(action.metric_by_name(name).value()), name
+
+
+# ---- rule results: stored as the details-page CSV reader stores them --------------------------------------------
+
+RULE_FIELDS = ["source_launch_id", "section", "name", "unit", "text_value", "kind"]
+
+
+def rule_rows(parsed) -> pl.DataFrame:
+    return with_launch_ids(parsed).filter(pl.col("name").str.starts_with("rule:"))
+
+
+@pytest.mark.gpu_samples
+def test_rule_results_match_the_details_page_export(sample_trace) -> None:
+    """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page details` of it: per launch the same
+    rule rows (name, section, "[type] text" with links rendered as the page prints them) and the same estimated
+    speedups, the report's exact, the page's rounded to the digits it prints."""
+    from tracekit.importers import ncu_csv
+
+    report = read_once(sample_trace("h100/samples.ncu-rep"))
+    details = ncu_csv.read(sample_trace("h100/samples.details.csv"))
+    ours, page = rule_rows(report), rule_rows(details)
+    assert ours.height == page.height == 138
+    assert ours["source_launch_id"].n_unique() == 14
+    assert ours.select(RULE_FIELDS).sort(RULE_FIELDS).equals(page.select(RULE_FIELDS).sort(RULE_FIELDS))
+    assert set(ours["text_value"].str.slice(0, 6).to_list()) == {"[OPT] ", "[INF] ", "[WRN] "}
+    assert not ours["text_value"].str.contains("@section:|@url:").any()
+
+    # Speedups: one rule can print several messages (CPIStall: OPT and INF), so pair them by their text.
+    keys = ["source_launch_id", "name", "text_value"]
+    speedups = ours.join(page, on=keys, suffix="_page", nulls_equal=True).select(*keys, "value", "value_page")
+    assert speedups.height == 138
+    assert (speedups["value"].is_null() == speedups["value_page"].is_null()).all()
+    given = speedups.filter(pl.col("value").is_not_null())
+    assert given.height == 93  # the rules that estimate a speedup
+    assert given["value"].to_list() == pytest.approx(given["value_page"].to_list(), rel=5e-4, abs=5e-3)
+    uncoalesced = given.filter(pl.col("name") == "rule:UncoalescedGlobalAccess", pl.col("source_launch_id") == "5")
+    assert uncoalesced["value_page"].to_list() == [69.67]
+
+
+def test_rule_results_against_the_library_on_every_real_report(real_export) -> None:
+    """Older reports (2020-2025, ncu 2020.x to 2025.x) import with their rule results: one row per rule result
+    with a message, as NVIDIA's API lists them; message types WRN (older rules), ERR (a rule that failed) and
+    none; @source links of 2020 rendered to their text."""
+    names = [
+        "ncu_rep_2020_RTX3080_montecarlopi.ncu-rep",
+        "ncu_rep_2021_GTX1660S_raytracer.ncu-rep",
+        "ncu_rep_2023_GTX1650_pp_ex3.ncu-rep",
+        "ncu_rep_2025_A10G_esmm_profile_output.ncu-rep",
+        "ncu_rep_2025_GTX1650_heatsim_full.ncu-rep",
+        "ncu_rep_2025_RTX2060S_powermodel_PS1_100.ncu-rep",
+        SGEMM,
+    ]
+    prefixes: set[str] = set()
+    for name in names:
+        path = real_export(name)
+        parsed = read_once(path)
+        assert parsed.warnings == [], name
+        context = ncu_report.load_report(str(path))
+        listed = [
+            (str(key), f"rule:{result.rule_identifier()}", result.section_identifier())
+            for key, action in enumerate(a for r in range(context.num_ranges()) for a in context.range_by_idx(r))
+            for result in action.rule_results()
+            if result.has_rule_message()
+        ]
+        rows = rule_rows(parsed)
+        assert sorted(rows.select("source_launch_id", "name", "section").rows()) == sorted(listed), name
+        assert not rows["text_value"].str.contains(r"@(url|section|source|sass):").any(), name
+        prefixes |= {text[:5] if text.startswith("[") else "" for text in rows["text_value"].to_list()}
+    assert prefixes == {"[OPT]", "[WRN]", "[INF]", "[ERR]", ""}
+    montecarlo = rule_rows(read_once(real_export(names[0])))
+    first = montecarlo.filter(pl.col("name") == "rule:UncoalescedGlobalAccess")["text_value"][0]
+    assert first.startswith("[WRN] Uncoalesced global access, expected 97600 transactions, got 780800 (8.00x) at PC 0x")
+    assert montecarlo["value"].is_null().all()  # 2020 rules estimate no speedup
+
+
+def test_unreadable_rule_results_warn_and_keep_the_metrics(sgemm_path: Path) -> None:
+    """Where the library cannot list a launch's rule results, the import says so and keeps the metrics."""
+    actions = ncu_rep._load_actions(ncu_report, sgemm_path)
+    assert len(actions[0]["rules"]) == 8
+    broken = [{**actions[0], "rules": "RuntimeError: rule block damaged"}]
+    parsed = ncu_rep._parsed(sgemm_path, broken)
+    assert parsed.warnings == [
+        "launch 0: its rule results could not be read (RuntimeError: rule block damaged); its metrics are imported"
+    ]
+    assert counters(parsed).height == parsed.metrics.height == 716
+
+
+# ---- rule results in the verdict: `tracekit analyze <report> --json` ----------------------------------------------
+
+# What each flag's advice says, and what says more warps would not help: a rule printed beside advice must not be
+# contradicted by it.
+FLAG_ADVICE = {
+    "uncoalesced-access": ("Coalesce global accesses",),
+    "shared-bank-conflicts": ("Remove shared-memory bank conflicts",),
+    "branch-divergence": ("Reduce divergence",),
+    "block-imbalance": ("Balance the work across blocks", "Balance work across"),
+    "tail-effect": ("Balance the work across blocks", "Size the grid to a whole number of waves"),
+    "low-occupancy": ("More occupancy helps", "Run more warps", "Raise the theoretical occupancy"),
+}
+NO_MORE_WARPS = ("More occupancy will not help", "More warps will mostly queue")
+
+
+def assert_advice_agrees_with_rules(classification: dict) -> None:
+    advice, flags = classification["advice"], classification["flags"]
+    for rule in classification["nsight_rules"]:
+        [line] = [
+            e
+            for e in classification["evidence"]
+            if e.startswith(f"Nsight Compute rule {rule['name']} (") and rule["text"].split(". ")[0][:300] in e
+        ]
+        if rule["flag"] is None:
+            assert rule["agrees"] is None
+            continue
+        assert rule["agrees"] == (rule["flag"] in flags)
+        if rule["agrees"]:
+            assert f"Agrees with the flag {rule['flag']}." in line
+            if rule["flag"] == "low-occupancy":
+                assert not [a for a in advice if a.startswith(NO_MORE_WARPS)], (rule, advice)
+        else:
+            assert "Agrees" not in line
+            said = [a for a in advice if a.startswith(FLAG_ADVICE[rule["flag"]])]
+            if rule["flag"] == "low-occupancy" and said:
+                assert "its advice agrees that more warps help" in line, (line, said)
+            else:
+                assert not said, (line, said)
+            if "more warps would only queue" in line or "adds no warps" in line:
+                assert classification["mode"] == "throughput-bound"
+
+
+@pytest.mark.gpu_samples
+def test_analyze_a_report_cross_checks_its_rule_results(sample_trace, tmp_path: Path) -> None:
+    """`tracekit analyze samples.ncu-rep --json`: every launch carries Nsight's OPT/WRN rules as evidence with
+    `agrees` filled, and the advice never contradicts a rule printed beside it."""
+    import json
+    import os
+
+    path = sample_trace("h100/samples.ncu-rep")
+    completed = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "analyze", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TRACEKIT_DB": str(tmp_path / "store.sqlite")},
+    )
+    assert completed.returncode == 0, completed.stderr
+    results = json.loads(completed.stdout)
+    assert len(results) == 14
+    page = rule_rows(read_once(path))
+    for result in results:
+        verdict = result["classification"]
+        rules = verdict["nsight_rules"]
+        assert rules, result["kernel"]["name"]
+        # Only OPT/WRN rules (suggestions) are cross-checked, each message as stored, the largest speedup kept.
+        launch = page.filter(pl.col("source_launch_id") == str(result["launch_id"] - results[0]["launch_id"]))
+        suggested = launch.filter(pl.col("text_value").str.contains(r"^\[(OPT|WRN)\]"))
+        assert {r["name"] for r in rules} == {name.removeprefix("rule:") for name in suggested["name"].to_list()}
+        for rule in rules:
+            [value] = suggested.filter(
+                pl.col("name") == f"rule:{rule['name']}",
+                pl.col("text_value") == f"[{rule['rule_type']}] {rule['text']}",
+            )["value"].to_list()
+            assert rule["estimated_speedup_pct"] == value
+        for name in {r["name"] for r in rules}:
+            best = suggested.filter(pl.col("name") == f"rule:{name}")["value"].max()
+            assert max((r["estimated_speedup_pct"] or 0) for r in rules if r["name"] == name) == (best or 0)
+        assert_advice_agrees_with_rules(verdict)
+
+    by_kernel = {result["kernel"]["name"].split("(")[0]: result["classification"] for result in results}
+    # The random permutation: Nsight's uncoalesced-access rule (70% excessive sectors) and the verdict's flag agree.
+    uncoalesced = next(r for r in by_kernel["permute"]["nsight_rules"] if r["name"] == "UncoalescedGlobalAccess")
+    assert uncoalesced["agrees"] is True and "uncoalesced-access" in by_kernel["permute"]["flags"]
+    # Imbalanced blocks: Nsight's WorkloadImbalance (SMs with fewer active cycles) is the verdict's tail-effect,
+    # whose advice is to balance the blocks.
+    imbalance = next(r for r in by_kernel["imbalanced_blocks"]["nsight_rules"] if r["name"] == "WorkloadImbalance")
+    assert imbalance["text"].startswith("One or more SMSPs have a much higher number of active cycles")
+    assert (imbalance["flag"], imbalance["agrees"]) == ("tail-effect", True)
+    assert any(a.startswith("Balance the work across blocks") for a in by_kernel["imbalanced_blocks"]["advice"])
+    # An imbalance between L2 slices (reduceInterleaved) is no SM idle time: it bears on no flag.
+    [l2_slices] = [r for r in by_kernel["reduceInterleaved"]["nsight_rules"] if r["name"] == "WorkloadImbalance"]
+    assert l2_slices["text"].startswith("One or more L2 Slices") and (l2_slices["flag"], l2_slices["agrees"]) == (
+        None,
+        None,
+    )

@@ -75,16 +75,32 @@ WASTE_MEMORY_BUSY_PCT = 20.0
 # FP64 + tensor pipe pair).
 COMPOSITE_UNITS = ("sm", "memory", "shared pipe")
 MEMORY_LIMITERS = ("dram", "l2", "l1/shared", "memory")
-# Nsight Compute rules and the flag each corresponds to (the cross-check).
-RULE_FLAGS = {
+# Nsight Compute rules and the flag each corresponds to (the cross-check). WorkloadImbalance measures SMs with
+# fewer active cycles than the average: SM time idle before the launch ends, which the verdict flags as
+# block-imbalance (uneven blocks, from a trace) or tail-effect (SMs idle, from the counters); either agrees.
+RULE_FLAGS: dict[str, str | tuple[str, ...]] = {
     "UncoalescedGlobalAccess": "uncoalesced-access",
     "UncoalescedSharedAccess": "shared-bank-conflicts",
     "SharedMemoryConflicts": "shared-bank-conflicts",
     "ThreadDivergence": "branch-divergence",
-    "WorkloadImbalance": "block-imbalance",
+    "WorkloadImbalance": ("block-imbalance", "tail-effect"),
     "TheoreticalOccupancy": "low-occupancy",
     "AchievedOccupancy": "low-occupancy",
 }
+# The counters the verdict checks a flag with (any one group present): without them a rule is not contradicted.
+_FLAG_COUNTERS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
+    "uncoalesced-access": (
+        (c.GLOBAL_EXCESSIVE_SECTORS, c.GLOBAL_THEORETICAL_SECTORS),
+        (c.GLOBAL_LOAD_SECTORS, c.GLOBAL_LOAD_REQUESTS),
+    ),
+    "shared-bank-conflicts": ((c.SHARED_BANK_CONFLICTS, c.SHARED_WAVEFRONTS),),
+    "branch-divergence": ((c.THREADS_PER_INSTRUCTION,), (c.BRANCH_EFFICIENCY_PCT,)),
+}
+# WorkloadImbalance prints one message per unit; only the SM side's (SMs, SMSPs, L1 slices) is SM time idle. An
+# imbalance between L2 slices is a hot slice, which the verdict reads from the L2 utilizations: no flag.
+_SM_SIDE_IMBALANCE = ("One or more SMs ", "One or more SMSPs ", "One or more L1 Slices ")
+# Advice that says more warps would help (the measured sweep can say so without the low-occupancy flag).
+_MORE_WARPS_ADVICE = ("More occupancy helps", "Run more warps", "Raise the theoretical occupancy")
 
 _MEMORY_UNITS = (
     ("DRAM", "dram", c.DRAM_THROUGHPUT_PCT),
@@ -152,7 +168,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class NsightRule:
-    """A rule result Nsight Compute printed for the launch (details page), and whether the verdict agrees."""
+    """A rule result Nsight Compute printed for the launch (details page or .ncu-rep), and whether the verdict
+    agrees."""
 
     name: str  # "UncoalescedGlobalAccess"
     rule_type: str | None  # "OPT", "WRN", "INF"
@@ -1010,14 +1027,57 @@ def _barrier_stalls(stalls: StallBreakdown, report: _Report) -> None:
         )
 
 
-def _nsight_rules(m: pl.DataFrame, flags: list[str], mode: str, report: _Report) -> list[NsightRule]:
-    """Nsight Compute's own rule results (details page rows `rule:<Name>`), cross-checked with the flags."""
+def _rule_check(
+    rule: NsightRule, m: pl.DataFrame, mode: str, limiter: str | None, idle_measured: bool, report: _Report
+) -> str:
+    """The cross-check sentence printed after a rule: it must say what the verdict and its advice say."""
+    if rule.agrees is True:
+        return f" Agrees with the flag {rule.flag}."
+    if rule.agrees is None:
+        return ""
+    if rule.flag == "low-occupancy":
+        if any(advice.startswith(_MORE_WARPS_ADVICE) for advice in report.advice):
+            return " This verdict does not flag low-occupancy, but its advice agrees that more warps help."
+        if mode == "throughput-bound" and limiter == "block-launch":
+            return (
+                " This verdict does not flag low-occupancy: the SMs' block launch rate bounds the launch, so a higher "
+                "occupancy limit adds no warps."
+            )
+        if mode == "throughput-bound":
+            return " This verdict does not flag low-occupancy: a unit is at its bound, so more warps would only queue."
+    groups = _FLAG_COUNTERS.get(rule.flag or "")
+    measured = (
+        idle_measured
+        if rule.flag in ("block-imbalance", "tail-effect")
+        else groups is None or any(all(metric_row(m, *names) for names in group) for group in groups)
+    )
+    if not measured:
+        return (
+            f" The report has no counters this verdict checks {rule.flag} with: Nsight Compute's rule is the "
+            f"evidence for it."
+        )
+    return (
+        f" This verdict does not flag {rule.flag}: the cost it measures for it is below the flag's threshold "
+        f"(see the evidence above)."
+    )
+
+
+def _nsight_rules(
+    m: pl.DataFrame,
+    flags: list[str],
+    mode: str,
+    report: _Report,
+    limiter: str | None = None,
+    idle_measured: bool = False,
+) -> list[NsightRule]:
+    """Nsight Compute's own rule results (rows `rule:<Name>` of the details page or a .ncu-rep), cross-checked
+    with the flags."""
     if m.is_empty() or "name" not in m.columns:
         return []
     rows = m.filter(pl.col("name").str.starts_with("rule:"))
     if rows.is_empty():
         return []
-    rules: dict[str, NsightRule] = {}
+    rules: dict[tuple[str, tuple[str, ...]], NsightRule] = {}
     for name, text, value in rows.select("name", "text_value", "value").iter_rows():
         rule = name.removeprefix("rule:")
         text = str(text or "")
@@ -1026,28 +1086,25 @@ def _nsight_rules(m: pl.DataFrame, flags: list[str], mode: str, report: _Report)
         if kind not in ("OPT", "WRN"):
             continue  # INF rules describe, they do not suggest
         speedup = float(value) if value is not None else None
-        previous = rules.get(rule)
+        related = RULE_FLAGS.get(rule)
+        candidates = (related,) if isinstance(related, str) else related or ()
+        if rule == "WorkloadImbalance" and not body.startswith(_SM_SIDE_IMBALANCE):
+            candidates = ()
+        # One entry per rule and flag it bears on: the message with the largest estimated speedup.
+        previous = rules.get((rule, candidates))
         if previous is not None and (previous.estimated_speedup_pct or 0) >= (speedup or 0):
             continue
-        flag = RULE_FLAGS.get(rule)
-        agrees = None if flag is None else flag in flags
-        rules[rule] = NsightRule(rule, kind, body, speedup, flag, agrees)
+        raised = [f for f in candidates if f in flags]
+        flag = raised[0] if raised else next(iter(candidates), None)
+        agrees = None if flag is None else bool(raised)
+        rules[(rule, candidates)] = NsightRule(rule, kind, body, speedup, flag, agrees)
     ranked = sorted(rules.values(), key=lambda r: -(r.estimated_speedup_pct or 0))
     for rule in ranked:
         first = rule.text.split(". ")[0][:300]
         speedup_text = (
             f", estimated speedup {_pct(rule.estimated_speedup_pct)}%" if rule.estimated_speedup_pct is not None else ""
         )
-        check = ""
-        if rule.agrees is True:
-            check = f" Agrees with the flag {rule.flag}."
-        elif rule.agrees is False and rule.flag == "low-occupancy" and mode == "throughput-bound":
-            check = " This verdict does not flag low-occupancy: a unit is at its bound, so more warps would only queue."
-        elif rule.agrees is False:
-            check = (
-                f" This verdict does not flag {rule.flag}: the cost it measures for it is below the flag's threshold "
-                f"(see the evidence above)."
-            )
+        check = _rule_check(rule, m, mode, limiter, idle_measured, report)
         report.evidence.append(f"Nsight Compute rule {rule.name} ({rule.rule_type}{speedup_text}): {first}.{check}")
     return ranked
 
@@ -1122,7 +1179,7 @@ def classify(inputs: ClassificationInputs) -> Classification:
     _wastes(m, units, report)
     if stalls.available:
         _barrier_stalls(stalls, report)
-    rules = _nsight_rules(m, report.flags, mode, report)
+    rules = _nsight_rules(m, report.flags, mode, report, limiter, _sm_idle(m, inputs) is not None)
     if mode == "undetermined":
         report.evidence.insert(0, f"Undetermined: {reason}")
     findings = _findings(mode, limiter, idle, inputs, report.flags)
