@@ -296,6 +296,6 @@ def test_kernel_names_cannot_drive_the_terminal(tmp_path):
         assert result.returncode == 0, result.stderr
         out = result.stdout
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
-    shown = tracekit("show", "1", "--db", url, env={"COLUMNS": "400"}).stdout
+    shown = tracekit("show", "1", "--names", "full", "--db", url, env={"COLUMNS": "400"}).stdout
     assert "\\x1b[2J\\x1b]8;;http://evil.example\\x07[bold red]fake[/bold red] :smile: \\u202ek" in shown
     assert "[blink]x" in tracekit("ls", "--db", url, env={"COLUMNS": "400"}).stdout
