@@ -91,21 +91,24 @@ def test_html_report_content_and_escaping(cli, db_path, tmp_path, tiny_and_ncu):
     # so the tail is 1,000 ns = 33.33% of the span; after the last block start (1,000 ns) 2,000 ns = 66.67%.
     # 64-thread blocks at 32 registers on CC 9.0: the 32-block limit gives 32 x 2 = 64 warps = 100% theoretical.
     for expected in (
-        '<td>duration</td><td class="num">3,000 ns</td>',
-        '<td>latency mean</td><td class="num">1,250 ns</td>',
+        '<td>duration</td><td class="num">3 µs</td>',
+        '<td>latency mean</td><td class="num">1.25 µs</td>',
         "1.667",
-        "1,000 ns (33.33% of the span)",
-        '<td>after the last block start</td><td class="num">2,000 ns (66.67%)</td>',
-        '<td>first SM idle for good</td><td class="num">2,000 ns</td>',
+        "1 µs (33.3% of the span)",
+        '<td>after the last block start</td><td class="num">2 µs (66.7%)</td>',
+        '<td>first SM idle for good</td><td class="num">2 µs</td>',
         '<td>theoretical</td><td class="num">100% (64 of 64 warps per SM)</td>',
     ):
         assert expected in text, expected
 
-    # Nsight Compute launches: every duration and the theoretical occupancy as the CSV's own columns give them.
+    # Nsight Compute launches: every duration and the theoretical occupancy as the CSV's own columns give them,
+    # the durations (in ns there) in engineering units: 4 significant digits of µs below 1 ms.
     rows = ncu_raw_rows(ncu)
     assert len(rows) == 16
     for row in rows:
-        duration = f"{int(float(row['gpu__time_duration.sum'])):,} ns"
+        ns = float(row["gpu__time_duration.sum"])
+        assert 1_000 <= ns < 1_000_000
+        duration = f"{float(f'{ns / 1000:.4g}'):g} µs"
         assert f'<td class="num">{duration}</td>' in text, duration
     assert {row["sm__maximum_warps_per_active_cycle_pct"] for row in rows} == {"12.50"}
     assert text.count('<td class="num">12.5%</td>') >= 16  # the index's theoretical occupancy column
@@ -142,8 +145,8 @@ def test_markdown_report(cli, db_path, tiny_and_ncu):
     text = result.stdout
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
     assert "<img" not in text
-    assert "| duration | 3,000 ns |" in text
-    assert "| latency mean | 1,250 ns |" in text
+    assert "| duration | 3 µs |" in text
+    assert "| latency mean | 1.25 µs |" in text
     assert "| theoretical | 100% (64 of 64 warps per SM) |" in text
     assert "| block limit: blocks | 32 blocks per SM |" in text  # 32-block limit: 32 x 2 warps = 64
     for row in ncu_raw_rows(ncu):
@@ -184,7 +187,7 @@ def test_sweep_figure_and_fit(cli, db_path, tmp_path, trace_file):
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     # The fit the trace was built on (see sweep_warps).
-    assert "L = 1,000 ns, B = 0.004 warps per ns per SM, needed occupancy L x B = 4 warps per SM" in text
+    assert "L = 1 µs, B = 4 warps/µs per SM, needed occupancy L x B = 4 warps per SM" in text
     parser = ResourceTags()
     parser.feed(text)
     # Per launch three trace figures; the sweep drawn once, at the kernel's first launch, linked from the others.
