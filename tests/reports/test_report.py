@@ -150,7 +150,8 @@ def test_markdown_report(cli, db_path, tiny_and_ncu):
     assert "| theoretical | 100% (64 of 64 warps per SM) |" in text
     assert "| block limit: blocks | 32 blocks per SM |" in text  # 32-block limit: 32 x 2 warps = 64
     for row in ncu_raw_rows(ncu):
-        assert f"| {int(float(row['gpu__time_duration.sum'])):,} ns | 12.5% |" in text
+        ns = float(row["gpu__time_duration.sum"])
+        assert f"| {float(f'{ns / 1000:.4g}'):g} µs | 12.5% |" in text
     # Template parameters and the parenthesis survive escaping as text.
     assert "void flash\\_fwd\\_kernel&lt;Flash\\_fwd\\_kernel\\_traits&lt;128, 128, 64, 4" in text
     for result in analyze_json(cli, db_path, str(tiny), str(ncu)):
