@@ -163,3 +163,132 @@ def test_export_bad_requests_exit_2(tmp_path):
     )
     assert fmt.returncode == 2 and "--format" in fmt.stderr and "Traceback" not in fmt.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def proto_on_tracks(path: Path) -> list[tuple[int, int, int, str, int, int]]:
+    """(sm, block, warp, name, start_ns, end_ns) of a Perfetto protobuf trace, decoded with the perfetto package's
+    protobuf classes: SM from the process track's name, block and warp from the thread track's, each slice a
+    BEGIN/END pair on its thread track. Events are replayed in time order (stable), as the trace processor sorts
+    them, and every END must close the innermost open slice of its track."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    processes: dict[int, tuple[int, str]] = {}
+    threads: dict[int, tuple[int, int, int, str]] = {}
+    events = []
+    for order, packet in enumerate(trace.packet):
+        if packet.HasField("track_descriptor"):
+            track = packet.track_descriptor
+            if track.HasField("process"):
+                processes[track.uuid] = (track.process.pid, track.process.process_name)
+            elif track.HasField("thread"):
+                threads[track.uuid] = (track.parent_uuid, track.thread.pid, track.thread.tid, track.thread.thread_name)
+        elif packet.HasField("track_event"):
+            assert packet.trusted_packet_sequence_id == 1
+            events.append((packet.timestamp, order, packet.track_event))
+    assert len({tid for _, _, tid, _ in threads.values()}) == len(threads)  # tids unique in the file
+    open_slices: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    rows = []
+    for ts, _, event in sorted(events, key=lambda e: (e[0], e[1])):
+        if event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            open_slices[event.track_uuid].append((event.name, ts))
+            continue
+        assert event.type == pb.TrackEvent.TYPE_SLICE_END and open_slices[event.track_uuid], "END without BEGIN"
+        name, start = open_slices[event.track_uuid].pop()
+        parent, pid, _, thread_name = threads[event.track_uuid]
+        process_pid, process_name = processes[parent]
+        assert process_pid == pid  # the warp's thread belongs to its SM's process
+        _, block, _, warp = thread_name.split()[:4]
+        rows.append((int(process_name.split("SM ")[1]), int(block), int(warp), name, start, ts))
+    assert not any(open_slices.values()), "slices left open"
+    return rows
+
+
+def test_export_proto_v2_regions(tmp_path):
+    """The protobuf trace of the v2 sample: one slice per region, at its ns, on its SM's and warp's tracks."""
+    path = REGIONS / "ws_pipeline.v2.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = [r for r in csv.DictReader(x for x in handle if not x.startswith("#")) if r["region"]]
+    origin = min(int(r["start_ns"]) for r in rows)
+    expected = sorted(
+        (
+            int(r["sm_id"]),
+            int(r["block_id"]),
+            int(r["warp_in_block"]),
+            r["region"],
+            int(r["start_ns"]) - origin,
+            int(r["end_ns"]) - origin,
+        )
+        for r in rows
+    )
+    db = tmp_path / "store.sqlite"
+    by_suffix = tmp_path / "trace.pftrace"  # --format auto: protobuf for a .pftrace name
+    done = tracekit("export", str(path), "-o", str(by_suffix), db=db)
+    assert done.returncode == 0 and "Perfetto protobuf trace" in done.stdout, done.stderr
+    assert sorted(proto_on_tracks(by_suffix)) == expected
+    named = tmp_path / "trace.bin"
+    done = tracekit("export", "1", "-o", str(named), "--format", "perfetto-proto", db=db)
+    assert done.returncode == 0, done.stderr
+    assert named.read_bytes() == by_suffix.read_bytes()
+
+
+def test_export_proto_plain_warp_trace(tmp_path):
+    path = H100 / "vector_add_08warps.csv.gz"
+    with gzip.open(path, "rt") as handle:
+        rows = list(csv.DictReader(x for x in handle if not x.startswith("#")))
+    origin = min(int(r["start_ns"]) for r in rows)
+    expected = sorted(
+        (
+            int(r["sm_id"]),
+            int(r["block_id"]),
+            int(r["warp_in_block"]),
+            "warp",
+            int(r["start_ns"]) - origin,
+            int(r["end_ns"]) - origin,
+        )
+        for r in rows
+    )
+    out = tmp_path / "warps.json"  # a .json name: --format decides
+    done = tracekit("export", str(path), "-o", str(out), "--format", "perfetto-proto", db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    assert sorted(proto_on_tracks(out)) == expected
+
+
+def test_export_proto_overlapping_and_touching_regions(tmp_path):
+    """Regions of one warp that overlap without nesting go to an extra lane; touching, nested and zero-length
+    ones keep BEGIN/END balanced on one track."""
+    lines = [
+        "# tracekit-warp-trace v2",
+        "# kernel: lanes",
+        "launch,sm_id,block_id,warp_in_block,region,start_ns,end_ns,start_cycles,end_cycles",
+        "0,3,0,0,outer,1000,2000,,",
+        "0,3,0,0,first,1000,1500,,",  # starts with its parent
+        "0,3,0,0,second,1500,2000,,",  # touches the first, ends with the parent
+        "0,3,0,0,mark,1500,1500,,",  # zero length where they touch
+        "0,3,0,0,straddle,1800,2300,,",  # overlaps the parent's end: another lane
+    ]
+    source = tmp_path / "lanes.csv"
+    source.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "lanes.pftrace"
+    done = tracekit("export", str(source), "-o", str(out), db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    got = sorted(proto_on_tracks(out))
+    assert got == sorted(
+        [
+            (3, 0, 0, "outer", 0, 1000),
+            (3, 0, 0, "first", 0, 500),
+            (3, 0, 0, "second", 500, 1000),
+            (3, 0, 0, "mark", 500, 500),
+            (3, 0, 0, "straddle", 800, 1300),
+        ]
+    )
+
+
+def test_export_auto_format_rule():
+    from tracekit.cli.export_command import AUTO_PROTO_SLICES, _proto_wanted
+
+    assert not _proto_wanted("auto", Path("t.json"), AUTO_PROTO_SLICES)
+    assert _proto_wanted("auto", Path("t.json"), AUTO_PROTO_SLICES + 1)  # too large for the UI's JSON importer
+    assert _proto_wanted("auto", Path("t.PFTRACE"), 10) and _proto_wanted("auto", Path("t.perfetto-trace"), 10)
+    assert not _proto_wanted("perfetto", Path("t.pftrace"), AUTO_PROTO_SLICES * 10)  # asked for JSON: JSON
