@@ -218,13 +218,16 @@ def report_views(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, d
     `region_timeline.region_figure_frames`, for launches with named regions)."""
     views: dict[int, dict[str, Any]] = {}
     for result in results:
-        if result.warps is not None and result.launch_id is not None:
-            frames = launch_views(store, result.launch_id)
-            if frames is not None:
-                views[result.launch_id] = dict(frames)
-                if result.regions is not None:
-                    regions = launch_regions(store, result.launch_id)
-                    views[result.launch_id].update(region_figure_frames(regions, result.regions.sm_count))
+        if result.launch_id is None:
+            continue
+        frames: dict[str, Any] = {}
+        if result.warps is not None:
+            frames.update(launch_views(store, result.launch_id) or {})
+        if result.regions is not None:  # regions in SM cycles alone give no warp records, but still their figures
+            regions = launch_regions(store, result.launch_id)
+            frames.update(region_figure_frames(regions, result.regions.sm_count))
+        if frames:
+            views[result.launch_id] = frames
     return views
 
 

@@ -162,3 +162,22 @@ def test_html_report_draws_the_region_figures(tmp_path):
     names = {"setup", "mainloop", "wait_empty", "load_tile", "wait_full", "compute", "epilogue"}
     legend = {t["name"] for t in heatmaps[0]["data"] if t.get("name")}
     assert legend == names
+
+
+def test_html_report_draws_regions_recorded_in_cycles_only(tmp_path):
+    """A Proton trace without the SM clock has regions in cycles and no warp records: the report still draws
+    its region figures, on a cycle axis, and no warp timeline."""
+    db = tmp_path / "store.sqlite"
+    out = tmp_path / "report.html"
+    source = REPO / "sample_traces" / "regions" / "proton_matmul.chrome_trace.gz"
+    for args in (["import", str(source)], ["report", "1", "-o", str(out)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert page.count("<h3>Warp timeline by region</h3>") == 1 and "Warp timeline per SM" not in page
+    assert page.count("SM cycles since the first region started") == 2  # both region figures' axes

@@ -165,7 +165,7 @@ def _launch_section(
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):
         parts.append(render_table(tables.pop(title)))
-    if views is not None:
+    if views is not None and "activity_by_sm" in views:  # a launch with only regions (cycles) has no warps
         parts.append("<h3>Warp timeline per SM</h3>" + sink.embed(figures.sm_heatmap_figure(views["activity_by_sm"])))
         curve = views["occupancy_over_time"]
         theoretical = result.occupancy.theoretical_warps_per_sm
