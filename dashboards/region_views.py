@@ -113,10 +113,11 @@ def view_from_relayout(
         time_window = (low, high) if high > low else None
     row_range = None
     if y is not None:
-        first, last = math.ceil(min(y)), math.floor(max(y))
+        first, last = math.floor(min(y) + 0.5), math.ceil(max(y) - 0.5)  # rows (each y +- 0.5) the range touches
         if rows is not None:  # binned rows: back to the warp rows they gather
             first, last = max(first, 0), min(last, len(rows) - 1)
-            row_range = (rows[first][0], rows[last][1]) if first <= last else None
+            chosen = rows[first : last + 1]
+            row_range = (min(r[0] for r in chosen), max(r[1] for r in chosen)) if chosen else None
         else:
             row_range = (max(first, 0), last) if last >= max(first, 0) else None
     return time_window, row_range
