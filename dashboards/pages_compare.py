@@ -5,8 +5,10 @@ histograms overlaid, and the metrics both recorded."""
 from __future__ import annotations
 
 from dash import dash_table, dcc, html
+from dash.dash_table.Format import Format, Group, Scheme, Trim
 
 from tracekit import figures
+from tracekit import format as display
 from tracekit.analysis.comparison import compare_results
 from tracekit.analysis.metric_comparison import metric_comparison
 from tracekit.reports.content import comparison_table, verdict_text
@@ -124,7 +126,11 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
             html.Div(
                 [
                     html.H3(f"{label}: launch {launch_id}"),
-                    html.P(analysis.launch["kernel_name"] or "", className="kernel-name"),
+                    html.P(
+                        display.kernel_name(analysis.launch["kernel_name"] or analysis.launch["mangled_name"]),
+                        className="kernel-name",
+                        title=analysis.launch["kernel_name"] or "",
+                    ),
                     dcc.Link("open launch page", href=f"/launch/{launch_id}"),
                     _verdict(label, analysis),
                     launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
@@ -149,13 +155,19 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
         ("value_b", "B", "numeric"),
         ("ratio_b_to_a", "B / A", "numeric"),
     ]
+    # numbers stay numbers (sorting, filters); shown with separators and 4 significant digits, never 1e+05
+    number_format = Format(precision=4, scheme=Scheme.decimal, group=Group.yes, trim=Trim.yes)
     page.append(
         html.Section(
             [
                 html.H3(f"Metrics in both ({shared.height})"),
                 dash_table.DataTable(
                     id="compare-metrics-table",
-                    columns=[{"id": key, "name": name, "type": kind} for key, name, kind in table_columns],
+                    columns=[
+                        {"id": key, "name": name, "type": kind}
+                        | ({"format": number_format} if kind == "numeric" else {})
+                        for key, name, kind in table_columns
+                    ],
                     data=shared.to_dicts(),
                     filter_action="native",
                     sort_action="native",

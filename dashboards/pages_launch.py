@@ -14,6 +14,7 @@ import polars as pl
 from dash import Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
 
 from tracekit import figures
+from tracekit import format as display
 from tracekit.analysis import timeline
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import what_if
@@ -34,10 +35,8 @@ def _text(value) -> str:
     return "" if value is None else str(value)
 
 
-def _number(value, digits: int = 0) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return f"{value:,.{digits}f}"
+def _size(value) -> str:
+    return "" if value is None else display.size(value)
 
 
 def launch_fields(launch: dict) -> list[tuple[str, str]]:
@@ -65,9 +64,9 @@ def launch_fields(launch: dict) -> list[tuple[str, str]]:
         ("grid", dims("grid")),
         ("block", dims("block")),
         ("registers per thread", _text(launch["registers_per_thread"])),
-        ("static shared memory (bytes)", _number(launch["static_smem_bytes"])),
-        ("dynamic shared memory (bytes)", _number(launch["dynamic_smem_bytes"])),
-        ("duration (ns)", _number(launch["duration_ns"])),
+        ("static shared memory", _size(launch["static_smem_bytes"])),
+        ("dynamic shared memory", _size(launch["dynamic_smem_bytes"])),
+        ("duration", display.duration(launch["duration_ns"]) if launch["duration_ns"] is not None else ""),
         ("device", device),
         ("stream", _text(launch["stream_id"])),
         ("NVTX", _text(launch["nvtx_path"])),
@@ -223,8 +222,8 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
     bins_drawn = binned["bin_start_ns"].n_unique()
     return figure, (
         f"More than {MAX_WARP_BARS:,} warps in view: showing mean resident warps in {bins_drawn} "
-        f"time bins. Zoom in (drag across the time axis) to {MAX_WARP_BARS:,} warps or fewer to see "
-        "each warp; double-click to zoom out."
+        f"time bins. Drag a box over the figure to zoom in to {MAX_WARP_BARS:,} warps or fewer and see "
+        "each warp, or pick one SM in the Show menu; double-click the figure to zoom back out."
     )
 
 
@@ -297,7 +296,13 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),
-            html.H2(_text(launch["kernel_name"]) or f"launch {launch_id}", className="kernel-name"),
+            html.H2(
+                display.kernel_name(_text(launch["kernel_name"]) or _text(launch["mangled_name"]))
+                if launch["kernel_name"] or launch["mangled_name"]
+                else f"launch {launch_id}",
+                className="kernel-name",
+                title=_text(launch["kernel_name"]),
+            ),
             html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
             verdict,
             html.Section([html.H3("Launch"), launch_table(launch)]),

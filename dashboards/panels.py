@@ -13,6 +13,7 @@ import polars as pl
 from dash import dcc, html
 
 from tracekit import figures
+from tracekit import format as display
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
 from tracekit.reports.content import region_table
@@ -31,15 +32,22 @@ LIMIT_LABELS = (
 
 
 def fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
+    """A number as `tracekit.format` writes it (separators, 4 significant digits, no scientific notation)."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}{suffix}"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}{suffix}"
+    if isinstance(value, int | float):
+        return f"{display.number(value)}{suffix}"
     return f"{value}{suffix}"
+
+
+dur = display.duration  # a time in ns: 256.8 µs
+
+
+def rate(per_ns: Any) -> str:
+    """Warps per ns per SM, read per µs."""
+    return display.per_ns_rate(per_ns, "warps")
 
 
 def _get(section: Any, name: str) -> Any:
@@ -84,7 +92,7 @@ def occupancy_panel(result: LaunchAnalysis) -> html.Section:
     nsight_tail = occupancy.nsight_tail_estimate or {}
     rows = [
         ("theoretical (warps per SM)", fmt(occupancy.theoretical_warps_per_sm)),
-        ("theoretical (%)", fmt(occupancy.theoretical_pct, 1)),
+        ("theoretical", display.percent(occupancy.theoretical_pct)),
         ("limited by", fmt(occupancy.limiter)),
         (
             "blocks per SM allowed by registers / shared memory / warps / block slots",
@@ -92,7 +100,7 @@ def occupancy_panel(result: LaunchAnalysis) -> html.Section:
         ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("max warps per SM", fmt(occupancy.max_warps_per_sm)),
-        ("achieved (%, counter)", fmt(occupancy.achieved_pct, 1)),
+        ("achieved (counter)", display.percent(occupancy.achieved_pct)),
         ("achieved (warps per SM, counter)", fmt(occupancy.achieved_warps_per_sm, 1)),
         ("mean resident warps per SM (trace)", fmt(_get(warps, "mean_occupancy_warps_per_sm"), 1)),
         ("waves per SM", fmt(occupancy.waves_per_sm, 2)),
@@ -106,16 +114,16 @@ def occupancy_time_panel(result: LaunchAnalysis, curve: pl.DataFrame | None) -> 
         return _section("occupancy-time-panel", "Occupancy over time", [html.P(NEEDS_TRACE, className="hint")])
     tail = result.tail
     rows = [
-        ("first SM idle for good (ns)", fmt(_get(tail, "first_sm_idle_ns"), 0)),
+        ("first SM idle for good", dur(_get(tail, "first_sm_idle_ns"))),
         (
-            "tail: first SM idle to the last warp end (ns)",
-            f"{fmt(_get(tail, 'tail_ns'), 0)} ({fmt(_pct(_get(tail, 'tail_fraction')), 1)}% of the span)",
+            "tail: first SM idle to the last warp end",
+            f"{dur(_get(tail, 'tail_ns'))} ({display.fraction(_get(tail, 'tail_fraction'))} of the span)",
         ),
-        ("last block started (ns)", fmt(_get(tail, "last_block_start_ns"), 0)),
+        ("last block started", dur(_get(tail, "last_block_start_ns"))),
         (
-            "last block start to the last warp end (ns)",
-            f"{fmt(_get(tail, 'after_last_block_start_ns'), 0)} "
-            f"({fmt(_pct(_get(tail, 'after_last_block_start_fraction')), 1)}%)",
+            "last block start to the last warp end",
+            f"{dur(_get(tail, 'after_last_block_start_ns'))} "
+            f"({display.fraction(_get(tail, 'after_last_block_start_fraction'))})",
         ),
         (
             "mean resident warps per SM before / after the last block start",
@@ -123,9 +131,9 @@ def occupancy_time_panel(result: LaunchAnalysis, curve: pl.DataFrame | None) -> 
             f"{fmt(_get(tail, 'mean_occupancy_in_tail_warps_per_sm'))}",
         ),
         (
-            "SM finish times (ns)",
-            f"{fmt(_get(tail, 'sm_finish_min_ns'), 0)} to {fmt(_get(tail, 'sm_finish_max_ns'), 0)} "
-            f"(std {fmt(_get(tail, 'sm_finish_std_ns'), 0)})",
+            "SM finish times",
+            f"{dur(_get(tail, 'sm_finish_min_ns'))} to {dur(_get(tail, 'sm_finish_max_ns'))} "
+            f"(std {dur(_get(tail, 'sm_finish_std_ns'))})",
         ),
         ("SMs idle the whole launch", fmt(_get(tail, "idle_sms"))),
     ]
@@ -154,16 +162,16 @@ def latency_panel(result: LaunchAnalysis, histogram: pl.DataFrame | None) -> htm
         return _section("latency-panel", "Warp latency", [html.P(NEEDS_TRACE, className="hint")])
     warps = result.warps
     rows = [
-        (label, fmt(_get(warps, key), 0))
+        (label, dur(_get(warps, key)))
         for label, key in (
-            ("mean (ns)", "mean_latency_ns"),
-            ("median (ns)", "p50_latency_ns"),
-            ("p90 (ns)", "p90_latency_ns"),
-            ("p99 (ns)", "p99_latency_ns"),
-            ("max (ns)", "max_latency_ns"),
+            ("mean", "mean_latency_ns"),
+            ("median", "p50_latency_ns"),
+            ("p90", "p90_latency_ns"),
+            ("p99", "p99_latency_ns"),
+            ("max", "max_latency_ns"),
         )
     ]
-    rows.append(("throughput (warps per ns per SM)", fmt(_get(warps, "throughput_warps_per_ns_per_sm"), 5)))
+    rows.append(("throughput per SM", rate(_get(warps, "throughput_warps_per_ns_per_sm"))))
     rows.append(("throughput (warps per cycle per SM)", fmt(_get(warps, "throughput_warps_per_cycle_per_sm"), 5)))
     return _section(
         "latency-panel",
@@ -189,27 +197,27 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     rows = [
         [
             kind,
-            f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
-            fmt(detail.get("mean_latency_ns"), 0),
-            fmt(detail.get("arrival_throughput_warps_per_ns_per_sm"), 6),
+            f"{dur(window[0])} to {dur(window[1])}",
+            dur(detail.get("mean_latency_ns")),
+            rate(detail.get("arrival_throughput_warps_per_ns_per_sm")),
             fmt(law.latency_x_throughput),
             fmt(law.mean_occupancy),
             _signed_pct(law.relative_error),
         ],
         [
             f"{kind}, clipped to the window",
-            f"{fmt(window[0], 0)} to {fmt(window[1], 0)}",
-            fmt(detail.get("mean_clipped_latency_ns"), 0),
-            fmt(detail.get("clipped_throughput_warps_per_ns_per_sm"), 6),
+            f"{dur(window[0])} to {dur(window[1])}",
+            dur(detail.get("mean_clipped_latency_ns")),
+            rate(detail.get("clipped_throughput_warps_per_ns_per_sm")),
             fmt(law.clipped_latency_x_throughput),
             fmt(law.mean_occupancy),
             _signed_pct(law.clipped_relative_error),
         ],
         [
             "whole launch",
-            " to ".join(fmt(v, 0) for v in whole.window_ns),
-            fmt(_get(warps, "mean_latency_ns"), 0),
-            fmt(_get(warps, "throughput_warps_per_ns_per_sm"), 6),
+            " to ".join(dur(v) for v in whole.window_ns),
+            dur(_get(warps, "mean_latency_ns")),
+            rate(_get(warps, "throughput_warps_per_ns_per_sm")),
             fmt(whole.latency_x_throughput),
             fmt(whole.mean_occupancy),
             _signed_pct(whole.relative_error),
@@ -217,9 +225,9 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     ]
     header = [
         "window",
-        "from / to (ns)",
-        "mean warp latency (ns)",
-        "throughput (warps per ns per SM)",
+        "from / to",
+        "mean warp latency",
+        "throughput per SM",
         "latency x throughput",
         "mean resident warps per SM",
         "relative error",
@@ -234,8 +242,8 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     )
     body: list = [
         html.P(
-            "Occupancy (mean resident warps per SM) against latency x throughput (warps started per ns "
-            "per SM). Clipped: each warp counted only for its time inside the window.",
+            "Occupancy (mean resident warps per SM) against latency x throughput (warps started per unit of "
+            "time per SM). Clipped: each warp counted only for its time inside the window.",
             className="hint",
         ),
         table,
@@ -246,7 +254,7 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
 
 
 def _signed_pct(fraction: float | None) -> str:
-    return "n/a" if fraction is None else f"{100 * fraction:+.2f}%"
+    return display.fraction(fraction, signed=True)
 
 
 def stall_panel(result: LaunchAnalysis) -> html.Section:
@@ -280,11 +288,11 @@ def sweep_panel(result: LaunchAnalysis, sweep_note: str, launch_point: tuple[flo
             "sweep-panel", "Throughput against occupancy", [html.P(sweep_note, className="hint", id="sweep-note")]
         )
     rows = [
-        ("L, warp latency (ns)", fmt(sweep.latency_ns, 0)),
-        ("B, throughput bound (warps per ns per SM)", fmt(sweep.throughput_bound_warps_per_ns_per_sm, 6)),
+        ("L, warp latency", dur(sweep.latency_ns)),
+        ("B, throughput bound per SM", rate(sweep.throughput_bound_warps_per_ns_per_sm)),
         ("needed occupancy L x B (warps per SM)", fmt(sweep.needed_occupancy_warps_per_sm, 1)),
-        ("largest gap below the model near the knee (%)", fmt(_pct(sweep.knee_gap_fraction), 1)),
-        ("residual RMS (warps per ns per SM)", fmt(sweep.residual_rms, 6)),
+        ("largest gap below the model near the knee", display.fraction(sweep.knee_gap_fraction)),
+        ("residual RMS per SM", rate(sweep.residual_rms)),
     ]
     return _section(
         "sweep-panel",
@@ -390,7 +398,7 @@ def _prediction_text(change: WhatIf, sweep_note: str) -> str:
 
 
 def _throughput(prediction: ThroughputPrediction) -> str:
-    return f"{prediction.throughput_warps_per_ns_per_sm:.6f} warps per ns per SM"
+    return f"{rate(prediction.throughput_warps_per_ns_per_sm)} per SM"
 
 
 PANEL_TITLES = (

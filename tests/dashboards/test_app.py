@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from dash.development.base_component import Component
 
+from tracekit import format as display
 from tracekit.analysis import timeline
 from tracekit.api import analyze_stored
 from tracekit.dashboards import pages_compare, pages_launch
@@ -146,7 +147,7 @@ def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xs
     latency = by_id(page, "latency-figure").figure
     assert sum(latency.data[0].y) == len(warps)  # every warp in one latency bin
     law_strings = [s for s in walk(by_id(page, "littles-law-table")) if isinstance(s, str)]
-    assert f"{result.littles_law.mean_occupancy:,.2f}" in law_strings
+    assert display.number(result.littles_law.mean_occupancy) in law_strings
     curve = by_id(page, "occupancy-time-figure").figure
     # 8 SMs, each holding 2 blocks of 4 warps at the busiest: the curve peaks at 8 warps per SM.
     assert max(curve.data[0].y) == pytest.approx(8, abs=0.5)

@@ -14,6 +14,7 @@ import pytest
 from dash.development.base_component import Component
 
 from tracekit import api
+from tracekit import format as display
 from tracekit.dashboards import pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
@@ -140,7 +141,7 @@ def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
     # The model at 64 warps against the launch's own 8: min(64 / L, B) / min(8 / L, B).
     ratio = min(64 / latency, bound) / min(8 / latency, bound)
     assert f"{ratio:.2f}x" in body
-    assert f"{min(64 / latency, bound):.6f} warps per ns per SM at 64 warps per SM" in body
+    assert f"{display.per_ns_rate(min(64 / latency, bound), 'warps')} per SM at 64 warps per SM" in body
 
 
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
@@ -198,10 +199,10 @@ def test_littles_law_whole_launch_row_closes_on_the_traces_own_numbers(sqlite_st
     rows = [[cell.children for cell in row.children] for row in by_id(page, "littles-law-table").children[1].children]
     assert [row[0] for row in rows] == ["steady state", "steady state, clipped to the window", "whole launch"]
     whole = rows[2]
-    assert whole[1] == f"0 to {facts['span_ns']:,}"
-    assert whole[3] == f"{facts['throughput']:,.6f}"
-    assert whole[5] == f"{facts['occupancy']:,.2f}"  # mean resident warps per SM
-    assert whole[4] == f"{facts['occupancy']:,.2f}" and whole[6] == "+0.00%"  # it closes exactly over the launch
+    assert whole[1] == f"0 ns to {display.duration(facts['span_ns'])}"
+    assert whole[3] == display.per_ns_rate(facts["throughput"], "warps")
+    assert whole[5] == display.number(facts["occupancy"])  # mean resident warps per SM
+    assert whole[4] == display.number(facts["occupancy"]) and whole[6] == "+0%"  # it closes exactly over the launch
 
 
 def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
@@ -237,11 +238,16 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
     }
     durations = dict(sqlite_store.launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
     duration_a, duration_b = int(durations[a]), int(durations[b])
-    assert rows["duration (ns)"][:3] == [f"{duration_a:,}", f"{duration_b:,}", f"{duration_b - duration_a:+,}"]
-    relative = 100 * (duration_b - duration_a) / duration_a
+    change = duration_b - duration_a
+    assert rows["duration"][:3] == [
+        display.duration(duration_a),
+        display.duration(duration_b),
+        ("+" if change >= 0 else "-") + display.duration(abs(change)),
+    ]
+    relative = 100 * change / duration_a
     sign = "-" if relative < 0 else "+"
-    assert rows["duration (ns)"][3] == sign + f"{abs(relative):.2f}".rstrip("0").rstrip(".") + "%"
-    assert rows["duration (ns)"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
+    assert rows["duration"][3] == sign + f"{float(f'{abs(relative):.3g}'):g}" + "%"
+    assert rows["duration"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
     assert rows["occupancy limiter"][:2] == ["shared_memory", "warps"]
     occupancy = by_id(page, "compare-occupancy-figure").figure
     assert occupancy.layout.xaxis2.matches == "x"  # zooming one side zooms the other
