@@ -223,7 +223,8 @@ def region_occupancy_curves(
     names = occupancy.select("region").unique()
     grid = occupancy.select("bin", "bin_start", "bin_end").unique()
     full = names.join(
-        pl.DataFrame({"bin": range(int(grid["bin"].max()) + 1)}, schema={"bin": grid["bin"].dtype}), how="cross"
+        pl.DataFrame({"bin": range(int(grid["bin"].max()) + 1)}, schema={"bin": grid["bin"].dtype}),  # type: ignore[arg-type]
+        how="cross",
     )
     width = int((grid["bin_end"] - grid["bin_start"]).max())  # type: ignore[arg-type]
     summed = occupancy.group_by("region", "bin").agg(pl.col("mean_warps").sum())
