@@ -277,3 +277,16 @@ def test_every_kernel_base_name_is_nsys_short_name(real_export):
                 assert kernel_name(full) == short, (name, full)
                 checked += 1
     assert checked >= 30
+
+
+def test_no_doubled_pipe_in_unit_labels(real_export, tmp_path):
+    """Turing's `shared` pipe (fp16 + tensor) was labelled "shared pipe pipe"; on the RTX 2080 Ti report every
+    pipe's label names it once."""
+    pytest.importorskip("ncu_report")
+    path = real_export("ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep")
+    done = tracekit("analyze", str(path), "--json", db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    labels = [unit["label"] for unit in json.loads(done.stdout)[0]["classification"]["utilization"]]
+    assert "shared pipe" in labels and "fma pipe" in labels
+    assert not [label for label in labels if "pipe pipe" in label]
+    assert "pipe pipe" not in tracekit("analyze", "1", db=tmp_path / "s.sqlite").stdout

@@ -167,6 +167,10 @@ def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(synthetic_
     # Each SM holds 2 blocks of 4 warps nearly all the time: the mean over the launch is close to 8.
     assert 7 < sum(sum(row) for row in heatmap.z) / (len(heatmap.z) * len(heatmap.z[0])) <= 8
     assert note.startswith(f"More than {MAX_WARP_BARS:,} warps in view")
+    # The hint names controls that exist: box zoom on the figure (plotly's default drag mode, not turned off),
+    # the page's "Show" SM menu, and double-click to reset.
+    assert "Drag a box over the figure to zoom in" in note and "the Show menu" in note and "double-click" in note
+    assert figure.layout.dragmode in (None, "zoom") and not figure.layout.xaxis.fixedrange
 
     window = window_from_relayout({"xaxis.range[0]": 2.0, "xaxis.range[1]": 5.5})
     assert window == (2000, 5500)

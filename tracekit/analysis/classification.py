@@ -218,7 +218,8 @@ def unit_utilizations(metrics: pl.DataFrame) -> list[UnitUtilization]:
         if row:
             units.append(UnitUtilization(label, limiter, row[0], row[1]))
     for family, (name, value) in pipe_utilization_pct(metrics).items():
-        units.append(UnitUtilization(f"{family} pipe", family, name, value))
+        label = family if family.endswith(" pipe") else f"{family} pipe"  # "shared pipe", not "shared pipe pipe"
+        units.append(UnitUtilization(label, family, name, value))
     return sorted(units, key=lambda u: (-u.pct, u.limiter in ("sm", "memory")))
 
 
