@@ -74,9 +74,13 @@ def test_hand_example_littles_law_per_region():
 def test_hand_example_tail_and_roles():
     result = analyze_regions(hand_regions(), sm_count=2)
     tail = result.tail
-    assert (tail.tail_start, tail.tail_end) == (30, 120)  # block 1 starts last, at 30
-    assert tail.share_in_tail == pytest.approx({"A": 80 / 220, "B": 50 / 220, "C": 90 / 220, NO_REGION: 0.0})
-    assert tail.dominant_region == "C" and tail.dominant_share == pytest.approx(90 / 220)
+    assert (tail.tail_start, tail.tail_end) == (90, 120)  # SM 1's last region ends at 90: idle for good
+    # In [90, 120): warp 0 of block 0 is in A (no B there) for 10, warp 1 in C for 30; SM 1's warp has ended.
+    assert tail.share_in_tail == pytest.approx({"A": 10 / 40, "B": 0.0, "C": 30 / 40, NO_REGION: 0.0})
+    assert tail.dominant_region == "C" and tail.dominant_share == pytest.approx(0.75)
+    assert tail.tail_fraction == pytest.approx(30 / 120)
+    # Before it, [0, 90): A 90 - 50 (B inside) on SM 0 and 60 - 20 on SM 1, B 50 + 20, C 70; 220 warp-ns alive.
+    assert tail.share_before_tail == pytest.approx({"A": 80 / 220, "B": 70 / 220, "C": 70 / 220, NO_REGION: 0.0})
     names = [role.name for role in result.roles]
     assert names == ["warp 0", "warp 1"]
     first = result.roles[0]

@@ -10,8 +10,9 @@ every instance starts inside it and is counted whole, so the law closes exactly;
 straddle its edges make the gap, as for whole warps (see littles_law.py).
 
 Further: each region's share of the warps' time (exclusive time over the warps' lifetimes, first region start
-to last region end of each warp), the region that dominates the tail (exclusive warp time inside [last block
-start, last region end], the tail as tail.py defines it), and warp roles: positions in the block (warp_in_block)
+to last region end of each warp), the region that dominates the tail (exclusive warp time inside [first SM idle
+for good, last region end], the tail as tail.py's `tail_ns` and the occupancy figure's shading define it: the GPU
+no longer fully used), and warp roles: positions in the block (warp_in_block)
 that run the same set of regions form one role (producer and consumer warps of a warp-specialized kernel), with
 per-role region statistics so their differences show.
 
@@ -83,7 +84,8 @@ class RegionStats:
 
 @dataclass(frozen=True)
 class RegionTail:
-    """Which region the warps spent the tail in: exclusive warp time inside [last block start, span end]."""
+    """Which region the warps spent the tail in: exclusive warp time inside [the first SM idle for good, span end].
+    Empty (no dominant region) when the file does not say on which SM warps ran."""
 
     tail_start: int
     tail_end: int
@@ -386,7 +388,12 @@ def _shares(linked: pl.DataFrame, lifetimes: pl.DataFrame, lo: int, hi: int) -> 
 
 def region_tail(intervals: pl.DataFrame, linked: pl.DataFrame, lifetimes: pl.DataFrame) -> RegionTail:
     span = int(intervals["end"].max())  # type: ignore[arg-type]
-    tail_start = int(intervals.group_by("block_id").agg(pl.col("start").min())["start"].max())  # type: ignore[arg-type]
+    # The earliest time an SM that ran warps goes idle for good (its last region end): from then on the GPU is no
+    # longer fully used. With one wave every block starts at once, so the last block's start would make the whole
+    # kernel a "tail".
+    known = intervals.filter(pl.col("sm_id") >= 0)
+    finish = known.group_by("sm_id").agg(pl.col("end").max())["end"]
+    tail_start = int(finish.min()) if known.height else span  # type: ignore[arg-type]
     in_tail = _shares(linked, lifetimes, tail_start, span) if span > tail_start else {}
     before = _shares(linked, lifetimes, 0, tail_start) if tail_start > 0 else {}
     dominant = max(in_tail, key=lambda r: (in_tail[r], r)) if in_tail and sum(in_tail.values()) else None
