@@ -417,7 +417,10 @@ def test_h100_random_permutation_is_bound_by_the_memory_system(sample_trace):
         permutes, key=lambda am: am[0]["dram__bytes_read.sum"].value()
     )
     result = classify(ClassificationInputs(metrics=random_metrics))
-    assert result.mode == "throughput-bound" and result.limiter in ("l2", "dram")
+    # L2 is busy (lts__throughput near saturation) but misses most of its reads (17% hit rate in this report):
+    # the misses and their fills are DRAM traffic, so DRAM is the limiter
+    assert (result.mode, result.limiter) == ("throughput-bound", "dram")
+    assert random_["lts__t_sector_op_read_hit_rate.pct"].value() < 50
     l2 = random_["lts__throughput.avg.pct_of_peak_sustained_elapsed"].value()
     assert l2 >= SATURATION_PCT
     assert any(s.startswith(f"L2 throughput is {l2:.3g}% of peak (lts__throughput") for s in result.evidence)

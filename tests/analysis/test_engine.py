@@ -91,7 +91,8 @@ def test_random_permutation_bound_by_memory(samples_store: Store, sample_trace) 
     assert len(permutes) == 2
     identity, random = sorted(permutes, key=lambda r: r["duration_ns"])
     assert random["classification"]["mode"] == "throughput-bound"
-    assert random["classification"]["limiter"] in {"dram", "l2", "l1/shared"}
+    # Random indices: L2 misses most reads (17% hit rate in the H100 report), so DRAM serves the traffic
+    assert random["classification"]["limiter"] == "dram"
     assert random["duration_ns"] > 3 * identity["duration_ns"]
 
 

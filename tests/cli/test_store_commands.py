@@ -91,7 +91,11 @@ def test_analyze_json_has_the_documented_fields(real_export, db: Path) -> None:
     assert analysis["occupancy"]["reported_by_nsight"]["limits_blocks_per_sm"]["registers"] == 4
     assert analysis["occupancy"]["achieved_pct"] == pytest.approx(24.933052228289586)
     assert analysis["warps"] is None and analysis["littles_law"] is None  # no trace: null, never made up
-    assert analysis["classification"]["mode"] in {"latency-bound", "throughput-bound", "undetermined"}
+    # 2 x 25 = 50 blocks of 8 warps on the RTX 2080 Ti's 68 SMs (0.18 waves): no unit near 80% of its peak
+    # (L1/shared busiest at 45%), so the launch is latency-bound, short of blocks to fill the GPU.
+    classification = analysis["classification"]
+    assert (classification["mode"], classification["limiter"]) == ("latency-bound", None)
+    assert {"too-few-blocks", "low-occupancy"} <= set(classification["flags"])
     assert analysis["classification"]["evidence"]
     for key in ("latency_cycles_per_issue", "bandwidth_cycles_per_issue", "other_cycles_per_issue", "by_reason"):
         assert key in analysis["stalls"]

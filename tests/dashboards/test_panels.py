@@ -255,8 +255,10 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
     latency = by_id(page, "compare-latency-figure").figure
     assert [round(sum(trace.y), 9) for trace in latency.data] == [1.0, 1.0]  # shares of each side's warps
     assert latency.layout.barmode == "overlay"
-    for side in "ab":
-        assert by_id(page, f"compare-verdict-mode-{side}").children in ("latency-bound", "throughput-bound")
+    # Traces alone (no counters): the measured sweep's throughput still grows from 28.9 to 56.8 warps per SM, so
+    # no occupancy of the four reaches a plateau: each launch, A at 8 and B at 64 warps per SM, is latency-bound.
+    modes = [by_id(page, f"compare-verdict-mode-{side}").children for side in "ab"]
+    assert modes == ["latency-bound", "latency-bound"]
 
 
 # ---- the analysis cache ----------------------------------------------------------------------------------------
