@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tracekit import format as display
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -284,7 +285,7 @@ def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, s
         for row in rows
     }
     durations = dict(Store.open(db_url).launches(launch_ids=[a, b]).select("id", "duration_ns").iter_rows())
-    assert cells["duration (ns)"][:2] == [f"{int(durations[a]):,}", f"{int(durations[b]):,}"]
+    assert cells["duration"][:2] == [display.duration(durations[a]), display.duration(durations[b])]
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#compare-occupancy-figure .main-svg"))
     matches = driver.execute_script(
         "return document.querySelector('#compare-occupancy-figure .js-plotly-plot').layout.xaxis2.matches"
