@@ -14,14 +14,14 @@ import io
 from collections.abc import Iterable, Iterator
 
 import polars as pl
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
 from tracekit.parsed import METRIC_SCHEMA, WARP_SCHEMA
 from tracekit.store.schema import BulkChunkRow
 
 ENCODING = "arrow-ipc-zstd"
 WARPS, METRICS = "warps", "metrics"
-CHUNK_ROWS = {WARPS: 2_000_000, METRICS: 1_000_000}  # a chunk decodes to at most ~100 MB
+CHUNK_ROWS = {WARPS: 2_000_000, METRICS: 250_000}  # a warp chunk decodes to ~100 MB; a metric chunk to ~25 MB
 COLUMNS = {
     WARPS: {name: dtype for name, dtype in WARP_SCHEMA.items() if name != "launch_key"},
     METRICS: {name: dtype for name, dtype in METRIC_SCHEMA.items() if name != "launch_key"},
@@ -68,8 +68,10 @@ def encode(frame: pl.DataFrame) -> bytes:
 
 
 def decode(data: bytes, kind: str) -> pl.DataFrame:
+    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id)."""
     frame = pl.read_ipc(data)
-    return frame.select(pl.col(name).cast(dtype) for name, dtype in COLUMNS[kind].items())
+    lead = [pl.col("launch_id").cast(pl.Int64)] if "launch_id" in frame.columns else []
+    return frame.select(*lead, *(pl.col(name).cast(dtype) for name, dtype in COLUMNS[kind].items()))
 
 
 def empty(kind: str) -> pl.DataFrame:
@@ -77,24 +79,45 @@ def empty(kind: str) -> pl.DataFrame:
 
 
 def _chunks(frame: pl.DataFrame, kind: str) -> Iterator[dict]:
-    """The chunk rows of `frame` (columns: launch_id and the kind's columns), launch by launch in first-seen
-    order, each launch's rows in their order."""
+    """The chunk rows of `frame` (launch_id first, then the kind's columns), launches in ascending id, each
+    launch's rows in their order. Warps: a launch's rows only, without launch_id. Metrics: consecutive
+    launches together up to CHUNK_ROWS, each row with its launch_id."""
     missing = [name for name in REQUIRED[kind] if frame[name].null_count()]
     if missing:
         raise BulkIntegrityError(f"{kind}: {', '.join(missing)} missing in {frame[missing[0]].null_count()} rows")
-    columns = list(COLUMNS[kind])
-    one_launch = frame["launch_id"].n_unique() == 1
-    for part in [frame] if one_launch else frame.partition_by("launch_id", maintain_order=True):
-        launch_id = int(part["launch_id"][0])
-        for index, chunk in enumerate(part.select(columns).iter_slices(CHUNK_ROWS[kind])):
-            yield {
-                "launch_id": launch_id,
-                "kind": kind,
-                "chunk_index": index,
-                "row_count": chunk.height,
-                "encoding": ENCODING,
-                "data": encode(chunk),
-            }
+    if not frame["launch_id"].is_sorted():
+        frame = frame.sort("launch_id", maintain_order=True)
+    runs = frame.select(pl.col("launch_id").rle()).unnest("launch_id")  # (len, value) per launch
+    limit = CHUNK_ROWS[kind]
+    offset, index = 0, 0
+    pending: list[tuple[int, int]] = []  # (launch_id, rows) of the metric chunk being filled
+
+    def emit(first: int, last: int, start: int, rows: int, chunk_index: int, keep_id: bool) -> dict:
+        chunk = frame.slice(start, rows)
+        return {
+            "launch_id": first,
+            "last_launch_id": last,
+            "kind": kind,
+            "chunk_index": chunk_index,
+            "row_count": rows,
+            "encoding": ENCODING,
+            "data": encode(chunk if keep_id else chunk.drop("launch_id")),
+        }
+
+    for rows, launch_id in runs.iter_rows():
+        if kind == WARPS:
+            for index, start in enumerate(range(0, rows, limit)):
+                yield emit(launch_id, launch_id, offset + start, min(limit, rows - start), index, keep_id=False)
+            offset += rows
+            continue
+        if pending and sum(n for _, n in pending) + rows > limit:
+            total = sum(n for _, n in pending)
+            yield emit(pending[0][0], pending[-1][0], offset, total, 0, keep_id=True)
+            offset += total
+            pending = []
+        pending.append((launch_id, rows))
+    if pending:
+        yield emit(pending[0][0], pending[-1][0], offset, sum(n for _, n in pending), 0, keep_id=True)
 
 
 def write(connection: Connection, kind: str, frame: pl.DataFrame) -> None:
@@ -116,27 +139,47 @@ def write(connection: Connection, kind: str, frame: pl.DataFrame) -> None:
         connection.execute(insert(BulkChunkRow), batch)
 
 
-def _id_batches(launch_ids: Iterable[int]) -> Iterator[list[int]]:
-    ids = sorted({int(i) for i in launch_ids})
-    for start in range(0, len(ids), ID_BATCH):
-        yield ids[start : start + ID_BATCH]
+def _runs(launch_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted ids as (first, last) runs of consecutive ids."""
+    runs: list[tuple[int, int]] = []
+    for launch_id in sorted({int(i) for i in launch_ids}):
+        if runs and launch_id == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], launch_id)
+        else:
+            runs.append((launch_id, launch_id))
+    return runs
 
 
 def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_launch_id: bool) -> pl.DataFrame:
     """The rows of these launches, launch by launch (ascending id: the order they were imported in), each
     launch's rows in their stored order; with `with_launch_id` a first column launch_id (Int64)."""
-    frames = []
-    for ids in _id_batches(launch_ids):
+    wanted = sorted({int(i) for i in launch_ids})
+    runs = _runs(wanted)
+    seen: dict[int, tuple[int, int, bytes]] = {}
+    for start in range(0, len(runs), ID_BATCH // 2):
+        overlaps = [
+            and_(BulkChunkRow.launch_id <= last, BulkChunkRow.last_launch_id >= first)
+            for first, last in runs[start : start + ID_BATCH // 2]
+        ]
         rows = connection.execute(
-            select(BulkChunkRow.launch_id, BulkChunkRow.data)
-            .where(BulkChunkRow.kind == kind, BulkChunkRow.launch_id.in_(ids))
-            .order_by(BulkChunkRow.launch_id, BulkChunkRow.chunk_index)
+            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.chunk_index, BulkChunkRow.data).where(
+                BulkChunkRow.kind == kind, or_(*overlaps)
+            )
         )
-        for launch_id, data in rows:
-            frame = decode(data, kind)
-            if with_launch_id:
-                frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
-            frames.append(frame)
+        for chunk_id, launch_id, chunk_index, data in rows:
+            seen[chunk_id] = (launch_id, chunk_index, data)
+    frames = []
+    wanted_series = pl.Series("launch_id", wanted, pl.Int64)
+    for launch_id, _, data in sorted(seen.values(), key=lambda item: item[:2]):
+        frame = decode(data, kind)
+        if "launch_id" in frame.columns:
+            if not (frame["launch_id"].is_in(wanted_series).all()):
+                frame = frame.filter(pl.col("launch_id").is_in(wanted_series))
+            if not with_launch_id:
+                frame = frame.drop("launch_id")
+        elif with_launch_id:
+            frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
+        frames.append(frame)
     if not frames:
         frame = empty(kind)
         return frame.select(pl.lit(None, pl.Int64).alias("launch_id"), pl.all()) if with_launch_id else frame
@@ -144,12 +187,13 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
 
 
 def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> dict[int, int]:
-    """Rows stored per launch (launches without any are absent)."""
+    """Rows stored per launch (launches without any are absent); for warps, whose chunks hold one launch."""
     counts: dict[int, int] = {}
-    for ids in _id_batches(launch_ids):
+    ids = sorted({int(i) for i in launch_ids})
+    for start in range(0, len(ids), ID_BATCH):
         for launch_id, count in connection.execute(
             select(BulkChunkRow.launch_id, func.sum(BulkChunkRow.row_count))
-            .where(BulkChunkRow.kind == kind, BulkChunkRow.launch_id.in_(ids))
+            .where(BulkChunkRow.kind == kind, BulkChunkRow.launch_id.in_(ids[start : start + ID_BATCH]))
             .group_by(BulkChunkRow.launch_id)
         ):
             if count:
@@ -158,4 +202,5 @@ def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> 
 
 
 def delete_launches(connection: Connection, launch_ids_statement) -> None:
+    """Delete the chunks of these launches (a metric chunk holds launches of one import only)."""
     connection.execute(delete(BulkChunkRow).where(BulkChunkRow.launch_id.in_(launch_ids_statement)))

@@ -117,19 +117,22 @@ class WarpRow(Base):
 
 
 class BulkChunkRow(Base):
-    """A run of one launch's rows of one kind ("warps", "metrics") as an Arrow IPC stream (zstd): the bulk of a
-    launch stays inside the store's own transaction and file, and reads back into polars without a Python object
-    per row (`tracekit.store.columnar`)."""
+    """A run of rows of one kind ("warps", "metrics") as an Arrow IPC stream (zstd): the bulk of a launch stays
+    inside the store's own transaction and file, and reads back into polars without a Python object per row
+    (`tracekit.store.columnar`)."""
 
     __tablename__ = "bulk_chunks"
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    launch_id: Mapped[int] = mapped_column(Integer)  # no foreign key: see BULK_TABLES
+    # The launches whose rows it holds: one for warps; for metrics a run of launches of one import (a launch's
+    # few thousand metrics are too few for a chunk of their own), its rows carrying their launch_id.
+    launch_id: Mapped[int] = mapped_column(Integer)  # the first (no foreign key: see BULK_TABLES)
+    last_launch_id: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(20))
     chunk_index: Mapped[int] = mapped_column(Integer)
     row_count: Mapped[int] = mapped_column(BigInteger)
     encoding: Mapped[str] = mapped_column(String(40))  # "arrow-ipc-zstd"
     data: Mapped[bytes] = mapped_column(LargeBinary)
-    __table_args__ = (Index("ix_bulk_chunks_launch_kind", "launch_id", "kind", "chunk_index"),)
+    __table_args__ = (Index("ix_bulk_chunks_kind_launch", "kind", "launch_id", "last_launch_id"),)
 
 
 class RegionRow(Base):

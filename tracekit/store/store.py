@@ -42,6 +42,15 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def _with_launch_ids(frame: pl.DataFrame, keys: pl.Series, launch_ids: list[int]) -> pl.DataFrame:
+    """`frame` with its launch_key replaced by the stored launch's id, rows of no stored launch dropped (a
+    join would copy every column of millions of rows; this maps one)."""
+    mapped = frame.with_columns(
+        pl.col("launch_key").replace_strict(keys, launch_ids, default=None, return_dtype=pl.Int64).alias("launch_id")
+    ).drop("launch_key")
+    return mapped.filter(pl.col("launch_id").is_not_null()) if mapped["launch_id"].null_count() else mapped
+
+
 @dataclass(frozen=True)
 class ImportResult:
     import_id: int
@@ -133,17 +142,14 @@ class Store:
         }
         import_id = connection.scalar(insert(ImportRow).values(import_values).returning(ImportRow.id))
         launch_ids = self._insert_launches(connection, import_id, parsed.launches)
-        key_to_id = pl.DataFrame(
-            {"launch_key": parsed.launches["launch_key"], "launch_id": launch_ids},
-            schema={"launch_key": pl.Int64, "launch_id": pl.Int64},
-        )
-        metrics = parsed.metrics.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        keys = parsed.launches["launch_key"]
+        metrics = _with_launch_ids(parsed.metrics, keys, launch_ids)
         columnar.write(connection, columnar.METRICS, metrics)  # every metric, columnar
         catalog = metrics.filter(pl.col("name").is_in(columnar.CATALOG_METRICS))
         bulk_insert(connection, MetricRow.__table__, catalog)  # the ones the analysis names, relational too
-        warps = parsed.warps.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        warps = _with_launch_ids(parsed.warps, keys, launch_ids)
         columnar.write(connection, columnar.WARPS, warps)
-        regions = parsed.regions.join(key_to_id, on="launch_key", how="inner").drop("launch_key")
+        regions = _with_launch_ids(parsed.regions, keys, launch_ids)
         bulk_insert(connection, RegionRow.__table__, regions)
         for table, frame in (
             (NvtxRangeRow.__table__, parsed.nvtx_ranges),

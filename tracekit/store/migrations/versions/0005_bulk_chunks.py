@@ -22,7 +22,6 @@ branch_labels = None
 depends_on = None
 
 READ_ROWS = 500_000
-LAUNCH_GROUP = 200  # launches of metrics converted together
 
 
 def _rows_frame(connection, sql: str, columns: dict, params: dict) -> pl.DataFrame:
@@ -43,6 +42,7 @@ def upgrade() -> None:
         "bulk_chunks",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
         sa.Column("launch_id", sa.Integer(), nullable=False),
+        sa.Column("last_launch_id", sa.Integer(), nullable=False),
         sa.Column("kind", sa.String(length=20), nullable=False),
         sa.Column("chunk_index", sa.Integer(), nullable=False),
         sa.Column("row_count", sa.BigInteger(), nullable=False),
@@ -50,7 +50,7 @@ def upgrade() -> None:
         sa.Column("data", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_bulk_chunks_launch_kind", "bulk_chunks", ["launch_id", "kind", "chunk_index"])
+    op.create_index("ix_bulk_chunks_kind_launch", "bulk_chunks", ["kind", "launch_id", "last_launch_id"])
     connection = op.get_bind()
     warp_columns = {"launch_id": pl.Int64, **columnar.COLUMNS[columnar.WARPS]}
     for (launch_id,) in connection.execute(sa.text("SELECT DISTINCT launch_id FROM warps ORDER BY 1")).all():
@@ -65,18 +65,14 @@ def upgrade() -> None:
     connection.execute(sa.text("DELETE FROM warps"))
 
     metric_columns = {"launch_id": pl.Int64, **columnar.COLUMNS[columnar.METRICS]}
-    launches = [row[0] for row in connection.execute(sa.text("SELECT DISTINCT launch_id FROM metrics ORDER BY 1"))]
     select_metrics = sa.text(
-        f"SELECT launch_id, {', '.join(columnar.COLUMNS[columnar.METRICS])} FROM metrics "
-        "WHERE launch_id IN :launches ORDER BY id"
-    ).bindparams(sa.bindparam("launches", expanding=True))
-    for start in range(0, len(launches), LAUNCH_GROUP):
-        group = launches[start : start + LAUNCH_GROUP]
-        frames = []
-        result = connection.execute(select_metrics, {"launches": group})
-        while rows := result.fetchmany(READ_ROWS):
-            frames.append(pl.DataFrame([tuple(r) for r in rows], schema=metric_columns, orient="row"))
-        columnar.write(connection, columnar.METRICS, pl.concat(frames))
+        f"SELECT m.launch_id, {', '.join('m.' + c for c in columnar.COLUMNS[columnar.METRICS])} FROM metrics m "
+        "JOIN launches l ON l.id = m.launch_id WHERE l.import_id = :import_id ORDER BY m.id"
+    )
+    imports = [row[0] for row in connection.execute(sa.text("SELECT id FROM imports ORDER BY id"))]
+    for import_id in imports:  # a metric chunk holds launches of one import (deleted with it)
+        metrics = _rows_frame(connection, select_metrics.text, metric_columns, {"import_id": import_id})
+        columnar.write(connection, columnar.METRICS, metrics)
     keep = sorted(columnar.CATALOG_METRICS)
     connection.execute(
         sa.text("DELETE FROM metrics WHERE name NOT IN :names").bindparams(sa.bindparam("names", expanding=True)),
@@ -91,8 +87,10 @@ def downgrade() -> None:
         sa.text("SELECT launch_id, kind, data FROM bulk_chunks ORDER BY kind, launch_id, chunk_index")
     ).all()
     for launch_id, kind, data in chunks:
-        frame = columnar.decode(data, kind).select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
+        frame = columnar.decode(data, kind)
+        if "launch_id" not in frame.columns:
+            frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
         table = _table(kind, *frame.columns)
         bulk_insert(connection, table, frame)  # type: ignore[arg-type]
-    op.drop_index("ix_bulk_chunks_launch_kind", table_name="bulk_chunks")
+    op.drop_index("ix_bulk_chunks_kind_launch", table_name="bulk_chunks")
     op.drop_table("bulk_chunks")
