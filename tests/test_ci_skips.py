@@ -1,0 +1,75 @@
+"""In CI a skip is a failure: tests/conftest.py turns any skipped test (or module) into a failed one when `CI`
+is set, so a missing ../shared file, server, browser or package can never pass silently there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE = """
+import pytest
+
+pytest.importorskip("a_module_that_does_not_exist_anywhere")
+
+
+def test_never_collected():
+    pass
+"""
+PROBE_TEST = """
+import pytest
+
+
+def test_skips():
+    pytest.skip("a fixture file is absent")
+
+
+def test_passes():
+    pass
+"""
+
+
+def run(folder: Path, ci: bool) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": "true"} if ci else {})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "tests.conftest",
+            "-c",
+            str(REPO / "pyproject.toml"),
+            "--rootdir",
+            str(REPO),
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_skips_fail_in_ci_and_skip_outside(tmp_path):
+    (tmp_path / "test_probe_skip.py").write_text(PROBE_TEST)
+    ci = run(tmp_path, ci=True)
+    assert ci.returncode == 1, ci.stdout
+    assert "1 failed, 1 passed" in ci.stdout
+    assert "skipped in CI, which must run every test: Skipped: a fixture file is absent" in ci.stdout
+    local = run(tmp_path, ci=False)
+    assert local.returncode == 0, local.stdout
+    assert "1 passed, 1 skipped" in local.stdout
+
+
+def test_module_skips_fail_in_ci(tmp_path):
+    (tmp_path / "test_probe_module.py").write_text(PROBE)
+    ci = run(tmp_path, ci=True)
+    assert ci.returncode != 0, ci.stdout
+    assert "ERROR test_probe_module.py - skipped in CI, which must run every test" in ci.stdout
+    local = run(tmp_path, ci=False)
+    assert local.returncode == 5 and "1 skipped" in local.stdout, local.stdout  # 5: no test ran, none failed
