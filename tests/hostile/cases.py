@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import random
 import sqlite3
 import tempfile
@@ -740,6 +741,8 @@ def ncu_rep_cases() -> list[Case]:
         Case("ncu-rep-magic-garbage", "ncu-rep", "r.ncu-rep", b"NVR\x00" + garbage(5000, 7), r"truncated or corrupt"),
         Case("ncu-rep-magic-only", "ncu-rep", "r.ncu-rep", b"NVR\x00", r"truncated or corrupt"),
     ]
+    if not NCU_REP_EXPORT.exists() and os.environ.get("CI"):
+        raise FileNotFoundError(f"required in CI: {NCU_REP_EXPORT} (the truncated real .ncu-rep cases)")
     if NCU_REP_EXPORT.exists():
         real = NCU_REP_EXPORT.read_bytes()
         cases += [
