@@ -13,7 +13,7 @@ request; a mangled name (`_Z10vector_addPKfS0_Pfi`) is demangled first, with lib
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from functools import lru_cache
@@ -154,7 +154,7 @@ def dims(values: Sequence[Any] | None) -> str:
 
 # ---- values of Nsight Compute metrics, in the importers' base units ----------------------------------------------
 
-_BASE_UNIT_FORMATS = {
+_BASE_UNIT_FORMATS: dict[str, Callable[[Any], str]] = {
     "ns": duration,
     "byte": size,
     "byte/s": bandwidth,

@@ -68,7 +68,8 @@ def pair_launches(
     if launches_a.height == 0 or launches_b.height == 0:
         raise TracekitError(f"nothing to compare: side {'A' if launches_a.height == 0 else 'B'} has no launches")
     if kernel_a or kernel_b:
-        return [(named(launches_a, kernel_a or kernel_b, "A"), named(launches_b, kernel_b or kernel_a, "B"))]
+        name_a, name_b = kernel_a or kernel_b or "", kernel_b or kernel_a or ""
+        return [(named(launches_a, name_a, "A"), named(launches_b, name_b, "B"))]
     groups_b = _with_config(launches_b).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
     groups_a = _with_config(launches_a).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
     pairs = [
