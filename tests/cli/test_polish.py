@@ -290,3 +290,38 @@ def test_no_doubled_pipe_in_unit_labels(real_export, tmp_path):
     assert "shared pipe" in labels and "fma pipe" in labels
     assert not [label for label in labels if "pipe pipe" in label]
     assert "pipe pipe" not in tracekit("analyze", "1", db=tmp_path / "s.sqlite").stdout
+
+
+def _readme_block(after: str) -> list[str]:
+    """The lines of the first ``` block after the README line that contains `after`."""
+    text = (REPO / "README.md").read_text()
+    start = text.index("```", text.index(after))
+    body = text[text.index("\n", start) + 1 : text.index("```", start + 3)]
+    return [line for line in body.splitlines() if line and line != "..." and not line.endswith("...")]
+
+
+def test_readme_shows_real_output(tmp_path):
+    """Every line of the README's analyze, summary and compare examples is a line the CLI prints for them."""
+    pytest.importorskip("ncu_report")
+    db = tmp_path / "s.sqlite"
+    traces = sorted(str(p) for p in SAMPLES.glob("vector_add_*.csv.gz"))
+    env = {**os.environ, "COLUMNS": "120"}
+    run = lambda *args: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, env=env
+    ).stdout.splitlines()
+    analyzed = run("analyze", *traces, str(SAMPLES / "samples.ncu-rep"))
+    for line in _readme_block("pairs each trace with its own profiled launch"):
+        assert line in analyzed, line
+    summary = run("summary", str(SAMPLES / "samples.sqlite"))
+    for line in _readme_block("tracekit summary sample_traces/h100/samples.sqlite"):
+        assert line in summary, line
+    env["COLUMNS"] = "140"
+    compared = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "compare", traces[0], traces[3], "--kernel-a", "vector_add"]
+        + ["--fail-if", "duration_ns>+5%", "--db", str(tmp_path / "c.sqlite")],
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.splitlines()
+    for line in _readme_block("On the H100 samples (`tracekit compare"):
+        assert line in compared, line

@@ -376,10 +376,16 @@ def _value(change: FieldChange, value: float | None) -> str:
 
 
 def _signed(change: FieldChange) -> str:
+    """The absolute change; for a percentage or fraction, in percentage points (12.5% -> 100% is +87.5 pts, not
+    +87.5%, which would read as a relative change)."""
     if change.absolute_change is None:
         return MISSING
-    text = _value(change, abs(change.absolute_change))
-    return ("+" if change.absolute_change >= 0 else "-") + text
+    sign = "+" if change.absolute_change >= 0 else "-"
+    if change.field.endswith("_pct"):
+        return f"{sign}{fmt.significant(abs(change.absolute_change), fmt.PERCENT_DIGITS)} pts"
+    if change.field in FRACTION_FIELDS:
+        return f"{sign}{fmt.significant(abs(change.absolute_change) * 100, fmt.PERCENT_DIGITS)} pts"
+    return sign + _value(change, abs(change.absolute_change))
 
 
 def change_note(change: FieldChange) -> str:
