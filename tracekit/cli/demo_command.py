@@ -11,6 +11,7 @@ from tracekit.api import analyze_stored, report_views
 from tracekit.cli.common import DbOption, console, open_store, progress
 from tracekit.cli.serve_command import serve_command
 from tracekit.errors import TracekitError
+from tracekit.format import plural
 from tracekit.ingest import ingest
 
 # The samples worth importing: the warp traces, the Nsight Compute report's raw-page export (the report's launches
@@ -49,7 +50,8 @@ def demo_command(
         import_ids.append(result.import_id)
         state = "imported" if result.created else "already stored"
         console.print(
-            f"{state}: {path} (import {result.import_id}, {result.launch_count} launches, {result.warp_count} warps)",
+            f"{state}: {path} (import {result.import_id}, {plural(result.launch_count, 'launch')}, "
+            f"{plural(result.warp_count, 'warp')})",
             markup=False,
         )
     launches = store.launches()
@@ -57,6 +59,6 @@ def demo_command(
     results = analyze_stored(store, launches)
     views = report_views(store, results)
     report.write_text(report_html(results, views, title="tracekit demo: the latency-hiding samples"), encoding="utf-8")
-    console.print(f"report of {len(results)} launches: {report.resolve()}", markup=False)
+    console.print(f"report of {plural(len(results), 'launch')}: {report.resolve()}", markup=False)
     if serve:
         serve_command(db=db, port=port)
