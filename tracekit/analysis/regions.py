@@ -326,8 +326,13 @@ def analyze_regions(
     lifetimes = warp_lifetimes(intervals).with_columns((pl.col("end") - pl.col("start")).alias("lifetime"))
     total_lifetime = int(lifetimes["lifetime"].sum())
     per_warp = exclusive.group_by(["region", *WARP_KEYS]).agg(pl.col("exclusive").sum(), pl.len().alias("n"))
-    per_warp = per_warp.join(lifetimes.select(*WARP_KEYS, "lifetime"), on=WARP_KEYS).with_columns(
-        pl.when(pl.col("lifetime") > 0).then(pl.col("exclusive") / pl.col("lifetime")).otherwise(0.0).alias("share")
+    # Sorted: group_by's row order varies from run to run, and float means must not change in the last digit.
+    per_warp = (
+        per_warp.join(lifetimes.select(*WARP_KEYS, "lifetime"), on=WARP_KEYS)
+        .with_columns(
+            pl.when(pl.col("lifetime") > 0).then(pl.col("exclusive") / pl.col("lifetime")).otherwise(0.0).alias("share")
+        )
+        .sort(["region", *WARP_KEYS])
     )
     integrals = in_region_integral(intervals, 0, span + 1)
     peaks = dict(zip(integrals["region"].to_list(), integrals["peak"].to_list(), strict=True))
