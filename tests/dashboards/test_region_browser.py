@@ -23,6 +23,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 WS_PIPELINE = REPO / "sample_traces" / "regions" / "ws_pipeline.v2.gz"
+PROTON = REPO / "sample_traces" / "regions" / "proton_matmul.chrome_trace.gz"
 TIMELINE = "#region-timeline .js-plotly-plot"
 OCCUPANCY = "#region-occupancy .js-plotly-plot"
 ODD_NAMES = ("<b>load</b>", "mma & %{y} <img src=x onerror=alert(1)>")
@@ -62,6 +63,7 @@ def site(tmp_path_factory, start_server, browser):
     store = Store.open(db_url)
     ingest(store, WS_PIPELINE)
     ingest(store, odd_names_trace(folder / "odd_names.csv"))
+    ingest(store, PROTON)
     launches = store.launches()
     ids = dict(zip(launches["kernel_name"].to_list(), launches["id"].to_list(), strict=True))
     server = start_server(db_url)
@@ -165,3 +167,15 @@ def test_region_names_that_look_like_markup_are_text(site, shots):
         raise AssertionError("a region name ran as script")
     except NoAlertPresentException:
         pass
+
+
+def test_regions_in_cycles_only_are_drawn_on_a_cycle_axis(site, shots):
+    """Proton without the SM clock: regions in cycles, no warp records; the region figures still draw."""
+    base_url, driver, ids = site
+    driver.get(f"{base_url}/launch/{ids['matmul_kernel']}")
+    wait(driver, lambda d: len(legend(d, TIMELINE)) == 4)
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "region-timeline"))
+    shots(driver, "region_proton_cycles")
+    assert sorted(legend(driver, TIMELINE)) == ["dot", "load", "mainloop", "store"]
+    titles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#region-panel .g-xtitle")]
+    assert titles == ["SM cycles since the first region started"] * 2
