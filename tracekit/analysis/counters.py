@@ -11,6 +11,7 @@ name, unit, value, text_value (others ignored).
 from __future__ import annotations
 
 import re
+import weakref
 
 import polars as pl
 
@@ -139,16 +140,50 @@ def pipe_family(pipe: str) -> str:
     return pipe
 
 
+class _Index:
+    """A metrics frame pivoted once into dicts: the analysis asks ~50 names of each launch, and a filter of its
+    few thousand rows per name cost more than all the rest of a 1,000-launch analysis."""
+
+    def __init__(self, metrics: pl.DataFrame):
+        self.metrics = weakref.ref(metrics)  # not a strong reference: the index lives as long as the frame
+        numeric = metrics.filter(pl.col("value").is_not_null()).unique("name", keep="first", maintain_order=True)
+        # each name's first numeric value, in frame order
+        self.values: dict[str, float] = dict(zip(numeric["name"].to_list(), numeric["value"].to_list(), strict=True))
+        self._texts: dict[str, str] | None = None
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Each name's first text_value, or its first value as written (built on first use)."""
+        if self._texts is None:
+            metrics = self.metrics()
+            assert metrics is not None  # asked through `_index(frame)`, so the frame is alive
+            first = metrics.filter(pl.col("text_value").is_not_null() | pl.col("value").is_not_null()).unique(
+                "name", keep="first", maintain_order=True
+            )
+            self._texts = {
+                name: str(text) if text is not None else f"{value:g}"
+                for name, text, value in first.select("name", "text_value", "value").iter_rows()
+            }
+        return self._texts
+
+
+_INDEXES: dict[int, _Index] = {}  # by id() of a live frame; dropped when the frame is collected
+
+
+def _index(metrics: pl.DataFrame) -> _Index:
+    key = id(metrics)
+    index = _INDEXES.get(key)
+    if index is None:
+        index = _INDEXES[key] = _Index(metrics)
+        weakref.finalize(metrics, _INDEXES.pop, key, None)
+    return index
+
+
 def metric_row(metrics: pl.DataFrame, *names: str) -> tuple[str, float] | None:
     """(name, value) of the first name the frame has with a numeric value, or None."""
     if metrics.is_empty() or "name" not in metrics.columns:
         return None
-    found = metrics.filter(pl.col("name").is_in(names) & pl.col("value").is_not_null()).select("name", "value")
-    if found.is_empty():
-        return None
-    values: dict[str, float] = {}
-    for name, value in found.iter_rows():
-        values.setdefault(name, float(value))
+    values = _index(metrics).values
     for name in names:
         if name in values:
             return name, values[name]
@@ -165,13 +200,10 @@ def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     """The text of the first of `names` the frame has: `text_value`, else the number as written."""
     if metrics.is_empty() or "name" not in metrics.columns:
         return None
+    texts = _index(metrics).texts
     for name in names:
-        rows = metrics.filter(pl.col("name") == name)
-        for text, value in rows.select("text_value", "value").iter_rows():
-            if text is not None:
-                return str(text)
-            if value is not None:
-                return f"{value:g}"
+        if name in texts:
+            return texts[name]
     return None
 
 
