@@ -6,8 +6,10 @@ Rule, on the GPU-wide active-warp curve (occupancy_steps, per_sm=False):
 - ramp-up ends when the curve first reaches `level_fraction` (0.9) of that level;
 - the tail starts at the earlier of the last block start (no warp arrives after it, so the count can only fall)
   and the end of the last stretch at or above `level_fraction` of the level (occupancy falls for good).
-When that leaves no time (a single short wave, a handful of warps), the window is the whole launch and
-`SteadyState.whole_launch` says so.
+When that leaves no time (a single short wave, a handful of warps), or less than MIN_LATENCIES mean warp latencies
+(warps do not turn over inside it, so Little's law there measures only its edges: a one-wave kernel whose blocks
+start within a few hundred ns has no steady state), the window is the whole launch and `SteadyState.whole_launch`
+says so.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import polars as pl
 
 from tracekit.analysis.tail import last_block_start_ns
 from tracekit.analysis.warp_occupancy import Window, occupancy_steps, relative_times, step_segments
+
+MIN_LATENCIES = 2.0  # a steady-state window spans at least this many mean warp latencies
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ def describe_steady_state(
     ramp_end = int(high["time_ns"][0])
     falls_for_good = int(high["until_ns"][-1])
     tail_start = min(last_start, falls_for_good)
-    whole = tail_start <= ramp_end
+    mean_latency_ns = float(rel.select((pl.col("end_rel_ns") - pl.col("start_rel_ns")).mean()).item() or 0.0)
+    whole = tail_start - ramp_end < max(1.0, MIN_LATENCIES * mean_latency_ns)
     window = (0, max(span_ns, 1)) if whole else (ramp_end, tail_start)
     return SteadyState(
         window_ns=window,
