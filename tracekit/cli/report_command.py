@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -9,12 +11,15 @@ from typing import Annotated
 import polars as pl
 import typer
 
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored, report_views
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, err_console, json_text, open_store, progress
+from tracekit.errors import TracekitError
 from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-report.html")
+DEFAULT_TOP = 20  # full sections in an HTML report: at ~0.1 MB each a report of any size stays a few MB
 
 
 class ReportFormat(StrEnum):
@@ -56,6 +61,19 @@ def report_command(
         ReportFormat.html
     ),
     output: OutputOption = None,
+    launch: Annotated[
+        list[int] | None,
+        typer.Option("--launch", help="Launch id to give a full section (repeatable); the others are in the summary."),
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            "--top",
+            min=0,
+            help=f"Full sections for the N longest launches too (default {DEFAULT_TOP}, or 0 with --launch); "
+            "every launch is in the summary table.",
+        ),
+    ] = None,
     pair: PairOption = None,
     db: DbOption = None,
 ) -> None:
@@ -65,11 +83,50 @@ def report_command(
 
     pairs = parse_pairs(pair)
     store = open_store(db)
-    results = analyze_stored(store, collect_launches(store, sources, kernel), pairs)
+    launches = collect_launches(store, sources, kernel)
+    unknown = sorted(set(launch or []) - set(launches["id"].to_list()))
+    if unknown:
+        raise TracekitError(f"--launch {unknown[0]}: not among the launches the sources name")
+    with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
+        results = analyze_stored(store, launches, pairs)
     if fmt is ReportFormat.json:
         write_output(json_text(results.to_dicts()), output, None)
     elif fmt is ReportFormat.md:
         write_output(markdown.report_markdown(results), output, None)
     else:
-        views = report_views(store, progress(results, "drawing"))
-        write_output(html.report_html(results, views), output, DEFAULT_HTML_PATH)
+        full, note = full_sections(results, launch or [], top)
+        chosen = [result for result in results if result.launch_id in full]
+        views = report_views(store, progress(chosen, "drawing"))
+        write_output(html.report_html(results, views, full=full, selection_note=note), output, DEFAULT_HTML_PATH)
+
+
+def full_sections(results: Sequence[LaunchAnalysis], chosen: list[int], top: int | None) -> tuple[set[int], str]:
+    """The launches that get a full section: those chosen with --launch and the `top` longest (by duration;
+    launches without one last), and a note that says which, when not all do."""
+    count = DEFAULT_TOP if top is None and not chosen else (top or 0)
+    by_time = sorted(
+        (r for r in results if r.launch_id is not None),
+        key=lambda r: (r.duration_ns is None, -(r.duration_ns or 0.0), r.launch_id),
+    )
+    full = {int(i) for i in chosen} | {int(r.launch_id) for r in by_time[:count]}  # type: ignore[arg-type]
+    if len(full) >= len(results):
+        return full, ""
+    parts = []
+    if count:
+        parts.append(f"the {min(count, len(by_time)):,} longest")
+    if chosen:
+        parts.append(f"the {len(set(chosen)):,} chosen with --launch")
+    return full, (
+        f"Full sections (tables and figures) for {len(full):,} of {len(results):,} launches: "
+        f"{' and '.join(parts) or 'none'}. `tracekit report --launch ID` or `--top N` adds others."
+    )
+
+
+@contextmanager
+def busy(message: str) -> Iterator[None]:
+    """A spinner with `message` on a terminal while a step without steps of its own runs; nothing when piped."""
+    if not err_console.is_terminal:
+        yield
+        return
+    with err_console.status(message):
+        yield

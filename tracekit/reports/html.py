@@ -79,8 +79,11 @@ def _numeric(cell: str) -> bool:
     return bool(cell) and (cell[0].isdigit() or (cell[0] in "+-" and cell[1:2].isdigit()))
 
 
-def render_table(table: Table, link_column: int | None = None, heading: bool = True) -> str:
-    """A table; with `link_column` that column holds anchors and the next cell links to it."""
+def render_table(
+    table: Table, link_column: int | None = None, heading: bool = True, linked: set[str] | None = None
+) -> str:
+    """A table; with `link_column` that column holds anchors and the next cell links to it (only to the anchors
+    in `linked`, when given: the launches that have a section)."""
     columns = [c for i, c in enumerate(table.columns) if i != link_column]
     parts = [
         f"<h3>{esc(table.title)}</h3>" if heading else "",
@@ -96,7 +99,7 @@ def render_table(table: Table, link_column: int | None = None, heading: bool = T
                 continue
             css = ' class="num"' if _numeric(cell) else ""
             text = esc(cell)
-            if anchor is not None and i == link_column + 1:
+            if anchor is not None and i == link_column + 1 and (linked is None or anchor in linked):
                 text = f'<a href="#{esc(anchor)}">{text}</a>'
             cells.append(f"<td{css}>{text}</td>")
         parts.append("<tr>" + "".join(cells) + "</tr>")
@@ -222,15 +225,28 @@ def _region_figures(views: dict[str, Any], sink: FigureSink) -> str:
 
 
 def report_html(
-    results: Sequence[LaunchAnalysis], views: dict[int, dict[str, Any]], title: str = "tracekit report"
+    results: Sequence[LaunchAnalysis],
+    views: dict[int, dict[str, Any]],
+    title: str = "tracekit report",
+    full: set[int] | None = None,
+    selection_note: str = "",
 ) -> str:
-    """The whole report: an index of the launches, then one section per launch.
+    """The whole report: a summary table of every launch, then a full section (tables and figures) for each
+    launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
 
     `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
     contents = [launch_content(result, i) for i, result in enumerate(results)]
     sink, sweeps_drawn = FigureSink(), {}
-    body = [render_table(index_table(results, contents), link_column=0)]
-    for result, content in zip(results, contents, strict=True):
+    detailed = [
+        (result, content)
+        for result, content in zip(results, contents, strict=True)
+        if full is None or result.launch_id in full
+    ]
+    linked = {content.anchor for _, content in detailed}
+    body = [render_table(index_table(results, contents), link_column=0, linked=linked)]
+    if selection_note:
+        body.append(f'<p class="note">{esc(selection_note)}</p>')
+    for result, content in detailed:
         body.append(
             _launch_section(
                 result,
