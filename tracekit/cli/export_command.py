@@ -255,9 +255,42 @@ def _proto_wanted(fmt: str, output: Path, slices: int) -> bool:
     return output.suffix.lower() in PROTO_SUFFIXES or slices > AUTO_PROTO_SLICES
 
 
+def _export_parquet(folder: Path, reference: str | None, kernel: str | None, db: str | None) -> None:
+    """`--parquet DIR`: the normalized tables as a Parquet dataset (tracekit/store/parquet_export.py)."""
+    from tracekit.cli.common import progress
+    from tracekit.store.parquet_export import export_parquet
+
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TracekitError(f"--parquet {folder}: exists and is not an empty folder (a dataset goes to a new one)")
+    store = open_store(db)
+    import_ids = None
+    if reference is not None:
+        launches = resolve_launches(store, reference, kernel)
+        if launches.height == 0:
+            raise TracekitError(f"{reference}: no launches to export")
+        import_ids = launches["import_id"].unique().to_list()
+    try:
+        written = export_parquet(store, folder, import_ids, progress=progress)
+    except OSError as exc:
+        raise TracekitError(f"--parquet {folder}: cannot write ({exc.strerror or exc})") from None
+    counts = ", ".join(f"{rows:,} {table}" for table, rows in written.items() if rows)
+    console.print(f"wrote a Parquet dataset to {folder}: {counts}", markup=False)
+
+
 def export_command(
-    reference: Annotated[str, typer.Argument(help="A file (imported on the way), an import id, or launch:ID.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the trace JSON.")],
+    reference: Annotated[
+        str | None,
+        typer.Argument(help="A file (imported on the way), an import id, or launch:ID (--parquet: optional)."),
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write the trace.")] = None,
+    parquet: Annotated[
+        Path | None,
+        typer.Option(
+            "--parquet",
+            help="Instead of a trace: the store's normalized tables (of the referenced imports, else all) as a "
+            "Parquet dataset in this new folder, for DuckDB, Spark or polars.",
+        ),
+    ] = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -272,6 +305,11 @@ def export_command(
     db: DbOption = None,
 ) -> None:
     """Export stored launches' warps or regions as a trace for Perfetto (a process per SM, a thread per warp)."""
+    if parquet is not None:
+        _export_parquet(parquet, reference, kernel, db)
+        return
+    if reference is None or output is None:
+        raise TracekitError("export needs a reference and --output FILE (or --parquet DIR for the store's tables)")
     if fmt not in FORMATS:
         raise TracekitError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if what not in WHAT:
