@@ -134,10 +134,11 @@ def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
     traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
     with_regions = region_counts(store, launch_ids) if launch_ids else {}
+    warnings = store.import_warnings(launches["import_id"].unique().to_list()) if launch_ids else {}
     no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
     return [
         LaunchInput(
-            launch=row,
+            launch={**row, "import_warnings": warnings.get(row["import_id"], [])},
             metrics=by_launch.get((row["id"],), metrics.clear()),
             warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
             regions=launch_regions(store, row["id"]) if row["id"] in with_regions else pl.DataFrame(),

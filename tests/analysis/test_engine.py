@@ -215,3 +215,21 @@ def test_results_round_trip_through_json_and_the_store_cache(tmp_path, sample_tr
         assert back.kernel == result.kernel and back.occupancy == result.occupancy and back.tail == result.tail
     frame = fresh.to_polars()
     assert frame.height == len(fresh) and frame["mode"].to_list() == [r.classification.mode for r in fresh]
+
+
+def test_an_incomplete_trace_says_so_first_and_is_flagged(tmp_path, sample_trace) -> None:
+    """A trace missing warps (imported with --allow-incomplete) is analyzed, but the result says it is incomplete
+    before anything else; the complete trace of the same run is not flagged."""
+    with gzip.open(sample_trace("h100/vector_add_64warps.csv.gz"), "rt") as handle:
+        lines = handle.read().splitlines()
+    data_start = next(i for i, line in enumerate(lines) if not line.startswith("#")) + 1
+    truncated = tmp_path / "truncated.csv"
+    truncated.write_text("\n".join(lines[: data_start + 100]) + "\n")  # the header and the first 100 warps
+    store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    ingest(store, truncated, allow_incomplete=True)
+    ingest(store, sample_trace("h100/vector_add_64warps.csv.gz"))
+    short, whole = analyze_stored(store, store.launches()).to_dicts()
+    assert short["warps"]["count"] == 100
+    assert short["source"]["incomplete"] and short["classification"]["flags"][0] == "incomplete-trace"
+    assert short["classification"]["evidence"][0].startswith("The trace is incomplete (")
+    assert whole["source"]["incomplete"] is None and "incomplete-trace" not in whole["classification"]["flags"]

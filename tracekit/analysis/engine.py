@@ -383,6 +383,17 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
         )
     )
     launch = measured.data.launch
+    incomplete = next(
+        (w.removeprefix("INCOMPLETE: ") for w in launch.get("import_warnings") or [] if w.startswith("INCOMPLETE")),
+        None,
+    )
+    if incomplete is not None:
+        # Said first and flagged: every trace number below covers only the warps that were recorded.
+        verdict = replace(
+            verdict,
+            flags=["incomplete-trace", *verdict.flags],
+            evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
+        )
     return LaunchAnalysis(
         schema=SCHEMA,
         engine_version=ENGINE_VERSION,
@@ -393,6 +404,7 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
             sha256=launch.get("sha256"),
             import_id=launch.get("import_id"),
             import_name=launch.get("import_name"),
+            incomplete=incomplete,
         ),
         kernel=measured.kernel,
         counters_from=measured.counters_from,

@@ -56,6 +56,7 @@ class Source:
     sha256: str | None
     import_id: int | None
     import_name: str | None
+    incomplete: str | None = None  # v2: why the trace holds fewer warps than the launch ran (imported anyway)
 
 
 @dataclass(frozen=True)
