@@ -273,6 +273,16 @@ class Store:
     def memcpys(self, import_id: int) -> pl.DataFrame:
         return self._frame(select(MemcpyRow.__table__).where(MemcpyRow.import_id == import_id))
 
+    def import_warnings(self, import_ids: list[int]) -> dict[int, list[str]]:
+        """The warnings each import stored (an incomplete trace says so there), by import id."""
+        if not import_ids:
+            return {}
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(ImportRow.id, ImportRow.warnings).where(ImportRow.id.in_(import_ids))
+            ).all()
+        return {import_id: list(warnings or []) for import_id, warnings in rows}
+
     # ---- cached analysis results ----------------------------------------------------------------------------
 
     def cached_results(self, launch_ids: list[int], engine_version: str) -> dict[int, tuple[str, str]]:
