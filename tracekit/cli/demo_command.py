@@ -15,9 +15,10 @@ from tracekit.format import plural
 from tracekit.ingest import ingest
 
 # The samples worth importing: the warp traces, the Nsight Compute report's raw-page export (the report's launches
-# and metrics, readable without the optional ncu-report wheel) and the Nsight Systems export. The .ncu-rep itself
+# and metrics, readable without the optional ncu-report wheel), the Nsight Systems export, and the region recordings
+# (named regions inside kernels: the v2 warp-trace CSV and Proton's Chrome traces). The .ncu-rep itself
 # and the other CSV pages hold the same launches again; the importer tests read them.
-SAMPLE_PATTERNS = ("*.csv.gz", "*.raw.csv", "*.sqlite")
+SAMPLE_PATTERNS = ("*.csv.gz", "*.raw.csv", "*.sqlite", "*.v2.gz", "*.chrome_trace.gz")
 
 
 def find_samples(directory: Path) -> list[Path]:
