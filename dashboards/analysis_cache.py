@@ -23,9 +23,34 @@ from tracekit.analysis.engine import launch_sm_count
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored
 from tracekit.errors import TracekitError
-from tracekit.store import Store
+from tracekit.store import Store, columnar
 
 log = logging.getLogger(__name__)
+
+MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
+MAX_HEATMAP_CELLS = 20000
+# The launch page's figure aggregates are kept in the store under this version: change it when the aggregation
+# below (or the analysis functions it calls) changes, so that stored ones are recomputed.
+VIEWS_VERSION = "1"
+VIEW_NAMES = ("sms", "occupancy", "latency", "activity")
+
+
+def full_view_bins(sm_rows: int) -> int:
+    """Time bins of the binned warp timeline: as many as keep SMs x bins under MAX_HEATMAP_CELLS (10 to 400)."""
+    return max(10, min(400, MAX_HEATMAP_CELLS // max(sm_rows, 1)))
+
+
+@dataclass(frozen=True)
+class LaunchViews:
+    """A traced launch's figure aggregates: all the launch page needs to draw it before any zoom, so a 10M-warp
+    launch's first draw reads a few kB from the store instead of its warps."""
+
+    sm_ids: list[int]  # the SMs that ran warps
+    warp_count: int
+    occupancy_curve: pl.DataFrame  # views.occupancy_over_time
+    latency_histogram: pl.DataFrame  # views.latency_histogram
+    activity: pl.DataFrame | None  # the whole launch binned on all SMs; None when each warp can be drawn
+
 
 Value = TypeVar("Value")
 
@@ -95,6 +120,7 @@ class AnalysisCache:
         self.frames: LruCache[tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]] = LruCache(size)
         self.figures: LruCache[Any] = LruCache(size)  # pages' costly figures of a launch's own data, by launch id
         self.regions: LruCache[Any] = LruCache(warp_cache_size)  # region_views: a launch's region layout, by id
+        self.launch_views: LruCache[LaunchViews | None] = LruCache(size)
 
     def result(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis:
         """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves); `pair` names the
@@ -121,8 +147,45 @@ class AnalysisCache:
     def _frames(self, launch: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
         launch_id = launch["id"]
         metrics = self.store.metrics([launch_id])
-        warps = self.warps.get(launch_id)
-        if not warps.height:
+        aggregates = self.views(launch)
+        if aggregates is None:
             return metrics, None, None
-        sm_count = launch_sm_count(launch["sm_count"], warps)
-        return metrics, views.occupancy_over_time(warps, sm_count), views.latency_histogram(warps)
+        return metrics, aggregates.occupancy_curve, aggregates.latency_histogram
+
+    def views(self, launch: dict[str, Any]) -> LaunchViews | None:
+        """The launch's figure aggregates (None without warps): from this process, else from the store, else
+        computed from its warps once and kept in the store for every process after."""
+        return self.launch_views.get(launch["id"], lambda: self._views(launch))
+
+    def _views(self, launch: dict[str, Any]) -> LaunchViews | None:
+        launch_id = int(launch["id"])
+        with self.store.engine.connect() as connection:
+            stored = columnar.read_views(connection, launch_id, VIEWS_VERSION, VIEW_NAMES)
+        if stored is None:
+            warps = self.warps.get(launch_id)
+            if not warps.height:
+                return None
+            sm_count = launch_sm_count(launch["sm_count"], warps)
+            sms = warps.select(pl.col("sm_id").unique().sort(), warp_count=pl.len())
+            activity = (
+                timeline.binned_activity(warps, full_view_bins(sms.height)) if warps.height > MAX_WARP_BARS else None
+            )
+            stored = {
+                "sms": sms,
+                "occupancy": views.occupancy_over_time(warps, sm_count),
+                "latency": views.latency_histogram(warps),
+                "activity": activity if activity is not None else pl.DataFrame(),
+            }
+            try:
+                with self.store.engine.begin() as connection:
+                    columnar.write_views(connection, launch_id, VIEWS_VERSION, stored)
+            except Exception:  # noqa: BLE001 - a read-only or busy store: the aggregates stay in this process only
+                log.warning("could not keep launch %s's figure aggregates in the store", launch_id, exc_info=True)
+        sms = stored["sms"]
+        return LaunchViews(
+            sm_ids=sms["sm_id"].to_list(),
+            warp_count=int(sms["warp_count"][0]) if sms.height else 0,
+            occupancy_curve=stored["occupancy"],
+            latency_histogram=stored["latency"],
+            activity=stored["activity"] if stored["activity"].width else None,
+        )

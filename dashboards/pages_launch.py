@@ -22,12 +22,10 @@ from tracekit.errors import TracekitError
 from tracekit.store import Store
 
 from . import panels, region_views
-from .analysis_cache import AnalysisCache, LaunchPage
+from .analysis_cache import MAX_WARP_BARS, AnalysisCache, LaunchPage, full_view_bins
 from .common import TABLE_STYLE, not_found
 from .region_views import RegionView
 
-MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
-MAX_HEATMAP_CELLS = 20000
 ALL_SMS = "all"
 
 
@@ -209,11 +207,17 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
                 figures.warp_bars_figure(in_view, sm_id, x_range_us),
                 f"{in_view.height:,} warps in view, each drawn from its start to its end.",
             )
-        rows_shown = max(shown["sm_id"].n_unique(), 1)
-        bins = max(10, min(400, MAX_HEATMAP_CELLS // rows_shown))
-        binned = timeline.binned_activity(shown, bins, window_ns)
+        binned = timeline.binned_activity(shown, full_view_bins(shown["sm_id"].n_unique()), window_ns)
     except TracekitError as exc:
         return figures.message_figure("the warp timings cannot be drawn"), str(exc)
+    return binned_view(binned, sm_id, x_range_us)
+
+
+def binned_view(
+    binned: pl.DataFrame, sm_id: int | None, x_range_us: tuple[float, float] | None
+) -> tuple[go.Figure, str]:
+    """The binned timeline's figure and note (`timeline.binned_activity` frames: computed here, or the whole
+    launch's aggregate kept in the store)."""
     figure = (
         figures.sm_heatmap_figure(binned, x_range_us)
         if sm_id is None
@@ -236,9 +240,18 @@ def _count_in_window(warps: pl.DataFrame, window_ns: tuple[int, int] | None) -> 
     return warps.filter((start < high) & ((end > low) | (start >= low))).height
 
 
-def full_timeline(cache: AnalysisCache, launch_id: int, warps: pl.DataFrame) -> tuple[go.Figure, str]:
-    """The whole launch on all SMs: the page's first figure and the one a double-click returns to, built once."""
-    return cache.figures.get(launch_id, lambda: timeline_view(warps, None, None))
+def full_timeline(cache: AnalysisCache, launch: dict) -> tuple[go.Figure, str]:
+    """The whole launch on all SMs: the page's first figure and the one a double-click returns to, built once,
+    from the launch's stored aggregate when it has more warps than are drawn one by one (its warps are read only
+    when the user zooms in), else from its warps."""
+
+    def build() -> tuple[go.Figure, str]:
+        aggregates = cache.views(launch)
+        if aggregates is not None and aggregates.activity is not None:
+            return binned_view(aggregates.activity, None, None)
+        return timeline_view(cache.warps.get(int(launch["id"])), None, None)
+
+    return cache.figures.get(int(launch["id"]), build)
 
 
 def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | bool:
@@ -286,11 +299,11 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
     launch = analysis.launch
-    warps = cache.warps.get(launch_id)
+    aggregates = cache.views(launch)
     sm_options = [{"label": "all SMs", "value": ALL_SMS}] + [
-        {"label": f"SM {sm}", "value": str(sm)} for sm in sorted(warps["sm_id"].unique().to_list())
+        {"label": f"SM {sm}", "value": str(sm)} for sm in (aggregates.sm_ids if aggregates else [])
     ]
-    figure, note = full_timeline(cache, launch_id, warps)
+    figure, note = full_timeline(cache, launch)
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
     verdict, *analysis_panels = analysis_sections(analysis, regions)
     return html.Div(
@@ -344,8 +357,8 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         prevent_initial_call=True,
     )
     def redraw_timeline(relayout: dict | None, sm_choice: str, launch_id: int):
-        warps = cache.warps.get(int(launch_id))
-        if warps.height == 0:
+        found = cache.store.launches(launch_ids=[int(launch_id)])
+        if found.height == 0 or cache.views(found.row(0, named=True)) is None:
             return no_update, no_update
         sm_id = None if sm_choice in (None, ALL_SMS) else int(sm_choice)
         if ctx.triggered_id == "timeline-sm":
@@ -355,8 +368,8 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
             if window is False:
                 return no_update, no_update
         if sm_id is None and window is None:
-            return full_timeline(cache, int(launch_id), warps)
-        return timeline_view(warps, sm_id, window)
+            return full_timeline(cache, found.row(0, named=True))
+        return timeline_view(cache.warps.get(int(launch_id)), sm_id, window)  # detail: the warps, read once
 
     @app.callback(
         Output("whatif-result", "children"),

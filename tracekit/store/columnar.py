@@ -204,3 +204,42 @@ def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> 
 def delete_launches(connection: Connection, launch_ids_statement) -> None:
     """Delete the chunks of these launches (a metric chunk holds launches of one import only)."""
     connection.execute(delete(BulkChunkRow).where(BulkChunkRow.launch_id.in_(launch_ids_statement)))
+
+
+def write_views(connection: Connection, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
+    """Small derived frames of one launch (a page's figure aggregates), kept beside its bulk as kind
+    "view<version>:<name>" so that any process reuses them; replaces those already there."""
+    kinds = {f"view{version}:{name}": frame for name, frame in frames.items()}
+    if any(len(kind) > 20 for kind in kinds):
+        raise ValueError(f"view kinds are at most 20 characters: {sorted(kinds)}")
+    connection.execute(
+        delete(BulkChunkRow).where(BulkChunkRow.launch_id == int(launch_id), BulkChunkRow.kind.in_(list(kinds)))
+    )
+    connection.execute(
+        insert(BulkChunkRow),
+        [
+            {
+                "launch_id": int(launch_id),
+                "last_launch_id": int(launch_id),
+                "kind": kind,
+                "chunk_index": 0,
+                "row_count": frame.height,
+                "encoding": ENCODING,
+                "data": encode(frame),
+            }
+            for kind, frame in kinds.items()
+        ],
+    )
+
+
+def read_views(connection: Connection, launch_id: int, version: str, names: Iterable[str]) -> dict | None:
+    """The frames `write_views` kept for this launch and version, or None unless every one of `names` is there."""
+    kinds = {f"view{version}:{name}": name for name in names}
+    rows = connection.execute(
+        select(BulkChunkRow.kind, BulkChunkRow.data).where(
+            BulkChunkRow.launch_id == int(launch_id), BulkChunkRow.kind.in_(list(kinds))
+        )
+    ).all()
+    if len(rows) != len(kinds):
+        return None
+    return {kinds[kind]: pl.read_ipc(data) for kind, data in rows}
