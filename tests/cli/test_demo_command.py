@@ -28,8 +28,15 @@ def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     imports = json.loads(tracekit("ls", "--json", "--db", str(db)).stdout)
     # Every trace, the reports' raw CSV exports and the Nsight Systems export.
-    assert len(imports) == len(traces) + len(list(samples.rglob("*.raw.csv"))) + 1
-    assert {row["format"] for row in imports} == {"warp-trace", "ncu-csv", "nsys-sqlite"}
+    regions = [*samples.rglob("*.v2.gz"), *samples.rglob("*.chrome_trace.gz")]
+    assert len(imports) == len(traces) + len(list(samples.rglob("*.raw.csv"))) + 1 + len(regions)
+    assert {row["format"] for row in imports} == {
+        "warp-trace",
+        "ncu-csv",
+        "nsys-sqlite",
+        "region-trace",
+        "proton-chrome",
+    }
     html = report.read_text()
     assert f"report of {sum(row['launch_count'] for row in imports)} launches" in result.stdout
     assert "throughput-bound" in html and "latency-bound" in html
