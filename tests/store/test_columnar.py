@@ -136,13 +136,16 @@ def test_chunks_hold_exactly_the_parsed_rows(sqlite_store: Store) -> None:
     launches = sqlite_store.launches(import_id=result.import_id)
     key_to_id = pl.DataFrame({"launch_key": parsed.launches["launch_key"], "launch_id": launches["id"]})
     expected = (
-        parsed.metrics.join(key_to_id, on="launch_key", maintain_order="left")
-        .select("launch_id", *columnar.COLUMNS[columnar.METRICS])
-        .sort("launch_id", maintain_order=True)
+        parsed.metrics.join(key_to_id, on="launch_key", maintain_order="left").select(
+            "launch_id", *columnar.COLUMNS[columnar.METRICS]
+        )  # the file's order (metric-major here)
     )
     back = sqlite_store.metrics(launches["id"].to_list())
     assert back.columns == expected.columns
     assert back.equals(expected)
+    assert back["launch_id"].to_list()[:2] != [back["launch_id"][0]] * 2  # launches interleaved, as in the file
+    one = int(launches["id"][3])
+    assert sqlite_store.metrics([one]).equals(expected.filter(pl.col("launch_id") == one))
 
 
 def test_null_warp_fields_are_refused_and_nothing_is_kept(sqlite_store: Store, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import polars as pl
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
 from tracekit.parsed import METRIC_SCHEMA, WARP_SCHEMA
-from tracekit.store.schema import BulkChunkRow
+from tracekit.store.schema import BulkChunkRow, LaunchRow
 
 ENCODING = "arrow-ipc-zstd"
 WARPS, METRICS = "warps", "metrics"
@@ -68,9 +68,9 @@ def encode(frame: pl.DataFrame) -> bytes:
 
 
 def decode(data: bytes, kind: str) -> pl.DataFrame:
-    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id)."""
+    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id and seq)."""
     frame = pl.read_ipc(data)
-    lead = [pl.col("launch_id").cast(pl.Int64)] if "launch_id" in frame.columns else []
+    lead = [pl.col(name).cast(pl.Int64) for name in ("launch_id", "seq") if name in frame.columns]
     return frame.select(*lead, *(pl.col(name).cast(dtype) for name, dtype in COLUMNS[kind].items()))
 
 
@@ -85,6 +85,10 @@ def _chunks(frame: pl.DataFrame, kind: str) -> Iterator[dict]:
     missing = [name for name in REQUIRED[kind] if frame[name].null_count()]
     if missing:
         raise BulkIntegrityError(f"{kind}: {', '.join(missing)} missing in {frame[missing[0]].null_count()} rows")
+    if kind == METRICS:  # their place in the import, to give several launches' rows back in the order imported
+        frame = frame.with_row_index("seq").select(
+            "launch_id", pl.col("seq").cast(pl.Int64), pl.exclude("launch_id", "seq")
+        )
     if not frame["launch_id"].is_sorted():
         frame = frame.sort("launch_id", maintain_order=True)
     runs = frame.select(pl.col("launch_id").rle()).unnest("launch_id")  # (len, value) per launch
@@ -151,8 +155,9 @@ def _runs(launch_ids: Iterable[int]) -> list[tuple[int, int]]:
 
 
 def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_launch_id: bool) -> pl.DataFrame:
-    """The rows of these launches, launch by launch (ascending id: the order they were imported in), each
-    launch's rows in their stored order; with `with_launch_id` a first column launch_id (Int64)."""
+    """The rows of these launches in the order they were imported (import by import; a launch's warps, or the
+    import's metric rows as the file listed them, launch-major or metric-major); with `with_launch_id` a first
+    column launch_id (Int64)."""
     wanted = sorted({int(i) for i in launch_ids})
     runs = _runs(wanted)
     seen: dict[int, tuple[int, int, bytes]] = {}
@@ -162,28 +167,33 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
             for first, last in runs[start : start + ID_BATCH // 2]
         ]
         rows = connection.execute(
-            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.chunk_index, BulkChunkRow.data).where(
-                BulkChunkRow.kind == kind, or_(*overlaps)
-            )
+            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.chunk_index, BulkChunkRow.data)
+            .add_columns(LaunchRow.import_id)
+            .join(LaunchRow, LaunchRow.id == BulkChunkRow.launch_id, isouter=True)
+            .where(BulkChunkRow.kind == kind, or_(*overlaps))
         )
-        for chunk_id, launch_id, chunk_index, data in rows:
-            seen[chunk_id] = (launch_id, chunk_index, data)
+        for chunk_id, launch_id, chunk_index, data, import_id in rows:
+            seen[chunk_id] = (launch_id, chunk_index, data, import_id)
     frames = []
-    wanted_series = pl.Series("launch_id", wanted, pl.Int64)
-    for launch_id, _, data in sorted(seen.values(), key=lambda item: item[:2]):
+    for launch_id, _, data, import_id in sorted(seen.values(), key=lambda item: item[:2]):
         frame = decode(data, kind)
         if "launch_id" in frame.columns:
-            if not (frame["launch_id"].is_in(wanted_series).all()):
-                frame = frame.filter(pl.col("launch_id").is_in(wanted_series))
-            if not with_launch_id:
-                frame = frame.drop("launch_id")
-        elif with_launch_id:
+            if not (frame["launch_id"].is_in(wanted).all()):
+                frame = frame.filter(pl.col("launch_id").is_in(wanted))
+        else:
             frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
+        if "seq" in frame.columns:
+            frame = frame.with_columns(pl.lit(import_id or 0, pl.Int64).alias("import_id"))
         frames.append(frame)
     if not frames:
         frame = empty(kind)
         return frame.select(pl.lit(None, pl.Int64).alias("launch_id"), pl.all()) if with_launch_id else frame
-    return pl.concat(frames, rechunk=True)
+    frame = pl.concat(frames, rechunk=len(frames) > 1)
+    if "seq" in frame.columns:
+        if frame.height and frame["launch_id"].first() != frame["launch_id"].last():
+            frame = frame.sort("import_id", "seq")  # launches interleaved as the file listed them
+        frame = frame.drop("import_id", "seq")
+    return frame if with_launch_id else frame.drop("launch_id")
 
 
 def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> dict[int, int]:

@@ -83,14 +83,15 @@ def upgrade() -> None:
 def downgrade() -> None:
     connection = op.get_bind()
     connection.execute(sa.text("DELETE FROM metrics"))
-    chunks = connection.execute(
-        sa.text("SELECT launch_id, kind, data FROM bulk_chunks ORDER BY kind, launch_id, chunk_index")
-    ).all()
-    for launch_id, kind, data in chunks:
-        frame = columnar.decode(data, kind)
-        if "launch_id" not in frame.columns:
-            frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
-        table = _table(kind, *frame.columns)
-        bulk_insert(connection, table, frame)  # type: ignore[arg-type]
+    launches = connection.execute(sa.text("SELECT import_id, id FROM launches ORDER BY import_id, id")).all()
+    by_import: dict[int, list[int]] = {}
+    for import_id, launch_id in launches:
+        by_import.setdefault(import_id, []).append(launch_id)
+    for ids in by_import.values():  # rows back in the order they were imported
+        metrics = columnar.read(connection, columnar.METRICS, ids, with_launch_id=True)
+        bulk_insert(connection, _table("metrics", *metrics.columns), metrics)  # type: ignore[arg-type]
+        for launch_id in ids:
+            warps = columnar.read(connection, columnar.WARPS, [launch_id], with_launch_id=True)
+            bulk_insert(connection, _table("warps", *warps.columns), warps)  # type: ignore[arg-type]
     op.drop_index("ix_bulk_chunks_kind_launch", table_name="bulk_chunks")
     op.drop_table("bulk_chunks")
