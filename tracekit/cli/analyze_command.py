@@ -11,7 +11,7 @@ import typer
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored
-from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
 from tracekit.selection import resolve_launches
@@ -97,7 +97,9 @@ def analyze_command(
     pairs = parse_pairs(pair)
     store = open_store(db)
     launches = pl.concat([resolve_launches(store, source, kernel) for source in sources], how="diagonal_relaxed")
-    results = analyze_stored(store, launches.unique("id", keep="first", maintain_order=True), pairs)
+    launches = launches.unique("id", keep="first", maintain_order=True)
+    with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
+        results = analyze_stored(store, launches, pairs)
     if as_json:
         print_json(results.to_dicts())
         return

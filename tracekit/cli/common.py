@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -106,6 +107,16 @@ def progress(items: Iterable[T], description: str, total: int | None = None) -> 
         for item in items:
             yield item
             bar.advance(task)
+
+
+@contextmanager
+def busy(message: str) -> Iterator[None]:
+    """A spinner with `message` on a terminal while a step without steps of its own runs; nothing when piped."""
+    if not err_console.is_terminal:
+        yield
+        return
+    with err_console.status(message):
+        yield
 
 
 def warn(message: str) -> None:

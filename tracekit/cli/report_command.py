@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +13,7 @@ import typer
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored, report_views
 from tracekit.cli.analyze_command import PairOption, parse_pairs
-from tracekit.cli.common import DbOption, err_console, json_text, open_store, progress
+from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
 from tracekit.selection import resolve_launches
 
@@ -120,13 +119,3 @@ def full_sections(results: Sequence[LaunchAnalysis], chosen: list[int], top: int
         f"Full sections (tables and figures) for {len(full):,} of {len(results):,} launches: "
         f"{' and '.join(parts) or 'none'}. `tracekit report --launch ID` or `--top N` adds others."
     )
-
-
-@contextmanager
-def busy(message: str) -> Iterator[None]:
-    """A spinner with `message` on a terminal while a step without steps of its own runs; nothing when piped."""
-    if not err_console.is_terminal:
-        yield
-        return
-    with err_console.status(message):
-        yield
