@@ -207,6 +207,21 @@ def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     return None
 
 
+_PIPES: dict[str, list[tuple[str, bool]]] = {}  # metric name -> (pipe family, active form) per matching pattern
+
+
+def _pipe_matches(name: str) -> list[tuple[str, bool]]:
+    """What `_PIPE_PATTERNS` read from a metric name, memoized: launches share their metric names."""
+    found = _PIPES.get(name)
+    if found is None:
+        found = _PIPES[name] = [
+            (pipe_family(match.group(1)), match.group(2) == "active")
+            for pattern in _PIPE_PATTERNS
+            if (match := pattern.match(name))
+        ]
+    return found
+
+
 def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
     """Per pipe family, the highest utilization (% of peak) any of its pipe metrics shows, with that metric.
 
@@ -216,11 +231,7 @@ def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
         return {}
     best: dict[str, tuple[str, float, bool]] = {}
     for name, value in metrics.filter(pl.col("value").is_not_null()).select("name", "value").iter_rows():
-        for pattern in _PIPE_PATTERNS:
-            match = pattern.match(name)
-            if not match:
-                continue
-            family, active = pipe_family(match.group(1)), match.group(2) == "active"
+        for family, active in _pipe_matches(name):
             current = best.get(family)
             if current is None or (active, value) > (current[2], current[1]):
                 best[family] = (name, float(value), active)

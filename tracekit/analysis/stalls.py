@@ -146,12 +146,24 @@ class StallBreakdown:
         return ranked[:count]
 
 
+_REASONS: dict[tuple[re.Pattern[str], str], str | None] = {}  # (pattern, metric name) -> reason: names repeat
+
+
+def _reason(pattern: re.Pattern[str], name: str) -> str | None:
+    """The stall reason `name` reports under `pattern`, or None (memoized: a thousand launches share their
+    few thousand metric names, and matching each name of each launch cost seconds)."""
+    key = (pattern, name)
+    if key not in _REASONS:
+        match = pattern.match(name)
+        _REASONS[key] = _REASON_SPELLINGS.get(match.group(1), match.group(1)) if match else None
+    return _REASONS[key]
+
+
 def _read_family(metrics: pl.DataFrame, pattern: re.Pattern[str], scale: float) -> dict[str, tuple[str, float]]:
     found: dict[str, tuple[str, float]] = {}
     for name, value in metrics.filter(pl.col("value").is_not_null()).select("name", "value").iter_rows():
-        match = pattern.match(name)
-        if match:
-            reason = _REASON_SPELLINGS.get(match.group(1), match.group(1))
+        reason = _reason(pattern, name)
+        if reason is not None:
             if reason.endswith("_not_issued"):  # PC sampling's subset of samples where nothing issued
                 continue
             found.setdefault(reason, (name, float(value) * scale))

@@ -237,6 +237,8 @@ _NOT_SERIALIZED = {"stalls"}
 
 
 def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int):  # most leaves (bool is an int): before the costlier checks
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _jsonable(getattr(value, f.name))

@@ -17,7 +17,7 @@ import polars as pl
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
 from tracekit.parsed import METRIC_SCHEMA, WARP_SCHEMA
-from tracekit.store.schema import BulkChunkRow, LaunchRow
+from tracekit.store.schema import BulkChunkRow
 
 ENCODING = "arrow-ipc-zstd"
 WARPS, METRICS = "warps", "metrics"
@@ -68,9 +68,9 @@ def encode(frame: pl.DataFrame) -> bytes:
 
 
 def decode(data: bytes, kind: str) -> pl.DataFrame:
-    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id and seq)."""
+    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id)."""
     frame = pl.read_ipc(data)
-    lead = [pl.col(name).cast(pl.Int64) for name in ("launch_id", "seq") if name in frame.columns]
+    lead = [pl.col("launch_id").cast(pl.Int64)] if "launch_id" in frame.columns else []
     return frame.select(*lead, *(pl.col(name).cast(dtype) for name, dtype in COLUMNS[kind].items()))
 
 
@@ -78,50 +78,50 @@ def empty(kind: str) -> pl.DataFrame:
     return pl.DataFrame(schema=COLUMNS[kind])
 
 
+def _chunk_row(kind: str, chunk: pl.DataFrame, index: int, keep_id: bool) -> dict:
+    first, last = chunk.select(pl.col("launch_id").min().alias("first"), pl.col("launch_id").max().alias("last")).row(0)
+    return {
+        "launch_id": first,
+        "last_launch_id": last,
+        "kind": kind,
+        "chunk_index": index,
+        "row_count": chunk.height,
+        "encoding": ENCODING,
+        "data": encode(chunk if keep_id else chunk.drop("launch_id")),
+    }
+
+
 def _chunks(frame: pl.DataFrame, kind: str) -> Iterator[dict]:
-    """The chunk rows of `frame` (launch_id first, then the kind's columns), launches in ascending id, each
-    launch's rows in their order. Warps: a launch's rows only, without launch_id. Metrics: consecutive
-    launches together up to CHUNK_ROWS, each row with its launch_id."""
+    """The chunk rows of `frame` (launch_id first, then the kind's columns), in the order written back.
+
+    Warps: one launch's rows per chunk, without launch_id, launches in ascending id. Metrics: runs of rows in the
+    file's order, each row with its launch_id; launch-major files give chunks of consecutive launches (one launch
+    reads back its own chunk), metric-major ones (raw pages) interleave launches in each chunk, so that several
+    launches' rows come back in the order the row table gave them, without a sort."""
     missing = [name for name in REQUIRED[kind] if frame[name].null_count()]
     if missing:
         raise BulkIntegrityError(f"{kind}: {', '.join(missing)} missing in {frame[missing[0]].null_count()} rows")
-    if kind == METRICS:  # their place in the import, to give several launches' rows back in the order imported
-        frame = frame.with_row_index("seq").select(
-            "launch_id", pl.col("seq").cast(pl.Int64), pl.exclude("launch_id", "seq")
-        )
+    limit = CHUNK_ROWS[kind]
+    if kind == METRICS and not frame["launch_id"].is_sorted():
+        for index, start in enumerate(range(0, frame.height, limit)):
+            yield _chunk_row(kind, frame.slice(start, limit), index, keep_id=True)
+        return
     if not frame["launch_id"].is_sorted():
         frame = frame.sort("launch_id", maintain_order=True)
     runs = frame.select(pl.col("launch_id").rle()).unnest("launch_id")  # (len, value) per launch
-    limit = CHUNK_ROWS[kind]
-    offset, index = 0, 0
-    pending: list[tuple[int, int]] = []  # (launch_id, rows) of the metric chunk being filled
-
-    def emit(first: int, last: int, start: int, rows: int, chunk_index: int, keep_id: bool) -> dict:
-        chunk = frame.slice(start, rows)
-        return {
-            "launch_id": first,
-            "last_launch_id": last,
-            "kind": kind,
-            "chunk_index": chunk_index,
-            "row_count": rows,
-            "encoding": ENCODING,
-            "data": encode(chunk if keep_id else chunk.drop("launch_id")),
-        }
-
-    for rows, launch_id in runs.iter_rows():
+    offset, pending = 0, 0  # metrics: rows of the launches gathered for the next chunk
+    for rows, _ in runs.iter_rows():
         if kind == WARPS:
             for index, start in enumerate(range(0, rows, limit)):
-                yield emit(launch_id, launch_id, offset + start, min(limit, rows - start), index, keep_id=False)
+                yield _chunk_row(kind, frame.slice(offset + start, min(limit, rows - start)), index, keep_id=False)
             offset += rows
             continue
-        if pending and sum(n for _, n in pending) + rows > limit:
-            total = sum(n for _, n in pending)
-            yield emit(pending[0][0], pending[-1][0], offset, total, 0, keep_id=True)
-            offset += total
-            pending = []
-        pending.append((launch_id, rows))
+        if pending and pending + rows > limit:
+            yield _chunk_row(kind, frame.slice(offset, pending), 0, keep_id=True)
+            offset, pending = offset + pending, 0
+        pending += rows
     if pending:
-        yield emit(pending[0][0], pending[-1][0], offset, sum(n for _, n in pending), 0, keep_id=True)
+        yield _chunk_row(kind, frame.slice(offset, pending), 0, keep_id=True)
 
 
 def write(connection: Connection, kind: str, frame: pl.DataFrame) -> None:
@@ -167,32 +167,25 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
             for first, last in runs[start : start + ID_BATCH // 2]
         ]
         rows = connection.execute(
-            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.chunk_index, BulkChunkRow.data)
-            .add_columns(LaunchRow.import_id)
-            .join(LaunchRow, LaunchRow.id == BulkChunkRow.launch_id, isouter=True)
-            .where(BulkChunkRow.kind == kind, or_(*overlaps))
+            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.data).where(
+                BulkChunkRow.kind == kind, or_(*overlaps)
+            )
         )
-        for chunk_id, launch_id, chunk_index, data, import_id in rows:
-            seen[chunk_id] = (launch_id, chunk_index, data, import_id)
+        for chunk_id, launch_id, data in rows:
+            seen[chunk_id] = (launch_id, data)
     frames = []
-    for launch_id, _, data, import_id in sorted(seen.values(), key=lambda item: item[:2]):
+    for _, (launch_id, data) in sorted(seen.items()):  # chunk ids: the order written
         frame = decode(data, kind)
         if "launch_id" in frame.columns:
             if not (frame["launch_id"].is_in(wanted).all()):
                 frame = frame.filter(pl.col("launch_id").is_in(wanted))
         else:
             frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
-        if "seq" in frame.columns:
-            frame = frame.with_columns(pl.lit(import_id or 0, pl.Int64).alias("import_id"))
         frames.append(frame)
     if not frames:
         frame = empty(kind)
         return frame.select(pl.lit(None, pl.Int64).alias("launch_id"), pl.all()) if with_launch_id else frame
     frame = pl.concat(frames, rechunk=len(frames) > 1)
-    if "seq" in frame.columns:
-        if frame.height and frame["launch_id"].first() != frame["launch_id"].last():
-            frame = frame.sort("import_id", "seq")  # launches interleaved as the file listed them
-        frame = frame.drop("import_id", "seq")
     return frame if with_launch_id else frame.drop("launch_id")
 
 
