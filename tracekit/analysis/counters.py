@@ -207,6 +207,17 @@ def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     return None
 
 
+def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> pl.DataFrame:
+    """(name, value) of the rows with a value whose name one of `patterns` may match, in frame order: polars'
+    regex engine narrows a launch's thousands of metrics to the few that matter; the caller still decides with
+    Python's `pattern.match` (every row, when polars cannot compile a pattern)."""
+    numeric = metrics.filter(pl.col("value").is_not_null()).select("name", "value")
+    try:
+        return numeric.filter(pl.any_horizontal(pl.col("name").str.contains(p.pattern) for p in patterns))
+    except pl.exceptions.PolarsError:
+        return numeric
+
+
 _PIPES: dict[str, list[tuple[str, bool]]] = {}  # metric name -> (pipe family, active form) per matching pattern
 
 
@@ -230,7 +241,7 @@ def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
     if metrics.is_empty():
         return {}
     best: dict[str, tuple[str, float, bool]] = {}
-    for name, value in metrics.filter(pl.col("value").is_not_null()).select("name", "value").iter_rows():
+    for name, value in candidate_rows(metrics, *_PIPE_PATTERNS).iter_rows():
         for family, active in _pipe_matches(name):
             current = best.get(family)
             if current is None or (active, value) > (current[2], current[1]):

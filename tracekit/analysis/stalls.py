@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracekit.analysis.counters import WARP_CYCLES_PER_ISSUE, metric_row
+from tracekit.analysis.counters import WARP_CYCLES_PER_ISSUE, candidate_rows, metric_row
 
 # Waiting on a dependency or a fixed delay; the unit behind it has spare capacity, so other warps (occupancy)
 # or other independent instructions of the same warp (ILP) can fill the time.
@@ -161,7 +161,7 @@ def _reason(pattern: re.Pattern[str], name: str) -> str | None:
 
 def _read_family(metrics: pl.DataFrame, pattern: re.Pattern[str], scale: float) -> dict[str, tuple[str, float]]:
     found: dict[str, tuple[str, float]] = {}
-    for name, value in metrics.filter(pl.col("value").is_not_null()).select("name", "value").iter_rows():
+    for name, value in candidate_rows(metrics, pattern).iter_rows():
         reason = _reason(pattern, name)
         if reason is not None:
             if reason.endswith("_not_issued"):  # PC sampling's subset of samples where nothing issued

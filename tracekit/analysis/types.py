@@ -236,15 +236,19 @@ class LaunchAnalysis:
 _NOT_SERIALIZED = {"stalls"}
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A result type's serialized fields, once per type (`dataclasses.fields` per value cost seconds at 1,000
+    launches)."""
+    skip = _NOT_SERIALIZED if issubclass(cls, Classification) else set()
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in skip)
+
+
 def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int):  # most leaves (bool is an int): before the costlier checks
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: _jsonable(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if not (f.name in _NOT_SERIALIZED and isinstance(value, Classification))
-        }
+        return {name: _jsonable(getattr(value, name)) for name in _field_names(type(value))}
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

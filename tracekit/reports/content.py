@@ -284,8 +284,10 @@ def region_table(regions: RegionAnalysis) -> Table:
     )
 
 
-def launch_content(result: LaunchAnalysis, index: int = 0, names: fmt.NameStyle = fmt.NameStyle.base) -> LaunchContent:
-    """The display form of one analysis."""
+def launch_content(
+    result: LaunchAnalysis, index: int = 0, names: fmt.NameStyle = fmt.NameStyle.base, tables: bool = True
+) -> LaunchContent:
+    """The display form of one analysis (without its tables when `tables` is False: a summary row's needs)."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
@@ -297,6 +299,8 @@ def launch_content(result: LaunchAnalysis, index: int = 0, names: fmt.NameStyle 
         evidence=list(verdict.evidence),
         advice=list(verdict.advice),
     )
+    if not tables:
+        return content
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.warps:
         content.tables.append(_warps_table(result.warps))

@@ -235,7 +235,9 @@ def report_html(
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
 
     `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
-    contents = [launch_content(result, i) for i, result in enumerate(results)]
+    contents = [  # the tables only where a section shows them: formatting them all cost seconds at 1,000 launches
+        launch_content(result, i, tables=full is None or result.launch_id in full) for i, result in enumerate(results)
+    ]
     sink, sweeps_drawn = FigureSink(), {}
     detailed = [
         (result, content)
