@@ -291,10 +291,21 @@ def test_steady_state_of_a_tiny_trace_is_inside_the_launch(warps):
     # >= 0.9 x 2 until 250, before the last block start (320), so the tail starts at 250.
     assert state.steady_level_warps == 2.0
     assert (state.ramp_up_end_ns, state.tail_start_ns) == (0, 250)
-    # But 250 ns is less than two mean warp latencies ((200 + 300 + 80 + 100 + 150) / 5 = 166 ns): warps barely
-    # turn over inside it, so there is no steady state and the window is the whole launch.
-    assert state.whole_launch
-    assert windows.steady_state_window(warps) == (0, 400)
+    # 250 ns is more than one mean warp latency ((200 + 300 + 80 + 100 + 150) / 5 = 166 ns): warps turn over in it.
+    assert not state.whole_launch
+    assert windows.steady_state_window(warps) == (0, 250)
+
+
+def test_a_one_wave_launch_has_no_steady_state():
+    """Blocks starting 0-60 ns apart and running ~1 us: the stretch between ramp-up and the last block start is
+    far shorter than a warp's latency, so no warp turns over in it and Little's law there would measure only its
+    edges. The window is the whole launch, where the law closes exactly."""
+    rows = [(sm, sm * 2 + b, 0, 20 * (sm * 2 + b), 1000 + 20 * (sm * 2 + b)) for sm in range(2) for b in range(2)]
+    state = windows.describe_steady_state(warps_frame(rows))
+    assert state.last_block_start_ns == 60 and state.tail_start_ns - state.ramp_up_end_ns < 1000
+    assert state.whole_launch and state.window_ns == (0, 1060)
+    law = littles_law.check_littles_law(warps_frame(rows))
+    assert law.window_kind == "launch" and law.relative_error == pytest.approx(0.0, abs=1e-12)
 
 
 def test_results_serialize_to_json(warps):
@@ -315,7 +326,7 @@ def test_results_serialize_to_json(warps):
         "active_ns": 380,
         "max_active_warps": 2,
     }
-    assert decoded[3]["window_ns"] == [0, 400]  # no steady state in so short a launch: the whole of it
+    assert decoded[3]["window_ns"] == [0, 250]  # the steady state found above
     assert (decoded[4]["tail_fraction"], decoded[4]["after_last_block_start_fraction"]) == (0.375, 0.2)
 
 

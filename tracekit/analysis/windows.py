@@ -6,10 +6,9 @@ Rule, on the GPU-wide active-warp curve (occupancy_steps, per_sm=False):
 - ramp-up ends when the curve first reaches `level_fraction` (0.9) of that level;
 - the tail starts at the earlier of the last block start (no warp arrives after it, so the count can only fall)
   and the end of the last stretch at or above `level_fraction` of the level (occupancy falls for good).
-When that leaves no time (a single short wave, a handful of warps), or less than MIN_LATENCIES mean warp latencies
-(warps do not turn over inside it, so Little's law there measures only its edges: a one-wave kernel whose blocks
-start within a few hundred ns has no steady state), the window is the whole launch and `SteadyState.whole_launch`
-says so.
+When that leaves no time (a single short wave, a handful of warps), or less than one mean warp latency (no warp
+turns over inside it, so Little's law there measures only its edges: a one-wave kernel whose blocks start within a
+few hundred ns has no steady state), the window is the whole launch and `SteadyState.whole_launch` says so.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import polars as pl
 from tracekit.analysis.tail import last_block_start_ns
 from tracekit.analysis.warp_occupancy import Window, occupancy_steps, relative_times, step_segments
 
-MIN_LATENCIES = 2.0  # a steady-state window spans at least this many mean warp latencies
+MIN_LATENCIES = 1.0  # a steady-state window spans at least one mean warp latency: warps turn over in it
 
 
 @dataclass(frozen=True)
