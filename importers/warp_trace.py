@@ -236,7 +236,7 @@ def _plain_content(path: Path, max_inflated_bytes: int) -> Iterator[Path]:
             _inflate(path, handle, max_inflated_bytes)
         yield Path(name)
     finally:
-        os.unlink(name)
+        Path(name).unlink(missing_ok=True)  # already gone when a signal's exit removed the process's files
 
 
 def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: int = 1 << 22) -> None:

@@ -74,6 +74,24 @@ def remove_stale(folder: Path | None = None) -> list[Path]:
     return removed
 
 
+def remove_own(folder: Path | None = None) -> None:
+    """Remove this process's own entries: on the way out, whatever a signal interrupted (even between a temporary
+    file's creation and the code that would have removed it)."""
+    folder = folder or scratch_dir()
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        match = ENTRY.match(entry.name)
+        if not match or int(match.group(1)) != os.getpid():
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
 def exit_on_termination() -> None:
     """SIGTERM and SIGHUP end the process as an exception would, so temporary files are removed on the way out
     (only from the main thread, where Python delivers signals)."""

@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from tracekit.errors import StoreError, TracekitError, one_line
-from tracekit.scratch import exit_on_termination
+from tracekit.scratch import exit_on_termination, remove_own
 
 # name: (module in tracekit.cli, function). A command's module (polars, SQLAlchemy, the engine, plotly...) is
 # imported only when that command runs: `tracekit --help` lists them from their docstrings read as text.
@@ -128,6 +128,8 @@ def main() -> None:
             raise
         _err(f"tracekit: error: {one_line(StoreError.from_driver(None, exc))}")
         sys.exit(StoreError.exit_code)
+    finally:
+        remove_own()
 
 
 def _err(line: str) -> None:
