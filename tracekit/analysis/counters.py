@@ -10,6 +10,7 @@ name, unit, value, text_value (others ignored).
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 
@@ -146,9 +147,10 @@ class _Index:
 
     def __init__(self, metrics: pl.DataFrame):
         self.metrics = weakref.ref(metrics)  # not a strong reference: the index lives as long as the frame
-        numeric = metrics.filter(pl.col("value").is_not_null()).unique("name", keep="first", maintain_order=True)
-        # each name's first numeric value, in frame order
-        self.values: dict[str, float] = dict(zip(numeric["name"].to_list(), numeric["value"].to_list(), strict=True))
+        # each name's first numeric value, in frame order (walked backwards, earlier rows overwrite later ones)
+        names, values = metrics["name"].to_list(), metrics["value"].to_list()
+        pairs = zip(reversed(names), reversed(values), strict=True)
+        self.values: dict[str, float] = {name: float(value) for name, value in pairs if value is not None}
         self._texts: dict[str, str] | None = None
 
     @property
@@ -212,10 +214,35 @@ def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> pl.Data
     regex engine narrows a launch's thousands of metrics to the few that matter; the caller still decides with
     Python's `pattern.match` (every row, when polars cannot compile a pattern)."""
     numeric = metrics.filter(pl.col("value").is_not_null()).select("name", "value")
-    try:
-        return numeric.filter(pl.any_horizontal(pl.col("name").str.contains(p.pattern) for p in patterns))
-    except pl.exceptions.PolarsError:
+    prefixes = [_literal_prefix(p) for p in patterns]
+    if not all(prefixes):
         return numeric
+    return numeric.filter(pl.any_horizontal(pl.col("name").str.starts_with(prefix) for prefix in prefixes))
+
+
+@functools.cache
+def _literal_prefix(pattern: re.Pattern[str]) -> str:
+    """The text every match of an anchored pattern starts with ("" when it has none): a plain prefix test
+    narrows rows many times faster than a regex."""
+    source = pattern.pattern
+    if not source.startswith("^"):
+        return ""
+    prefix = []
+    index = 1
+    while index < len(source):
+        char = source[index]
+        if char == "\\" and index + 1 < len(source) and not source[index + 1].isalnum():
+            prefix.append(source[index + 1])
+            index += 2
+            continue
+        if char in ".^$*+?{}[]()|\\":
+            break
+        prefix.append(char)
+        index += 1
+    # a quantifier applies to the character before it: that one is not certain
+    if index < len(source) and source[index] in "*?{" and prefix:
+        prefix.pop()
+    return "".join(prefix)
 
 
 _PIPES: dict[str, list[tuple[str, bool]]] = {}  # metric name -> (pipe family, active form) per matching pattern

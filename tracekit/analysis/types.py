@@ -244,15 +244,25 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.name not in skip)
 
 
+_LEAVES = (str, int, bool, type(None))  # exact types returned as they are, without a call per value
+
+
 def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int):  # most leaves (bool is an int): before the costlier checks
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: _jsonable(getattr(value, name)) for name in _field_names(type(value))}
+        return {
+            name: v if (t := type(v)) in _LEAVES or (t is float and math.isfinite(v)) else _jsonable(v)
+            for name in _field_names(type(value))
+            for v in (getattr(value, name),)
+        }
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {
+            str(k): v if (t := type(v)) in _LEAVES or (t is float and math.isfinite(v)) else _jsonable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [v if (t := type(v)) in _LEAVES or (t is float and math.isfinite(v)) else _jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
