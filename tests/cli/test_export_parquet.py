@@ -100,7 +100,7 @@ def test_duckdb_reads_the_dataset_when_installed(exported) -> None:
     store, dataset = exported
     rows = duckdb.sql(
         f"select count(*) from read_parquet('{dataset}/warps/*/*.parquet', hive_partitioning = true)"
-    ).fetchone()
+    ).fetchall()[0]  # fetchall: DuckDB 2 relations have no fetchone
     assert rows[0] == sum(store.warp_counts(store.launches()["id"].to_list()).values())
 
 
