@@ -12,16 +12,17 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from tracekit.errors import StoreError, TracekitError
 from tracekit.store.schema import SCHEMA_REVISION
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -72,16 +73,27 @@ def make_engine(url: str) -> Engine:
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config  # Alembic only to migrate: every command's start-up would pay for it
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return config
 
 
 def current_revision(engine: Engine | Connection) -> str | None:
-    if isinstance(engine, Connection):
+    """The store's Alembic revision (None when it has none yet), read with one query: Alembic itself is loaded
+    only when a migration runs."""
+    if not isinstance(engine, Connection):
+        with engine.connect() as connection:
+            return current_revision(connection)
+    if not inspect(engine).has_table("alembic_version"):
+        return None
+    versions = engine.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    if len(versions) > 1:  # several heads: let Alembic say what it makes of them
+        from alembic.runtime.migration import MigrationContext
+
         return MigrationContext.configure(engine).get_current_revision()
-    with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+    return versions[0] if versions else None
 
 
 @contextmanager
@@ -109,6 +121,8 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
 
 
 def _upgrade(connection: Connection) -> None:
+    from alembic import command
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
