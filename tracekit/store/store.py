@@ -279,8 +279,8 @@ class Store:
         return self._frame(statement)
 
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
-        """Every metric of these launches (launch by launch, each in its imported order): launch_id, section,
-        name, unit, value, text_value, kind. Read from the launches' columnar chunks, not row by row."""
+        """Every metric of these launches, in the order imported (import by import, each as its file listed
+        them): launch_id, section, name, unit, value, text_value, kind. Read from columnar chunks, not row by row."""
         with self.engine.connect() as connection:
             return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True)
 
