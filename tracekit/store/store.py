@@ -166,11 +166,14 @@ class Store:
             return []
         count = launches.height
         if connection.dialect.name == "postgresql":
-            ids = sorted(
+            ids = sorted(  # one row: an array of the ids (a row per id cost a fetch each)
                 connection.execute(
-                    text("SELECT nextval(pg_get_serial_sequence('launches', 'id')) FROM generate_series(1, :n)"),
+                    text(
+                        "SELECT array_agg(nextval(pg_get_serial_sequence('launches', 'id'))) "
+                        "FROM generate_series(1, :n)"
+                    ),
                     {"n": count},
-                ).scalars()
+                ).scalar_one()
             )
         elif connection.dialect.name == "sqlite":
             used = connection.execute(
