@@ -309,6 +309,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),
+            dcc.Store(id="timeline-window"),
             html.H2(
                 display.kernel_name(_text(launch["kernel_name"]) or _text(launch["mangled_name"]))
                 if launch["kernel_name"] or launch["mangled_name"]
@@ -347,11 +348,31 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     )
 
 
+# Only relayout events that move the time axis reach the server. Plotly also reports resizes ({"autosize": true})
+# as relayouts; sent to the server, such an event can overtake a zoom still in flight, and Dash keeps only the
+# latest answer for an output, so the zoom's figure would be dropped.
+TIME_AXIS_EVENTS = """
+function (relayout) {
+    if (!relayout) { return window.dash_clientside.no_update; }
+    const moved = relayout["xaxis.autorange"] || ("xaxis.range[0]" in relayout && "xaxis.range[1]" in relayout)
+        || Array.isArray(relayout["xaxis.range"]);
+    return moved ? relayout : window.dash_clientside.no_update;
+}
+"""
+
+
 def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
+    app.clientside_callback(
+        TIME_AXIS_EVENTS,
+        Output("timeline-window", "data"),
+        Input("warp-timeline", "relayoutData"),
+        prevent_initial_call=True,
+    )
+
     @app.callback(
         Output("warp-timeline", "figure"),
         Output("timeline-note", "children"),
-        Input("warp-timeline", "relayoutData"),
+        Input("timeline-window", "data"),
         Input("timeline-sm", "value"),
         State("launch-id", "data"),
         prevent_initial_call=True,
@@ -361,12 +382,13 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         if found.height == 0 or cache.views(found.row(0, named=True)) is None:
             return no_update, no_update
         sm_id = None if sm_choice in (None, ALL_SMS) else int(sm_choice)
-        if ctx.triggered_id == "timeline-sm":
-            window = None
-        else:
+        # A zoom wins when both inputs fire together (the SM menu can report a change as the page settles).
+        if "timeline-window.data" in ctx.triggered_prop_ids:
             window = window_from_relayout(relayout)
             if window is False:
                 return no_update, no_update
+        else:
+            window = None
         if sm_id is None and window is None:
             return full_timeline(cache, found.row(0, named=True))
         return timeline_view(cache.warps.get(int(launch_id)), sm_id, window)  # detail: the warps, read once
