@@ -212,7 +212,7 @@ def _frame(connection: sqlite3.Connection, sql: str, schema: dict[str, pl.DataTy
     try:
         return pl.DataFrame(rows, schema=schema, orient="row")
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
-        pass
+        pass  # not a stub: the rows are scanned below for the value to name in the error
     table = re.search(r"FROM (\w+) AS", sql) or re.search(r"FROM (\w+)", sql)
     for number, row in enumerate(rows, start=1):
         for (column, dtype), value in zip(schema.items(), row, strict=True):

@@ -24,6 +24,7 @@ def upgrade() -> None:
     # be open already, and the pragma is ignored: the tables are empty then, so a cascade deletes nothing.
     op.execute("PRAGMA foreign_keys=OFF")
     for table in TABLES:
+        # An empty batch with recreate="always" is Alembic's way to rebuild a SQLite table with new table options.
         with op.batch_alter_table(table, recreate="always", table_kwargs={"sqlite_autoincrement": True}):
             pass
 
