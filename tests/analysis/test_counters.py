@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import ncu_rep_action, ncu_rep_metrics
 from tracekit.analysis import counters as c
@@ -129,3 +131,57 @@ def test_real_report_pipes_are_the_busiest_active_form_per_family(real_export):
     )
     # Turing's tensor pipe appears as tensor, tensor_op_hmma and tensor_op_imma: one family, all zero in an sgemm.
     assert pipes["tensor"][1] == 0.0
+
+
+NAMES = [
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes.sum",
+    "Duration",
+    "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    layout=st.lists(st.sampled_from(NAMES), min_size=1, max_size=8),
+    launches=st.lists(
+        st.lists(st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False)), min_size=8, max_size=8),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_launches_sharing_a_name_column_each_read_their_own_values(layout, launches):
+    """Launches with the same name column share one layout (names repeated, values missing): each still gets the
+    first numeric value of each name in its own frame, and its own pipe rows."""
+    frames = [
+        pl.DataFrame(
+            {
+                "launch_id": [i] * len(layout),
+                "section": [None] * len(layout),
+                "name": layout,
+                "unit": [None] * len(layout),
+                "value": values[: len(layout)],
+                "text_value": [None] * len(layout),
+                "kind": ["float"] * len(layout),
+            },
+            schema={
+                "launch_id": pl.Int64,
+                "section": pl.String,
+                "name": pl.String,
+                "unit": pl.String,
+                "value": pl.Float64,
+                "text_value": pl.String,
+                "kind": pl.String,
+            },
+        )
+        for i, values in enumerate(launches)
+    ]
+    for frame_ in frames:
+        rows = list(zip(frame_["name"].to_list(), frame_["value"].to_list(), strict=True))
+        for name in NAMES:
+            expected = next((value for n, value in rows if n == name and value is not None), None)
+            assert metric(frame_, name) == expected
+            assert metric_row(frame_, "absent", name) == (None if expected is None else (name, expected))
+        pipes = [(n, v) for n, v in rows if v is not None and n.startswith(("sm__pipe_", "sm__inst_executed_pipe_"))]
+        assert c.candidate_rows(frame_, *c._PIPE_PATTERNS) == pipes

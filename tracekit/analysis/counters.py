@@ -141,17 +141,68 @@ def pipe_family(pipe: str) -> str:
     return pipe
 
 
+class _Layout:
+    """Where each metric name sits in a launch's frame. Launches of one kernel in one import share their name
+    column, so a layout is built once per distinct column and each launch then reads only its values: converting
+    every launch's few thousand names to Python cost more than the rest of a 1,000-launch analysis."""
+
+    def __init__(self, names: pl.Series):
+        self.names = names  # the column it was built from (a new frame's column is compared with it)
+        self.name_list: list[str] = names.to_list()
+        self.rows: dict[str, list[int]] = {}  # each name's rows, in frame order
+        for row, name in enumerate(self.name_list):
+            self.rows.setdefault(name, []).append(row)
+        self._starting_with: dict[tuple[str, ...], list[int]] = {}
+
+    def starting_with(self, prefixes: tuple[str, ...]) -> list[int]:
+        """The rows whose name starts with one of `prefixes`, in frame order (kept per prefix set)."""
+        found = self._starting_with.get(prefixes)
+        if found is None:
+            found = self._starting_with[prefixes] = [
+                row for row, name in enumerate(self.name_list) if name.startswith(prefixes)
+            ]
+        return found
+
+
+_LAYOUTS: dict[tuple[int, str | None], list[_Layout]] = {}  # by (rows, first name); a few hundred at most
+MAX_LAYOUTS = 512
+
+
+def _layout(names: pl.Series) -> _Layout:
+    key = (names.len(), names[0] if names.len() else None)
+    for layout in _LAYOUTS.get(key, ()):
+        if layout.names.equals(names):
+            return layout
+    if sum(len(layouts) for layouts in _LAYOUTS.values()) >= MAX_LAYOUTS:
+        _LAYOUTS.clear()
+    layout = _Layout(names)
+    _LAYOUTS.setdefault(key, []).append(layout)
+    return layout
+
+
 class _Index:
-    """A metrics frame pivoted once into dicts: the analysis asks ~50 names of each launch, and a filter of its
-    few thousand rows per name cost more than all the rest of a 1,000-launch analysis."""
+    """One launch's metrics frame, read for the analysis's questions: its name layout and its values."""
 
     def __init__(self, metrics: pl.DataFrame):
         self.metrics = weakref.ref(metrics)  # not a strong reference: the index lives as long as the frame
-        # each name's first numeric value, in frame order (walked backwards, earlier rows overwrite later ones)
-        names, values = metrics["name"].to_list(), metrics["value"].to_list()
-        pairs = zip(reversed(names), reversed(values), strict=True)
-        self.values: dict[str, float] = {name: float(value) for name, value in pairs if value is not None}
+        self.layout = _layout(metrics["name"])
+        self.values: list[float | None] = metrics["value"].cast(pl.Float64).to_list()
         self._texts: dict[str, str] | None = None
+
+    def first(self, name: str) -> float | None:
+        """The name's first value in frame order, or None."""
+        for row in self.layout.rows.get(name, ()):
+            value = self.values[row]
+            if value is not None:
+                return value
+        return None
+
+    def rows_starting_with(self, prefixes: tuple[str, ...]) -> list[tuple[str, float]]:
+        """(name, value) of the rows with a value whose name starts with one of `prefixes`, in frame order."""
+        names, values = self.layout.name_list, self.values
+        return [
+            (names[row], value) for row in self.layout.starting_with(prefixes) if (value := values[row]) is not None
+        ]
 
     @property
     def texts(self) -> dict[str, str]:
@@ -185,10 +236,11 @@ def metric_row(metrics: pl.DataFrame, *names: str) -> tuple[str, float] | None:
     """(name, value) of the first name the frame has with a numeric value, or None."""
     if metrics.is_empty() or "name" not in metrics.columns:
         return None
-    values = _index(metrics).values
+    index = _index(metrics)
     for name in names:
-        if name in values:
-            return name, values[name]
+        value = index.first(name)
+        if value is not None:
+            return name, value
     return None
 
 
@@ -209,15 +261,14 @@ def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     return None
 
 
-def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> pl.DataFrame:
-    """(name, value) of the rows with a value whose name one of `patterns` may match, in frame order: polars'
-    regex engine narrows a launch's thousands of metrics to the few that matter; the caller still decides with
-    Python's `pattern.match` (every row, when polars cannot compile a pattern)."""
-    numeric = metrics.filter(pl.col("value").is_not_null()).select("name", "value")
-    prefixes = [_literal_prefix(p) for p in patterns]
-    if not all(prefixes):
-        return numeric
-    return numeric.filter(pl.any_horizontal(pl.col("name").str.starts_with(prefix) for prefix in prefixes))
+def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> list[tuple[str, float]]:
+    """(name, value) of the rows with a value whose name one of `patterns` may match, in frame order: a test of
+    each pattern's literal prefix narrows a launch's thousands of metrics to the few that matter; the caller
+    still decides with `pattern.match` (every row, when a pattern has no literal prefix)."""
+    if metrics.is_empty() or "name" not in metrics.columns:
+        return []
+    prefixes = tuple(_literal_prefix(p) for p in patterns)
+    return _index(metrics).rows_starting_with(prefixes if all(prefixes) else ("",))
 
 
 @functools.cache
@@ -268,7 +319,7 @@ def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
     if metrics.is_empty():
         return {}
     best: dict[str, tuple[str, float, bool]] = {}
-    for name, value in candidate_rows(metrics, *_PIPE_PATTERNS).iter_rows():
+    for name, value in candidate_rows(metrics, *_PIPE_PATTERNS):
         for family, active in _pipe_matches(name):
             current = best.get(family)
             if current is None or (active, value) > (current[2], current[1]):

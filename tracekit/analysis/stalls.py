@@ -161,7 +161,7 @@ def _reason(pattern: re.Pattern[str], name: str) -> str | None:
 
 def _read_family(metrics: pl.DataFrame, pattern: re.Pattern[str], scale: float) -> dict[str, tuple[str, float]]:
     found: dict[str, tuple[str, float]] = {}
-    for name, value in candidate_rows(metrics, pattern).iter_rows():
+    for name, value in candidate_rows(metrics, pattern):
         reason = _reason(pattern, name)
         if reason is not None:
             if reason.endswith("_not_issued"):  # PC sampling's subset of samples where nothing issued
