@@ -26,7 +26,7 @@ from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launc
 from tracekit.analysis.kernel_key import normalize_kernel_name
 from tracekit.analysis.region_timeline import region_figure_frames
 from tracekit.analysis.timeline import binned_activity
-from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_json_dict
+from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
 from tracekit.analysis.views import latency_histogram, occupancy_over_time
 from tracekit.errors import TracekitError
 from tracekit.parsed import WARP_SCHEMA, empty_frame
@@ -185,7 +185,7 @@ def analyze_stored(
             store.save_results(
                 ENGINE_VERSION,
                 {
-                    int(r.launch_id): (digests[int(r.launch_id)], json.dumps(to_json_dict(r)))  # type: ignore[arg-type]
+                    int(r.launch_id): (digests[int(r.launch_id)], to_cache_text(r))  # type: ignore[arg-type]
                     for r in computed
                 },
             )

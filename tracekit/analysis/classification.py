@@ -1073,32 +1073,27 @@ def _nsight_rules(
 ) -> list[NsightRule]:
     """Nsight Compute's own rule results (rows `rule:<Name>` of the details page or a .ncu-rep), cross-checked
     with the flags."""
-    if m.is_empty() or "name" not in m.columns:
-        return []
-    rows = m.filter(pl.col("name").str.starts_with("rule:"))
-    if rows.is_empty():
-        return []
     rules: dict[tuple[str, tuple[str, ...]], NsightRule] = {}
-    for name, text, value in rows.select("name", "text_value", "value").iter_rows():
-        rule = name.removeprefix("rule:")
+    for name, text, value in c.rows_with_prefix(m, "rule:"):
+        rule_name = name.removeprefix("rule:")
         text = str(text or "")
         kind = text[1:4] if text.startswith("[") and text[4:5] == "]" else None
         body = text[6:] if kind else text
         if kind not in ("OPT", "WRN"):
             continue  # INF rules describe, they do not suggest
         speedup = float(value) if value is not None else None
-        related = RULE_FLAGS.get(rule)
+        related = RULE_FLAGS.get(rule_name)
         candidates = (related,) if isinstance(related, str) else related or ()
-        if rule == "WorkloadImbalance" and not body.startswith(_SM_SIDE_IMBALANCE):
+        if rule_name == "WorkloadImbalance" and not body.startswith(_SM_SIDE_IMBALANCE):
             candidates = ()
         # One entry per rule and flag it bears on: the message with the largest estimated speedup.
-        previous = rules.get((rule, candidates))
+        previous = rules.get((rule_name, candidates))
         if previous is not None and (previous.estimated_speedup_pct or 0) >= (speedup or 0):
             continue
         raised = [f for f in candidates if f in flags]
         flag = raised[0] if raised else next(iter(candidates), None)
         agrees = None if flag is None else bool(raised)
-        rules[(rule, candidates)] = NsightRule(rule, kind, body, speedup, flag, agrees)
+        rules[(rule_name, candidates)] = NsightRule(rule_name, kind, body, speedup, flag, agrees)
     ranked = sorted(rules.values(), key=lambda r: -(r.estimated_speedup_pct or 0))
     for rule in ranked:
         first = rule.text.split(". ")[0][:300]

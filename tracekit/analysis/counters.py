@@ -147,8 +147,10 @@ class _Layout:
     every launch's few thousand names to Python cost more than the rest of a 1,000-launch analysis."""
 
     def __init__(self, names: pl.Series):
-        self.names = names  # the column it was built from (a new frame's column is compared with it)
         self.name_list: list[str] = names.to_list()
+        # the column it was built from, to compare a new frame's with (a copy: a slice would keep the whole
+        # frame it came from alive)
+        self.names = pl.Series(self.name_list, dtype=pl.String)
         self.rows: dict[str, list[int]] = {}  # each name's rows, in frame order
         for row, name in enumerate(self.name_list):
             self.rows.setdefault(name, []).append(row)
@@ -269,6 +271,19 @@ def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> list[tu
         return []
     prefixes = tuple(_literal_prefix(p) for p in patterns)
     return _index(metrics).rows_starting_with(prefixes if all(prefixes) else ("",))
+
+
+def rows_with_prefix(metrics: pl.DataFrame, prefix: str) -> list[tuple[str, str | None, float | None]]:
+    """(name, text_value, value) of every row whose name starts with `prefix`, in frame order (with or without
+    a value: Nsight's rule rows are text)."""
+    if metrics.is_empty() or "name" not in metrics.columns:
+        return []
+    index = _index(metrics)
+    rows = index.layout.starting_with((prefix,))
+    if not rows:
+        return []
+    texts = metrics["text_value"].gather(rows).to_list()
+    return [(index.layout.name_list[row], text, index.values[row]) for row, text in zip(rows, texts, strict=True)]
 
 
 @functools.cache

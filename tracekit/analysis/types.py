@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import types
 import typing
@@ -271,6 +272,18 @@ def _jsonable(value: Any) -> Any:
 def to_json_dict(result: LaunchAnalysis) -> dict[str, Any]:
     """The result as JSON-ready dicts and lists (the schema's field names, NaN and infinities as null)."""
     return _jsonable(result)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {name: getattr(value, name) for name in _field_names(type(value))}
+    raise TypeError(f"{type(value).__name__} is not a result type")
+
+
+def to_cache_text(result: LaunchAnalysis) -> str:
+    """The result as compact JSON for the store's cache: `json`'s C encoder walks it (a dataclass at a time), and
+    NaN stays NaN, which `from_json_dict` reads back as the float it was (`to_json_dict` makes it null)."""
+    return json.dumps(result, default=_fields, separators=(",", ":"), check_circular=False)
 
 
 T = TypeVar("T")
