@@ -182,6 +182,11 @@ def floor_argv(kind: str, path: Path) -> list[str]:
 # ---- stores -----------------------------------------------------------------------------------------------------
 
 
+# What a store keeps after an import's first analysis or first view: cached results and the launch page's figure
+# aggregates. A "cold" command runs with both gone, as the first one after the import does.
+CLEAR_SQL = "DELETE FROM {schema}analysis_results; DELETE FROM {schema}bulk_chunks WHERE kind LIKE 'view%'"
+
+
 class Backend:
     """A store that can be emptied between runs, and one with the big imports kept for analyze/report."""
 
@@ -225,10 +230,10 @@ class SqliteBackend(Backend):
 
     def clear_cache(self, url: str) -> None:
         with sqlite3.connect(url) as connection:
-            connection.execute("DELETE FROM analysis_results")
+            connection.executescript(CLEAR_SQL.format(schema=""))
 
     def clear_cache_shell(self, url: str) -> str:
-        return f"sqlite3 {shlex.quote(url)} 'DELETE FROM analysis_results'"
+        return f"sqlite3 {shlex.quote(url)} {shlex.quote(CLEAR_SQL.format(schema=''))}"
 
 
 class PostgresBackend(Backend):
@@ -267,11 +272,12 @@ class PostgresBackend(Backend):
     def clear_cache(self, url: str) -> None:
         schema = url.rsplit("%3D", 1)[1]
         with self.admin.begin() as connection:
-            connection.execute(self.text(f"DELETE FROM {schema}.analysis_results"))
+            for statement in CLEAR_SQL.format(schema=f"{schema}.").split(";"):
+                connection.execute(self.text(statement))
 
     def clear_cache_shell(self, url: str) -> str:
         schema = url.rsplit("%3D", 1)[1]
-        return f"psql -q -h 127.0.0.1 -U postgres test -c 'DELETE FROM {schema}.analysis_results'"
+        return f"psql -q -h 127.0.0.1 -U postgres test -c {shlex.quote(CLEAR_SQL.format(schema=f'{schema}.'))}"
 
 
 # ---- timing -----------------------------------------------------------------------------------------------------
@@ -415,10 +421,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def first_draw_s(url: str, launch_id: str) -> float:
+def first_draw_s(url: str, launch_id: str) -> tuple[float, float]:
     """A fresh `tracekit serve` process on the store; headless Chromium loads the app once (its scripts cached),
     then the seconds from navigating to the launch page to its warp timeline, occupancy and latency figures
-    drawn (the server computes what is not cached in the store)."""
+    drawn (the server computes what is not cached in the store), and to its verdict shown."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -453,29 +459,34 @@ def first_draw_s(url: str, launch_id: str) -> float:
         WebDriverWait(driver, 300, poll_frequency=0.05).until(
             lambda d: all(d.find_elements(By.CSS_SELECTOR, f"#{f} .main-svg") for f in figures)
         )
-        return time.perf_counter() - started
+        drawn = time.perf_counter() - started
+        WebDriverWait(driver, 300, poll_frequency=0.05).until(lambda d: d.find_elements(By.ID, "verdict-mode"))
+        return drawn, time.perf_counter() - started
     finally:
         driver.quit()
         server.terminate()
         server.wait(30)
 
 
-def measure_draws(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> Figure:
+def measure_draws(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> tuple[Figure, Figure]:
+    """(first draw, verdict shown) of the launch page of the 10M-warp launch; `cold`: with nothing cached."""
     url, import_id = kept_import(backend, files, "warps")
     from tracekit.store import Store
 
     store = Store.open(url)
     launch_id = str(int(store.launches(import_id=int(import_id))["id"][0]))
     store.engine.dispose()
-    if not cold:
+    if not cold:  # the analysis and the page's figure aggregates kept in the store by a first view
         run_once([*TRACEKIT.split(), "analyze", "--db", url, "--json", f"launch:{launch_id}"])
-    figure = Figure()
+        first_draw_s(url, launch_id)
+    drawn, verdict = Figure(), Figure()
     for _ in range(repeat):
         if cold:
             backend.clear_cache(url)
-        figure.wall_s.append(first_draw_s(url, launch_id))
-        figure.rss_gb.append(float("nan"))
-    return figure
+        drawn_s, verdict_s = first_draw_s(url, launch_id)
+        drawn.wall_s.append(drawn_s)
+        verdict.wall_s.append(verdict_s)
+    return drawn, verdict
 
 
 def print_commands(backends: list[Backend], files: dict[str, Path]) -> None:
@@ -554,10 +565,14 @@ def main() -> None:
             )
     for cold in (False, True) if draws else ():
         for backend in backends:
-            figure = measure_draws(backend, files, options.repeat, cold)
-            label = f"dashboard first draw, 10M-warp launch ({'analysis not cached' if cold else 'analysis cached'})"
-            verdict = "ok" if figure.wall <= 5.0 else "MISS"
-            print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{'<=5 s':>8}{'':>9} {verdict}")
+            drawn, shown = measure_draws(backend, files, options.repeat, cold)
+            state = "nothing cached" if cold else "analysis cached"
+            for label, figure, target in (
+                (f"dashboard first draw, 10M-warp launch ({state})", drawn, "<=5 s"),
+                (f"  its verdict shown ({state})", shown, ""),
+            ):
+                verdict = "" if not target else ("ok" if figure.wall <= 5.0 else "MISS")
+                print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{target:>8}{'':>9} {verdict}")
 
 
 if __name__ == "__main__":

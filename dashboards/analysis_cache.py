@@ -10,6 +10,7 @@ changed since.
 from __future__ import annotations
 
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import polars as pl
 from tracekit.analysis import timeline, views
 from tracekit.analysis.engine import launch_sm_count
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored
+from tracekit.api import analyze_stored, cached_result
 from tracekit.errors import TracekitError
 from tracekit.store import Store, columnar
 
@@ -33,6 +34,9 @@ MAX_HEATMAP_CELLS = 20000
 # below (or the analysis functions it calls) changes, so that stored ones are recomputed.
 VIEWS_VERSION = "1"
 VIEW_NAMES = ("sms", "occupancy", "latency", "activity")
+# A launch with more warps than this whose analysis is not in the store yet gets its page drawn first and its
+# verdict after (about a second of analysis per million warps on a laptop core).
+DEFER_ANALYSIS_WARPS = int(os.environ.get("TRACEKIT_DEFER_ANALYSIS_WARPS", "1000000"))
 
 
 def full_view_bins(sm_rows: int) -> int:
@@ -109,6 +113,7 @@ class LaunchPage:
     error: str | None
     occupancy_curve: pl.DataFrame | None  # views.occupancy_over_time; None without warps
     latency_histogram: pl.DataFrame | None
+    pending_warps: int = 0  # > 0: the analysis of this many warps is not done yet (`result` is None)
 
 
 class AnalysisCache:
@@ -127,13 +132,22 @@ class AnalysisCache:
         profiled launch to take the counters from, as `--pair` does on the command line."""
         return analyze_stored(self.store, [launch_id], {launch_id: pair} if pair is not None else None)[0]
 
-    def get(self, launch_id: int, pair: int | None = None) -> LaunchPage | None:
-        """The launch's page data; None when the store has no such launch."""
+    def get(self, launch_id: int, pair: int | None = None, defer: bool = False) -> LaunchPage | None:
+        """The launch's page data; None when the store has no such launch. With `defer`, a launch of more than
+        DEFER_ANALYSIS_WARPS warps whose analysis the store does not hold yet comes without it (`pending_warps`),
+        so that its page is drawn at once."""
         found = self.store.launches(launch_ids=[launch_id])
         if found.height == 0:
             return None
         launch = found.row(0, named=True)
         metrics, curve, histogram = self.frames.get(launch_id, lambda: self._frames(launch))
+        aggregates = self.views(launch)
+        warp_count = aggregates.warp_count if aggregates else 0
+        if defer and warp_count > DEFER_ANALYSIS_WARPS:
+            result = cached_result(self.store, launch_id, pair)
+            if result is None:
+                return LaunchPage(launch, metrics, None, None, curve, histogram, pending_warps=warp_count)
+            return LaunchPage(launch, metrics, result, None, curve, histogram)
         try:
             result = self.result(launch_id, pair)
         except TracekitError as exc:

@@ -7,6 +7,7 @@ The analysis comes from `AnalysisCache` (once per launch per process); callbacks
 
 from __future__ import annotations
 
+import json
 import math
 
 import plotly.graph_objects as go
@@ -274,7 +275,7 @@ def pairing_section(launch_id: int, analysis: LaunchPage) -> html.Section:
     """Where the counters came from and why, and the override (`--pair` on the command line): a form that
     reloads the page with `?pair=<profiled launch id>`."""
     result = analysis.result
-    evidence = result.pairing.evidence if result else ""
+    evidence = result.pairing.evidence if result else (panels.ANALYSIS_RUNNING if analysis.pending_warps else "")
     return html.Section(
         [
             html.H3("Counters"),
@@ -294,8 +295,22 @@ def pairing_section(launch_id: int, analysis: LaunchPage) -> html.Section:
     )
 
 
+def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Section, list[html.Section]]:
+    """The verdict and the analysis panels; while a big launch's analysis runs, its place-holder and the
+    figures its warps give without it."""
+    if analysis.pending_warps:
+        return panels.analysis_running_panel(analysis.pending_warps), [
+            panels.occupancy_time_panel(None, analysis.occupancy_curve),
+            panels.latency_panel(None, analysis.latency_histogram),
+        ]
+    launch_id = int(analysis.launch["id"])
+    regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
+    verdict, *analysis_panels = analysis_sections(analysis, regions)
+    return verdict, analysis_panels
+
+
 def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None = None) -> html.Div:
-    analysis = cache.get(launch_id, pair)
+    analysis = cache.get(launch_id, pair, defer=True)
     if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
     launch = analysis.launch
@@ -304,11 +319,13 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
         {"label": f"SM {sm}", "value": str(sm)} for sm in (aggregates.sm_ids if aggregates else [])
     ]
     figure, note = full_timeline(cache, launch)
-    regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
-    verdict, *analysis_panels = analysis_sections(analysis, regions)
+    verdict, analysis_panels = page_sections(cache, analysis)
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),
+            # set while the analysis is to run: the page asks for it once drawn (FIGURES_FIRST, finish_analysis)
+            dcc.Store(id="analysis-pending", data={"pair": pair} if analysis.pending_warps else None),
+            dcc.Store(id="analysis-request"),
             dcc.Store(id="timeline-window"),
             html.H2(
                 display.kernel_name(_text(launch["kernel_name"]) or _text(launch["mangled_name"]))
@@ -318,7 +335,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
                 title=_text(launch["kernel_name"]),
             ),
             html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
-            verdict,
+            html.Div(verdict, id="verdict-slot"),
             html.Section([html.H3("Launch"), launch_table(launch)]),
             pairing_section(launch_id, analysis),
             html.Section(
@@ -342,7 +359,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
                 ],
                 id="timeline-panel",
             ),
-            *analysis_panels,
+            html.Div(analysis_panels, id="analysis-slot"),
             html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
         ]
     )
@@ -361,7 +378,26 @@ function (relayout) {
 """
 
 
+# A big launch's analysis is asked for once its figures are drawn (or after 3 s, whatever happens): computed while
+# the browser draws, it would take the CPU the drawing needs.
+FIGURES_FIRST = """
+function (pending) {
+    if (!pending) { return window.dash_clientside.no_update; }
+    const figures = FIGURE_IDS;
+    const asked = Date.now();
+    return new Promise(function (resolve) {
+        (function check() {
+            const drawn = figures.every(function (id) { return document.querySelector("#" + id + " .main-svg"); });
+            if (drawn || Date.now() - asked > 3000) { resolve(pending); } else { setTimeout(check, 50); }
+        })();
+    });
+}
+""".replace("FIGURE_IDS", json.dumps(["warp-timeline", "occupancy-time-figure", "latency-figure"]))
+
+
 def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
+    app.clientside_callback(FIGURES_FIRST, Output("analysis-request", "data"), Input("analysis-pending", "data"))
+
     app.clientside_callback(
         TIME_AXIS_EVENTS,
         Output("timeline-window", "data"),
@@ -392,6 +428,25 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         if sm_id is None and window is None:
             return full_timeline(cache, found.row(0, named=True))
         return timeline_view(cache.warps.get(int(launch_id)), sm_id, window)  # detail: the warps, read once
+
+    @app.callback(
+        Output("verdict-slot", "children"),
+        Output("analysis-slot", "children"),
+        Output("pairing-evidence", "children"),
+        Input("analysis-request", "data"),
+        State("launch-id", "data"),
+        prevent_initial_call=True,
+    )
+    def finish_analysis(pending: dict | None, launch_id: int):
+        """A big launch's analysis, asked for by its page once drawn (`FIGURES_FIRST`): the verdict and panels
+        replace the place-holders, and its figures are drawn again with the tail marked."""
+        if not pending:
+            return no_update, no_update, no_update
+        analysis = cache.get(int(launch_id), pending.get("pair"))
+        if analysis is None:
+            return no_update, no_update, no_update
+        verdict, analysis_panels = page_sections(cache, analysis)
+        return verdict, analysis_panels, analysis.result.pairing.evidence if analysis.result else ""
 
     @app.callback(
         Output("whatif-result", "children"),

@@ -18,6 +18,7 @@ from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
 from tracekit.reports.content import region_table
 
+ANALYSIS_RUNNING = "Analysing..."
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
 NEEDS_REGIONS = "Needs named regions recorded inside the kernel (Proton, WARP_REGION_BEGIN/END, a Chrome trace)."
 NEEDS_STALLS = (
@@ -67,6 +68,22 @@ def _section(slot_id: str, title: str, body: list) -> html.Section:
     return html.Section([html.H3(title), *body], id=slot_id, className="analysis-slot")
 
 
+def analysis_running_panel(warp_count: int) -> html.Section:
+    """The verdict's place while a big launch is analysed (the page asks for the analysis once drawn)."""
+    return _section(
+        "verdict-panel",
+        "Verdict",
+        [
+            html.P(
+                f"{ANALYSIS_RUNNING} This launch has {warp_count:,} warps: its figures are drawn first, and the "
+                "verdict, Little's law, the tail, the stalls and the calculator appear here when it is done.",
+                id="analysis-running",
+                className="hint",
+            )
+        ],
+    )
+
+
 def verdict_panel(result: LaunchAnalysis) -> html.Section:
     verdict = result.classification
     headline = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
@@ -109,9 +126,23 @@ def occupancy_panel(result: LaunchAnalysis) -> html.Section:
     return _section("occupancy-panel", "Occupancy", [fields_table(rows, "occupancy-table")])
 
 
-def occupancy_time_panel(result: LaunchAnalysis, curve: pl.DataFrame | None) -> html.Section:
+def occupancy_time_panel(result: LaunchAnalysis | None, curve: pl.DataFrame | None) -> html.Section:
+    """The curve, with the tail marked and tabulated once the analysis (`result`) is there."""
     if curve is None:
         return _section("occupancy-time-panel", "Occupancy over time", [html.P(NEEDS_TRACE, className="hint")])
+    if result is None:
+        return _section(
+            "occupancy-time-panel",
+            "Occupancy over time",
+            [
+                html.P(ANALYSIS_RUNNING + " The tail is marked here when it is done.", className="hint"),
+                dcc.Graph(
+                    id="occupancy-time-figure",
+                    figure=figures.occupancy_time_figure(curve),
+                    config={"displaylogo": False},
+                ),
+            ],
+        )
     tail = result.tail
     rows = [
         ("first SM idle for good", dur(_get(tail, "first_sm_idle_ns"))),
@@ -157,9 +188,15 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100.0 * fraction
 
 
-def latency_panel(result: LaunchAnalysis, histogram: pl.DataFrame | None) -> html.Section:
+def latency_panel(result: LaunchAnalysis | None, histogram: pl.DataFrame | None) -> html.Section:
+    """The histogram, with the latency statistics once the analysis (`result`) is there."""
     if histogram is None:
         return _section("latency-panel", "Warp latency", [html.P(NEEDS_TRACE, className="hint")])
+    figure = dcc.Graph(
+        id="latency-figure", figure=figures.latency_histogram_figure(histogram), config={"displaylogo": False}
+    )
+    if result is None:
+        return _section("latency-panel", "Warp latency", [figure])
     warps = result.warps
     rows = [
         (label, dur(_get(warps, key)))
@@ -176,12 +213,7 @@ def latency_panel(result: LaunchAnalysis, histogram: pl.DataFrame | None) -> htm
     return _section(
         "latency-panel",
         "Warp latency",
-        [
-            dcc.Graph(
-                id="latency-figure", figure=figures.latency_histogram_figure(histogram), config={"displaylogo": False}
-            ),
-            fields_table(rows, "latency-table"),
-        ],
+        [figure, fields_table(rows, "latency-table")],
     )
 
 

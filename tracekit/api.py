@@ -147,6 +147,27 @@ def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
     ]
 
 
+def _cached(store: Store, digests: Mapping[int, str]) -> dict[int, LaunchAnalysis]:
+    """The stored results of these launches that this engine computed in the same context (by digest)."""
+    cached = store.cached_results(list(digests), ENGINE_VERSION)
+    return {
+        launch_id: from_json_dict(LaunchAnalysis, json.loads(text))
+        for launch_id, (digest, text) in cached.items()
+        if digests.get(launch_id) == digest
+    }
+
+
+def cached_result(store: Store, launch_id: int, pair: int | None = None) -> LaunchAnalysis | None:
+    """The launch's analysis if the store holds it for the launch's current context, else None; nothing is
+    computed (the dashboard draws a big launch's page first and asks `analyze_stored` for its verdict after)."""
+    launch = store.launches(launch_ids=[launch_id])
+    if launch.height == 0:
+        return None
+    overrides = {launch_id: pair} if pair is not None else {}
+    context = _context(store.launches(), launch)
+    return _cached(store, {i: _digest(ids, overrides) for i, ids in context.items()}).get(launch_id)
+
+
 def analyze_stored(
     store: Store,
     launches: pl.DataFrame | Iterable[int],
@@ -169,11 +190,7 @@ def analyze_stored(
     catalog = store.launches()
     context = _context(catalog, launches)
     digests = {launch_id: _digest(ids, overrides) for launch_id, ids in context.items()}
-    cached = store.cached_results(list(context), ENGINE_VERSION) if use_cache else {}
-    found: dict[int, LaunchAnalysis] = {}
-    for launch_id, (digest, text) in cached.items():
-        if digests.get(launch_id) == digest:
-            found[launch_id] = from_json_dict(LaunchAnalysis, json.loads(text))
+    found = _cached(store, digests) if use_cache else {}
     missing = [launch_id for launch_id in context if launch_id not in found]
     if missing:
         needed = sorted({i for launch_id in missing for i in context[launch_id]} | set(missing))

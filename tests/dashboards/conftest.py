@@ -34,7 +34,7 @@ def free_port() -> int:
 class Server:
     """`tracekit serve` in a subprocess; `url` is its base address."""
 
-    def __init__(self, db_url: str, workers: int | None, log_path: Path):
+    def __init__(self, db_url: str, workers: int | None, log_path: Path, env: dict[str, str] | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "tracekit.cli.main", "serve", "--db", db_url, "--port", str(self.port)]
@@ -42,7 +42,9 @@ class Server:
             command += ["--workers", str(workers)]
         self.log_path = log_path
         self.log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
 
     def wait_ready(self, timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s
@@ -71,11 +73,12 @@ class Server:
 
 @pytest.fixture(scope="module")
 def start_server(tmp_path_factory) -> Iterator[Callable[..., Server]]:
-    """`start_server(db_url, workers=None)`: a running `tracekit serve`, stopped at the end of the module."""
+    """`start_server(db_url, workers=None, env=None)`: a running `tracekit serve` (with `env` added to its
+    environment), stopped at the end of the module."""
     servers: list[Server] = []
 
-    def start(db_url: str, workers: int | None = None) -> Server:
-        server = Server(db_url, workers, tmp_path_factory.mktemp("serve") / "serve.log")
+    def start(db_url: str, workers: int | None = None, env: dict[str, str] | None = None) -> Server:
+        server = Server(db_url, workers, tmp_path_factory.mktemp("serve") / "serve.log", env)
         servers.append(server)
         server.wait_ready()
         return server

@@ -15,7 +15,7 @@ from dash.development.base_component import Component
 from tracekit import format as display
 from tracekit.analysis import timeline
 from tracekit.api import analyze_stored
-from tracekit.dashboards import pages_compare, pages_launch
+from tracekit.dashboards import analysis_cache, pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
 from tracekit.dashboards.pages_launch import MAX_WARP_BARS, timeline_view, window_from_relayout
@@ -135,6 +135,26 @@ def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
     assert drawn_us[0] == 0.0
     assert drawn_us[-1] == pytest.approx(max(end for *_, end in warps) / 1000)
     assert by_id(page, "timeline-note").children.startswith(f"{len(warps)} warps in view")
+
+
+def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqlite_store, xss_launch, monkeypatch):
+    """Not analysed yet and above the threshold: the page holds the figures its warps give and a place-holder,
+    nothing of the verdict, and asks for the analysis (`analysis-pending`); once stored, the page is whole."""
+    launch_id, warps = xss_launch
+    monkeypatch.setattr(analysis_cache, "DEFER_ANALYSIS_WARPS", len(warps) - 1)
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    assert f"{len(warps):,} warps" in by_id(page, "analysis-running").children
+    assert by_id(page, "analysis-pending").data == {"pair": None}
+    assert sum(by_id(page, "latency-figure").figure.data[0].y) == len(warps)
+    assert by_id(page, "occupancy-time-figure").figure.layout.shapes == ()  # no tail marked without the analysis
+    assert by_id(page, "pairing-evidence").children == "Analysing..."
+    ids = {getattr(c, "id", None) for c in walk(page) if isinstance(c, Component)}
+    assert not ids & {"verdict-mode", "verdict-evidence", "tail-table", "latency-table", "littles-law-table"}
+    analyze_stored(sqlite_store, [launch_id])  # what the page's request computes
+    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    assert by_id(page, "analysis-pending").data is None
+    assert by_id(page, "verdict-mode").children
+    assert by_id(page, "occupancy-time-figure").figure.layout.shapes  # the tail, marked
 
 
 def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xss_launch):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracekit import format as display
+from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -249,6 +250,25 @@ def test_sample_trace_page_draws_the_timeline_verdict_and_sweep(site, sample_tra
     measured = driver.execute_script("return document.querySelector('#sweep-figure .js-plotly-plot').data[0].x.length")
     assert measured == 4  # one point per traced launch of vector_add
     shots(driver, "launch_vector_add")
+
+
+def test_a_big_launch_is_drawn_first_and_its_verdict_follows(tmp_path, start_server, browser, sample_trace):
+    """A server told to defer analyses above 100 warps, a 16,384-warp launch not analysed yet: its page asks for
+    the analysis after drawing, and the verdict that arrives is the engine's, with the panels that need it."""
+    db_url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    launch_id = vector_add_ids(db_url, sample_trace)[0]
+    server = start_server(db_url, env={"TRACEKIT_DEFER_ANALYSIS_WARPS": "100"})
+    browser.get(f"{server.url}/launch/{launch_id}")
+    for figure_id in ("warp-timeline", "occupancy-time-figure", "latency-figure"):
+        wait(browser, lambda d, f=figure_id: d.find_elements(By.CSS_SELECTOR, f"#{f} .main-svg"))
+    shown = wait(browser, lambda d: d.find_elements(By.ID, "verdict-mode"), timeout_s=60)[0].text
+    assert shown == "latency-bound"  # as the page that analyses inline shows it (the test above)
+    assert not browser.find_elements(By.ID, "analysis-running")
+    for table in ("tail-table", "latency-table", "littles-law-table", "whatif-occupancy"):
+        assert browser.find_elements(By.ID, table), table
+    evidence = browser.find_element(By.ID, "pairing-evidence").text
+    result = analyze_stored(Store.open(db_url), [launch_id])[0]  # the page's analysis, now in the store
+    assert evidence == result.pairing.evidence and shown == result.classification.mode
 
 
 def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots):
