@@ -299,3 +299,21 @@ def test_kernel_names_cannot_drive_the_terminal(tmp_path):
     shown = tracekit("show", "1", "--names", "full", "--db", url, env={"COLUMNS": "400"}).stdout
     assert "\\x1b[2J\\x1b]8;;http://evil.example\\x07[bold red]fake[/bold red] :smile: \\u202ek" in shown
     assert "[blink]x" in tracekit("ls", "--db", url, env={"COLUMNS": "400"}).stdout
+
+
+@pytest.mark.postgres
+def test_launch_id_blocks_taken_at_once_on_postgres_are_consecutive_and_disjoint(fresh_postgres_url):
+    """Imports take their launch ids as one block (nextval, then setval past the block, under a lock): blocks taken
+    by eight writers at once are each consecutive, none overlaps another, and the sequence goes on past them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tracekit.store import Store
+
+    store = Store.open(fresh_postgres_url)
+    with ThreadPoolExecutor(8) as pool:
+        blocks = list(pool.map(lambda _: store._reserve_launch_ids(1000), range(32)))
+    taken = [i for block in blocks for i in block]
+    assert all(block == list(range(block[0], block[0] + 1000)) for block in blocks)
+    assert len(set(taken)) == len(taken) == 32_000
+    assert store._reserve_launch_ids(1) == [max(taken) + 1]
+    store.engine.dispose()
