@@ -252,6 +252,16 @@ def test_sample_trace_page_draws_the_timeline_verdict_and_sweep(site, sample_tra
     shots(driver, "launch_vector_add")
 
 
+def test_the_plotting_library_loads_with_the_app_shell_before_any_figure(site):
+    """A page without figures (upload) still loads plotly.js: a launch page's figures then draw as soon as the
+    page arrives instead of waiting for the library."""
+    _, base_url, driver = site
+    driver.get(f"{base_url}/upload")
+    wait(driver, lambda d: d.find_elements(By.ID, "upload"))
+    assert not driver.find_elements(By.CSS_SELECTOR, "#page .js-plotly-plot")
+    wait(driver, lambda d: d.execute_script("return typeof window.Plotly !== 'undefined'"))
+
+
 def test_a_big_launch_is_drawn_first_and_its_verdict_follows(tmp_path, start_server, browser, sample_trace):
     """A server told to defer analyses above 100 warps, a 16,384-warp launch not analysed yet: its page asks for
     the analysis after drawing, and the verdict that arrives is the engine's, with the panels that need it."""
