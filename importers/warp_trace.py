@@ -71,6 +71,7 @@ streaming, so a gzip bomb is never inflated whole).
 from __future__ import annotations
 
 import bisect
+import gzip
 import json
 import math
 import os
@@ -80,8 +81,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import polars as pl
+from isal import isal_zlib
 
 from tracekit.errors import InputError
 from tracekit.parsed import LAUNCH_SCHEMA, WARP_SCHEMA, Device, ParsedImport, conform
@@ -91,6 +94,7 @@ FORMAT = "warp-trace"
 MAGIC = b"# tracekit-warp-trace"
 SUPPORTED_VERSIONS = ("v1", "1")
 GZIP_MAGIC = b"\x1f\x8b"
+HEAD_BYTES = 4096  # what format detection looks at
 PARQUET_MAGIC = b"PAR1"
 DEFAULT_MAX_INFLATED_BYTES = 4 * 2**30
 WRAP_32 = 2**32
@@ -200,34 +204,44 @@ def read(
         max_inflated_bytes = int(os.environ.get("TRACEKIT_MAX_INFLATED_BYTES") or DEFAULT_MAX_INFLATED_BYTES)
     if clock_hz is not None and not clock_hz > 0:
         raise InputError(str(path), f"--clock-hz must be a positive number of Hz, got {clock_hz!r}")
-    with _plain_content(path, max_inflated_bytes) as content:
-        with open(content, "rb") as handle:
-            head = handle.read(4096)
-        if not head.strip():
-            raise InputError(str(path), "the gzip content is empty" if content != path else "the file is empty")
-        if head.startswith(PARQUET_MAGIC):
-            table = _read_parquet(path, content, column_map)
-        elif head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):
-            table = _read_json(path, content, column_map)
-        else:
-            table = _read_csv(path, content, head, column_map)
-        return _assemble(
-            path, table, clock_hz, allow_incomplete
-        )  # inside: CSV error messages re-read the content for line numbers
+    gzipped = _is_gzip(path)
+    if gzipped:  # checked whole (complete, within the limit) before anything reads it
+        head = _inflate(path, None, max_inflated_bytes)
+    else:
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    if not head.strip():
+        raise InputError(str(path), "the gzip content is empty" if gzipped else "the file is empty")
+    if head.startswith(PARQUET_MAGIC) or head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):
+        with _plain_content(path, max_inflated_bytes) as content:
+            read_table = _read_parquet if head.startswith(PARQUET_MAGIC) else _read_json
+            return _assemble(path, read_table(path, content, column_map), clock_hz, allow_incomplete)
+    # CSV, gzip or not: polars reads gzip itself (faster than inflating to a file first); error messages re-read
+    # the content (`_open_content`) for line numbers
+    return _assemble(path, _read_csv(path, path, head, column_map), clock_hz, allow_incomplete)
 
 
 # ---- gzip ----------------------------------------------------------------------------------------------------
 
 
+def _is_gzip(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == GZIP_MAGIC
+    except OSError as exc:
+        raise InputError(str(path), exc.strerror or str(exc)) from None
+
+
+def _open_content(content: Path) -> IO[bytes]:
+    """The file's text, inflated as it is read when it is gzip (only error messages and the preamble read this
+    way: line by line, from the start)."""
+    return gzip.open(content, "rb") if _is_gzip(content) else open(content, "rb")
+
+
 @contextmanager
 def _plain_content(path: Path, max_inflated_bytes: int) -> Iterator[Path]:
     """`path` itself, or for gzip a temporary file with the inflated content (removed afterwards)."""
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(2)
-    except OSError as exc:
-        raise InputError(str(path), exc.strerror or str(exc)) from None
-    if magic != GZIP_MAGIC:
+    if not _is_gzip(path):
         yield path
         return
     descriptor, name = tempfile.mkstemp(prefix=prefix("warp-trace"), suffix=".inflated", dir=scratch_dir())
@@ -239,9 +253,12 @@ def _plain_content(path: Path, max_inflated_bytes: int) -> Iterator[Path]:
         Path(name).unlink(missing_ok=True)  # already gone when a signal's exit removed the process's files
 
 
-def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: int = 1 << 22) -> None:
-    """Stream-inflate every gzip member of `path` into `out`, refusing as soon as the output passes `limit`."""
-    inflater = zlib.decompressobj(31)
+def _inflate(path: Path, out: IO[bytes] | None, limit: int, in_chunk: int = 1 << 20, out_chunk: int = 1 << 22) -> bytes:
+    """Stream-inflate every gzip member of `path` into `out` (None: only check it), refusing a corrupt or truncated
+    stream, and as soon as the output passes `limit`; returns the first HEAD_BYTES inflated. ISA-L's inflater:
+    the same stream as zlib's, about 2.5 times as fast."""
+    inflater = isal_zlib.decompressobj(31)
+    head = b""
     total = 0
     data = b""
     output_pending = False  # zlib may hold output back when the last call filled `out_chunk`
@@ -251,14 +268,14 @@ def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: in
                 data = inflater.unused_data or source.read(in_chunk)
                 if not data:
                     break
-                inflater = zlib.decompressobj(31)  # the next member of a multi-member gzip
+                inflater = isal_zlib.decompressobj(31)  # the next member of a multi-member gzip
             elif not data and not output_pending:
                 data = source.read(in_chunk)
                 if not data:
                     break
             try:
                 inflated = inflater.decompress(data, out_chunk)
-            except zlib.error as exc:
+            except isal_zlib.error as exc:
                 raise InputError(str(path), f"corrupt gzip data after {total:,} inflated bytes ({exc})") from None
             total += len(inflated)
             if total > limit:
@@ -267,13 +284,17 @@ def _inflate(path: Path, out, limit: int, in_chunk: int = 1 << 20, out_chunk: in
                     f"the gzip content inflates past {limit:,} bytes; refused "
                     "(TRACEKIT_MAX_INFLATED_BYTES sets the limit)",
                 )
-            out.write(inflated)
+            if len(head) < HEAD_BYTES:
+                head += inflated[: HEAD_BYTES - len(head)]
+            if out is not None:
+                out.write(inflated)
             output_pending = len(inflated) == out_chunk
             data = inflater.unconsumed_tail
     if not inflater.eof:
         raise InputError(
             str(path), f"the gzip stream is truncated (it stops after {total:,} inflated bytes, before its end marker)"
         )
+    return head
 
 
 # ---- CSV -----------------------------------------------------------------------------------------------------
@@ -322,7 +343,7 @@ def _read_preamble(path: Path, content: Path) -> tuple[dict[str, str], dict[str,
     metadata_lines: dict[str, int] = {}
     version = None
     consumed = 0
-    with open(content, "rb") as handle:
+    with _open_content(content) as handle:
         for number, raw in enumerate(iter(lambda: handle.readline(PREAMBLE_LIMIT_BYTES), b""), start=1):
             consumed += len(raw)
             if consumed > PREAMBLE_LIMIT_BYTES:
@@ -362,7 +383,7 @@ def _read_preamble(path: Path, content: Path) -> tuple[dict[str, str], dict[str,
 def _csv_line_of_row(content: Path, header_line: int, row: int) -> int:
     """The 1-based file line of data row `row` as polars counts rows (comment lines skipped, blank lines kept)."""
     seen = -1
-    with open(content, "rb") as handle:
+    with _open_content(content) as handle:
         for number, line in enumerate(handle, start=1):
             if number <= header_line or line.startswith(b"#"):
                 continue
@@ -373,7 +394,7 @@ def _csv_line_of_row(content: Path, header_line: int, row: int) -> int:
 
 
 def _ragged_line_error(path: Path, content: Path, header_line: int, field_count: int, exc: Exception) -> InputError:
-    with open(content, "rb") as handle:
+    with _open_content(content) as handle:
         for number, raw in enumerate(handle, start=1):
             line = raw.rstrip(b"\r\n")
             if number <= header_line or not line or line.startswith(b"#"):
@@ -789,24 +810,27 @@ def _check_complete(
     )
     if sized.height == 0:
         return
-    checked = (
-        rows.select("launch_key", "block_id", "warp_in_block")
-        .with_row_index("__at")
-        .join(sized.select("launch_key", "blocks", "warps_per_block"), on="launch_key", how="inner")
+    # per launch, one group-by on its key: the count and the largest ids (the rows are searched only on a failure)
+    stats = rows.group_by("launch_key").agg(
+        pl.len().alias("recorded"), pl.col("block_id").max().alias("block_id"), pl.col("warp_in_block").max()
     )
     for column, limit, what in (
         ("block_id", "blocks", "outside the grid"),
         ("warp_in_block", "warps_per_block", "outside the block"),
     ):
-        outside = checked.filter(pl.col(column) >= pl.col(limit))
-        if outside.height:
+        if sized.join(stats, on="launch_key").filter(pl.col(column) >= pl.col(limit)).height:
+            outside = (
+                rows.select("launch_key", column)
+                .with_row_index("__at")
+                .join(sized.select("launch_key", limit), on="launch_key", how="inner", maintain_order="left")
+                .filter(pl.col(column) >= pl.col(limit))
+            )
             first = outside.row(0, named=True)
             raise fail(
                 rows, int(first["__at"]), column, f"{column} {first[column]} is {what} ({first[limit]:,} per launch)"
             )
-    counts = rows.group_by("launch_key").agg(pl.len().alias("recorded"))
     short = (
-        sized.join(counts, on="launch_key")
+        sized.join(stats.select("launch_key", "recorded"), on="launch_key")
         .with_columns((pl.col("blocks") * pl.col("warps_per_block")).alias("expected"))
         .filter(pl.col("recorded") < pl.col("expected"))
     )
@@ -969,10 +993,12 @@ def _wrap_warnings(rows: pl.DataFrame, hz: float | None, duration: pl.Series, ha
 def _launches(
     rows: pl.DataFrame, meta: dict, launch_info: pl.DataFrame | None, has_ns: bool, warnings: list[str]
 ) -> pl.DataFrame:
-    keys = ["launch_key", "launch", *(["kernel"] if "kernel" in rows.columns else [])]
+    # the key stands for (launch, kernel): grouping by it alone is several times faster than by all three
+    named = ["launch", *(["kernel"] if "kernel" in rows.columns else [])]
     launches = (
-        rows.group_by(keys)
+        rows.group_by("launch_key")
         .agg(
+            pl.col(named).first(),
             pl.col("start_ns").min().alias("first_start_ns"),
             pl.col("end_ns").max().alias("last_end_ns"),
         )
