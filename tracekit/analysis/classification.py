@@ -189,7 +189,8 @@ class Classification:
     needed_occupancy_warps_per_sm: float | None
     reason: str | None = None  # why "undetermined"
     utilization: list[UnitUtilization] = field(default_factory=list)  # highest first, for renderers
-    stalls: StallBreakdown | None = None
+    # in JSON as the result's own `stalls` section, not here (a field marked json: False is left out)
+    stalls: StallBreakdown | None = field(default=None, metadata={"json": False})
     findings: list[Finding] = field(default_factory=list)  # ranked by the SM time they cost, largest first
     headline: str | None = None  # the largest finding's text (what costs the most time leads)
     tied_limiters: list[str] = field(default_factory=list)  # units within TIE_POINTS of the limiter, named too

@@ -490,15 +490,16 @@ def analyze(
     families: dict[tuple, list[int]] = {}
     for i, key in enumerate(keys):
         families.setdefault(key.sweep_family(), []).append(i)
-    needed = {i for family in families.values() for i in family if any(j in wanted for j in family)}
+    # every launch is in a family: the wanted launches' families hold all that needs measuring
+    wanted_families = {family for family, members in families.items() if not set(members).isdisjoint(wanted)}
     measured: dict[int, _Measured] = {
-        i: _measure(inputs[i], keys[i], *pairings[i]) for i in sorted(needed | set(wanted))
+        i: _measure(inputs[i], keys[i], *pairings[i])
+        for i in sorted(i for family in wanted_families for i in families[family])
     }
 
     sweeps: dict[tuple, tuple[SweepFit | None, Sweep | None, str]] = {}
-    for family, members in families.items():
-        if not any(i in wanted for i in members):
-            continue
+    for family in wanted_families:
+        members = families[family]
         borrowed_by_trace = {
             measured[i].pairing.counters_launch_id for i in members if measured[i].counters_from is not None
         }
