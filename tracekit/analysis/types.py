@@ -233,6 +233,7 @@ class LaunchAnalysis:
 
 # ---- JSON -------------------------------------------------------------------------------------------------------
 
+
 @functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """A result type's serialized fields (all but those marked `field(metadata={"json": False})`), once per type

@@ -154,21 +154,22 @@ def launch_steps(warps: pl.DataFrame) -> LaunchSteps:
     return LaunchSteps(per_sm=per_sm, gpu=occupancy_steps(warps, per_sm=False))
 
 
-def step_segments(steps: pl.DataFrame, window: Window) -> pl.DataFrame:
-    """`steps` with `length_ns`: how long each step's value holds inside `window` (0 outside it).
+def step_segments(steps: pl.DataFrame, window: Window) -> pl.LazyFrame:
+    """`steps` with `length_ns`: how long each step's value holds inside `window` (0 outside it); lazy, so that
+    the caller's aggregation runs in the same pass (materialized, the column cost a second on 10M warps).
 
     The last step of an SM is 0 warps, so its length (which runs into the next SM's rows) never matters.
     """
     start_ns, end_ns = window
     next_time = pl.col("time_ns").shift(-1).fill_null(end_ns)
     length = pl.min_horizontal(next_time, pl.lit(end_ns)) - pl.max_horizontal(pl.col("time_ns"), pl.lit(start_ns))
-    return steps.with_columns(length_ns=length.clip(lower_bound=0))
+    return steps.lazy().with_columns(length_ns=length.clip(lower_bound=0))
 
 
 def occupancy_integral(steps: pl.DataFrame, window: Window) -> int:
     """Warp-ns inside `window`: the integral of the active-warp step function (exact, integer)."""
     segments = step_segments(steps, window)
-    return int(segments.select((pl.col("active_warps").cast(pl.Int64) * pl.col("length_ns")).sum()).item())
+    return int(segments.select((pl.col("active_warps").cast(pl.Int64) * pl.col("length_ns")).sum()).collect().item())
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,7 +209,6 @@ def mean_occupancy(
     length = pl.col("length_ns")
     per_sm = (
         step_segments(steps.per_sm, window)
-        .lazy()
         # Per-row terms first, then plain sums and a max per SM: cheaper than filtering inside the aggregation.
         .select(
             "sm_id",
@@ -233,7 +233,7 @@ def mean_occupancy(
     variance_across_sms = float((means**2).sum()) / sm_count - (float(means.sum()) / sm_count) ** 2
 
     gpu = step_segments(steps.gpu, window)
-    gpu_squared = float(gpu.select((pl.col("active_warps").cast(pl.Float64) ** 2 * length).sum()).item())
+    gpu_squared = float(gpu.select((pl.col("active_warps").cast(pl.Float64) ** 2 * length).sum()).collect().item())
     variance_over_time = gpu_squared / duration_ns / sm_count**2 - gpu_mean**2
 
     return OccupancyOverTime(

@@ -47,11 +47,14 @@ def describe_steady_state(
     last_start = last_block_start_ns(rel)
     steps = occupancy_steps(rel, per_sm=False) if gpu_steps is None else gpu_steps
     level_window = (0, last_start) if last_start > 0 else (0, max(span_ns, 1))
-    by_level = (
+    by_level = (  # the time spent at each level, levels in order (a few hundred rows, not a sort of every step)
         step_segments(steps, level_window)
         .filter(pl.col("length_ns") > 0)
+        .group_by("active_warps")
+        .agg(pl.col("length_ns").sum())
         .sort("active_warps")
         .with_columns(cumulative_ns=pl.col("length_ns").cum_sum())
+        .collect()
     )
     if by_level.height == 0:
         level = float(steps["active_warps"].max())
