@@ -122,9 +122,19 @@ def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int
     return context
 
 
-def _digest(context: list[int], overrides: Mapping[int, int]) -> str:
-    relevant = sorted((k, v) for k, v in overrides.items() if k in context)
-    return hashlib.sha256(json.dumps([context, relevant]).encode()).hexdigest()
+def _digests(context: Mapping[int, list[int]], overrides: Mapping[int, int]) -> dict[int, str]:
+    """Each launch's context digest, computed once per distinct context (the launches of one kernel share theirs:
+    a digest per launch hashed 100k launches' contexts of 7k ids each)."""
+    by_context: dict[int, str] = {}
+    digests = {}
+    for launch_id, ids in context.items():
+        key = id(ids)  # `_context` gives the launches of one context the same list
+        if key not in by_context:
+            members = set(ids)
+            relevant = sorted((k, v) for k, v in overrides.items() if k in members)
+            by_context[key] = hashlib.sha256(json.dumps([ids, relevant]).encode()).hexdigest()
+        digests[launch_id] = by_context[key]
+    return digests
 
 
 def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
@@ -164,8 +174,7 @@ def cached_result(store: Store, launch_id: int, pair: int | None = None) -> Laun
     if launch.height == 0:
         return None
     overrides = {launch_id: pair} if pair is not None else {}
-    context = _context(store.launches(), launch)
-    return _cached(store, {i: _digest(ids, overrides) for i, ids in context.items()}).get(launch_id)
+    return _cached(store, _digests(_context(store.launches(), launch), overrides)).get(launch_id)
 
 
 def analyze_stored(
@@ -189,7 +198,7 @@ def analyze_stored(
             raise TracekitError(f"--pair {traced}={profiled}: no such launch in {store.url}")
     catalog = store.launches()
     context = _context(catalog, launches)
-    digests = {launch_id: _digest(ids, overrides) for launch_id, ids in context.items()}
+    digests = _digests(context, overrides)
     found = _cached(store, digests) if use_cache else {}
     missing = [launch_id for launch_id in context if launch_id not in found]
     if missing:
