@@ -3,6 +3,9 @@ searchable and sortable, with delete and compare; and the GPU time of Nsight Sys
 
 from __future__ import annotations
 
+import os
+import re
+
 import polars as pl
 from dash import Dash, Input, Output, State, dash_table, dcc, html, no_update
 from dash.dash_table.Format import Format, Group, Scheme, Symbol, Trim
@@ -67,16 +70,18 @@ TIME_FORMATS = {
 }
 
 
-def _dims(x, y, z) -> str:
-    return "" if x is None else f"{x}x{y}x{z}"
-
-
 def import_rows(store: Store) -> list[dict]:
     imports = store.imports()
     rows = imports.select([name for name, _, _ in IMPORT_COLUMNS]).to_dicts()
     for row in rows:
         row["imported_at"] = str(row["imported_at"])[:19]
     return rows
+
+
+# A store of more launches than this lists them a page at a time: the server filters, sorts and pages them and
+# analyses only the page shown (all at once, 100k launches were 36 MB of table and an analysis of each).
+PAGED_LAUNCHES = int(os.environ.get("TRACEKIT_PAGED_LAUNCHES", "2000"))
+PAGE_SIZE = 25
 
 
 def verdicts(store: Store, launches: pl.DataFrame) -> dict[int, tuple[str, str]]:
@@ -93,29 +98,121 @@ def verdicts(store: Store, launches: pl.DataFrame) -> dict[int, tuple[str, str]]
     }
 
 
+def _dims(prefix: str) -> pl.Expr:
+    x, y, z = (pl.col(f"{prefix}_{axis}").cast(pl.Utf8) for axis in "xyz")
+    return pl.when(pl.col(f"{prefix}_x").is_null()).then(pl.lit("")).otherwise(pl.concat_str(x, y, z, separator="x"))
+
+
+def launch_frame(launches: pl.DataFrame) -> pl.DataFrame:
+    """The launches table's columns (all but the verdict), from a `Store.launches()` frame."""
+    named = pl.coalesce("kernel_name", "mangled_name")
+    shown = {name: display.kernel_name(name) for name in launches.select(named.unique()).to_series().drop_nulls()}
+    return launches.select(
+        "id",
+        # Markdown made from our own integer only; the kernel name stays a plain text cell.
+        link=pl.format("[launch {}](/launch/{})", "id", "id"),
+        import_id="import_id",
+        kernel=named.replace_strict(shown, default=None, return_dtype=pl.Utf8),
+        duration_s=pl.col("duration_ns") / 1e9,
+        grid=_dims("grid"),
+        block=_dims("block"),
+        registers_per_thread="registers_per_thread",
+        device_name="device_name",
+        kernel_name="kernel_name",
+    )
+
+
+def rows_with_verdicts(store: Store, frame: pl.DataFrame) -> list[dict]:
+    """`launch_frame` rows as table rows, each with its launch's verdict and limiter (engine results)."""
+    verdict_of = verdicts(store, store.launches(launch_ids=frame["id"].to_list())) if frame.height else {}
+    rows = frame.to_dicts()
+    for row in rows:
+        row["verdict"], row["limiter"] = verdict_of.get(int(row["id"]), ("n/a", ""))
+    return rows
+
+
 def launch_rows(store: Store) -> list[dict]:
+    """Every launch's row (a store of at most PAGED_LAUNCHES)."""
     launches = store.launches()
-    if launches.height == 0:
-        return []
-    verdict_of = verdicts(store, launches)
-    return [
-        {
-            "id": row["id"],
-            # Markdown made from our own integer only; the kernel name stays a plain text cell.
-            "link": f"[launch {int(row['id'])}](/launch/{int(row['id'])})",
-            "import_id": row["import_id"],
-            "kernel": display.kernel_name(row["kernel_name"] or row["mangled_name"]),
-            "verdict": verdict_of.get(int(row["id"]), ("n/a", ""))[0],
-            "limiter": verdict_of.get(int(row["id"]), ("n/a", ""))[1],
-            "duration_s": None if row["duration_ns"] is None else row["duration_ns"] / 1e9,
-            "grid": _dims(row["grid_x"], row["grid_y"], row["grid_z"]),
-            "block": _dims(row["block_x"], row["block_y"], row["block_z"]),
-            "registers_per_thread": row["registers_per_thread"],
-            "device_name": row["device_name"],
-            "kernel_name": row["kernel_name"],
-        }
-        for row in launches.iter_rows(named=True)
-    ]
+    return rows_with_verdicts(store, launch_frame(launches)) if launches.height else []
+
+
+FILTER_OPERATORS = {  # the DataTable's filter syntax: operator -> comparison
+    "contains": "contains",
+    "=": "eq",
+    "eq": "eq",
+    "!=": "ne",
+    "ne": "ne",
+    "<": "lt",
+    "lt": "lt",
+    "<=": "le",
+    "le": "le",
+    ">": "gt",
+    "gt": "gt",
+    ">=": "ge",
+    "ge": "ge",
+}
+PAGE_ONLY_COLUMNS = ("verdict", "limiter")  # known for the page shown only
+
+
+def _filter_part(part: str, columns: dict[str, str]) -> pl.Expr:
+    """One `{column} operator value` of a DataTable filter as a polars expression; TracekitError when it is not
+    one this page can apply."""
+    match = re.fullmatch(r"\s*\{([^}]*)\}\s+([si]?)(contains|!=|<=|>=|=|<|>|eq|ne|lt|le|gt|ge)\s+(.*?)\s*", part)
+    if not match:
+        raise TracekitError(f"cannot apply the filter {part.strip()!r}")
+    column, case, operator, text = match.groups()
+    if column in PAGE_ONLY_COLUMNS:
+        raise TracekitError(
+            f"the {column} is known for the launches shown only: filter by kernel, duration or import, or use "
+            "`tracekit analyze --kernel NAME` for every launch's verdict"
+        )
+    if column not in columns:
+        raise TracekitError(f"no column {column!r} to filter")
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+        text = text[1:-1]
+    comparison = FILTER_OPERATORS[operator]
+    target = pl.col(column)
+    if columns[column] == "numeric" and comparison != "contains":
+        try:
+            value: object = float(text)
+        except ValueError:
+            raise TracekitError(f"{text!r} is not a number ({column})") from None
+    else:
+        target, value = target.cast(pl.Utf8), text
+        if case == "i" or comparison == "contains":
+            target, value = target.str.to_lowercase(), text.lower()
+        if comparison == "contains":
+            return target.str.contains(str(value), literal=True).fill_null(False)
+    return getattr(target, comparison)(value).fill_null(False)
+
+
+def launch_page(
+    store: Store, page: int, page_size: int, sort_by: list[dict] | None, filter_query: str | None
+) -> tuple[list[dict], int, str]:
+    """One page of the launches table, filtered and sorted by the server: (rows with their verdicts, page count,
+    a note: what the filter could not do, else empty)."""
+    frame = launch_frame(store.launches())
+    columns = {key: kind for key, _, kind in LAUNCH_COLUMNS}
+    note = ""
+    if filter_query:
+        try:
+            for part in filter_query.split(" && "):
+                frame = frame.filter(_filter_part(part, columns))
+        except TracekitError as exc:
+            note = f"Filter not applied: {exc}."
+            frame = launch_frame(store.launches())
+    order = [s for s in sort_by or [] if s.get("column_id") in columns and s["column_id"] not in PAGE_ONLY_COLUMNS]
+    if len(order) < len(sort_by or []):
+        note = f"{note} Not sorted by verdict or limiter: they are known for the launches shown only.".strip()
+    if order:
+        frame = frame.sort(
+            [s["column_id"] for s in order], descending=[s.get("direction") == "desc" for s in order], nulls_last=True
+        )
+    size = max(1, min(int(page_size or PAGE_SIZE), 500))
+    pages = max(1, -(-frame.height // size))
+    page = max(0, min(int(page or 0), pages - 1))
+    return rows_with_verdicts(store, frame.slice(page * size, size)), pages, note
 
 
 def gpu_time_rows(store: Store, import_id: int) -> tuple[list[dict], list[dict]]:
@@ -188,7 +285,17 @@ def _time_table(table_id: str, rows: list[dict]) -> dash_table.DataTable:
     )
 
 
-def _table(table_id: str, columns: list[tuple[str, str, str]], rows: list[dict], markdown: tuple = ()):
+def _table(
+    table_id: str,
+    columns: list[tuple[str, str, str]],
+    rows: list[dict],
+    markdown: tuple = (),
+    page_count: int | None = None,
+):
+    """A filterable, sortable table of `rows`; with `page_count`, one page of rows that the server filters, sorts
+    and pages (`launch_page`)."""
+    action = "native" if page_count is None else "custom"
+    paging = {} if page_count is None else {"page_action": "custom", "page_current": 0, "page_count": page_count}
     return dash_table.DataTable(
         id=table_id,
         columns=[
@@ -202,11 +309,12 @@ def _table(table_id: str, columns: list[tuple[str, str, str]], rows: list[dict],
             for key, name, kind in columns
         ],
         data=rows,
-        filter_action="native",
-        sort_action="native",
+        filter_action=action,
+        sort_action=action,
         sort_mode="multi",
         row_selectable="multi",
-        page_size=25,
+        page_size=PAGE_SIZE,
+        **paging,
         markdown_options={"html": False, "link_target": "_self"},
         **TABLE_STYLE,
     )
@@ -242,11 +350,35 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
             _table("imports-table", IMPORT_COLUMNS, imports),
             actions,
             html.H3("Launches"),
-            _table("launches-table", LAUNCH_COLUMNS, launch_rows(store), markdown=("link",)),
+            *launches_table(store),
             html.Div(id="compare-link", className="actions"),
             gpu_time_section(store),
         ]
     )
+
+
+def first_launch_rows(store: Store) -> tuple[list[dict], int | None, str]:
+    """The launches table's rows as a page opens: every launch's, or the first page's of a large store; its page
+    count (None: every row is there) and its note."""
+    if store.launch_count() <= PAGED_LAUNCHES:
+        return launch_rows(store), None, ""
+    rows, pages, _ = launch_page(store, 0, PAGE_SIZE, None, None)
+    return rows, pages, PAGED_NOTE.format(count=store.launch_count())
+
+
+PAGED_NOTE = (
+    "{count:,} launches: shown a page at a time, with the verdicts of the page's launches. Filter and sort by the "
+    "other columns."
+)
+
+
+def launches_table(store: Store) -> list:
+    rows, pages, note = first_launch_rows(store)
+    return [
+        html.P(note, id="launches-note", className="hint"),
+        dcc.Store(id="launches-paged", data=pages is not None),
+        _table("launches-table", LAUNCH_COLUMNS, rows, markdown=("link",), page_count=pages),
+    ]
 
 
 def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None:
@@ -266,6 +398,25 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
             return gpu_time_rows(store, import_id)
         except NotFoundError:
             return [], []
+
+    @app.callback(
+        Output("launches-table", "data", allow_duplicate=True),
+        Output("launches-table", "page_count"),
+        Output("launches-note", "children"),
+        Input("launches-table", "page_current"),
+        Input("launches-table", "page_size"),
+        Input("launches-table", "sort_by"),
+        Input("launches-table", "filter_query"),
+        State("launches-paged", "data"),
+        prevent_initial_call=True,
+    )
+    def page_launches(page: int | None, size: int | None, sort_by: list | None, query: str | None, paged: bool):
+        """A large store's launches: the page asked for, filtered and sorted here (a small store's table does it
+        in the browser)."""
+        if not paged:
+            return no_update, no_update, no_update
+        rows, pages, note = launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query)
+        return rows, pages, note or PAGED_NOTE.format(count=store.launch_count())
 
     @app.callback(Output("compare-link", "children"), Input("launches-table", "selected_row_ids"))
     def compare_link(selected: list[int] | None):
@@ -324,4 +475,4 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         message = f"Deleted import{'s' if len(deleted) > 1 else ''} {', '.join(map(str, deleted))}." if deleted else ""
         if missing:
             message += f" Already gone: {', '.join(map(str, missing))}."
-        return import_rows(store), [], [], launch_rows(store), [], [], message.strip()
+        return import_rows(store), [], [], first_launch_rows(store)[0], [], [], message.strip()

@@ -98,3 +98,94 @@ def test_library_sorts_and_filters_by_verdict_in_chromium(tmp_path_factory, star
         cell.text for cell in browser.find_elements(By.CSS_SELECTOR, '#launches-table td[data-dash-column="link"]')
     ]
     assert sorted(int(text.split()[-1]) for text in links) == throughput_bound
+
+
+# ---- a large store: a page at a time ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def paged_store(sqlite_store: Store, monkeypatch) -> Store:
+    """The H100 samples' raw page and three traces (16 launches), with the paging threshold below that."""
+    for name in ("samples.raw.csv", "vector_add_08warps.csv.gz", "reduce_neighbored.csv.gz"):
+        ingest(sqlite_store, SAMPLES / name)
+    monkeypatch.setattr(pages_library, "PAGED_LAUNCHES", 5)
+    monkeypatch.setattr(pages_library, "PAGE_SIZE", 4)
+    return sqlite_store
+
+
+def test_a_large_store_sends_one_page_with_the_verdicts_of_its_launches(paged_store: Store):
+    page = pages_library.layout(paged_store)
+    table = by_id(page, "launches-table")
+    assert (table.page_action, table.filter_action, table.sort_action) == ("custom", "custom", "custom")
+    assert table.page_count == 4 and len(table.data) == 4  # 16 launches, 4 a page
+    assert by_id(page, "launches-paged").data is True
+    assert by_id(page, "launches-note").children.startswith("16 launches: shown a page at a time")
+    shown = [row["id"] for row in table.data]
+    results = {r.launch_id: r.classification for r in analyze_stored(paged_store, shown)}
+    for row in table.data:
+        assert (row["verdict"], row["limiter"]) == (results[row["id"]].mode, results[row["id"]].limiter or "")
+
+
+def test_a_large_stores_page_is_filtered_and_sorted_by_the_server(paged_store: Store):
+    launches = paged_store.launches()
+    vector_adds = launches.filter(launches["kernel_name"].str.starts_with("vector_add"))
+    rows, pages, note = pages_library.launch_page(
+        paged_store, 0, 4, [{"column_id": "duration_s", "direction": "desc"}], "{kernel} contains VECTOR_add"
+    )
+    assert note == "" and pages == -(-vector_adds.height // 4)
+    assert {row["kernel"] for row in rows} == {"vector_add"}
+    longest_first = sorted(vector_adds["duration_ns"].to_list(), reverse=True)[:4]
+    assert [row["duration_s"] for row in rows] == pytest.approx([d / 1e9 for d in longest_first], rel=1e-12)
+    longest = launches["duration_ns"].max()
+    rows, pages, _ = pages_library.launch_page(paged_store, 0, 4, None, f"{{duration_s}} >= {longest / 1e9}")
+    assert [row["duration_s"] for row in rows] == pytest.approx([longest / 1e9], rel=1e-12) and pages == 1
+    rows, _, _ = pages_library.launch_page(paged_store, 9, 4, None, '{kernel} = "reduceNeighbored"')
+    assert rows and {row["kernel"] for row in rows} == {"reduceNeighbored"}  # past the end: the last page
+
+
+def test_a_large_store_says_what_it_cannot_filter_or_sort_by(paged_store: Store):
+    rows, pages, note = pages_library.launch_page(paged_store, 0, 4, None, "{verdict} contains latency")
+    assert note.startswith("Filter not applied: the verdict is known for the launches shown only")
+    assert pages == 4 and len(rows) == 4  # the filter is dropped, not half applied
+    rows, _, note = pages_library.launch_page(paged_store, 0, 4, [{"column_id": "verdict", "direction": "asc"}], "")
+    assert note == "Not sorted by verdict or limiter: they are known for the launches shown only."
+    for query, message in (
+        ("{duration_s} > fast", "'fast' is not a number (duration_s)"),
+        ("{nothing} = 1", "no column 'nothing' to filter"),
+        ("duration_s > 1", "cannot apply the filter 'duration_s > 1'"),
+    ):
+        assert pages_library.launch_page(paged_store, 0, 4, None, query)[2] == f"Filter not applied: {message}."
+
+
+@pytest.mark.browser
+def test_a_large_store_pages_filters_and_sorts_on_the_server_in_chromium(tmp_path_factory, start_server, browser):
+    """What the table's filter boxes and headers send (its own filter syntax) is applied by the server."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    db_url = f"sqlite:///{tmp_path_factory.mktemp('paged') / 'store.sqlite'}"
+    store = Store.open(db_url)
+    for name in ("samples.raw.csv", "vector_add_08warps.csv.gz", "reduce_neighbored.csv.gz"):
+        ingest(store, SAMPLES / name)
+    launches = store.launches()
+    server = start_server(db_url, env={"TRACEKIT_PAGED_LAUNCHES": "5"})
+    browser.get(f"{server.url}/library")
+    # cells re-rendered while read count as not yet
+    wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
+
+    def column_texts(column: str) -> list[str]:
+        cells = browser.find_elements(By.CSS_SELECTOR, f'#launches-table td[data-dash-column="{column}"]')
+        return [cell.text for cell in cells]
+
+    wait.until(lambda d: len(column_texts("kernel")) == launches.height)  # 16: one page
+    assert browser.find_element(By.ID, "launches-note").text.startswith("16 launches: shown a page at a time")
+    box = browser.find_element(By.CSS_SELECTOR, '#launches-table th[data-dash-column="kernel"] input')
+    box.send_keys("vector", Keys.ENTER)
+    vector_adds = launches.filter(launches["kernel_name"].str.starts_with("vector_add")).height
+    wait.until(lambda d: column_texts("kernel") == ["vector_add"] * vector_adds)
+    assert all(text for text in column_texts("verdict"))  # each shown launch analysed
+    box = browser.find_element(By.CSS_SELECTOR, '#launches-table th[data-dash-column="duration_s"] input')
+    box.send_keys(">0.00025", Keys.ENTER)  # the raw page's vector_add launches are 256.8 and 269.2 us
+    wait.until(lambda d: sorted(column_texts("duration_s")) == ["256.8µs", "269.2µs"])

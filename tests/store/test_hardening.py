@@ -223,10 +223,17 @@ def test_sigterm_during_an_import_leaves_no_temporary_file(tmp_path):
 
     tmp_dir = tmp_path / "tmp"
     tmp_dir.mkdir()
+    import io
+
+    import polars as pl
+
+    # gzip Parquet: the importer inflates it to a temporary file (a gzip CSV is read by polars without one)
     rows = [[0, b % 4, b, 0, 1000 + b, 2000 + b] for b in range(1_500_000)]
-    header = "# tracekit-warp-trace v1\n"
-    big = tmp_path / "big.csv.gz"
-    big.write_bytes(gzip.compress(warp_csv(rows, header=header, columns=WARP_COLUMNS), compresslevel=1))
+    parquet = io.BytesIO()
+    columns = WARP_COLUMNS.strip().split(",")
+    pl.DataFrame(rows, schema=columns, orient="row").write_parquet(parquet, compression="uncompressed")
+    big = tmp_path / "big.parquet.gz"
+    big.write_bytes(gzip.compress(parquet.getvalue(), compresslevel=1))
     process = subprocess.Popen(
         [sys.executable, "-m", "tracekit.cli.main", "import", "--db", f"sqlite:///{tmp_path / 's.sqlite'}", str(big)],
         env={**os.environ, "TMPDIR": str(tmp_dir)},

@@ -28,6 +28,8 @@ COLUMNS = {
 }
 REQUIRED = {WARPS: ("sm_id", "block_id", "warp_in_block", "start_ns", "end_ns"), METRICS: ("name",)}
 ID_BATCH = 5_000  # launch ids per IN (...): far below SQLite's and PostgreSQL's parameter limits
+# id runs per query: their ORs nest one level each, and SQLite refuses an expression deeper than 1,000
+RUNS_PER_QUERY = 400
 INSERT_BATCH_BYTES = 64 << 20  # encoded chunks held before they are sent
 
 
@@ -161,10 +163,10 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
     wanted = sorted({int(i) for i in launch_ids})
     runs = _runs(wanted)
     seen: dict[int, tuple[int, int, bytes]] = {}
-    for start in range(0, len(runs), ID_BATCH // 2):
+    for start in range(0, len(runs), RUNS_PER_QUERY):
         overlaps = [
             and_(BulkChunkRow.launch_id <= last, BulkChunkRow.last_launch_id >= first)
-            for first, last in runs[start : start + ID_BATCH // 2]
+            for first, last in runs[start : start + RUNS_PER_QUERY]
         ]
         rows = connection.execute(
             select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.data).where(

@@ -285,6 +285,11 @@ class Store:
             statement = statement.where(LaunchRow.id.in_(launch_ids))
         return self._frame(statement)
 
+    def launch_count(self) -> int:
+        """How many launches the store holds (one query)."""
+        with self.engine.connect() as connection:
+            return int(connection.scalar(select(func.count()).select_from(LaunchRow)) or 0)
+
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
         """Every metric of these launches, in the order imported (import by import, each as its file listed
         them): launch_id, section, name, unit, value, text_value, kind. Read from columnar chunks, not row by row."""
