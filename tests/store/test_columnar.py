@@ -159,3 +159,15 @@ def test_null_warp_fields_are_refused_and_nothing_is_kept(sqlite_store: Store, t
         sqlite_store.add_import(parsed, source)
     assert sqlite_store.imports().height == 0
     assert counts(sqlite_store) == {"warps": 0, "metrics": 0, "bulk_chunks": 0}
+
+
+def test_thousands_of_scattered_launch_ids_are_read_in_batches(sqlite_store: Store) -> None:
+    """2,500 separate id runs (a kernel's launches among 100k of an Nsight Systems import) in one query nested
+    2,500 ORs, which SQLite refuses (depth 1,000): they are read 400 runs a query, with the same rows."""
+    from tracekit.ingest import ingest
+
+    ingest(sqlite_store, SAMPLES / "h100" / "samples.details.csv")
+    ids = sqlite_store.launches()["id"].to_list()
+    scattered = sorted(set(ids) | set(range(max(ids) + 2, max(ids) + 2 + 5000, 2)))  # absent ids, one per run
+    assert len(columnar._runs(scattered)) > 2 * columnar.RUNS_PER_QUERY
+    assert sqlite_store.metrics(scattered).equals(sqlite_store.metrics(ids))
