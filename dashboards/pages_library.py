@@ -192,16 +192,16 @@ def launch_page(
 ) -> tuple[list[dict], int, str]:
     """One page of the launches table, filtered and sorted by the server: (rows with their verdicts, page count,
     a note: what the filter could not do, else empty)."""
-    frame = launch_frame(store.launches())
+    every = launch_frame(store.launches())
     columns = {key: kind for key, _, kind in LAUNCH_COLUMNS}
     note = ""
+    frame = every
     if filter_query:
         try:
-            for part in filter_query.split(" && "):
-                frame = frame.filter(_filter_part(part, columns))
+            frame = every.filter(*(_filter_part(part, columns) for part in filter_query.split(" && ")))
         except TracekitError as exc:
             note = f"Filter not applied: {exc}."
-            frame = launch_frame(store.launches())
+            frame = every
     order = [s for s in sort_by or [] if s.get("column_id") in columns and s["column_id"] not in PAGE_ONLY_COLUMNS]
     if len(order) < len(sort_by or []):
         note = f"{note} Not sorted by verdict or limiter: they are known for the launches shown only.".strip()
@@ -360,10 +360,11 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
 def first_launch_rows(store: Store) -> tuple[list[dict], int | None, str]:
     """The launches table's rows as a page opens: every launch's, or the first page's of a large store; its page
     count (None: every row is there) and its note."""
-    if store.launch_count() <= PAGED_LAUNCHES:
+    count = store.launch_count()
+    if count <= PAGED_LAUNCHES:
         return launch_rows(store), None, ""
     rows, pages, _ = launch_page(store, 0, PAGE_SIZE, None, None)
-    return rows, pages, PAGED_NOTE.format(count=store.launch_count())
+    return rows, pages, PAGED_NOTE.format(count=count)
 
 
 PAGED_NOTE = (
