@@ -111,10 +111,10 @@ def snapshot_group(base: Path, files: list[Path], workdir: Path) -> dict[str, di
         imported: list[tuple[str, int]] = []
         for path in files:
             try:
-                result, _ = ingest(store, str(path))
+                done, _ = ingest(store, str(path))
             except TracekitError:
                 continue
-            imported.append((path.relative_to(base).as_posix(), int(result.import_id)))
+            imported.append((path.relative_to(base).as_posix(), int(done.import_id)))
         out: dict[str, dict[str, Any]] = {}
         for name, import_id in imported:
             launches = store.launches(import_id=import_id).sort("id").head(MAX_LAUNCHES)
