@@ -1,0 +1,81 @@
+"""Which ceilings judge a device: a user's profile (--ceilings FILE), else a shipped measured profile matching the
+device's name and compute capability, else the datasheet's nominal peaks."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tracekit.ceilings.nominal import nominal_peaks, normalize_cc
+from tracekit.ceilings.profile import ProfileFormatError, ceilings_from_json, nominal_ceilings
+from tracekit.ceilings.types import DeviceCeilings
+from tracekit.errors import TracekitError, one_line
+
+
+class CeilingsError(TracekitError):
+    """A ceilings profile that cannot be read (one line naming the file)."""
+
+
+def _key(name: str | None) -> str:
+    return " ".join((name or "").lower().split())
+
+
+def read_profile(path: Path, source_name: str | None = None) -> DeviceCeilings:
+    """A profile file as DeviceCeilings, source "measured: <file name>"; a bad file is one CeilingsError line."""
+    try:
+        data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CeilingsError(f"{path}: no such ceilings file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CeilingsError(one_line(f"{path}: cannot read: {exc}")) from None
+    except json.JSONDecodeError as exc:
+        raise CeilingsError(f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
+    device = data.get("device") if isinstance(data, dict) else None
+    name = device.get("name") if isinstance(device, dict) else None
+    cc = device.get("compute_capability") if isinstance(device, dict) else None
+    peaks, basis = nominal_peaks(str(name) if name else None, str(cc) if cc is not None else None)
+    try:
+        return ceilings_from_json(data, f"measured: {source_name or Path(path).name}", peaks, basis)
+    except ProfileFormatError as exc:
+        raise CeilingsError(one_line(f"{path}: {exc}")) from None
+
+
+@lru_cache(maxsize=1)
+def shipped_profiles() -> tuple[DeviceCeilings, ...]:
+    """The measured profiles shipped as package data (tracekit/ceilings/profiles/*.json)."""
+    found: list[DeviceCeilings] = []
+    folder = resources.files("tracekit.ceilings").joinpath("profiles")
+    if not folder.is_dir():
+        return ()
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            with resources.as_file(entry) as path:
+                found.append(read_profile(path, f"tracekit/ceilings/profiles/{entry.name}"))
+    return tuple(found)
+
+
+def ceilings_for(
+    device_name: str | None,
+    compute_capability: str | None,
+    sm_count: int | None = None,
+    override: Path | None = None,
+) -> DeviceCeilings:
+    """The ceilings to judge a device by. `override` (a profile file) wins; then a shipped profile whose device name
+    and compute capability match (and SM count, when both are known: a MIG slice or a cut-down part has other
+    whole-GPU rates); else nominal peaks by name or compute capability, source "nominal"."""
+    if override is not None:
+        return read_profile(override)
+    cc = normalize_cc(compute_capability)
+    for profile in shipped_profiles():
+        if _key(profile.device_name) != _key(device_name):
+            continue
+        if cc is not None and profile.compute_capability not in (None, cc):
+            continue
+        if sm_count is not None and profile.sm_count is not None and sm_count != profile.sm_count:
+            continue
+        return profile
+    peaks, basis = nominal_peaks(device_name, cc)
+    return nominal_ceilings(device_name or "", cc, sm_count, peaks, basis)

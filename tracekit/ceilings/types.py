@@ -1,0 +1,116 @@
+"""What a GPU can really reach: measured (or nominal) ceilings per unit and access pattern.
+
+Pure types, no I/O: tracekit/analysis imports them. A `DeviceCeilings` comes from `tracekit.ceilings.ceilings_for`
+(a shipped or user profile measured by `tracekit calibrate`, else the datasheet's nominal peaks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+NOMINAL = "nominal"
+PROFILE_SCHEMA = "tracekit.ceilings/1"
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One ceiling: the plateau of a measured sweep, or a nominal peak when nothing was measured.
+
+    `source` is "measured: <profile file>" or "nominal"; `nominal` is the datasheet peak for the same quantity (None
+    where NVIDIA publishes none, e.g. L2 bytes/s or block launch rate); `spread_fraction` is (max - min) / value over
+    the repeats at the plateau point (None for nominal values); `detail` says how it was measured."""
+
+    value: float
+    unit: str
+    nominal: float | None
+    source: str
+    spread_fraction: float | None = None
+    detail: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.source != NOMINAL
+
+    @property
+    def fraction_of_nominal(self) -> float | None:
+        """value / nominal: how much of the datasheet peak is achievable (None without a nominal)."""
+        if self.nominal is None or self.nominal <= 0:
+            return None
+        return self.value / self.nominal
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """One point of DRAM's loaded-latency curve: mean load latency seen while DRAM carries this throughput.
+
+    Little's law links the two: bytes in flight = throughput x latency (Volkov 2016, ch. 3)."""
+
+    throughput_bytes_per_s: float
+    latency_ns: float
+    background_warps_per_sm: int = 0
+
+
+@dataclass(frozen=True)
+class DeviceCeilings:
+    """Every ceiling of one device. A field is None when neither a measurement nor a nominal peak exists.
+
+    dram_stream_bytes_per_s is a streaming copy (read + write bytes); read-only and write-only streams are beside it.
+    dram_random_sector_bytes_per_s counts 32-byte sectors moved by random 4-byte loads (32 B per load).
+    tensor_flop_per_s is keyed by input type ("fp16", "bf16", "tf32", "fp8"); block_launch_per_s_per_sm by
+    threads per block. `source` is "measured: <file>" for a profile, "nominal" for datasheet peaks alone."""
+
+    device_name: str
+    compute_capability: str | None
+    sm_count: int | None
+    source: str
+    dram_stream_bytes_per_s: Ceiling | None = None
+    dram_read_bytes_per_s: Ceiling | None = None
+    dram_write_bytes_per_s: Ceiling | None = None
+    dram_random_sector_bytes_per_s: Ceiling | None = None
+    l2_bytes_per_s: Ceiling | None = None
+    shared_bytes_per_s: Ceiling | None = None
+    fp32_flop_per_s: Ceiling | None = None
+    fp64_flop_per_s: Ceiling | None = None
+    tensor_flop_per_s: Mapping[str, Ceiling] = field(default_factory=dict)
+    block_launch_per_s_per_sm: Mapping[int, Ceiling] = field(default_factory=dict)
+    launch_overhead_s: Ceiling | None = None
+    dram_unloaded_latency_ns: Ceiling | None = None
+    dram_latency_curve: tuple[LatencyPoint, ...] = ()
+    clocks: Mapping[str, float] = field(default_factory=dict)
+    driver: str | None = None
+    command: str | None = None
+    measured_at: str | None = None
+    basis: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.source != NOMINAL
+
+    def block_launch_ceiling(self, threads_per_block: int) -> Ceiling | None:
+        """The measured block launch rate per SM for the nearest measured block size at or above this one (a
+        block of 96 threads is judged by the 128-thread rate); the largest measured size beyond the sweep."""
+        if not self.block_launch_per_s_per_sm:
+            return None
+        sizes = sorted(self.block_launch_per_s_per_sm)
+        chosen = next((s for s in sizes if s >= threads_per_block), sizes[-1])
+        return self.block_launch_per_s_per_sm[chosen]
+
+    def dram_ceiling(self, scattered: bool) -> Ceiling | None:
+        """The achievable DRAM ceiling for an access pattern: scattered 32-byte sectors or a stream."""
+        chosen = self.dram_random_sector_bytes_per_s if scattered else self.dram_stream_bytes_per_s
+        return chosen or self.dram_stream_bytes_per_s
+
+    def latency_at(self, throughput_bytes_per_s: float) -> float | None:
+        """Mean DRAM load latency (ns) interpolated on the loaded-latency curve at this throughput; beyond the last
+        measured point, the last point's latency (the curve's knee is where queues grow without bound)."""
+        points = sorted(self.dram_latency_curve, key=lambda p: p.throughput_bytes_per_s)
+        if not points:
+            return self.dram_unloaded_latency_ns.value if self.dram_unloaded_latency_ns else None
+        if throughput_bytes_per_s <= points[0].throughput_bytes_per_s:
+            return points[0].latency_ns
+        for low, high in zip(points, points[1:], strict=False):
+            if throughput_bytes_per_s <= high.throughput_bytes_per_s:
+                span = high.throughput_bytes_per_s - low.throughput_bytes_per_s
+                t = 0.0 if span <= 0 else (throughput_bytes_per_s - low.throughput_bytes_per_s) / span
+                return low.latency_ns + t * (high.latency_ns - low.latency_ns)
+        return points[-1].latency_ns
