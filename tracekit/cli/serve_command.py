@@ -7,13 +7,12 @@ $TRACEKIT_TOKEN, or a fresh random one printed once in the URL to open. See dash
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
-import re
 import secrets
 import socket
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -21,7 +20,6 @@ from tracekit.cli.common import DbOption, err_console, open_store
 from tracekit.errors import TracekitError
 from tracekit.store.engine import resolve_url
 
-TOKEN_IN_URL = re.compile(r"([?&]token=)[^&\s\"]*")
 # gunicorn's default access log line with the path only (%(U)s): the query, where a token may be, is not logged.
 ACCESS_LOG_FORMAT = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s"'
 
@@ -54,16 +52,31 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
     return [*argv, "tracekit.dashboards.wsgi:server"]
 
 
-class _RedactTokens(logging.Filter):
-    """The development server logs whole request lines: blank out `token=` values in them."""
+def run_waitress(wsgi_app: Callable[..., Any], host: str, port: int, max_body_bytes: int) -> None:
+    """Serve one process with waitress, a production WSGI server in pure Python (threads, no fork: it runs
+    where gunicorn cannot, e.g. on Windows), instead of Flask's development server.
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = TOKEN_IN_URL.sub(r"\1[redacted]", str(record.msg))
-        if record.args:
-            record.args = tuple(
-                TOKEN_IN_URL.sub(r"\1[redacted]", arg) if isinstance(arg, str) else arg for arg in record.args
-            )
-        return True
+    `server_name` is the bound host, so the security checks see the address really listened on (waitress's
+    default, `waitress.invalid`, would read as non-loopback); bodies past the cap are refused by waitress
+    too, before it buffers them. waitress logs no request lines, so no token reaches a log.
+    """
+    from waitress import create_server
+
+    server = create_server(
+        wsgi_app,
+        host=host,
+        port=port,
+        server_name=host,
+        threads=8,
+        max_request_body_size=max_body_bytes + 1,
+        ident="tracekit",
+    )
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
 
 
 def _browse_host(host: str) -> str:
@@ -84,7 +97,7 @@ def serve_command(
         typer.Option(
             "--workers",
             min=1,
-            help="Run under gunicorn with N worker processes (default: one threaded process).",
+            help="Run under gunicorn with N worker processes (default: one waitress process, 8 threads).",
         ),
     ] = None,
     token: Annotated[
@@ -137,13 +150,13 @@ def serve_command(
         "TRACEKIT_TOKEN": token or "",
     }
     if workers is None:
-        from tracekit.dashboards.app import create_app
+        from tracekit.dashboards.app import create_app, max_body_bytes
         from tracekit.dashboards.security import Settings
 
         settings = Settings.from_env(environment)
+        app = create_app(url, max_upload_bytes, settings)
         err_console.print(f"tracekit: dashboard on {address} (store {store.url}{mode})", markup=False)
-        logging.getLogger("werkzeug").addFilter(_RedactTokens())
-        create_app(url, max_upload_bytes, settings).run(host=host, port=port, debug=False)
+        run_waitress(app.server, host, port, max_body_bytes(max_upload_bytes))
         return
     if importlib.util.find_spec("gunicorn") is None:
         raise TracekitError("--workers needs gunicorn: pip install 'tracekit[serve]'")
