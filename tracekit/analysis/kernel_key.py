@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracekit.analysis.cxx_name import function_name
+
 # C-style casts Nsight writes inside template arguments: "(int)4", "(unsigned int)8", "(bool)1".
 _CAST = re.compile(r"\((?:(?:unsigned|signed|const|long|short)\s+)*[A-Za-z_][\w:]*\s*\**\)")
 # Integer literal suffixes: 4u, 8ul, 16LL.
@@ -52,9 +54,9 @@ def normalize_kernel_name(name: str | None) -> str:
 
 
 def base_name(name: str | None) -> str:
-    """The key's name without template arguments and namespaces (Nsight's "base" function name)."""
-    key = normalize_kernel_name(name)
-    return key.split("<", 1)[0].rsplit("::", 1)[-1]
+    """The function name without return type, scopes, template arguments and parameters (Nsight's "base"
+    function name, nsys's shortName), read by bracket depth from the demangled signature."""
+    return function_name(name)
 
 
 def product(values: Sequence[int | None]) -> int | None:
