@@ -458,6 +458,7 @@ def region_panel(result: LaunchAnalysis, view: Any = None) -> html.Section:
             html.H4("Warp timeline by region"),
             html.P(view.note, id="region-timeline-note", className="hint"),
             dcc.Store(id="region-timeline-rows", data=view.row_map),
+            dcc.Store(id="region-timeline-view"),  # the relayouts that move an axis (region_views.AXIS_EVENTS)
             dcc.Graph(id="region-timeline", figure=view.timeline, config={"displaylogo": False}),
             html.H4("Warps in each region per SM over time"),
             html.P(

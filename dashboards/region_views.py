@@ -132,12 +132,34 @@ def _axis_range(relayout: dict[str, Any], axis: str) -> tuple[float, float] | No
     return None
 
 
+# Only relayouts that move an axis reach the server (as for the warp timeline, pages_launch.TIME_AXIS_EVENTS):
+# plotly reports a resize after a redraw ({"autosize": true}) as a relayout too; sent on, it can overtake a zoom
+# in flight, and Dash keeps only the latest answer for an output, so the zoom's figure would be dropped.
+AXIS_EVENTS = """
+function (relayout) {
+    if (!relayout) { return window.dash_clientside.no_update; }
+    const moved = ["xaxis", "yaxis"].some(function (axis) {
+        return relayout[axis + ".autorange"] || (axis + ".range[0]" in relayout && axis + ".range[1]" in relayout)
+            || Array.isArray(relayout[axis + ".range"]);
+    });
+    return moved ? relayout : window.dash_clientside.no_update;
+}
+"""
+
+
 def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
+    app.clientside_callback(
+        AXIS_EVENTS,
+        Output("region-timeline-view", "data"),
+        Input("region-timeline", "relayoutData"),
+        prevent_initial_call=True,
+    )
+
     @app.callback(
         Output("region-timeline", "figure"),
         Output("region-timeline-note", "children"),
         Output("region-timeline-rows", "data"),
-        Input("region-timeline", "relayoutData"),
+        Input("region-timeline-view", "data"),
         State("launch-id", "data"),
         State("region-timeline-rows", "data"),
         prevent_initial_call=True,

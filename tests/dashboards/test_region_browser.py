@@ -90,6 +90,17 @@ def drawn(driver) -> tuple[list[str], int]:
     )
 
 
+def dash_idle(driver) -> bool:
+    """No component waits for a callback's answer (Dash marks those with data-dash-is-loading)."""
+    return driver.execute_script("return !document.querySelector('[data-dash-is-loading=\"true\"]');")
+
+
+def zoom(driver, update: str) -> None:
+    """`Plotly.relayout` on the timeline once every earlier answer has arrived, as a user's next drag would be."""
+    wait(driver, dash_idle)
+    driver.execute_script(f"Plotly.relayout(document.querySelector('{TIMELINE}'), {update});")
+
+
 def test_region_figures_draw_the_sample_with_names_as_text(site, shots):
     base_url, driver, ids = site
     rows, sm_count = plain_regions()
@@ -129,10 +140,8 @@ def test_region_figures_draw_the_sample_with_names_as_text(site, shots):
         for r in rows
         if int(r["start_ns"]) - origin < 200 and (int(r["end_ns"]) - origin > 0 or int(r["start_ns"]) >= origin)
     )
-    driver.execute_script(
-        f"Plotly.relayout(document.querySelector('{TIMELINE}'), {{'xaxis.range[0]': 0, 'xaxis.range[1]': 0.2}});"
-    )
-    wait(driver, lambda d: "scatter" in drawn(d)[0])
+    zoom(driver, "{'xaxis.range[0]': 0, 'xaxis.range[1]': 0.2}")
+    wait(driver, lambda d: "scatter" in drawn(d)[0] and dash_idle(d))
     shots(driver, "region_timeline_zoomed")
     types, bars = drawn(driver)
     assert set(types) == {"scatter"} and bars == len(expected)
@@ -144,8 +153,9 @@ def test_region_figures_draw_the_sample_with_names_as_text(site, shots):
     )
     assert sorted((name, round(x0 * 1000), round(x1 * 1000)) for name, x0, x1 in got) == expected
     assert "each a bar" in driver.find_element(By.ID, "region-timeline-note").text
-    driver.execute_script(f"Plotly.relayout(document.querySelector('{TIMELINE}'), {{'xaxis.autorange': true}});")
-    wait(driver, lambda d: drawn(d)[0] == ["heatmap"])
+    zoom(driver, "{'xaxis.autorange': true}")
+    wait(driver, lambda d: drawn(d)[0] == ["heatmap"] and dash_idle(d))
+    assert "binned" in driver.find_element(By.ID, "region-timeline-note").text
 
 
 def test_region_names_that_look_like_markup_are_text(site, shots):
