@@ -17,7 +17,17 @@ from tracekit.parsed import ParsedImport
 
 # Order matters: binary signatures first, the text formats after.
 # Region readers (intra-kernel profilers) before warp_trace, whose magic line also starts the v2 region trace.
-READER_MODULES = ["ncu_rep", "nsys_sqlite", "region_trace", "proton_chrome", "chrome_regions", "warp_trace", "ncu_csv"]
+# Kineto (PyTorch profiler) traces are Chrome traces too: its reader sniffs their header and categories first.
+READER_MODULES = [
+    "ncu_rep",
+    "nsys_sqlite",
+    "region_trace",
+    "kineto",
+    "proton_chrome",
+    "chrome_regions",
+    "warp_trace",
+    "ncu_csv",
+]
 SNIFF_BYTES = 64 * 1024
 
 

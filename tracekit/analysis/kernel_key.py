@@ -8,6 +8,7 @@ not know (a trace without registers, say) are None and match anything; the name,
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -73,6 +74,36 @@ def _same(a: Any, b: Any) -> bool:
     return a is None or b is None or a == b
 
 
+def _same_dynamic_smem(a: KernelKey, b: KernelKey) -> bool:
+    """Dynamic shared memory agrees (unknown is 0). A side whose static part is unknown may hold the block's
+    whole shared memory there instead: CUPTI-based timelines such as PyTorch's profiler write static + dynamic
+    as one number, so it matches the other side's dynamic part or its static + dynamic."""
+    mine, theirs = a.dynamic_smem_bytes or 0, b.dynamic_smem_bytes or 0
+    if mine == theirs:
+        return True
+    if a.static_smem_bytes is None and b.static_smem_bytes is not None:
+        return mine == theirs + b.static_smem_bytes
+    if b.static_smem_bytes is None and a.static_smem_bytes is not None:
+        return theirs == mine + a.static_smem_bytes
+    return False
+
+
+# Scopes (namespaces, classes) and the demanglers' spellings of unnamed namespaces, in a normalized name.
+_SCOPE = re.compile(r"(?:<unnamed>|\(anonymousnamespace\)|`anonymousnamespace'|[A-Za-z_]\w*)::")
+# libstdc++'s lambda `{lambda(float)#1}` as NVIDIA's demangler writes it: `[lambda(float) (instance 1)]`.
+_GNU_LAMBDA = re.compile(r"\{lambda(\((?:[^(){}]|\([^()]*\))*\))?#(\d+)\}")
+
+
+@functools.lru_cache(maxsize=65536)
+def demangler_neutral(name: str) -> str:
+    """A normalized name as any demangler spells it: libstdc++ (`__cxa_demangle`, which PyTorch's profiler and
+    nsys use) and NVIDIA's (ncu) write lambdas and unnamed namespaces differently, and ncu leaves out some
+    namespaces (`at::native::` prints as `at::`), so scopes are dropped and lambdas spelled one way. Two kernels
+    that differ only in their namespaces are told apart by the rest of the key (launch configuration, device
+    and, in pairing, the duration)."""
+    return _SCOPE.sub("", _GNU_LAMBDA.sub(r"[lambda\1(instance\2)]", name))
+
+
 @dataclass(frozen=True)
 class KernelKey:
     name: str  # normalize_kernel_name
@@ -88,14 +119,14 @@ class KernelKey:
         """Same kernel and launch configuration on the same device; unknown fields match anything."""
         return (
             bool(self.name)
-            and self.name == other.name
+            and (self.name == other.name or demangler_neutral(self.name) == demangler_neutral(other.name))
             and self.grid == other.grid
             and self.block == other.block
             and None not in self.grid
             and None not in self.block
             and _same(self.registers_per_thread, other.registers_per_thread)
             and _same(self.static_smem_bytes, other.static_smem_bytes)
-            and _same(self.dynamic_smem_bytes or 0, other.dynamic_smem_bytes or 0)
+            and _same_dynamic_smem(self, other)
             and self.same_device(other)
         )
 

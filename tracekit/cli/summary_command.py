@@ -20,7 +20,8 @@ from tracekit.ingest import ingest
 from tracekit.store import Store
 
 _IMPORT_REF = re.compile(r"^(?:import:)?(\d+)$")
-TIMED_FORMATS = ("nsys-sqlite",)  # formats whose launches and copies are a timeline of the whole run
+# formats whose launches and copies are a timeline of the whole run
+TIMED_FORMATS = ("nsys-sqlite", "kineto", "nsys-stats-csv")
 
 
 def import_id_of(store: Store, reference: str) -> int:
@@ -69,7 +70,12 @@ def time_table(title: str, rows: list[TimeRow], label: str, with_bytes: bool = F
 
 def summary_command(
     sources: Annotated[
-        list[str], typer.Argument(help="Nsight Systems exports: files or import ids (7, import:7).", show_default=False)
+        list[str],
+        typer.Argument(
+            help="Timelines (Nsight Systems exports, PyTorch profiler traces, nsys stats GPU traces): files or import "
+            "ids (7, import:7).",
+            show_default=False,
+        ),
     ],
     names: NamesOption = NameStyle.base,
     db: DbOption = None,
@@ -85,7 +91,8 @@ def summary_command(
         if info["format"] not in TIMED_FORMATS:
             raise TracekitError(
                 f"{source}: import {import_id} is {info['format']}; the GPU time summary needs an Nsight Systems "
-                "export (each launch and copy timed on one timeline)"
+                "export or another timeline of each launch and copy (a PyTorch profiler trace, an nsys stats GPU "
+                "trace)"
             )
         summaries.append((import_id, info, summarize(store, import_id, names)))
     if as_json:
