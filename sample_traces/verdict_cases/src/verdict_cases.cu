@@ -130,6 +130,32 @@ __global__ void l2_resident_read(const float4* __restrict__ in, float* __restric
     WARP_TRACE_END(rec);
 }
 
+// out[i] = table[h(i)] with a hashed index (no index array to stream): every 4-byte load is its own 32-byte sector
+// of a table far larger than L2; four independent loads in flight per thread (issue 20: the scattered ceiling).
+__device__ __forceinline__ unsigned scatter_hash(unsigned x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+__global__ void scattered_gather(const float* __restrict__ table, unsigned mask, float* __restrict__ out,
+                                 int per_thread, WarpRecord* rec) {
+    WARP_TRACE_BEGIN(rec);
+    const size_t base = (size_t)blockIdx.x * blockDim.x * per_thread + threadIdx.x;
+#pragma unroll 1
+    for (int k = 0; k < per_thread; k += 4) {
+        float v[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] = table[scatter_hash((unsigned)(base + (size_t)(k + j) * blockDim.x)) & mask];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) out[base + (size_t)(k + j) * blockDim.x] = v[j];
+    }
+    WARP_TRACE_END(rec);
+}
+
 // Many 64-thread blocks with one element each: the SMs' block launch rate, not memory or math, sets the time.
 __global__ void small_blocks(const float* __restrict__ in, float* __restrict__ out, WarpRecord* rec) {
     WARP_TRACE_BEGIN(rec);
@@ -543,6 +569,31 @@ int main(int argc, char** argv) {
         const dim3 g(2048);
         cases.push_back({"imbalanced_blocks", "imbalanced", (const void*)imbalanced, g, block, 0, 0.0,
                          [=](WarpRecord* r) { imbalanced<<<g, block>>>(d_out, 256, 256, 16, r); }});
+    }
+
+    // 11. Issue 20 (ceilings): a hashed scattered gather over a 256 MiB table at full occupancy; a long copy at
+    // 4 loads in flight per thread (~76% of nominal DRAM on the H100); 1024 tiny blocks per SM.
+    const size_t big = (size_t)1 << 26;  // 256 MiB of floats
+    float* d_big_in = device_alloc<float>(big, 1);
+    float* d_big_out = device_alloc<float>(big);
+    {
+        const dim3 g((unsigned)(n / (threads * per_thread)));  // 2048 blocks, 32 loads per thread
+        cases.push_back({"scattered_gather", "scattered_gather", (const void*)scattered_gather, g, block, 0,
+                         36.0 * n, [=](WarpRecord* r) {
+                             scattered_gather<<<g, block>>>(d_big_in, (unsigned)(big - 1), d_out, per_thread, r);
+                         }});
+    }
+    {
+        const dim3 g((unsigned)(big / (threads * per_thread)));  // 8192 blocks
+        cases.push_back({"stream_near_ceiling", "stream_copy_ilp4", (const void*)stream_copy_ilp4, g, block, 0,
+                         2.0 * big * 4, [=](WarpRecord* r) {
+                             stream_copy_ilp4<<<g, block>>>(d_big_in, d_big_out, per_thread, r);
+                         }});
+    }
+    {
+        const dim3 g(sms * 1024), b(64);
+        cases.push_back({"tiny_blocks_launch", "small_blocks", (const void*)small_blocks, g, b, 0,
+                         2.0 * g.x * b.x * 4, [=](WarpRecord* r) { small_blocks<<<g, b>>>(d_big_in, d_big_out, r); }});
     }
 
     if (list) {
