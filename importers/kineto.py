@@ -117,11 +117,37 @@ Schema = dict[str, pl.DataType | type[pl.DataType]]
 class _Columns:
     """Column lists filled in one pass over the events."""
 
-    def __init__(self, names: tuple[str, ...]) -> None:
+    def __init__(self, what: str, names: tuple[str, ...]) -> None:
+        self.what = what
         self.data: dict[str, list[Any]] = {name: [] for name in names}
 
-    def frame(self, schema: Schema) -> pl.DataFrame:
-        return pl.DataFrame(self.data, schema=schema, strict=False)
+    def frame(self, path: Path, schema: Schema) -> pl.DataFrame:
+        """The columns as a frame of `schema`; a value of another type is refused, naming the event and field."""
+        try:
+            return pl.DataFrame(self.data, schema=schema, strict=True)
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+            pass  # not a stub: the columns are scanned below for the value to name in the error
+        for column, dtype in schema.items():
+            for number, value in enumerate(self.data[column], start=1):
+                if _fits(value, dtype):
+                    continue
+                raise InputError(
+                    str(path), f"{self.what} event {number}: {column} is {value!r}, not {_EXPECTED[dtype]}"
+                )
+        raise InputError(str(path), f"{self.what} events hold values of unexpected types")
+
+
+def _fits(value: Any, dtype: Any) -> bool:
+    if value is None:
+        return True
+    if dtype == pl.Utf8:
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (dtype == pl.Float64 and isinstance(value, float))
+
+
+_EXPECTED = {pl.Utf8: "text", pl.Int64: "an integer", pl.Float64: "a number"}
 
 
 KERNEL_FIELDS: Schema = {
@@ -159,10 +185,10 @@ def read(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES, **opt
     document = _load(path, max_inflated_bytes)
     if not isinstance(document, dict) or not isinstance(document.get("traceEvents"), list):
         raise InputError(str(path), "not a PyTorch profiler trace: expected a JSON object with a 'traceEvents' list")
-    kernels = _Columns(tuple(KERNEL_FIELDS))
-    copies = _Columns(tuple(COPY_FIELDS))
-    ranges = _Columns(tuple(RANGE_FIELDS))
-    calls = _Columns(tuple(CALL_FIELDS))
+    kernels = _Columns("kernel", tuple(KERNEL_FIELDS))
+    copies = _Columns("memory copy/set", tuple(COPY_FIELDS))
+    ranges = _Columns("operator/annotation", tuple(RANGE_FIELDS))
+    calls = _Columns("launch call", tuple(CALL_FIELDS))
     k, c, r, cl = kernels.data, copies.data, ranges.data, calls.data
     for index, event in enumerate(document["traceEvents"]):
         if not isinstance(event, dict):
@@ -212,13 +238,10 @@ def read(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES, **opt
             c["dur"].append(event.get("dur"))
             c["stream_id"].append(args.get("stream"))
             c["device_id"].append(args.get("device"))
-    try:
-        kernel_frame = kernels.frame(KERNEL_FIELDS)
-        copy_frame = copies.frame(COPY_FIELDS)
-        range_frame = ranges.frame(RANGE_FIELDS)
-        call_frame = calls.frame(CALL_FIELDS)
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as exc:
-        raise InputError(str(path), f"an event field has an unexpected type ({exc})") from None
+    kernel_frame = kernels.frame(path, KERNEL_FIELDS)
+    copy_frame = copies.frame(path, COPY_FIELDS)
+    range_frame = ranges.frame(path, RANGE_FIELDS)
+    call_frame = calls.frame(path, CALL_FIELDS)
     warnings: list[str] = []
     launches = _launches(path, kernel_frame)
     range_frame = _timed(range_frame).filter(pl.col("name").is_not_null())
