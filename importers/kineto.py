@@ -147,7 +147,7 @@ def _fits(value: Any, dtype: Any) -> bool:
     return isinstance(value, int) or (dtype == pl.Float64 and isinstance(value, float))
 
 
-_EXPECTED = {pl.Utf8: "text", pl.Int64: "an integer", pl.Float64: "a number"}
+_EXPECTED: dict[Any, str] = {pl.Utf8: "text", pl.Int64: "an integer", pl.Float64: "a number"}
 
 
 KERNEL_FIELDS: Schema = {
