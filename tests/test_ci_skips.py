@@ -73,3 +73,21 @@ def test_module_skips_fail_in_ci(tmp_path):
     assert "ERROR test_probe_module.py - skipped in CI, which must run every test" in ci.stdout
     local = run(tmp_path, ci=False)
     assert local.returncode == 5 and "1 skipped" in local.stdout, local.stdout  # 5: no test ran, none failed
+
+
+PROBE_GPU = """
+import pytest
+
+
+@pytest.mark.needs_gpu
+def test_gpu():
+    pytest.skip("needs an NVIDIA GPU")
+"""
+
+
+def test_a_needs_gpu_skip_stays_a_skip_in_ci(tmp_path):
+    """The documented exemption (tests/conftest.py): CI has no GPU, so a `needs_gpu` test skips there too."""
+    (tmp_path / "test_probe_gpu.py").write_text(PROBE_GPU)
+    ci = run(tmp_path, ci=True)
+    assert ci.returncode == 0, ci.stdout
+    assert "1 skipped" in ci.stdout

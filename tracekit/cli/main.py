@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo_command", "demo_command"),
     "header": ("header_command", "header_command"),
     "export": ("export_command", "export_command"),
+    "calibrate": ("calibrate_command", "calibrate_command"),
+    "ceilings": ("ceilings_command", "ceilings_command"),
 }
 
 
