@@ -5,17 +5,18 @@ from __future__ import annotations
 import io
 
 import polars as pl
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection, TableClause
 
 COPY_CHUNK_ROWS = 500_000
 
 
-def bulk_insert(connection: Connection, table: Table, frame: pl.DataFrame) -> None:
+def bulk_insert(connection: Connection, table: TableClause, frame: pl.DataFrame) -> None:
     """Insert every row of `frame` (columns named as the table's) into `table` on `connection`'s transaction."""
     if frame.height == 0:
         return
     columns = frame.columns
     dbapi = connection.connection.driver_connection
+    assert dbapi is not None, "bulk_insert needs an open connection"
     if connection.dialect.name == "postgresql":
         statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN (FORMAT csv)"
         with dbapi.cursor() as cursor, cursor.copy(statement) as copy:

@@ -162,7 +162,7 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
     column launch_id (Int64)."""
     wanted = sorted({int(i) for i in launch_ids})
     runs = _runs(wanted)
-    seen: dict[int, tuple[int, int, bytes]] = {}
+    seen: dict[int, tuple[int, bytes]] = {}
     for start in range(0, len(runs), RUNS_PER_QUERY):
         overlaps = [
             and_(BulkChunkRow.launch_id <= last, BulkChunkRow.last_launch_id >= first)

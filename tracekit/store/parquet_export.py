@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import polars as pl
 from sqlalchemy import select
@@ -26,7 +26,7 @@ from tracekit.store.regions import launch_regions
 from tracekit.store.schema import AnalysisResultRow, ImportRow, LaunchRow, MemcpyRow, NvtxRangeRow
 from tracekit.store.store import Store
 
-COMPRESSION = "zstd"
+COMPRESSION: Final = "zstd"
 
 
 def _table_frame(store: Store, table, where=None, json_columns: tuple[str, ...] = ()) -> pl.DataFrame:
@@ -106,9 +106,9 @@ def export_parquet(
             regions = launch_regions(store, launch_id)
             if regions.height:
                 frames.append(("regions", regions))
-            for table, frame in frames:
-                (folder / table / partition).mkdir(parents=True, exist_ok=True)
+            for kind, frame in frames:
+                (folder / kind / partition).mkdir(parents=True, exist_ok=True)
                 frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
-                frame.write_parquet(folder / table / partition / f"launch-{launch_id}.parquet", compression=COMPRESSION)
-                written[table] += frame.height
+                frame.write_parquet(folder / kind / partition / f"launch-{launch_id}.parquet", compression=COMPRESSION)
+                written[kind] += frame.height
     return written

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -14,6 +15,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
     Text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -30,6 +32,10 @@ BULK_TABLES = ("metrics", "warps", "regions", "bulk_chunks")
 
 class Base(DeclarativeBase):
     """The declarative base of the store's tables (its metadata is what Alembic compares against)."""
+
+    if TYPE_CHECKING:
+        # Each mapped class here declares a plain Table; SQLAlchemy types `__table__` as any FromClause (a join).
+        __table__: ClassVar[Table]
 
 
 class ImportRow(Base):

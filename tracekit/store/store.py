@@ -140,7 +140,7 @@ class Store:
             "device_extra": (device.extra or None) if device else None,
             "warnings": parsed.warnings or None,
         }
-        import_id = connection.scalar(insert(ImportRow).values(import_values).returning(ImportRow.id))
+        import_id = connection.execute(insert(ImportRow).values(import_values).returning(ImportRow.id)).scalar_one()
         launch_ids = self._insert_launches(connection, import_id, parsed.launches)
         keys = parsed.launches["launch_key"]
         metrics = _with_launch_ids(parsed.metrics, keys, launch_ids)

@@ -33,7 +33,7 @@ def _rows_frame(connection, sql: str, columns: dict, params: dict) -> pl.DataFra
     return pl.concat(frames) if frames else pl.DataFrame(schema=columns)
 
 
-def _table(name: str, *columns: str) -> sa.Table:
+def _table(name: str, *columns: str) -> sa.TableClause:
     return sa.table(name, *(sa.column(c) for c in columns))
 
 
@@ -89,9 +89,9 @@ def downgrade() -> None:
         by_import.setdefault(import_id, []).append(launch_id)
     for ids in by_import.values():  # rows back in the order they were imported
         metrics = columnar.read(connection, columnar.METRICS, ids, with_launch_id=True)
-        bulk_insert(connection, _table("metrics", *metrics.columns), metrics)  # type: ignore[arg-type]
+        bulk_insert(connection, _table("metrics", *metrics.columns), metrics)
         for launch_id in ids:
             warps = columnar.read(connection, columnar.WARPS, [launch_id], with_launch_id=True)
-            bulk_insert(connection, _table("warps", *warps.columns), warps)  # type: ignore[arg-type]
+            bulk_insert(connection, _table("warps", *warps.columns), warps)
     op.drop_index("ix_bulk_chunks_kind_launch", table_name="bulk_chunks")
     op.drop_table("bulk_chunks")
