@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit.analysis.model import model_throughput
 from tracekit.errors import TracekitError
+
+__all__ = ["SweepFit", "fit_occupancy_sweep", "measured_levels", "model_throughput", "occupancy_reaching"]
 
 OCCUPANCY = "occupancy_warps_per_sm"
 THROUGHPUT = "throughput"
@@ -42,15 +45,6 @@ class SweepFit:
     plateau_reached: bool | None = None  # a lower measured level already gives 95% of the highest throughput
     last_step_gain_fraction: float | None = None  # throughput gain from the second-highest to the highest level
     last_step_warps_per_sm: tuple[float, float] | None = None  # those two occupancies
-
-
-def model_throughput(n: float, latency: float | None, bound: float | None) -> float | None:
-    """Volkov's throughput = min(n / L, B) at n warps per SM: the one place the model is written. With one branch
-    fitted (no plateau measured, or no rising part) that branch; None with neither."""
-    rising = n / latency if latency else None
-    if rising is None:
-        return bound
-    return rising if bound is None else min(rising, bound)
 
 
 def _predict(n: float, slope: float | None, bound: float | None) -> float:

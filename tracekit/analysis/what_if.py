@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tracekit.analysis.model import model_throughput
 from tracekit.analysis.occupancy import (
     Cliff,
     OccupancyResult,
@@ -21,7 +22,6 @@ from tracekit.analysis.occupancy import (
     theoretical_occupancy,
     waves_per_sm,
 )
-from tracekit.analysis.sweep import model_throughput
 from tracekit.analysis.types import LaunchAnalysis, Sweep
 from tracekit.errors import TracekitError
 

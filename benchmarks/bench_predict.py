@@ -1,0 +1,210 @@
+"""How good is `tracekit predict`? Its predictions on the H100 sweep set against the measured speed-ups.
+
+    python benchmarks/bench_predict.py [--configs]
+
+Imports sample_traces/sweeps/h100 (Nsight Compute raw and details pages of 112 configurations of 7 kernels) into a
+scratch store, analyses every launch and predicts:
+(a) from three occupancies spanning 8x (8, 32 and 64 warps per SM, the sweep fitted), the speed-up from the
+    64-warp launch to each other occupancy of the same kernel;
+(b) from a single launch at each occupancy below the maximum, the speed-up of going to the maximum (64 warps per
+    SM), beside Nsight Compute's TheoreticalOccupancy estimate for that launch;
+(c) from the single 64-warp launch at block 256, other block sizes and grids (reported, no target).
+The measured speed-ups are the CUDA-event medians in timings.csv (recorded before tracekit predicted anything).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+REPO = Path(__file__).resolve().parents[1]
+SWEEPS = REPO / "sample_traces" / "sweeps" / "h100"
+KERNELS = (
+    "sweep_copy",
+    "sweep_fma",
+    "sweep_gather",
+    "sweep_read_ilp1",
+    "sweep_read_ilp2",
+    "sweep_read_ilp4",
+    "sweep_read_ilp8",
+)
+OCCUPANCIES = (8, 16, 24, 32, 40, 48, 56, 64)
+FIT_AT = (8, 32, 64)
+
+
+def _timings() -> dict[str, dict[str, str]]:
+    with (SWEEPS / "timings.csv").open(newline="") as handle:
+        return {row["config"]: row for row in csv.DictReader(handle)}
+
+
+def _load(scratch: Path) -> tuple[dict[str, object], dict[str, pl.DataFrame]]:
+    """Each configuration's analysis (from the raw page) and its metrics with the details page's rule rows."""
+    from tracekit.api import analyze_stored
+    from tracekit.ingest import ingest
+    from tracekit.store import Store
+
+    store = Store.open(str(scratch / "store.sqlite"))
+    raw_ids: list[int] = []
+    detail_ids: list[int] = []
+    for kernel in KERNELS:
+        for page, ids in (("raw", raw_ids), ("details", detail_ids)):
+            plain = scratch / f"{kernel}.{page}.csv"
+            with gzip.open(SWEEPS / f"{kernel}.{page}.csv.gz", "rb") as src, plain.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+            imported, _ = ingest(store, str(plain))
+            ids.append(int(imported.import_id))
+    raw = pl.concat([store.launches(import_id=i) for i in raw_ids])
+    details = pl.concat([store.launches(import_id=i) for i in detail_ids])
+    results = analyze_stored(store, raw)
+    by_config: dict[str, object] = {}
+    for result in results:
+        by_config[_config(result.kernel.nvtx_path)] = result
+    rules_by_config: dict[str, pl.DataFrame] = {}
+    detail_metrics = store.metrics(details["id"].to_list())
+    detail_names = {int(r["id"]): _config(r.get("nvtx_path")) for r in details.to_dicts()}
+    for launch_id, frame in detail_metrics.group_by("launch_id"):
+        rules_by_config[detail_names[int(launch_id[0])]] = frame.filter(pl.col("name").str.starts_with("rule:"))
+    metrics: dict[str, pl.DataFrame] = {}
+    raw_metrics = store.metrics(raw["id"].to_list())
+    for launch_id, frame in raw_metrics.group_by("launch_id"):
+        config = next(k for k, r in by_config.items() if r.launch_id == int(launch_id[0]))  # type: ignore[attr-defined]
+        extra = rules_by_config.get(config)
+        metrics[config] = pl.concat([frame, extra], how="diagonal_relaxed") if extra is not None else frame
+    return by_config, metrics
+
+
+def _config(nvtx_path: object) -> str:
+    """The configuration name: the innermost NVTX range the recording wrapped the launch in."""
+    text = str(nvtx_path or "")
+    for sep in (" > ", "/", ":"):
+        if sep in text:
+            text = text.split(sep)[-1]
+    return text.strip()
+
+
+def _err(predicted: float, measured: float) -> float:
+    return abs(predicted / measured - 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", action="store_true", help="print every configuration, not only the summary")
+    args = parser.parse_args()
+
+    from tracekit.analysis.predict import Change, SweepSample, inputs_from_result, predict, with_sweep
+
+    timings = _timings()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        results, metrics = _load(Path(tmp))
+    load_s = time.perf_counter() - t0
+    inputs = {name: inputs_from_result(r, metrics.get(name), sweep=[]) for name, r in results.items()}  # type: ignore[arg-type]
+
+    def measured_ns(name: str) -> float:
+        return float(timings[name]["median_ns"])
+
+    def smem(name: str) -> int:
+        return int(timings[name]["dyn_smem_bytes"])
+
+    lines: list[str] = []
+    # (a) from three occupancies
+    a_errors: list[float] = []
+    lines.append("(a) fitted on 8, 32, 64 warps/SM; speed-up from the 64-warp launch to each other occupancy")
+    lines.append(f"{'configuration':30s} {'predicted':>9s} {'interval':>13s} {'measured':>8s} {'error':>6s}")
+    for kernel in KERNELS:
+        samples = []
+        for w in FIT_AT:
+            name = f"{kernel}.occ_w{w:02d}"
+            achieved = inputs[name].achieved_warps_per_sm or float(w)
+            samples.append(SweepSample(achieved, measured_ns(name), 1.0, inputs[name].launch_id))
+        base = f"{kernel}.occ_w64"
+        for w in OCCUPANCIES:
+            if w in FIT_AT:
+                continue
+            name = f"{kernel}.occ_w{w:02d}"
+            p = predict(with_sweep(inputs[base], samples), Change(dynamic_shared_mem_bytes=smem(name)))
+            measured = measured_ns(base) / measured_ns(name)
+            e = _err(p.predicted.speedup, measured)
+            a_errors.append(e)
+            lines.append(
+                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
+                f"{measured:8.3f} {e:6.1%}"
+            )
+    # (b) from a single launch
+    b_rows: list[tuple[float, float | None]] = []
+    lines.append("")
+    lines.append("(b) single launch -> 64 warps/SM (dynamic smem of the 64-warp configuration)")
+    lines.append(
+        f"{'configuration':30s} {'predicted':>9s} {'interval':>13s} {'nsight':>7s} {'measured':>8s} "
+        f"{'error':>6s} {'nsight error':>12s}  basis / binding unit"
+    )
+    for kernel in KERNELS:
+        target = f"{kernel}.occ_w64"
+        for w in OCCUPANCIES[:-1]:
+            name = f"{kernel}.occ_w{w:02d}"
+            p = predict(inputs[name], Change(dynamic_shared_mem_bytes=smem(target)))
+            measured = measured_ns(name) / measured_ns(target)
+            e = _err(p.predicted.speedup, measured)
+            ns = p.nsight.speedup if p.nsight else None
+            ne = _err(ns, measured) if ns else None
+            b_rows.append((e, ne))
+            lines.append(
+                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
+                f"{(f'{ns:7.3f}' if ns else '      -')} {measured:8.3f} {e:6.1%} "
+                f"{(f'{ne:12.1%}' if ne is not None else '           -')}  {p.basis[0]} / {p.binding_unit}"
+            )
+    # (c) block sizes and grids from the block-256, 64-warp launch
+    c_errors: list[float] = []
+    lines.append("")
+    lines.append("(c) single launch (block 256, 64 warps/SM) -> other block sizes and grids (no target)")
+    for kernel in KERNELS:
+        base = f"{kernel}.block_0256"
+        for name, row in timings.items():
+            if not name.startswith(kernel + ".") or row["group"] == "occupancy" or name == base:
+                continue
+            change = (
+                Change(threads_per_block=int(row["block"]))
+                if row["group"] == "block"
+                else Change(grid_blocks=int(row["grid"]))
+            )
+            p = predict(inputs[base], change)
+            measured = measured_ns(base) / measured_ns(name)
+            e = _err(p.predicted.speedup, measured)
+            c_errors.append(e)
+            lines.append(
+                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
+                f"{measured:8.3f} {e:6.1%}  {p.regime}"
+            )
+
+    within = sum(e <= 0.10 for e in a_errors) / len(a_errors)
+    b_errors = [e for e, _ in b_rows]
+    compared = [(e, ne) for e, ne in b_rows if ne is not None]
+    closer = sum(e < ne for e, ne in compared) / len(compared)
+    summary = [
+        "",
+        f"sweep set: {len(results)} configurations imported and analysed in {load_s:.1f} s",
+        f"(a) from 3 occupancies (8, 32, 64 warps/SM): {within:.0%} of {len(a_errors)} other occupancies within 10% "
+        f"(median error {statistics.median(a_errors):.1%}, max {max(a_errors):.1%}) -- target >= 90%: "
+        f"{'met' if within >= 0.9 else 'NOT met'}",
+        f"(b) from one launch: closer than Nsight's estimate on {closer:.0%} of {len(compared)} configurations with "
+        f"one; median error {statistics.median(b_errors):.1%} over {len(b_errors)} (Nsight's median "
+        f"{statistics.median(ne for _, ne in compared):.1%}) -- targets >= 90% and <= 15%: "
+        f"{'met' if closer >= 0.9 and statistics.median(b_errors) <= 0.15 else 'NOT met'}",
+        f"(c) block sizes and grids from one launch: median error {statistics.median(c_errors):.1%}, "
+        f"{sum(e <= 0.15 for e in c_errors)} of {len(c_errors)} within 15%",
+    ]
+    print("\n".join((lines if args.configs else []) + summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

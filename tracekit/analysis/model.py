@@ -1,0 +1,145 @@
+"""Volkov's latency-hiding model, written once: every prediction, sweep fit and what-if reads it from here.
+
+- Little's law: concurrency in flight = latency x throughput, so the concurrency a unit needs to run at its bound B
+  with latency L is L x B (`needed_concurrency`).
+- Throughput ~ min(n / L, B) (`model_throughput`), the sharp knee of Volkov (Understanding Latency Hiding on GPUs,
+  ch. 3). Real units saturate gradually: latency grows as a unit fills (queueing), so measured throughput bends
+  below the knee. `soft_min_throughput` writes that as a p-norm, X = ((c / L)^-p + B^-p)^(-1/p): p -> infinity
+  is the sharp knee, p = 1 is the M/M/1-like harmonic sum 1 / X = L / c + 1 / B (latency L / (1 - X / B)).
+- Concurrency counts ILP as well as warps (Volkov 3.3: occupancy is not concurrency): c = warps x ILP.
+- A grid runs in waves of (blocks per SM x SMs) blocks; a partial last wave runs at lower concurrency (the tail),
+  and blocks are started at a finite rate per SM (`launch_time_ns`), which binds for many small blocks.
+
+Pure functions over floats; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# Sharpness of the saturation when only one launch is measured: p = 2 sits between the harmonic (queueing) bend
+# and the sharp knee; the interval spans SHARPNESS_RANGE.
+DEFAULT_SHARPNESS = 2.0
+SHARPNESS_RANGE = (1.5, 4.0)
+# Fitted sharpness is searched over this grid (p from 0.3 to 8).
+_SHARPNESS_GRID = tuple(0.3 + 0.05 * i for i in range(155))
+# Time from block launches and time from the work overlap partly: combined as a p-norm of this order.
+LAUNCH_OVERLAP_ORDER = 2.0
+
+
+def model_throughput(n: float, latency: float | None, bound: float | None) -> float | None:
+    """Volkov's throughput = min(n / L, B) at n warps per SM: the sharp knee. With one branch fitted (no plateau
+    measured, or no rising part) that branch; None with neither."""
+    rising = n / latency if latency else None
+    if rising is None:
+        return bound
+    return rising if bound is None else min(rising, bound)
+
+
+def soft_min_throughput(concurrency: float, latency: float, bound: float | None, sharpness: float) -> float:
+    """Gradual saturation: ((c / L)^-p + B^-p)^(-1/p); n / L far below the knee, B far above it, and below both
+    near it (latency grows as the unit fills). No bound: n / L."""
+    if concurrency <= 0:
+        return 0.0
+    rising = concurrency / latency
+    if bound is None:
+        return rising
+    return float((rising**-sharpness + bound**-sharpness) ** (-1.0 / sharpness))
+
+
+def needed_concurrency(latency: float, bound: float) -> float:
+    """Little's law at the bound: the concurrency (warps x ILP) that keeps the unit busy, L x B."""
+    return latency * bound
+
+
+def concurrency(warps_per_sm: float, ilp: float = 1.0) -> float:
+    """Requests in flight per SM: warps x independent requests per warp."""
+    return warps_per_sm * ilp
+
+
+def from_utilization(
+    throughput: float, concurrency_now: float, utilization: float, sharpness: float = DEFAULT_SHARPNESS
+) -> tuple[float, float | None]:
+    """(L, B) of the soft min through one measured point: throughput X at concurrency c with the binding unit at
+    `utilization` of its achievable bound. B = X / u; c / L solves X = softmin(c / L, B). Utilization 0 (or
+    unknown) gives no bound: n / L holds."""
+    if utilization <= 0:
+        return concurrency_now / throughput, None
+    u = min(utilization, 0.999)
+    bound = throughput / u
+    rising = throughput / (1.0 - u**sharpness) ** (1.0 / sharpness)
+    return concurrency_now / rising, bound
+
+
+@dataclass(frozen=True)
+class SaturationFit:
+    """The soft min fitted to measured (concurrency, throughput) points."""
+
+    latency: float  # L, in concurrency units per throughput unit
+    bound: float | None  # B (None: no saturation seen)
+    sharpness: float  # p
+    rms_log_error: float  # root mean square of log(model / measured) over the points
+    points: int
+
+
+def fit_saturation(concurrencies: list[float], throughputs: list[float]) -> SaturationFit:
+    """Least squares of the soft min over measured points: for each sharpness p, X^-p = L^p c^-p + B^-p is a line
+    in c^-p (closed form); keep the p with the smallest log error. Needs two or more distinct concurrencies."""
+    pairs = [(c, x) for c, x in zip(concurrencies, throughputs, strict=True) if c > 0 and x > 0]
+    if len({round(c, 9) for c, _ in pairs}) < 2:
+        raise ValueError("a saturation fit needs points at two or more concurrencies")
+    best: SaturationFit | None = None
+    for p in _SHARPNESS_GRID:
+        xs = [c**-p for c, _ in pairs]
+        ys = [x**-p for _, x in pairs]
+        mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxx = sum((v - mean_x) ** 2 for v in xs)
+        slope = sum((a - mean_x) * (b - mean_y) for a, b in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
+        if slope <= 0:
+            continue
+        intercept = max(mean_y - slope * mean_x, 0.0)
+        latency = slope ** (1.0 / p)
+        bound = intercept ** (-1.0 / p) if intercept > 0 else None
+        err = math.sqrt(
+            sum(math.log(soft_min_throughput(c, latency, bound, p) / x) ** 2 for c, x in pairs) / len(pairs)
+        )
+        if best is None or err < best.rms_log_error - 1e-12:
+            best = SaturationFit(latency, bound, p, err, len(pairs))
+    if best is None:  # throughput falls with concurrency everywhere: no rising part; the mean is the bound
+        mean = sum(x for _, x in pairs) / len(pairs)
+        c0 = min(c for c, _ in pairs)
+        return SaturationFit(c0 / mean / 1e6, mean, DEFAULT_SHARPNESS, 0.0, len(pairs))
+    return best
+
+
+def waves(grid_blocks: int, blocks_per_sm: int, sm_count: int) -> float:
+    """The grid in waves of blocks_per_sm x sm_count resident blocks."""
+    return grid_blocks / (blocks_per_sm * sm_count)
+
+
+def wave_concurrency_shares(grid_blocks: int, blocks_per_sm: int, sm_count: int) -> list[tuple[float, float]]:
+    """(share of the blocks, share of full concurrency) per wave: full waves at 1, the partial last wave at its
+    fraction of the resident slots (the tail runs with fewer warps in flight)."""
+    slots = blocks_per_sm * sm_count
+    full, rest = divmod(grid_blocks, slots)
+    shares = [(slots / grid_blocks, 1.0)] * full if full else []
+    if rest:
+        shares.append((rest / grid_blocks, rest / slots))
+    return shares
+
+
+def launch_time_ns(grid_blocks: int, blocks_per_s_per_sm: float, sm_count: int) -> float:
+    """Time the block scheduler needs to start the grid at its measured rate."""
+    return grid_blocks / (blocks_per_s_per_sm * sm_count) * 1e9
+
+
+def combine_times(work_ns: float, launch_ns: float, order: float = LAUNCH_OVERLAP_ORDER) -> float:
+    """Work and block launches overlap partly: a p-norm of the two (max for order -> infinity, sum for 1)."""
+    return float((work_ns**order + launch_ns**order) ** (1.0 / order))
+
+
+def remove_launch_time(total_ns: float, launch_ns: float, order: float = LAUNCH_OVERLAP_ORDER) -> float:
+    """The work time inside a measured duration, given the launch time (inverse of `combine_times`)."""
+    rest = total_ns**order - launch_ns**order
+    return float(rest ** (1.0 / order)) if rest > 0 else total_ns * 0.05
