@@ -38,14 +38,16 @@ def _params() -> list[Any]:
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Case name -> its analysis object, from one `tracekit analyze` over the raw CSV and every trace."""
-    raw = OUTPUTS / "cases.raw.csv"
-    traces = [OUTPUTS / label["trace"] for label in LABELS.values()]
-    missing = [str(p) for p in (raw, *traces) if not p.exists()]
+    folders = sorted({label.get("outputs", "h100") for label in LABELS.values()})
+    raws = [CASES_DIR / folder / "cases.raw.csv" for folder in folders]
+    traces = [CASES_DIR / label.get("outputs", "h100") / label["trace"] for label in LABELS.values()]
+    missing = [str(p) for p in (*raws, *traces) if not p.exists()]
     if missing:
         skip_or_fail(f"verdict case outputs missing ({', '.join(missing[:3])}): run make_verdict_cases.sh on a GPU")
     db = tmp_path_factory.mktemp("verdicts") / "store.sqlite"
     done = subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", "analyze", str(raw), *map(str, traces), "--json", "--db", str(db)],
+        [sys.executable, "-m", "tracekit.cli.main", "analyze", *map(str, raws), *map(str, traces), "--json"]
+        + ["--db", str(db)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -80,6 +82,9 @@ def test_case_verdict_matches_its_label(verdicts: dict[str, dict[str, Any]], nam
     assert verdict["limiter"] in [None if value == "none" else value for value in allowed], where
     assert set(label["must"]) <= set(verdict["flags"]), where
     assert not set(label["must_not"]) & set(verdict["flags"]), where
+    if label.get("ceiling"):  # issue 20: the achievable ceiling the verdict was judged against
+        assert (verdict.get("ceiling") or {}).get("name") == label["ceiling"], where
+        assert any(label["ceiling"] in line or "ceiling" in line for line in verdict["evidence"]), where
     if label.get("top_finding"):
         assert verdict["findings"][0]["kind"] == label["top_finding"], verdict["findings"]
         assert verdict["headline"] == verdict["findings"][0]["text"]

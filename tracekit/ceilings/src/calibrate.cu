@@ -185,6 +185,30 @@ __global__ void k_shared(float* sink, int iters) {
     if (total == 1234.5f) sink[0] = total;
 }
 
+// The same with 16-byte loads: a warp reads 512 consecutive bytes per instruction (4 wavefronts, no conflicts).
+template <int ILP>
+__global__ void k_shared4(float* sink, int iters) {
+    __shared__ float4 s[512];
+    for (int i = threadIdx.x; i < 512; i += blockDim.x) s[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    float4 acc[ILP];
+#pragma unroll
+    for (int u = 0; u < ILP; ++u) acc[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll 2
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int u = 0; u < ILP; ++u) {
+            const float4 v = s[(lane + ((unsigned)(it * ILP + u) + warp) * 32u) & 511u];
+            acc[u].x += v.x, acc[u].y += v.y, acc[u].z += v.z, acc[u].w += v.w;
+        }
+    }
+    float total = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ILP; ++u) total += acc[u].x + acc[u].y + acc[u].z + acc[u].w;
+    if (total == 1234.5f) sink[0] = total;
+}
+
 // ---- FP32 FMA and FP64 FMA: ILP independent dependency chains per thread ----
 template <typename T, int ILP>
 __global__ void k_fma(T* sink, int iters, T a, T b) {
@@ -250,13 +274,13 @@ __global__ void k_empty(float* sink) {
 // reads at a rate set by __nanosleep between batches of 4 float4 loads. Each probe records its mean step time.
 __global__ void k_probe(const unsigned* __restrict__ chase, unsigned mask, unsigned steps,
                         const float4* __restrict__ stream, size_t stream_n, unsigned sleep_ns,
-                        unsigned long long* probe_ns, unsigned long long* bytes, unsigned* sink) {
+                        unsigned long long* probe_ns, unsigned long long* bytes, unsigned* sink, unsigned seed) {
     __shared__ volatile int done;
     if (threadIdx.x == 0) done = 0;
     __syncthreads();
     if (threadIdx.x < 32) {
         if (threadIdx.x == 0) {
-            unsigned idx = mix(blockIdx.x + 1) & mask;
+            unsigned idx = mix(blockIdx.x * 7919u + seed * 104729u + 1u) & mask;
             const unsigned long long t0 = globaltimer();
             for (unsigned s = 0; s < steps; ++s) idx = __ldcg(chase + idx);
             const unsigned long long t1 = globaltimer();
@@ -343,8 +367,11 @@ static void shared_point(float* sink, int bpsm) {
     const int threads = 256, iters = g_quick ? 2048 : 8192;
     const unsigned grid = g_sms * bpsm * 4;
     auto sec = time_repeats([&] { k_shared<ILP><<<grid, threads>>>(sink, iters); }, g_repeats);
-    emit("shared_read", kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP), (double)grid * threads * iters * ILP * 4.0,
-         "byte", sec);
+    emit("shared_read", kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP) + ", " + kv("load_bytes", 4),
+         (double)grid * threads * iters * ILP * 4.0, "byte", sec);
+    auto sec4 = time_repeats([&] { k_shared4<ILP><<<grid, threads>>>(sink, iters / 2); }, g_repeats);
+    emit("shared_read", kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP) + ", " + kv("load_bytes", 16),
+         (double)grid * threads * (iters / 2) * ILP * 16.0, "byte", sec4);
 }
 
 template <typename T, int ILP>
@@ -487,9 +514,10 @@ int main(int argc, char** argv) {
         struct Load { int bpsm; unsigned sleep_ns; };
         std::vector<Load> loads = {{0, 0}};
         for (int bpsm : occupancy)
-            for (unsigned s : g_quick ? std::vector<unsigned>{1000, 0} : std::vector<unsigned>{8000, 2000, 500, 100, 0})
+            for (unsigned s : g_quick ? std::vector<unsigned>{1000, 0} : std::vector<unsigned>{16000, 4000, 2000, 1000, 0})
                 loads.push_back({bpsm, s});
         std::vector<unsigned long long> h_probe(max_blocks);
+        unsigned seed = 0;
         for (const Load& l : loads) {
             const unsigned grid = l.bpsm ? g_sms * l.bpsm : 1, threads = l.bpsm ? 256 : 32;
             std::vector<double> sec, lat, thr;
@@ -500,7 +528,7 @@ int main(int argc, char** argv) {
                 CHECK(cudaEventCreate(&e1));
                 CHECK(cudaEventRecord(e0));
                 k_probe<<<grid, threads>>>(chase, (unsigned)(chase_n - 1), steps, b, n4, l.sleep_ns, probe_ns, bytes,
-                                           (unsigned*)sink);
+                                           (unsigned*)sink, ++seed);
                 CHECK(cudaEventRecord(e1));
                 CHECK(cudaEventSynchronize(e1));
                 CHECK(cudaGetLastError());
@@ -534,8 +562,11 @@ int main(int argc, char** argv) {
                 "\"global_memory_bytes\": %zu, \"memory_bus_bits\": %d},\n",
                 prop.name, prop.major, prop.minor, g_sms, prop.l2CacheSize, prop.maxThreadsPerMultiProcessor,
                 prop.sharedMemPerMultiprocessor, prop.totalGlobalMem, prop.memoryBusWidth);
+    size_t fetch = 0;
+    if (cudaDeviceGetLimit(&fetch, cudaLimitMaxL2FetchGranularity) != cudaSuccess) fetch = 0;
     std::printf("\"driver_version\": %d, \"runtime_version\": %d, \"repeats\": %d, \"quick\": %s,\n", driver, runtime,
                 g_repeats, g_quick ? "true" : "false");
+    std::printf("\"l2_fetch_granularity_bytes\": %zu,\n", fetch);
     std::printf("\"points\": [\n");
     for (size_t i = 0; i < g_points.size(); ++i) std::printf("%s%s\n", g_points[i].c_str(), i + 1 < g_points.size() ? "," : "");
     std::printf("]\n}\n");
