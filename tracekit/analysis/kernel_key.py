@@ -75,9 +75,14 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _same_dynamic_smem(a: KernelKey, b: KernelKey) -> bool:
-    """Dynamic shared memory agrees (unknown is 0). A side whose static part is unknown may hold the block's
-    whole shared memory there instead: CUPTI-based timelines such as PyTorch's profiler write static + dynamic
-    as one number, so it matches the other side's dynamic part or its static + dynamic."""
+    """Dynamic shared memory agrees (unknown is 0). A side that knows neither part (a source without shared
+    memory sizes, or one that gives them only rounded, as nsys stats does) matches anything. A side whose static
+    part is unknown may hold the block's whole shared memory as dynamic: CUPTI-based timelines such as PyTorch's
+    profiler write static + dynamic as one number, so it matches the other side's dynamic or static + dynamic."""
+    if (a.static_smem_bytes is None and a.dynamic_smem_bytes is None) or (
+        b.static_smem_bytes is None and b.dynamic_smem_bytes is None
+    ):
+        return True
     mine, theirs = a.dynamic_smem_bytes or 0, b.dynamic_smem_bytes or 0
     if mine == theirs:
         return True
