@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -41,6 +41,7 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
     """The analyses of a selection, in its order."""
 
     results: tuple[LaunchAnalysis, ...]
+    store: Store | None = field(default=None, compare=False, repr=False)  # where they came from (for predict)
 
     def __len__(self) -> int:
         return len(self.results)
@@ -56,6 +57,17 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
             if result.launch_id == launch_id:
                 return result
         raise KeyError(launch_id)
+
+    def predict(self, launch_id: int | None = None, **knobs: Any) -> Any:
+        """What a change would buy (`tracekit.analysis.predict`): knobs block, regs, smem, warps_per_sm, ilp,
+        grid; the one launch of these results unless `launch_id` names one."""
+        if self.store is None:
+            raise TracekitError("these results were not read from a store: predict needs its counters")
+        if launch_id is None:
+            if len(self.results) != 1:
+                raise TracekitError(f"{len(self.results)} launches: name one with launch_id=")
+            launch_id = self.results[0].launch_id
+        return predict_stored(self.store, self.by_launch(int(launch_id or 0)), **knobs)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The "tracekit.analysis/2" objects, as `tracekit analyze --json` prints them."""
@@ -192,7 +204,7 @@ def analyze_stored(
         order = {launch_id: i for i, launch_id in enumerate(ids)}
         launches = launches.sort(pl.col("id").replace_strict(order, default=len(order)))
     if launches.height == 0:
-        return AnalysisResults(())
+        return AnalysisResults((), store)
     for traced, profiled in overrides.items():
         if store.launches(launch_ids=[traced, profiled]).height < len({traced, profiled}):
             raise TracekitError(f"--pair {traced}={profiled}: no such launch in {store.url}")
@@ -215,7 +227,7 @@ def analyze_stored(
                     for r in computed
                 },
             )
-    return AnalysisResults(tuple(found[launch_id] for launch_id in launches["id"].to_list()))
+    return AnalysisResults(tuple(found[launch_id] for launch_id in launches["id"].to_list()), store)
 
 
 # ---- figure data ------------------------------------------------------------------------------------------------
@@ -291,6 +303,34 @@ class TraceAnalysis:
         if launch_ids is not None:
             return analyze_stored(self.store, list(launch_ids), pairs)
         return analyze_stored(self.store, self.store.launches(import_id=import_id), pairs)
+
+
+def predict_stored(store: Store, result: LaunchAnalysis, **knobs: Any) -> Any:
+    """The prediction for one analysed launch, its counters and device ceilings read from `store`: the one
+    function behind `tracekit predict`, `results.predict(...)` and the dashboard's what-if."""
+    from tracekit.analysis.predict import Change, inputs_from_result, predict
+
+    metrics = store.metrics([result.launch_id]) if result.launch_id is not None else None
+    ceilings = None
+    try:
+        from tracekit.ceilings import ceilings_for
+
+        device = result.kernel.device
+        ceilings = ceilings_for(device.name, device.cc, device.sm_count)
+    except (ImportError, TracekitError):
+        ceilings = None  # nominal fallbacks inside the model
+    change = Change(
+        threads_per_block=knobs.get("block"),
+        registers_per_thread=knobs.get("regs"),
+        dynamic_shared_mem_bytes=knobs.get("smem"),
+        warps_per_sm=knobs.get("warps_per_sm"),
+        ilp=knobs.get("ilp"),
+        grid_blocks=knobs.get("grid"),
+    )
+    unknown = set(knobs) - {"block", "regs", "smem", "warps_per_sm", "ilp", "grid"}
+    if unknown:
+        raise TracekitError(f"unknown knob(s) {', '.join(sorted(unknown))}: block, regs, smem, warps_per_sm, ilp, grid")
+    return predict(inputs_from_result(result, metrics, ceilings=ceilings), change)
 
 
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows

@@ -556,7 +556,7 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     if curve.measured_range is not None:
         lo, hi = curve.measured_range
         if not lo * 0.95 <= conc_new <= hi * 1.05:
-            err += 0.10 * abs(math.log(conc_new / (hi if conc_new > hi else lo)))  # extrapolated
+            err += 0.25 * abs(math.log(conc_new / (hi if conc_new > hi else lo)))  # extrapolated
     duration_low = min(min(spread), predicted_ns) * (1 - err)
     duration_high = max(max(spread), predicted_ns) * (1 + err)
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze_command", "analyze_command"),
     "summary": ("summary_command", "summary_command"),
     "occupancy": ("occupancy_command", "occupancy_command"),
+    "predict": ("predict_command", "predict_command"),
     "serve": ("serve_command", "serve_command"),
     "report": ("report_command", "report_command"),
     "compare": ("compare_command", "compare_command"),

@@ -1,0 +1,77 @@
+"""The latency-hiding model on small hand-made cases: the knee, gradual saturation, ILP, waves, launch rate."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tracekit.analysis import model
+
+
+def test_far_below_the_knee_throughput_is_n_over_l() -> None:
+    # L = 100 ns per request, bound far away: doubling the concurrency doubles the throughput.
+    x1 = model.soft_min_throughput(4, 100.0, 1000.0, 2.0)
+    x2 = model.soft_min_throughput(8, 100.0, 1000.0, 2.0)
+    assert x1 == pytest.approx(0.04, rel=1e-3)
+    assert x2 / x1 == pytest.approx(2.0, rel=1e-3)
+
+
+def test_at_the_ceiling_more_concurrency_buys_nothing() -> None:
+    # Needed concurrency L x B = 100 x 1 = 100; at 10x that, the throughput is the bound.
+    assert model.needed_concurrency(100.0, 1.0) == 100.0
+    at = model.soft_min_throughput(1000, 100.0, 1.0, 4.0)
+    beyond = model.soft_min_throughput(4000, 100.0, 1.0, 4.0)
+    assert at == pytest.approx(1.0, rel=1e-3)
+    assert beyond / at == pytest.approx(1.0, abs=1e-3)
+
+
+def test_gradual_saturation_lies_below_the_sharp_knee() -> None:
+    sharp = model.model_throughput(100, 100.0, 1.0)
+    soft = model.soft_min_throughput(100, 100.0, 1.0, 2.0)
+    assert sharp == 1.0
+    assert soft == pytest.approx(1 / math.sqrt(2))  # at the knee the p = 2 norm gives 1/sqrt(2) of the bound
+    assert model.soft_min_throughput(100, 100.0, 1.0, 50.0) == pytest.approx(1.0, rel=0.02)  # p -> inf: the knee
+
+
+def test_ilp_multiplies_concurrency() -> None:
+    assert model.concurrency(16, 4) == 64
+    x_warps = model.soft_min_throughput(model.concurrency(64, 1), 500.0, None, 2.0)
+    x_ilp = model.soft_min_throughput(model.concurrency(16, 4), 500.0, None, 2.0)
+    assert x_ilp == pytest.approx(x_warps)
+
+
+def test_fit_recovers_latency_bound_and_sharpness() -> None:
+    conc = [8.0, 16.0, 24.0, 32.0, 48.0, 64.0]
+    thr = [model.soft_min_throughput(c, 40.0, 1.2, 2.0) for c in conc]
+    fit = model.fit_saturation(conc, thr)
+    assert fit.latency == pytest.approx(40.0, rel=0.02)
+    assert fit.bound == pytest.approx(1.2, rel=0.02)
+    assert fit.sharpness == pytest.approx(2.0, abs=0.06)
+    with pytest.raises(ValueError, match="two or more"):
+        model.fit_saturation([8.0, 8.0], [1.0, 1.0])
+
+
+def test_from_utilization_passes_through_the_point() -> None:
+    lat, bound = model.from_utilization(2.0, 10.0, 0.5, 2.0)
+    assert bound == pytest.approx(4.0)
+    assert model.soft_min_throughput(10.0, lat, bound, 2.0) == pytest.approx(2.0)
+    lat0, none = model.from_utilization(2.0, 10.0, 0.0)
+    assert none is None and lat0 == pytest.approx(5.0)
+
+
+def test_waves_and_tail() -> None:
+    assert model.waves(264, 2, 132) == 1.0
+    shares = model.wave_concurrency_shares(1584, 8, 132)
+    assert shares == [(1056 / 1584, 1.0), (528 / 1584, 0.5)]
+    assert model.wave_concurrency_shares(132, 8, 132) == [(1.0, 0.125)]
+
+
+def test_launch_rate_binds_for_many_small_blocks() -> None:
+    # 1.25e7 blocks/s per SM over 132 SMs: 524,288 blocks take 318 us, far above a 140 us work time.
+    launch = model.launch_time_ns(524_288, 1.25e7, 132)
+    assert launch == pytest.approx(317_750, rel=1e-3)
+    total = model.combine_times(140_000.0, launch)
+    assert launch < total < launch + 140_000
+    assert model.remove_launch_time(total, launch) == pytest.approx(140_000.0)
+    assert model.combine_times(140_000.0, 5_000.0) == pytest.approx(140_000.0, rel=1e-3)  # few blocks: no cost

@@ -1,0 +1,75 @@
+"""`tracekit predict`: what a new block size, occupancy, ILP or grid would buy a launch, with its interval."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+import typer
+
+from tracekit import format as fmt
+from tracekit.analysis.predict import Prediction
+from tracekit.api import analyze_stored, predict_stored
+from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
+from tracekit.errors import TracekitError
+from tracekit.selection import resolve_launches
+
+PREDICTION_SCHEMA = "tracekit.prediction/1"
+
+
+def prediction_dict(prediction: Prediction) -> dict[str, Any]:
+    """The --json object (docs/predict.md documents each field)."""
+    return {"schema": PREDICTION_SCHEMA, **asdict(prediction)}
+
+
+def prediction_lines(p: Prediction) -> list[str]:
+    """The terminal summary; exact values are in --json."""
+    got = p.predicted
+    lines = [
+        f"launch {p.launch_id}: {p.kernel_name or '?'} -- {p.change.describe()}",
+        f"  predicted {fmt.duration(got.duration_ns)} (now {fmt.duration(p.current_duration_ns)}): speed-up "
+        f"{got.speedup:.2f}x, interval {got.low:.2f}-{got.high:.2f}x; {p.regime}-bound after the change",
+        f"  basis: {', '.join(p.basis)}",
+    ]
+    if p.nsight is not None:
+        lines.append(
+            f"  Nsight Compute's {p.nsight.rule} rule estimates {p.nsight.speedup:.2f}x "
+            f"({p.nsight.estimated_speedup_pct:.1f}% of the duration) for {p.nsight.applies_to}"
+        )
+    lines += [f"  - {f.step}: {f.text}" for f in p.findings]
+    if p.narrow:
+        lines.append(f"  to narrow it: {p.narrow}")
+    return lines
+
+
+def predict_command(
+    source: Annotated[str, typer.Argument(help="A launch id (launch:12), an import id (7) or a profiler file.")],
+    block: Annotated[int | None, typer.Option("--block", help="Threads per block.")] = None,
+    regs: Annotated[int | None, typer.Option("--regs", help="Registers per thread.")] = None,
+    smem: Annotated[
+        int | None, typer.Option("--smem", help="Dynamic shared memory per block in bytes, as the launch passes it.")
+    ] = None,
+    warps_per_sm: Annotated[int | None, typer.Option("--warps-per-sm", help="Target warps per SM.")] = None,
+    ilp: Annotated[float | None, typer.Option("--ilp", help="Independent requests per warp (now: 1).")] = None,
+    grid: Annotated[int | None, typer.Option("--grid", help="Blocks in the grid (the same total work).")] = None,
+    kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose name contains this.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Predict what a changed block size, registers, shared memory, occupancy, ILP or grid would buy a launch."""
+    store = open_store(db)
+    launches = resolve_launches(store, source, kernel)
+    if launches.height == 0:
+        raise TracekitError(f"{source}: no launch to predict")
+    launches = launches.unique("id", keep="first", maintain_order=True)
+    with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
+        results = analyze_stored(store, launches)
+    knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "ilp": ilp, "grid": grid}
+    knobs = {k: v for k, v in knobs.items() if v is not None}
+    predictions = [predict_stored(store, result, **knobs) for result in results]
+    if as_json:
+        print_json([prediction_dict(p) for p in predictions])
+        return
+    for prediction in predictions:
+        for line in prediction_lines(prediction):
+            console.print(line, markup=False)
