@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 import polars as pl
 
 from tracekit.analysis.warp_occupancy import relative_times, resolve_sm_count
+from tracekit.scalars import as_int
 
 
 def blocks_frame(warps: pl.DataFrame) -> pl.DataFrame:
@@ -94,7 +95,7 @@ class BlockReplacement:
 def block_replacement(warps: pl.DataFrame, sm_count: int | None = None) -> BlockReplacement:
     rel = relative_times(warps)
     sm_count = resolve_sm_count(rel, sm_count)
-    capacity_ns = max(int(rel["end_rel_ns"].max()), 1) * sm_count
+    capacity_ns = max(as_int(rel["end_rel_ns"].max()), 1) * sm_count
     gap, spread = pl.col("gap_ns"), pl.col("end_spread_ns")
     duration = pl.col("end_ns") - pl.col("start_ns")
     row = (

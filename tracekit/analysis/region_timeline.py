@@ -24,6 +24,7 @@ from tracekit.analysis.regions import (
     region_occupancy,
     with_parents,
 )
+from tracekit.scalars import as_int
 
 MAX_SLICES = 6000  # bars drawn one by one up to this many in view (three points each)
 MAX_CELLS = 20000  # binned view: rows x time bins at most
@@ -71,7 +72,7 @@ def region_layout(regions: pl.DataFrame) -> RegionLayout:
     )
     linked = with_parents(intervals.join(rows, on=WARP_KEYS, how="left"))
     names = intervals.group_by("region").agg(pl.col("start").min()).sort(["start", "region"])["region"].to_list()
-    return RegionLayout(linked, rows, unit, int(intervals["end"].max()), tuple(names))  # type: ignore[arg-type]
+    return RegionLayout(linked, rows, unit, as_int(intervals["end"].max()), tuple(names))
 
 
 def region_timeline(
@@ -108,7 +109,7 @@ def region_timeline(
             shown_rows,
         )
     groups = warp_groups(shown_rows, max_rows)
-    bins = max(10, min(400, max_cells // max(1, int(groups["y"].max()) + 1)))  # type: ignore[arg-type]
+    bins = max(10, min(400, max_cells // max(1, as_int(groups["y"].max()) + 1)))
     cells = dominant_cells(in_rows, groups, lo, hi, bins)
     return RegionTimeline(
         "binned",
@@ -223,10 +224,10 @@ def region_occupancy_curves(
     names = occupancy.select("region").unique()
     grid = occupancy.select("bin", "bin_start", "bin_end").unique()
     full = names.join(
-        pl.DataFrame({"bin": range(int(grid["bin"].max()) + 1)}, schema={"bin": grid["bin"].dtype}),  # type: ignore[arg-type]
+        pl.DataFrame({"bin": range(as_int(grid["bin"].max()) + 1)}, schema={"bin": grid["bin"].dtype}),
         how="cross",
     )
-    width = int((grid["bin_end"] - grid["bin_start"]).max())  # type: ignore[arg-type]
+    width = as_int((grid["bin_end"] - grid["bin_start"]).max())
     summed = occupancy.group_by("region", "bin").agg(pl.col("mean_warps").sum())
     return (
         full.join(summed, on=["region", "bin"], how="left")

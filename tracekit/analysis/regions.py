@@ -28,6 +28,7 @@ from typing import Any, Literal
 import polars as pl
 
 from tracekit.errors import TracekitError
+from tracekit.scalars import as_float, as_int
 
 TimeUnit = Literal["ns", "cycles"]
 WARP_KEYS = ["sm_id", "block_id", "warp_in_block"]
@@ -246,7 +247,7 @@ def region_occupancy(regions: pl.DataFrame, bins: int = 100) -> pl.DataFrame:
 
     Columns: region, sm_id, bin, bin_start, bin_end, mean_warps (time unit: `region_intervals`')."""
     intervals, _ = region_intervals(regions)
-    span = int(intervals["end"].max())  # type: ignore[arg-type]
+    span = as_int(intervals["end"].max())
     width = max(1, -(-span // bins))
     pieces = (
         intervals.select(
@@ -276,13 +277,13 @@ def region_occupancy(regions: pl.DataFrame, bins: int = 100) -> pl.DataFrame:
 def _latency(durations: pl.Series) -> LatencyDistribution:
     return LatencyDistribution(
         count=durations.len(),
-        mean=float(durations.mean() or 0.0),  # type: ignore[arg-type]
-        std=float(durations.std(ddof=0) or 0.0),  # type: ignore[arg-type]
-        min=int(durations.min() or 0),  # type: ignore[arg-type]
+        mean=as_float(durations.mean() or 0.0),
+        std=as_float(durations.std(ddof=0) or 0.0),
+        min=as_int(durations.min() or 0),
         p50=float(durations.quantile(0.5, "linear") or 0.0),
         p90=float(durations.quantile(0.9, "linear") or 0.0),
         p99=float(durations.quantile(0.99, "linear") or 0.0),
-        max=int(durations.max() or 0),  # type: ignore[arg-type]
+        max=as_int(durations.max() or 0),
     )
 
 
@@ -295,10 +296,10 @@ def littles_law_in(intervals: pl.DataFrame, region: str, sm_count: int, lo: int,
     mean_warps = area / (window * sm_count) if window > 0 else 0.0
     started = mine.filter((pl.col("start") >= lo) & (pl.col("start") < hi))
     # An instance of zero length at the very end of the window still counts as started in it.
-    if hi > lo and mine.height and int(mine["start"].max()) == hi:  # type: ignore[arg-type]
+    if hi > lo and mine.height and as_int(mine["start"].max()) == hi:
         started = mine.filter((pl.col("start") >= lo) & (pl.col("start") <= hi))
     count = started.height
-    mean_latency = float((started["end"] - started["start"]).mean() or 0.0) if count else 0.0  # type: ignore[arg-type]
+    mean_latency = as_float((started["end"] - started["start"]).mean() or 0.0) if count else 0.0
     rate = count / (window * sm_count) if window > 0 else 0.0
     product = mean_latency * rate
     error = (product - mean_warps) / mean_warps if mean_warps else (0.0 if product == 0 else float("inf"))
@@ -317,7 +318,7 @@ def analyze_regions(
     sms = (sm_count or seen_sms) if sms_known else 1
     if sms_known and sms < seen_sms:
         raise TracekitError(f"sm_count {sms} is below the {seen_sms} SMs the regions ran on")
-    span = int(intervals["end"].max())  # type: ignore[arg-type]
+    span = as_int(intervals["end"].max())
     lo, hi = window if window is not None else (0, span)
     if not hi > lo:
         raise TracekitError(f"the Little's law window [{lo}, {hi}) is empty")
@@ -349,13 +350,13 @@ def analyze_regions(
                 count=mine.height,
                 warps=warps_of.height,
                 instances_per_warp=mine.height / warps_of.height,
-                min_depth=int(mine["depth"].min()),  # type: ignore[arg-type]
-                max_depth=int(mine["depth"].max()),  # type: ignore[arg-type]
+                min_depth=as_int(mine["depth"].min()),
+                max_depth=as_int(mine["depth"].max()),
                 latency=_latency(durations),
                 inclusive_total=int(durations.sum()),
                 exclusive_total=excl,
                 share_of_warp_time=excl / total_lifetime if total_lifetime else 0.0,
-                mean_share_in_own_warps=float(warps_of["share"].mean() or 0.0),  # type: ignore[arg-type]
+                mean_share_in_own_warps=as_float(warps_of["share"].mean() or 0.0),
                 throughput_per_sm=mine.height / (span * sms) if span else 0.0,
                 peak_warps_in_region_per_sm=int(peaks.get(name, 0)),
                 littles_law=littles_law_in(intervals, name, sms, lo, hi),
@@ -392,13 +393,13 @@ def _shares(linked: pl.DataFrame, lifetimes: pl.DataFrame, lo: int, hi: int) -> 
 
 
 def region_tail(intervals: pl.DataFrame, linked: pl.DataFrame, lifetimes: pl.DataFrame) -> RegionTail:
-    span = int(intervals["end"].max())  # type: ignore[arg-type]
+    span = as_int(intervals["end"].max())
     # The earliest time an SM that ran warps goes idle for good (its last region end): from then on the GPU is no
     # longer fully used. With one wave every block starts at once, so the last block's start would make the whole
     # kernel a "tail".
     known = intervals.filter(pl.col("sm_id") >= 0)
     finish = known.group_by("sm_id").agg(pl.col("end").max())["end"]
-    tail_start = int(finish.min()) if known.height else span  # type: ignore[arg-type]
+    tail_start = as_int(finish.min()) if known.height else span
     in_tail = _shares(linked, lifetimes, tail_start, span) if span > tail_start else {}
     before = _shares(linked, lifetimes, 0, tail_start) if tail_start > 0 else {}
     dominant = max(in_tail, key=lambda r: (in_tail[r], r)) if in_tail and sum(in_tail.values()) else None
@@ -436,7 +437,7 @@ def warp_roles(intervals: pl.DataFrame, exclusive: pl.DataFrame, lifetimes: pl.D
                 RoleRegion(
                     region=name,
                     instances_per_warp=instances.height / warps.height,
-                    mean_latency=float((instances["end"] - instances["start"]).mean() or 0.0),  # type: ignore[arg-type]
+                    mean_latency=as_float((instances["end"] - instances["start"]).mean() or 0.0),
                     share_of_warp_time=int(excl.filter(pl.col("region") == name)["exclusive"].sum()) / total
                     if total
                     else 0.0,
@@ -448,7 +449,7 @@ def warp_roles(intervals: pl.DataFrame, exclusive: pl.DataFrame, lifetimes: pl.D
                 name=f"warps {label}" if len(positions) > 1 else f"warp {label}",
                 warps_in_block=tuple(positions),
                 warp_count=warps.height,
-                mean_warp_lifetime=float(warps["lifetime"].mean() or 0.0),  # type: ignore[arg-type]
+                mean_warp_lifetime=as_float(warps["lifetime"].mean() or 0.0),
                 regions=tuple(sorted(role_regions, key=lambda r: -r.share_of_warp_time)),
             )
         )

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import polars as pl
 
 from tracekit.analysis.warp_occupancy import relative_times, resolve_sm_count
+from tracekit.scalars import as_float, as_int
 
 
 def last_block_start_ns(warps: pl.DataFrame) -> int:
@@ -59,11 +60,11 @@ class TailEffect:
 def measure_tail(warps: pl.DataFrame, sm_count: int | None = None) -> TailEffect:
     rel = relative_times(warps)
     sm_count = resolve_sm_count(rel, sm_count)
-    span_ns = int(rel["end_rel_ns"].max())
+    span_ns = as_int(rel["end_rel_ns"].max())
     last_start = last_block_start_ns(rel)
     # Sorted so the float mean and std do not change in the last digit with group_by's order from run to run.
     finish = rel.lazy().group_by("sm_id").agg(finish_ns=pl.col("end_rel_ns").max()).sort("sm_id").collect()["finish_ns"]
-    first_idle = int(finish.min())
+    first_idle = as_int(finish.min())
     after_last_start_ns = span_ns - last_start
     tail_ns = span_ns - first_idle
 
@@ -84,7 +85,7 @@ def measure_tail(warps: pl.DataFrame, sm_count: int | None = None) -> TailEffect
         sms_with_warps=finish.len(),
         idle_sms=sm_count - finish.len(),
         sm_finish_min_ns=first_idle,
-        sm_finish_max_ns=int(finish.max()),
-        sm_finish_mean_ns=float(finish.mean()),
-        sm_finish_std_ns=float(finish.std(ddof=0)),
+        sm_finish_max_ns=as_int(finish.max()),
+        sm_finish_mean_ns=as_float(finish.mean()),
+        sm_finish_std_ns=as_float(finish.std(ddof=0)),
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 import polars as pl
 
 from tracekit.errors import TracekitError
+from tracekit.scalars import as_int
 
 REQUIRED_COLUMNS = ("sm_id", "block_id", "warp_in_block", "start_ns", "end_ns")
 
@@ -46,7 +47,7 @@ def relative_times(warps: pl.DataFrame) -> pl.DataFrame:
 
 def launch_span_ns(warps: pl.DataFrame) -> int:
     """From the first warp start to the last warp end."""
-    return int(relative_times(warps)["end_rel_ns"].max())
+    return as_int(relative_times(warps)["end_rel_ns"].max())
 
 
 def resolve_window(warps: pl.DataFrame, window: Window | None) -> Window:
@@ -83,9 +84,9 @@ def occupancy_steps(warps: pl.DataFrame, per_sm: bool = True) -> pl.DataFrame:
     rel = relative_times(warps)
     # One Int64 sort key per event, [sm_id | time_ns | 0 for an end, 1 for a start]: a single-column sort is
     # several times faster than sorting (sm_id, time_ns, delta), and it puts ends before starts at equal times.
-    time_bits = int(rel["end_rel_ns"].max()).bit_length() + 1
-    sm_bits = int(rel["sm_id"].max()).bit_length() if per_sm else 0
-    if time_bits + sm_bits > 62 or (per_sm and rel["sm_id"].min() < 0):
+    time_bits = as_int(rel["end_rel_ns"].max()).bit_length() + 1
+    sm_bits = as_int(rel["sm_id"].max()).bit_length() if per_sm else 0
+    if time_bits + sm_bits > 62 or (per_sm and as_int(rel["sm_id"].min()) < 0):
         raise TracekitError("warp times or SM ids out of range: SM ids must be >= 0 and the launch under ~50 days")
     sm_key = pl.col("sm_id").cast(pl.Int64) * (1 << time_bits) if per_sm else pl.lit(0, pl.Int64)
     key = pl.concat(
@@ -243,7 +244,7 @@ def mean_occupancy(
         variance_over_time=max(variance_over_time, 0.0),
         variance_across_sms=max(variance_across_sms, 0.0),
         mean_warps_per_active_sm=total_warp_ns / total_active_ns if total_active_ns else 0.0,
-        max_active_warps_per_sm=int(per_sm["max_active_warps"].max()),
+        max_active_warps_per_sm=as_int(per_sm["max_active_warps"].max()),
         per_sm=per_sm.select("sm_id", "mean_active_warps", "variance_active_warps", "active_ns", "max_active_warps"),
     )
 

@@ -19,6 +19,7 @@ import polars as pl
 
 from tracekit.analysis.tail import last_block_start_ns
 from tracekit.analysis.warp_occupancy import Window, occupancy_steps, relative_times, step_segments
+from tracekit.scalars import as_float, as_int
 
 MIN_LATENCIES = 1.0  # a steady-state window spans at least one mean warp latency: warps turn over in it
 
@@ -43,7 +44,7 @@ def describe_steady_state(
 ) -> SteadyState:
     """The steady state and how it was found; `gpu_steps` saves the sweep when the caller already has it."""
     rel = relative_times(warps)
-    span_ns = int(rel["end_rel_ns"].max())
+    span_ns = as_int(rel["end_rel_ns"].max())
     last_start = last_block_start_ns(rel)
     steps = occupancy_steps(rel, per_sm=False) if gpu_steps is None else gpu_steps
     level_window = (0, last_start) if last_start > 0 else (0, max(span_ns, 1))
@@ -57,7 +58,7 @@ def describe_steady_state(
         .collect()
     )
     if by_level.height == 0:
-        level = float(steps["active_warps"].max())
+        level = as_float(steps["active_warps"].max())
     else:
         half = by_level["cumulative_ns"][-1] / 2
         level = float(by_level.filter(pl.col("cumulative_ns") >= half)["active_warps"][0])
