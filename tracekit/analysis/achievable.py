@@ -1,0 +1,183 @@
+"""A unit's utilization against the ceiling it can really reach for the launch's access pattern (issue 20).
+
+Nominal peaks overstate what a unit can do: on the H100 a streaming copy plateaus near 84% of nominal DRAM
+bandwidth and random 32-byte sectors near 62% (tracekit/ceilings/profiles/). A launch is judged against the
+measured ceiling that matches its pattern, and both fractions are stated. Pure functions over numbers and a
+DeviceCeilings; the engine passes the counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracekit.ceilings.types import Ceiling, DeviceCeilings
+
+# A unit at or above this share of its achievable ceiling is at the ceiling: the repeats of a calibrated plateau
+# spread by up to ~5% and two calibrate runs differ by up to ~1-4%, so 85% stays clear of noise on both sides while
+# the loaded-latency curve is already in its steep part there (Volkov 2016, ch. 3: gradual saturation).
+AT_CEILING_FRACTION = 0.85
+
+# Bytes of data a fully used 32-byte sector carries, and what one 4-byte element of a scattered access uses.
+SECTOR_BYTES = 32.0
+SCATTERED_DATA_BYTES = 4.0
+
+
+def _share(value: float) -> str:
+    """A fraction as percent, three significant digits (79.7%, not 80%)."""
+    pct = 100.0 * value
+    return f"{pct:.3g}%" if abs(pct) < 100 else f"{pct:.0f}%"
+
+
+def _rate(value: float, unit: str) -> str:
+    """1.274 TB/s, 64.2 TFLOP/s, 12.2 M block/s: SI prefixes, four significant digits."""
+    label = {"byte/s": "B/s", "flop/s": "FLOP/s"}.get(unit, unit)
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.4g} {prefix}{label}"
+    return f"{value:.4g} {label}"
+
+
+UNIT_CEILINGS = {
+    "l2": "l2_bytes_per_s",
+    "shared": "shared_bytes_per_s",
+    "fp32": "fp32_flop_per_s",
+    "fp64": "fp64_flop_per_s",
+}
+
+
+@dataclass(frozen=True)
+class AccessPattern:
+    """How scattered a launch's global loads are: 0 = every sector fully used (a stream), 1 = one 4-byte element
+    per 32-byte sector (a random gather). `basis` names the counter it came from."""
+
+    scattered_fraction: float
+    basis: str
+
+    @property
+    def name(self) -> str:
+        if self.scattered_fraction <= 0.1:
+            return "stream"
+        if self.scattered_fraction >= 0.9:
+            return "scattered"
+        return f"mixed ({_share(self.scattered_fraction)} scattered)"
+
+
+def access_pattern(data_bytes_per_sector: float | None, sectors_per_request: float | None = None) -> AccessPattern:
+    """The pattern from Nsight Compute's bytes used per sector of global loads
+    (smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio: 32 for a stream, 4 for scattered 4-byte
+    loads); else from sectors per request (4 for a warp's coalesced 4-byte loads, 32 when every lane has its own
+    sector; 16-byte loads also give 16, so this fallback overstates scatter for vector streams)."""
+    if data_bytes_per_sector is not None and data_bytes_per_sector > 0:
+        share = (SECTOR_BYTES - data_bytes_per_sector) / (SECTOR_BYTES - SCATTERED_DATA_BYTES)
+        return AccessPattern(min(1.0, max(0.0, share)), f"{data_bytes_per_sector:.3g} of 32 bytes used per sector")
+    if sectors_per_request is not None and sectors_per_request > 0:
+        share = (sectors_per_request - 4.0) / 28.0
+        return AccessPattern(min(1.0, max(0.0, share)), f"{sectors_per_request:.3g} sectors per load request")
+    return AccessPattern(0.0, "no sector counters: assumed a stream")
+
+
+@dataclass(frozen=True)
+class AchievableUtilization:
+    """One unit's achieved rate against its nominal peak and its achievable ceiling for this access pattern."""
+
+    unit: str  # "dram", "l2", "shared", "fp32", "fp64", "tensor_<type>", "block_launch"
+    achieved: float  # in `rate_unit`
+    rate_unit: str  # "byte/s", "flop/s", "block/s" (per SM for block_launch)
+    nominal: float | None
+    of_nominal: float | None
+    ceiling_name: str  # the DeviceCeilings field it was judged against
+    ceiling_value: float
+    of_achievable: float
+    ceiling_source: str  # "measured: <file>" or "nominal"
+    pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
+
+    @property
+    def at_ceiling(self) -> bool:
+        return self.of_achievable >= AT_CEILING_FRACTION
+
+    def sentence(self) -> str:
+        """ "DRAM 2.54 TB/s: 76% of nominal, 90% of what a stream reaches on this GPU (measured: h100.json)"."""
+        rate = _rate(self.achieved, self.rate_unit)
+        nominal = f"{_share(self.of_nominal)} of nominal, " if self.of_nominal is not None else ""
+        what = {
+            "stream": "what a stream reaches",
+            "scattered": "what scattered 32-byte sectors reach",
+        }.get(self.pattern, f"what a {self.pattern} access reaches" if self.pattern else "its measured ceiling")
+        if self.ceiling_source == "nominal":
+            return f"{self.unit.upper()} {rate}: {_share(self.of_achievable)} of nominal (no measured ceiling: nominal)"
+        share = _share(self.of_achievable)
+        return f"{self.unit.upper()} {rate}: {nominal}{share} of {what} on this GPU ({self.ceiling_source})"
+
+
+def _judge(
+    unit: str, achieved: float, rate_unit: str, name: str, ceiling: Ceiling, pattern: str
+) -> AchievableUtilization:
+    return AchievableUtilization(
+        unit=unit,
+        achieved=achieved,
+        rate_unit=rate_unit,
+        nominal=ceiling.nominal,
+        of_nominal=achieved / ceiling.nominal if ceiling.nominal else None,
+        ceiling_name=name,
+        ceiling_value=ceiling.value,
+        of_achievable=achieved / ceiling.value,
+        ceiling_source=ceiling.source,
+        pattern=pattern,
+    )
+
+
+def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:
+    """The achievable DRAM ceiling for a pattern: the stream ceiling, the scattered one, or for a mix the rate at
+    which the two kinds of traffic share DRAM time (1/C = (1-s)/C_stream + s/C_scattered)."""
+    stream, scattered = ceilings.dram_stream_bytes_per_s, ceilings.dram_random_sector_bytes_per_s
+    if stream is None:
+        return None
+    s = pattern.scattered_fraction
+    if scattered is None or s <= 0.1:
+        return "dram_stream_bytes_per_s", stream
+    if s >= 0.9:
+        return "dram_random_sector_bytes_per_s", scattered
+    value = 1.0 / ((1.0 - s) / stream.value + s / scattered.value)
+    mixed = Ceiling(
+        value,
+        stream.unit,
+        stream.nominal,
+        stream.source,
+        None,
+        f"mix of the stream and scattered ceilings, {_share(s)} scattered",
+    )
+    return "dram_stream_bytes_per_s+dram_random_sector_bytes_per_s", mixed
+
+
+def dram_utilization(
+    achieved_bytes_per_s: float, ceilings: DeviceCeilings, pattern: AccessPattern
+) -> AchievableUtilization | None:
+    chosen = dram_ceiling(ceilings, pattern)
+    if chosen is None or achieved_bytes_per_s < 0:
+        return None
+    name, ceiling = chosen
+    return _judge("dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name)
+
+
+def unit_utilization(unit: str, achieved: float, ceilings: DeviceCeilings) -> AchievableUtilization | None:
+    """l2, shared, fp32, fp64 or tensor_<type> (fp16, bf16, tf32, fp8) against its ceiling (None without one)."""
+    if unit.startswith("tensor_"):
+        kind = unit.removeprefix("tensor_")
+        ceiling = ceilings.tensor_flop_per_s.get(kind)
+        name = f"tensor_flop_per_s.{kind}"
+    else:
+        name = UNIT_CEILINGS.get(unit, "")
+        ceiling = getattr(ceilings, name, None) if name else None
+    if ceiling is None:
+        return None
+    return _judge(unit, achieved, ceiling.unit, name, ceiling, "")
+
+
+def block_launch_utilization(
+    blocks: int, duration_ns: float, sm_count: int, threads_per_block: int, ceilings: DeviceCeilings
+) -> AchievableUtilization | None:
+    """Blocks launched per second per SM over the launch against the measured launch rate for that block size."""
+    ceiling = ceilings.block_launch_ceiling(threads_per_block)
+    if ceiling is None or duration_ns <= 0 or sm_count <= 0:
+        return None
+    achieved = blocks / (duration_ns * 1e-9) / sm_count
+    return _judge("block_launch", achieved, "block/s", "block_launch_per_s_per_sm", ceiling, "")
