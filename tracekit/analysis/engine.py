@@ -58,10 +58,12 @@ ACHIEVED_OCCUPANCY_METRIC = "sm__warps_active.avg.pct_of_peak_sustained_active"
 
 
 def _engine_version() -> str:
-    """The schema plus a digest of the analysis code: a cached result computed by other code is recomputed."""
+    """The schema plus a digest of the analysis code, subpackages (the rules) included: a cached result computed by
+    other code is recomputed."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode())
+    root = Path(__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return f"2+{digest.hexdigest()[:12]}"
 
@@ -492,17 +494,26 @@ def analyze(
         families.setdefault(key.sweep_family(), []).append(i)
     # every launch is in a family: the wanted launches' families hold all that needs measuring
     wanted_families = {family for family, members in families.items() if not set(members).isdisjoint(wanted)}
+    # A member not asked for with neither warps nor counters of its own gives its sweep no point (`sweep_point`
+    # needs a trace or the launch's own counters) whatever else it holds: only its pairing counts (the profiled
+    # launch it borrows from is left out), so it is not measured (a family of thousands of Nsight Systems
+    # launches measured each one for nothing).
+    asked = set(wanted)
+    pointless = {
+        i
+        for family in wanted_families
+        for i in families[family]
+        if i not in asked and not inputs[i].warps.height and not inputs[i].metrics.height
+    }
     measured: dict[int, _Measured] = {
         i: _measure(inputs[i], keys[i], *pairings[i])
-        for i in sorted(i for family in wanted_families for i in families[family])
+        for i in sorted(i for family in wanted_families for i in families[family] if i not in pointless)
     }
 
     sweeps: dict[tuple, tuple[SweepFit | None, Sweep | None, str]] = {}
     for family in wanted_families:
         members = families[family]
-        borrowed_by_trace = {
-            measured[i].pairing.counters_launch_id for i in members if measured[i].counters_from is not None
-        }
+        borrowed_by_trace = {pairings[i][0].counters_launch_id for i in members if pairings[i][1] is not None}
         points: list[MeasuredPoint] = []
         left_out: list[LeftOut] = []
         for i in members:
@@ -510,7 +521,7 @@ def analyze(
             if launch_id in borrowed_by_trace:
                 left_out.append(LeftOut(launch_id, "profiled run of a traced launch: the trace's point stands for it"))
                 continue
-            point = sweep_point(measured[i])
+            point = None if i in pointless else sweep_point(measured[i])
             if point is None:
                 left_out.append(LeftOut(launch_id, "no measured occupancy and throughput"))
             else:

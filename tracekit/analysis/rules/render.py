@@ -1,0 +1,555 @@
+"""The one formatter of findings: each template id and advice id to its sentence, from the finding's values.
+
+The CLI, the reports, the dashboard and `--json` all show these sentences (the engine stores them in the verdict's
+`evidence`, `advice`, `findings` and `rule_findings`), so a rule's numbers read the same everywhere; the values
+behind each sentence stay in the JSON beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tracekit.analysis.rules.base import Finding, Scalar
+
+
+def _pct(value: float) -> str:
+    """Three significant digits, so that 79.7% does not print as 80%."""
+    return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+
+
+def _num(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+class _V:
+    """A finding's values by name: `v.n("pct")` a number, `v.s("metric")` a text, `v.o("x")` either or None."""
+
+    def __init__(self, finding: Finding):
+        self.finding = finding
+        self.map: dict[str, Scalar] = {v.name: v.value for v in finding.values}
+
+    def o(self, name: str) -> Any:
+        return self.map.get(name)
+
+    def n(self, name: str) -> float:
+        value = self.map.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise KeyError(f"{self.finding.id}: no number {name!r}")
+        return float(value)
+
+    def s(self, name: str) -> str:
+        return str(self.map.get(name))
+
+    def prefixed(self, prefix: str) -> list[tuple[str, Scalar]]:
+        return [(v.name.removeprefix(prefix), v.value) for v in self.finding.values if v.name.startswith(prefix)]
+
+
+def _unit(v: _V, prefix: str = "unit") -> str:
+    """ "DRAM at 91.2% (dram__...)"-style pieces: label, pct and metric of a unit value group."""
+    return f"{v.s(prefix + '_label')} {_pct(v.n(prefix + '_pct'))}% ({v.s(prefix + '_metric')})"
+
+
+# ---- sentences --------------------------------------------------------------------------------------------------
+
+
+def _stall_breakdown(v: _V) -> str:
+    top = ", ".join(f"{reason} {float(cycles or 0):.2f}" for reason, cycles in v.prefixed("reason:"))
+    shares = ", ".join(f"{group} {100 * v.n('share_' + group):.0f}%" for group in ("latency", "bandwidth", "other"))
+    return (
+        f"Warps wait {v.n('total_cycles_per_issue'):.2f} cycles per issued instruction "
+        f"({v.s('source')} stall metrics, e.g. {v.s('example_metric')}); of the stalled "
+        f"cycles {shares}; largest reasons (cycles per instruction): {top}."
+    )
+
+
+def _tied(v: _V) -> str:
+    names = ", ".join(_unit(v, f"tied{i}") for i in range(int(v.n("count"))))
+    return (
+        f"Within {v.n('points'):.0f} points of the limiter, {v.s('unit_label')} at {_pct(v.n('unit_pct'))}%, "
+        f"also: {names}."
+    )
+
+
+def _dram_serves(v: _V) -> str:
+    moved = (
+        f"; DRAM moved {_num(v.n('dram_bytes') / 1e6)} MB ({v.s('dram_bytes_metric')})"
+        if v.o("dram_bytes") is not None
+        else ""
+    )
+    rate = (
+        f" at {_num(v.n('dram_bytes_per_s') / 1e9)} GB/s ({v.s('dram_rate_metric')})"
+        if v.o("dram_bytes_per_s") is not None
+        else ""
+    )
+    return (
+        f"L2 reads {_pct(v.n('l2_pct'))}% of peak ({v.s('l2_metric')}) but its read hit rate is only "
+        f"{_pct(v.n('hit_pct'))}% ({v.s('hit_metric')}): the L2 traffic is mostly misses and their fills, which DRAM "
+        f"must serve; DRAM is at {_pct(v.n('dram_pct'))}% ({v.s('dram_metric')}){moved}{rate}. DRAM, not L2, bounds "
+        f"the launch."
+    )
+
+
+def _hot_slice(v: _V) -> str:
+    unit_text = (
+        f"; its atomic unit is busy {_pct(v.n('atomic_unit_pct'))}% ({v.s('atomic_unit_metric')})"
+        if v.o("atomic_unit_pct") is not None
+        else ""
+    )
+    return (
+        f"The busiest L2 slice runs at {_pct(v.n('hot_pct'))}% of peak ({v.s('hot_metric')}) while the L2 average is "
+        f"{_pct(v.n('mean_pct'))}% ({v.s('mean_metric')}){unit_text}, with {_num(v.n('atomics'))} global atomic "
+        f"instructions ({v.s('atomics_metric')}): atomics on one address serialize in one slice, which bounds the "
+        f"launch while the rest of the GPU waits."
+    )
+
+
+def _launch_rate(v: _V) -> str:
+    source = (
+        f"{v.s('blocks_metric')} over {v.s('duration_metric')}"
+        if v.o("source") == "counters"
+        else "grid blocks over the warp trace's span"
+    )
+    return (
+        f"{_num(v.n('blocks'))} blocks on {int(v.n('sms'))} SMs in {_num(v.n('span_ns'))} ns ({source}): one block "
+        f"per SM every {v.n('per_block_ns'):.0f} ns; an SM launches about one block per "
+        f"{v.n('launch_ns_per_sm'):.0f} ns, so blocks arrive at {100 * v.n('share'):.0f}% of the SMs' block launch "
+        f"rate: the launch rate, not a unit, bounds this launch."
+    )
+
+
+def _gradual(v: _V) -> str:
+    return (
+        f"{v.s('unit_label')} runs at {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}), below the "
+        f"{v.n('threshold_pct'):.0f}% of a saturated unit but above {v.n('gradual_pct'):.0f}%, and "
+        f"{100 * v.n('memory_stall_share'):.0f}% of the stalled cycles wait on memory ({v.s('reasons')}), at the "
+        f"launch's theoretical occupancy: the memory system is in gradual saturation, where latency grows with load "
+        f"(Volkov 2016, ch. 3), so the launch is memory-bound rather than short of warps."
+    )
+
+
+def _on_plateau(v: _V) -> str:
+    return (
+        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}), at or past the "
+        f"{v.n('at_95_warps'):.1f} where the measured sweep reaches 95% of its highest throughput: a throughput limit "
+        f"is reached although no counter shows {v.n('threshold_pct'):.0f}% of peak; the busiest unit is "
+        f"{v.s('unit_label')} at {_pct(v.n('unit_pct'))}% ({v.s('unit_metric')})."
+    )
+
+
+def _still_rising(v: _V) -> str:
+    return (
+        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}); the measured "
+        f"sweep reaches 95% of its highest throughput only at {v.n('at_95_warps'):.1f}"
+        + ("" if v.o("plateau") else " and still rises at its highest occupancy")
+        + ": throughput still grows with warps."
+    )
+
+
+def _plateau_no_unit(v: _V) -> str:
+    return (
+        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}), at or past the "
+        f"{v.n('at_95_warps'):.1f} where the measured sweep reaches 95% of its highest throughput: throughput is on "
+        f"its plateau; the report names no unit, so the limiter is unknown."
+    )
+
+
+def _sweep_fit(v: _V) -> str:
+    gap = v.o("knee_gap")
+    return (
+        f"The occupancy sweep fits min(n / L, B) with L = {_num(v.o('latency') or 0)} (per warp, in the "
+        f"throughput's time unit) and B = {_num(v.o('throughput_bound') or 0)}: n* = L x B = "
+        f"{v.n('needed_warps'):.1f} warps per SM are needed to reach the bound"
+        + (f" (measured points near the knee fall up to {100 * gap:.0f}% below the model)." if gap else ".")
+    )
+
+
+def _sweep_levels(v: _V) -> str:
+    parts = []
+    if v.o("at_90_warps") is not None:
+        parts.append(f"90% of the highest measured throughput at {v.n('at_90_warps'):.1f}")
+    if v.o("at_95_warps") is not None:
+        parts.append(f"95% at {v.n('at_95_warps'):.1f} warps per SM")
+    if v.o("plateau"):
+        plateau = "the measured points reach a plateau"
+    elif v.o("last_step_gain") is not None and v.o("last_step_high_warps") is not None:
+        plateau = (
+            f"the plateau is not reached: throughput still grows {100 * v.n('last_step_gain'):.0f}% from "
+            f"{v.n('last_step_low_warps'):.1f} to {v.n('last_step_high_warps'):.1f} warps per SM"
+        )
+    else:
+        plateau = "whether a plateau is reached is not measured"
+    knee = (
+        f"; the model min(n / L, B) puts its knee at {v.n('knee_warps'):.1f} (an idealization)"
+        if v.o("knee_warps")
+        else ""
+    )
+    return f"Occupancy sweep: {', '.join(parts) or 'no level measured'}; {plateau}{knee}."
+
+
+def _littles_law(v: _V) -> str:
+    sentence = (
+        f"By Little's law the {v.n('warps'):.1f} warps per SM now in flight keep the busiest unit, "
+        f"{v.s('unit_label')}, at {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}); at the same warp latency "
+        f"about {v.n('needed_warps'):.1f} warps per SM would reach its peak (a lower bound: latency grows near "
+        f"saturation)."
+    )
+    if v.o("device_max_warps") is not None:
+        sentence += (
+            f" No occupancy can reach that: the device holds at most {v.n('device_max_warps'):.0f} warps per SM"
+            + (
+                "; near saturation the latency grows instead, which is why the unit is the bound."
+                if v.o("throughput_bound")
+                else "; only more independent work per warp (ILP) can put that much in flight."
+            )
+        )
+    return sentence
+
+
+def _too_few_blocks(v: _V) -> str:
+    grid_text = f"{v.n('grid_blocks'):.0f} blocks" if v.o("grid_blocks") is not None else "the grid"
+    fill = (
+        f"fill only {v.n('waves'):.2f} of one wave of the GPU's block slots ({v.s('waves_metric')})"
+        if v.o("waves") is not None
+        else f"are fewer than the {int(v.n('sms'))} SMs"
+    )
+    return f"{grid_text} {fill}: too few blocks for the SMs, so most SMs run few warps or none."
+
+
+def _idle_source(v: _V) -> str:
+    return v.s("ratio_metric") if v.o("source") == "counters" else "warp trace: SM time with no resident warp"
+
+
+_EXPLAINED = {"block-launch": "the block launch rate", "atomics": "the atomics draining through one L2 slice"}
+
+
+def _coalescing(v: _V) -> str:
+    if v.o("basis") == "excessive-sectors":
+        return (
+            f"{100 * v.n('excess_share'):.0f}% of global sectors are beyond the ideal for their accesses "
+            f"({v.s('excess_metric')} = {_num(v.n('excess_sectors'))} of {_num(v.n('ideal_sectors'))}): "
+            f"uncoalesced access"
+        )
+    basis = (
+        "for coalesced accesses of the kernel's width mix (smsp__sass_inst_executed_op_memory_*b)"
+        if v.o("ideal_basis") == "width-mix"
+        else "for coalesced 32-bit loads (32 threads x 4 B / 32 B sectors)"
+    )
+    return (
+        f"Global loads take {v.n('sectors_per_request'):.1f} sectors per request ({v.s('sectors_metric')} / "
+        f"{v.s('requests_metric')}) against {v.n('ideal'):.3g} {basis}"
+    )
+
+
+_CHECKS = {
+    "agrees": " Agrees with the flag {flag}.",
+    "unmapped": "",
+    "more-warps-advice": " This verdict does not flag low-occupancy, but its advice agrees that more warps help.",
+    "block-launch": (
+        " This verdict does not flag low-occupancy: the SMs' block launch rate bounds the launch, so a higher "
+        "occupancy limit adds no warps."
+    ),
+    "unit-bound": " This verdict does not flag low-occupancy: a unit is at its bound, so more warps would only queue.",
+    "no-counters": (
+        " The report has no counters this verdict checks {flag} with: Nsight Compute's rule is the evidence for it."
+    ),
+    "below-threshold": (
+        " This verdict does not flag {flag}: the cost it measures for it is below the flag's threshold (see the "
+        "evidence above)."
+    ),
+}
+
+
+def _nsight(v: _V) -> str:
+    speedup = f", estimated speedup {_pct(v.n('speedup_pct'))}%" if v.o("speedup_pct") is not None else ""
+    check = _CHECKS[v.s("check")].format(flag=v.s("flag"))
+    return f"Nsight Compute rule {v.s('name')} ({v.s('rule_type')}{speedup}): {v.s('first_sentence')}.{check}"
+
+
+def _limiter(v: _V) -> str:
+    mode, limiter = v.s("mode"), v.o("limiter")
+    what = f"{mode} by {limiter}" if limiter else mode if mode != "undetermined" else "undetermined (see the evidence)"
+    explained = v.o("explained_by")
+    if explained:
+        return f"The launch is {what}: SMs wait on {_EXPLAINED[explained]}."
+    return f"The busy {100 * v.n('busy'):.0f}% of the SM time is {what}."
+
+
+def _idle_cost(v: _V) -> str:
+    cause = {"too-few-blocks": "too few blocks", "block-imbalance": "a few long blocks"}.get(
+        v.s("cause"), "the tail of the launch"
+    )
+    return f"SMs sit idle {100 * v.n('idle'):.0f}% of the launch's SM time ({cause}; {_idle_source(v)})."
+
+
+def _no_metrics(v: _V) -> str:
+    traced = "; the warp trace gives latency and throughput but not the bound to compare them with"
+    return "no metrics for this launch" + (traced if v.o("traced") else "") + "."
+
+
+REASONS: dict[str, Callable[[_V], str]] = {
+    "verdict.reason-bursts": lambda v: (
+        f"no unit is saturated, yet only {100 * v.n('latency_share'):.0f}% of stalled cycles are latency "
+        f"stalls: the limit may be reached in bursts, or lie in a unit the report does not measure."
+    ),
+    "verdict.reason-partial-units": lambda v: (
+        f"only {v.s('measured')} measured: without both memory and SM utilization a saturated unit cannot be ruled out."
+    ),
+    "verdict.reason-no-metrics": _no_metrics,
+    "verdict.reason-no-utilization": lambda v: (
+        "the metrics include no utilization (% of peak) counters, so no throughput limit can be checked."
+    ),
+}
+
+TEMPLATES: dict[str, Callable[[_V], str]] = {
+    "stall-summary.breakdown": _stall_breakdown,
+    "stall-summary.largest": lambda v: (
+        f"The largest stall is {v.s('reason')} at {v.n('cycles_per_issue'):.2f} cycles per issued instruction "
+        f"({v.s('metric')})."
+    ),
+    "tied-limiters.tied": _tied,
+    "dram-vs-l2.l2-serves": lambda v: (
+        f"L2 read hit rate is {_pct(v.n('hit_pct'))}% ({v.s('hit_metric')}): the L2 serves most loads itself, so L2, "
+        f"not DRAM, is the memory level at work."
+    ),
+    "dram-vs-l2.dram-serves": _dram_serves,
+    "saturated-unit.unit": lambda v: (
+        f"{v.s('unit_label')} throughput is {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}), above the "
+        f"{v.n('threshold_pct'):.0f}% at which a unit counts as saturated."
+    ),
+    "saturated-unit.no-breakdown": lambda v: (
+        f"The report has no per-unit breakdown behind {v.s('unit_metric')}, so the saturated "
+        f"unit inside {v.s('unit_label')} is not named."
+    ),
+    "saturated-unit.issue-pipe": lambda v: (
+        f"The issue slots ({_pct(v.n('issue_pct'))}%) are full of the {v.s('pipe_label')}'s instructions "
+        f"({_pct(v.n('pipe_pct'))}%): the {v.s('pipe_label')} is the limiter, the issue slots are saturated with it."
+    ),
+    "atomics-contention.hot-slice": _hot_slice,
+    "block-launch-rate.rate": _launch_rate,
+    "block-launch-rate.bound": _launch_rate,
+    "gradual-saturation.memory": _gradual,
+    "sweep-plateau.on-plateau": _on_plateau,
+    "sweep-plateau.still-rising": _still_rising,
+    "sweep-plateau.plateau-no-unit": _plateau_no_unit,
+    "verdict.no-unit-saturated": lambda v: (
+        f"No unit reaches {v.n('threshold_pct'):.0f}% of peak: the busiest is {v.s('unit_label')} at "
+        f"{_pct(v.n('unit_pct'))}% ({v.s('unit_metric')})."
+    ),
+    "verdict.no-stall-breakdown": lambda v: (
+        "The report has no stall breakdown; by Volkov's rule a launch that reaches no "
+        "throughput limit is latency-bound."
+    ),
+    "needed-occupancy.sweep-fit": _sweep_fit,
+    "needed-occupancy.sweep-levels": _sweep_levels,
+    "needed-occupancy.trace-in-flight": lambda v: (
+        f"Warp trace: mean warp latency {_num(v.n('latency_ns'))} ns x throughput "
+        f"{_num(v.n('throughput'))} warps/ns per SM = {v.n('in_flight'):.1f} warps in flight per "
+        f"SM (Little's law)."
+    ),
+    "needed-occupancy.littles-law": _littles_law,
+    "low-occupancy.theoretical-below-needed": lambda v: (
+        f"The theoretical occupancy, {v.n('theoretical_warps'):.1f} warps per SM"
+        + (f" (limited by {v.s('limited_by')})" if v.o("limited_by") else "")
+        + f", is below the ~{v.n('needed_warps'):.0f} needed: the launch as configured cannot run enough warps to "
+        f"hide the latency."
+    ),
+    "occupancy-gap.gap": lambda v: (
+        f"Achieved occupancy is {v.n('achieved_warps'):.1f} warps per SM ({_pct(v.n('achieved_pct'))}%, "
+        f"{v.s('achieved_source')}), below the theoretical {v.n('theoretical_warps'):.1f} "
+        f"({_pct(v.n('theoretical_pct'))}%, {v.s('theoretical_source')})."
+    ),
+    "occupancy-gap.unexplained": lambda v: (
+        "No cause for the occupancy gap is visible in the data (a warp trace would show "
+        "imbalance between or within blocks)."
+    ),
+    "too-few-blocks.few": _too_few_blocks,
+    "partial-wave.partial": lambda v: (
+        f"The launch runs {v.n('waves'):.2f} waves ({v.s('waves_metric')}): the last wave is partial and leaves "
+        f"{100 * v.n('idle'):.0f}% of the SM time of {int(v.n('full_waves'))} waves without blocks."
+    ),
+    "idle-sms.idle-explained": lambda v: (
+        f"SMs were idle {100 * v.n('idle'):.0f}% of the elapsed SM time ({_idle_source(v)}), waiting on "
+        f"{_EXPLAINED[v.s('explained_by')]}: that idle time is the limiter's, not a tail."
+    ),
+    "idle-sms.idle": lambda v: (
+        f"SMs were idle {100 * v.n('idle'):.0f}% of the elapsed SM time ({_idle_source(v)}): utilizations per active "
+        f"cycle describe only the busy part."
+    ),
+    "idle-sms.cost": _idle_cost,
+    "trace-tail.tail": lambda v: (
+        f"In the warp trace the first SM runs out of work for good {100 * (1 - v.n('tail')):.0f}% of "
+        f"the way into the launch; the last {100 * v.n('tail'):.0f}% runs on fewer SMs."
+    ),
+    "block-imbalance.costly": lambda v: (
+        f"Block durations spread by {v.n('spread'):.2f} (relative) in the trace, and SMs sit "
+        f"idle before the launch ends: uneven blocks cost that idle time."
+    ),
+    "block-imbalance.free": lambda v: (
+        f"Block durations spread by {v.n('spread'):.2f} (relative) in the trace, but the SMs "
+        f"stay busy until the end (no measured idle SM time above {100 * v.n('threshold'):.0f}%): the "
+        f"spread costs no time (on a saturated GPU it comes from the warp schedulers)."
+    ),
+    "lost-occupancy.end-spread": lambda v: (
+        f"The warp trace loses {v.n('lost_warps'):.1f} warps per SM of occupancy to finished warps holding their slot "
+        f"until their block's last warp ends (imbalance within blocks)."
+    ),
+    "lost-occupancy.block-gaps": lambda v: (
+        f"The warp trace loses {v.n('lost_warps'):.1f} warps per SM of occupancy to empty slots between one block's "
+        f"end and the next block's start on an SM."
+    ),
+    "coalescing.uncoalesced": lambda v: _coalescing(v) + ".",
+    "coalescing.uncoalesced-quiet": lambda v: (
+        f"{_coalescing(v)}; but no memory unit is above {_pct(v.n('memory_busy_pct'))}% of peak, so the extra sectors "
+        f"cost little time (not flagged below {v.n('busy_threshold_pct'):.0f}%)."
+    ),
+    "bank-conflicts.conflicts": lambda v: (
+        f"Shared-memory bank conflicts add {_num(v.n('conflicts'))} of {_num(v.n('wavefronts'))} wavefronts "
+        f"({100 * v.n('share'):.0f}%; {v.s('metric')})."
+    ),
+    "spills.local-memory": lambda v: (
+        "The kernel uses local memory ("
+        + ", ".join(f"{name} = {_num(float(value or 0))}" for name, value in v.prefixed(""))
+        + "): register spills or local arrays."
+    ),
+    "divergence.threads": lambda v: (
+        f"Only {v.n('threads'):.1f} of {int(v.n('warp_size'))} threads are active per executed instruction "
+        f"({v.s('metric')}): divergence or partial warps."
+    ),
+    "divergence.no-branches": lambda v: (
+        f"Branch efficiency reads {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}) but the kernel executed no "
+        f"branches ({v.s('branches_metric')} = 0): no divergence."
+    ),
+    "divergence.no-branch-count": lambda v: (
+        f"Branch efficiency reads 0% ({v.s('metric')}), what a kernel without branches shows; the report has "
+        f"no branch count to tell, so no divergence is flagged."
+    ),
+    "divergence.cheap": lambda v: (
+        f"Branch efficiency is {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}), yet {v.n('threads'):.1f} of "
+        f"{int(v.n('warp_size'))} threads are active per instruction ({v.s('threads_metric')}): the divergent "
+        f"branches cost little."
+    ),
+    "divergence.branch-efficiency": lambda v: f"Branch efficiency is {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}).",
+    "barrier-stalls.barrier": lambda v: (
+        f"Warps wait at barriers {v.n('barrier_cycles'):.2f} of {v.n('stalled_cycles'):.2f} stalled cycles per "
+        f"issued instruction ({100 * v.n('share'):.0f}%; {v.s('metric')}): the block waits for its slowest warp at "
+        f"each __syncthreads."
+    ),
+    "nsight-cross-check.rule": _nsight,
+    "launch-overhead.overhead": lambda v: (
+        f"Launch overhead: {_num(v.n('overhead_ns'))} ns of the {_num(v.n('timed_ns'))} ns timed launch "
+        f"({100 * v.n('overhead'):.0f}%) run no warp."
+    ),
+    "verdict.limiter": _limiter,
+}
+
+_DRAM = (
+    "Move fewer bytes to and from DRAM: coalesce accesses, reuse data through shared memory or L2, use narrower "
+    "types, fuse kernels."
+)
+ADVICE: dict[str, Callable[[_V], str]] = {
+    "reduce.dram": lambda v: _DRAM,
+    "reduce.l2": lambda v: (
+        "Send fewer requests to L2: improve L1 reuse and locality, coalesce, avoid atomics on hot lines."
+    ),
+    "reduce.l1/shared": lambda v: (
+        "Reduce L1/shared-memory wavefronts: remove bank conflicts, use wider (vector) accesses, fewer redundant loads."
+    ),
+    "reduce.issue": lambda v: (
+        "Issue fewer instructions: vectorize loads, hoist index arithmetic, unroll, use wider math."
+    ),
+    "reduce.memory": lambda v: "Move fewer bytes through the memory system: coalesce, reuse, use narrower types.",
+    "reduce.pipe": lambda v: (
+        f"Issue less work to the {v.s('unit_label')}: use cheaper or fewer instructions, or move work to an idle pipe."
+    ),
+    "reduce.unit": lambda v: f"Issue less work to the {v.s('unit_label')}.",
+    "reduce.memory-bytes": lambda v: "Move fewer bytes through the memory system.",
+    "saturated-no-more-occupancy": lambda v: (
+        f"More occupancy will not help: {v.s('unit_label')} is saturated (latency is already hidden)."
+    ),
+    "spread-atomics": lambda v: (
+        "Spread the atomics: aggregate per warp or block first (shared memory, warp reductions), then one "
+        "atomic per block; or use several counters and combine them."
+    ),
+    "fewer-larger-blocks": lambda v: (
+        "Give each block more work (fewer, larger blocks, or a grid-stride loop) so blocks launch less often."
+    ),
+    "gradual-more-warps-queue": lambda v: (
+        f"More warps will mostly queue in the memory system ({v.s('unit_label')} is the bound): move fewer bytes; "
+        f"more independent loads per warp gain only what the remaining headroom allows."
+    ),
+    "plateau-busiest": lambda v: (
+        f"More occupancy will not help: the measured sweep is on its plateau; {v.s('unit_label')} is the busiest unit."
+    ),
+    "plateau": lambda v: "More occupancy will not help: the measured sweep is on its plateau.",
+    "sweep-rising-ilp": lambda v: (
+        "The sweep still rises at its highest occupancy: where the device allows no more warps, "
+        "more independent work per warp (ILP) is what adds bytes or instructions in flight."
+    ),
+    "sweep-more-occupancy": lambda v: (
+        f"More occupancy helps: the measured throughput still grows up to {v.n('last_step_high_warps'):.0f} warps "
+        f"per SM."
+    ),
+    "faster-unit-no-help": lambda v: "A faster unit will not help: no unit is near its peak; latency is not hidden.",
+    "ilp-full": lambda v: (
+        "Give each warp more independent work (ILP): unroll, issue several loads before using them, "
+        "process several elements per thread."
+    ),
+    "ilp-short": lambda v: "Give each warp more independent work (ILP): unroll, issue several loads before using them.",
+    "raise-theoretical": lambda v: (
+        f"Raise the theoretical occupancy ({v.n('theoretical_pct'):.0f}% of the device's warps"
+        + (f", limited by {v.s('limited_by')}" if v.o("limited_by") else "")
+        + ") where the kernel allows."
+    ),
+    "run-more-warps-theoretical": lambda v: (
+        f"Run more warps per SM, up to the theoretical {v.n('theoretical_warps'):.0f}."
+    ),
+    "run-more-warps-needed": lambda v: (
+        f"Run more warps per SM (about {v.n('needed_warps'):.0f} to reach the bound): more blocks, or fewer "
+        f"registers / less shared memory per block."
+    ),
+    "launch-more-blocks": lambda v: (
+        "Launch more blocks (a larger grid, smaller tiles, or split-K style work splitting) so every "
+        "SM gets its full share of warps."
+    ),
+    "whole-waves": lambda v: (
+        "Size the grid to a whole number of waves, or give each block more work so the partial last wave matters less."
+    ),
+    "balance-blocks-finish": lambda v: (
+        "Balance the work across blocks (or hand it out dynamically) so all SMs finish together."
+    ),
+    "balance-blocks-refill": lambda v: (
+        "Balance work across blocks (or hand out work dynamically) so SMs refill evenly."
+    ),
+    "balance-warps": lambda v: "Balance work across the warps of a block.",
+    "fewer-longer-blocks": lambda v: "Give each block more work (fewer, longer blocks) so block launches are rarer.",
+    "coalesce": lambda v: "Coalesce global accesses: consecutive threads should touch consecutive addresses.",
+    "remove-bank-conflicts": lambda v: "Remove shared-memory bank conflicts: pad arrays or swizzle indices.",
+    "avoid-local-memory": lambda v: (
+        "Avoid local memory: fewer live registers (or a higher register limit), no dynamically indexed local arrays."
+    ),
+    "reduce-divergence": lambda v: "Reduce divergence: make the threads of a warp take the same branches.",
+    "sync-less": lambda v: (
+        "Synchronize less often: do more work between barriers, or use warp-level sync where it suffices."
+    ),
+}
+
+
+def sentence(finding: Finding) -> str | None:
+    """The finding's evidence sentence; None for a finding that carries data for the verdict only. A reason for an
+    undetermined verdict reads "Undetermined: <reason>"."""
+    if finding.template is None:
+        return None
+    if finding.template in REASONS:
+        return f"Undetermined: {reason(finding)}"
+    return TEMPLATES[finding.template](_V(finding))
+
+
+def reason(finding: Finding) -> str:
+    """Why a verdict is undetermined, from its reason finding."""
+    return REASONS[finding.id](_V(finding))
+
+
+def advice(advice_id: str, finding: Finding) -> str:
+    """One piece of advice, with the values of the finding that gave it."""
+    return ADVICE[advice_id](_V(finding))
