@@ -194,9 +194,11 @@ def analyze_stored(
     launches: pl.DataFrame | Iterable[int],
     pairs: Mapping[int, int] | None = None,
     use_cache: bool = True,
+    catalog: pl.DataFrame | None = None,
 ) -> AnalysisResults:
     """The analyses of the given stored launches (a `Store.launches()` frame or launch ids), in their order.
-    `pairs` maps a traced launch id to the profiled launch id its counters must come from."""
+    `pairs` maps a traced launch id to the profiled launch id its counters must come from; `catalog`: the
+    store's `launches()` when the caller has just read it (a 100k-launch store takes a second to read)."""
     overrides = dict(pairs or {})
     if not isinstance(launches, pl.DataFrame):
         ids = list(launches)
@@ -208,7 +210,7 @@ def analyze_stored(
     for traced, profiled in overrides.items():
         if store.launches(launch_ids=[traced, profiled]).height < len({traced, profiled}):
             raise TracekitError(f"--pair {traced}={profiled}: no such launch in {store.url}")
-    catalog = store.launches()
+    catalog = store.launches() if catalog is None else catalog
     context = _context(catalog, launches)
     digests = _digests(context, overrides)
     found = _cached(store, digests) if use_cache else {}
@@ -308,17 +310,8 @@ class TraceAnalysis:
 def predict_stored(store: Store, result: LaunchAnalysis, **knobs: Any) -> Any:
     """The prediction for one analysed launch, its counters and device ceilings read from `store`: the one
     function behind `tracekit predict`, `results.predict(...)` and the dashboard's what-if."""
-    from tracekit.analysis.predict import Change, inputs_from_result, predict
+    from tracekit.analysis.predict import Change, predict
 
-    metrics = store.metrics([result.launch_id]) if result.launch_id is not None else None
-    ceilings = None
-    try:
-        from tracekit.ceilings import ceilings_for
-
-        device = result.kernel.device
-        ceilings = ceilings_for(device.name, device.cc, device.sm_count)
-    except (ImportError, TracekitError):
-        ceilings = None  # nominal fallbacks inside the model
     change = Change(
         threads_per_block=knobs.get("block"),
         registers_per_thread=knobs.get("regs"),
@@ -330,7 +323,31 @@ def predict_stored(store: Store, result: LaunchAnalysis, **knobs: Any) -> Any:
     unknown = set(knobs) - {"block", "regs", "smem", "warps_per_sm", "ilp", "grid"}
     if unknown:
         raise TracekitError(f"unknown knob(s) {', '.join(sorted(unknown))}: block, regs, smem, warps_per_sm, ilp, grid")
-    return predict(inputs_from_result(result, metrics, ceilings=ceilings), change)
+    return predict(predict_inputs(store, result), change)
+
+
+def predict_inputs(store: Store, result: LaunchAnalysis) -> Any:
+    """`PredictInputs` of one analysed launch: its counters from `store`, the device's ceilings (nominal
+    fallbacks inside the model when `tracekit.ceilings` has no profile)."""
+    from tracekit.analysis.predict import inputs_from_result
+
+    metrics = store.metrics([result.launch_id]) if result.launch_id is not None else None
+    ceilings = None
+    try:
+        from tracekit.ceilings import ceilings_for
+
+        device = result.kernel.device
+        ceilings = ceilings_for(device.name, device.cc, device.sm_count)
+    except (ImportError, TracekitError):
+        ceilings = None
+    return inputs_from_result(result, metrics, ceilings=ceilings)
+
+
+def what_to_try_stored(store: Store, result: LaunchAnalysis, top: int = 3) -> list[Any]:
+    """The best few predicted changes for one launch (`tracekit.analysis.predict.what_to_try`), best first."""
+    from tracekit.analysis.predict import what_to_try
+
+    return what_to_try(predict_inputs(store, result), top=top)
 
 
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows
