@@ -20,12 +20,14 @@ from tracekit.parsed import ParsedImport
 # Kineto (PyTorch profiler) traces are Chrome traces too: its reader sniffs their header and categories first.
 READER_MODULES = [
     "ncu_rep",
+    "nvprof_nvvp",  # SQLite too: before nsys_sqlite, which takes any SQLite file
     "nsys_sqlite",
     "region_trace",
     "kineto",
     "proton_chrome",
     "chrome_regions",
     "warp_trace",
+    "nvprof",
     "ncu_csv",
 ]
 SNIFF_BYTES = 64 * 1024
@@ -49,36 +51,55 @@ def detect_format(path: Path) -> str:
         raise InputError(str(path), exc.strerror or str(exc)) from None
     if not head:
         raise InputError(str(path), "the file is empty")
+    other = known_other_output(head, path.name)  # before the readers: a rocprof trace is Chrome-trace JSON too
+    if other:
+        raise InputError(str(path), other)
     for fmt, module in formats().items():
         if module.sniff(head):
             return fmt
-    raise InputError(str(path), known_other_output(head) or NOT_A_FORMAT)
+    raise InputError(str(path), NOT_A_FORMAT)
 
 
 NOT_A_FORMAT = (
     "not a format tracekit reads (expected an Nsight Compute CSV or .ncu-rep, an Nsight Systems SQLite export, "
-    "or a warp trace)"
+    "nvprof output, a PyTorch profiler trace, or a warp trace)"
 )
 _LFS_POINTER = re.compile(rb"^version https://git-lfs\.github\.com/spec/v1\noid sha256:[0-9a-f]{64}\nsize (\d+)\n")
-_NVPROF_LINE = re.compile(rb"^==\d+== (?:NVPROF is profiling|Profiling application|Profiling result)", re.MULTILINE)
-_NVPROF_CSV_HEADER = re.compile(
-    rb'^"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?\r?$', re.MULTILINE
+# Nsight Systems reports (.nsys-rep, and .qdrep before 2021.4) open with this line and the writer's version,
+# `NVIDIA Tegra Profiler Report 2025@2@1@130-...` (year@release@patch@build).
+_NSYS_REPORT = re.compile(rb"^NVIDIA Tegra Profiler Report (\d{4})@(\d+)@(\d+)@(\d+)")
+# AMD's rocprof: --stats CSV (v1), the kernel trace of v1 (results.csv) and v3 (kernel_trace.csv), and the
+# --hip-trace / --hsa-trace JSON (Chrome trace whose processes are the HIP and HSA API, COPY and GPU<n>).
+_ROCPROF_CSV = re.compile(
+    rb'^(?:\xef\xbb\xbf)?(?:"Name","Calls","TotalDurationNs","AverageNs","Percentage"'
+    rb'|"?Index"?,"?KernelName"?,"?gpu-id"?|"?Kind"?,"?Agent_Id"?,"?Queue_Id"?,)',
+    re.MULTILINE,
 )
+_ROCPROF_JSON = re.compile(rb'"name"\s*:\s*"(?:CPU HIP API|HIP API|CPU HSA API|HSA API)"')
 
 
-def known_other_output(head: bytes) -> str | None:
-    """What a file no reader takes is, when it is something a CUDA developer often has at hand, with what to
-    do instead: a Git LFS pointer, or output of nvprof (the profiler before Nsight)."""
+def known_other_output(head: bytes, name: str = "FILE") -> str | None:
+    """What a file no reader takes is, when it is something a GPU developer often has at hand, with the one
+    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, AMD's rocprof output."""
     lfs = _LFS_POINTER.match(head)
     if lfs:
         return (
             f"a Git LFS pointer file, not the file itself (the {int(lfs.group(1)):,}-byte original was not "
             "downloaded): run `git lfs pull` in its repository, then import the file"
         )
-    if _NVPROF_LINE.search(head) or _NVPROF_CSV_HEADER.search(head):
+    report = _NSYS_REPORT.match(head)
+    if report:
+        version = ".".join(group.decode() for group in report.groups())
+        stem = name.rsplit(".", 1)[0] if "." in name else name
         return (
-            "nvprof output (the profiler before Nsight, which tracekit does not read): profile with Nsight Compute "
-            "(ncu --csv ... or ncu -o report ...) or Nsight Systems (nsys profile, then nsys export -t sqlite)"
+            f"an Nsight Systems report (nsys {version}), which tracekit reads once exported to SQLite: "
+            f"nsys export --type sqlite -o {stem}.sqlite {name}, then import {stem}.sqlite"
+        )
+    if _ROCPROF_CSV.search(head) or (head.lstrip().startswith(b"{") and _ROCPROF_JSON.search(head)):
+        return (
+            "AMD rocprof output (kernels on an AMD GPU), which tracekit does not read: it reads NVIDIA's profilers "
+            "(Nsight Compute, Nsight Systems, nvprof); open an AMD trace in Perfetto (ui.perfetto.dev) or analyse "
+            "it with AMD's rocprof-compute"
         )
     return None
 

@@ -1,6 +1,7 @@
 """Files tracekit refuses, each with its own accurate hint, through `tracekit import` on the real files of
-../shared/real_exports: ncu's text output, ncu's console output, nvprof output, a Git LFS pointer, nsys exports
-without GPU activity. Each refusal is one line, exit code 2, and the store is left as it was.
+../shared/real_exports: ncu's text output, ncu's console output, Nsight Systems reports not exported, AMD's
+rocprof output, Git LFS pointers, nsys exports without GPU activity. Each refusal is one line, exit code 2,
+and the store is left as it was.
 
 Also what is no longer refused: an nsys export with memory copies and no kernel table, and a `--map` alone
 that makes an unrecognized CSV a warp trace.
@@ -80,18 +81,45 @@ def test_ncu_connected_but_profiled_nothing(real_export, tmp_path):
     )
 
 
+def test_nsys_report_names_the_export_command(real_export, tmp_path):
+    """An .nsys-rep (as users keep it): its magic line gives the nsys version; the hint is the one command."""
+    path = real_export("nsys_2025.2.1_T4_mlp_nsys_report.nsys-rep")
+    assert path.read_bytes().startswith(b"NVIDIA Tegra Profiler Report 2025@2@1@130")
+    stem = path.stem
+    assert refused(path, tmp_path / "s.sqlite") == (
+        f"an Nsight Systems report (nsys 2025.2.1.130), which tracekit reads once exported to SQLite: "
+        f"nsys export --type sqlite -o {stem}.sqlite {path.name}, then import {stem}.sqlite"
+    )
+
+
+@pytest.mark.parametrize("name", ["rocprof_MI300A_multigpu_results.json", "rocprof_stats_batched_gemm.csv"])
+def test_rocprof_is_named_as_amds(real_export, tmp_path, name):
+    """rocprof's --hip-trace JSON is Chrome-trace shaped: it is named before the Chrome-trace readers try it."""
+    assert refused(real_export(name), tmp_path / "s.sqlite") == (
+        "AMD rocprof output (kernels on an AMD GPU), which tracekit does not read: it reads NVIDIA's profilers "
+        "(Nsight Compute, Nsight Systems, nvprof); open an AMD trace in Perfetto (ui.perfetto.dev) or analyse "
+        "it with AMD's rocprof-compute"
+    )
+
+
 @pytest.mark.parametrize(
     "name",
     [
-        "nvprof_csv_summary_2016_epicflow.csv",
-        "nvprof_metrics_text_2017_GTX1070_thrust2d.profile",
-        "nvprof_summary_text_2020_hotspot_optimalum.log",
+        "nsys_2025.2.1_T4_mlp_nsys_report.nsys-rep",
+        "nvprof_sqlite_2xP100_qcu_log_x99.nvvp",
+        "rocprof_stats_batched_gemm.csv",
     ],
 )
-def test_nvprof_output(real_export, tmp_path, name):
-    assert refused(real_export(name), tmp_path / "s.sqlite") == (
-        "nvprof output (the profiler before Nsight, which tracekit does not read): profile with Nsight Compute "
-        "(ncu --csv ... or ncu -o report ...) or Nsight Systems (nsys profile, then nsys export -t sqlite)"
+def test_git_lfs_pointer_of_any_profile(real_export, tmp_path, name):
+    """A pointer committed in place of any of these files says so, with the original's size, whatever its name."""
+    data = real_export(name).read_bytes()
+    pointer = tmp_path / name
+    pointer.write_text(
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{hashlib.sha256(data).hexdigest()}\nsize {len(data)}\n"
+    )
+    assert refused(pointer, tmp_path / "s.sqlite") == (
+        f"a Git LFS pointer file, not the file itself (the {len(data):,}-byte original was not downloaded): "
+        "run `git lfs pull` in its repository, then import the file"
     )
 
 

@@ -21,7 +21,7 @@ from tracekit.store import Store
 
 _IMPORT_REF = re.compile(r"^(?:import:)?(\d+)$")
 # formats whose launches and copies are a timeline of the whole run
-TIMED_FORMATS = ("nsys-sqlite", "kineto", "nsys-stats-csv")
+TIMED_FORMATS = ("nsys-sqlite", "kineto", "nsys-stats-csv", "nvprof-nvvp", "nvprof-trace")
 
 
 def import_id_of(store: Store, reference: str) -> int:
