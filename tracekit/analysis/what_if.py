@@ -58,7 +58,7 @@ class WhatIf:
     """A launch configuration the user typed, against the launch's own."""
 
     occupancy: OccupancyResult  # of the new configuration
-    current_warps_per_sm: int | None  # the launch's theoretical occupancy (None: not computable)
+    current_warps_per_sm: float | None  # the launch's theoretical occupancy (None: not computable)
     waves_per_sm: float | None  # the launch's grid in full waves of the new configuration (None: grid or SMs unknown)
     cliffs: list[Cliff]  # the nearest changes of occupancy, up and down each knob, from the new configuration
     predicted: ThroughputPrediction | None  # None without a sweep
@@ -99,7 +99,8 @@ def what_if(
     grid, sm_count = result.kernel.grid, result.kernel.device.sm_count
     waves = None
     if all(grid) and sm_count and occupancy.active_blocks_per_sm:
-        waves = waves_per_sm(math.prod(int(v) for v in grid), occupancy.active_blocks_per_sm, int(sm_count))
+        blocks = math.prod(int(v or 0) for v in grid)
+        waves = waves_per_sm(blocks, occupancy.active_blocks_per_sm, int(sm_count))
     current = result.occupancy.theoretical_warps_per_sm
     sweep = result.sweep
     predicted = predict_throughput(sweep, occupancy.theoretical_warps_per_sm) if sweep else None
