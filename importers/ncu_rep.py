@@ -27,6 +27,7 @@ returns a context with no ranges or actions with no metrics and logs protobuf er
 
 from __future__ import annotations
 
+import math
 import mmap
 import pickle
 import re
@@ -45,6 +46,14 @@ from tracekit.scratch import prefix as scratch_prefix
 from tracekit.scratch import scratch_dir
 
 FORMAT = "ncu-rep"
+# A launch whose profiling did not finish (the application ended mid-profile): kept, with this text metric, which
+# the analysis shows as a warning rule (rows named `rule:<id>` are Nsight's rule results).
+INCOMPLETE_SECTION = "tracekit"
+INCOMPLETE_METRIC = "rule:IncompleteLaunch"
+INCOMPLETE_TEXT = (
+    "[WRN] Marked by tracekit on import: the report holds no %s for this launch; ncu's profiling of it did not "
+    "finish (the application ended or was stopped mid-profile), so its timing and launch configuration are unknown"
+)
 MAGIC = b"NVR\x00"
 INSTALL_HINT = "reading .ncu-rep files needs NVIDIA's ncu_report module: pip install 'tracekit[ncu]'"
 CORRUPT = "the report holds no profiling results: the file is truncated or corrupt, or ncu profiled no kernel"
@@ -290,6 +299,15 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
                 launch[f"{prefix}_x"] = round(numeric[total])
                 launch[f"{prefix}_y"] = launch[f"{prefix}_y"] or 1
                 launch[f"{prefix}_z"] = launch[f"{prefix}_z"] or 1
+        lacks = _incomplete(launch)
+        if lacks:
+            launch["duration_ns"] = None  # NaN: ncu could not compute it
+            what = _join(lacks)
+            metric_rows.append((key, INCOMPLETE_SECTION, INCOMPLETE_METRIC, None, None, INCOMPLETE_TEXT % what, "text"))
+            warnings.append(
+                f"launch {key + 1} of {len(actions)} (ID {key!r}, {launch['kernel_name']}) has no {what}: "
+                "ncu's profiling of it did not finish; imported marked incomplete"
+            )
         launch_rows.append(launch)
     launches = conform(pl.DataFrame(launch_rows, infer_schema_length=None), LAUNCH_SCHEMA)
     metrics = pl.DataFrame(metric_rows, schema=METRIC_SCHEMA, orient="row")
@@ -302,6 +320,21 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         metrics=metrics,
         warnings=warnings,
     )
+
+
+def _incomplete(launch: dict[str, Any]) -> list[str]:
+    """What a launch whose profiling did not finish lacks: its duration is NaN or missing (ncu writes NaN for
+    what it could not compute), and with it, often, its grid and block. Empty for a complete launch."""
+    duration = launch.get("duration_ns")
+    if duration is not None and not math.isnan(duration):
+        return []
+    lacks = ["duration"]
+    lacks += [name for name in ("grid", "block") if launch.get(f"{name}_x") is None]
+    return lacks
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _device(actions: list[dict[str, Any]], launches: pl.DataFrame, warnings: list[str]) -> Device | None:
