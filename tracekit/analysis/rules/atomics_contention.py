@@ -14,6 +14,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "atomics-contention"
 INPUTS = ("metrics",)
+FLAGS: tuple[str, ...] = ("atomic-contention",)  # the flags it can raise
 # One L2 slice far busier than the average (atomics on one address serialize in one slice's atomic unit).
 HOT_SLICE_PCT = 60.0
 HOT_SLICE_FACTOR = 4.0

@@ -14,6 +14,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "bank-conflicts"
 INPUTS = ("metrics",)
+FLAGS: tuple[str, ...] = ("shared-bank-conflicts",)  # the flags it can raise
 SHARED_CONFLICT_FRACTION = 0.1  # bank conflicts per shared-memory wavefront
 
 

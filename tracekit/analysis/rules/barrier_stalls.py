@@ -11,6 +11,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "barrier-stalls"
 INPUTS = ("stalls",)
+FLAGS: tuple[str, ...] = ("barrier-stalls",)  # the flags it can raise
 BARRIER_STALL_SHARE = 0.3
 
 

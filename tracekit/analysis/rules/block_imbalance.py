@@ -13,6 +13,7 @@ from tracekit.analysis.rules.idle_sms import TAIL_LOSS_FRACTION, costly_idle
 
 RULE_ID = "block-imbalance"
 INPUTS = ("trace", "metrics", "state")
+FLAGS: tuple[str, ...] = ("block-imbalance",)  # the flags it can raise
 IMBALANCE_SPREAD = 0.5
 
 

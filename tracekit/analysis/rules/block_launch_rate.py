@@ -15,6 +15,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "block-launch-rate"
 INPUTS = ("metrics", "trace", "device")
+FLAGS: tuple[str, ...] = ("block-launch-rate",)  # the flags it can raise
 BLOCK_LAUNCH_NS_PER_SM = 80.0
 BLOCK_LAUNCH_RATE_FRACTION = 0.7
 

@@ -16,6 +16,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, Value, values
 
 RULE_ID = "coalescing"
 INPUTS = ("metrics", "units")
+FLAGS: tuple[str, ...] = ("uncoalesced-access",)  # the flags it can raise
 # 32 threads x 4 bytes / 32-byte sectors = 4 sectors per request for coalesced 32-bit loads.
 IDEAL_SECTORS_PER_REQUEST_32BIT = 4.0
 UNCOALESCED_FACTOR = 1.5  # sectors per request this far above the ideal are uncoalesced

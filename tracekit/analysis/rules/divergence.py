@@ -14,6 +14,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "divergence"
 INPUTS = ("metrics",)
+FLAGS: tuple[str, ...] = ("branch-divergence",)  # the flags it can raise
 DIVERGENCE_THREADS_FRACTION = 0.9  # fewer than 90% of 32 threads active per instruction
 WARP_SIZE = 32
 

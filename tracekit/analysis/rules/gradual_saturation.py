@@ -24,6 +24,7 @@ from tracekit.analysis.sweep import LEVEL_RELATIVE, SweepFit, measured_levels
 
 RULE_ID = "gradual-saturation"
 INPUTS = ("units", "stalls", "occupancy", "sweep", "trace", "metrics")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 MEMORY_STALL_MAJORITY = 0.5
 MEMORY_STALL_REASONS = ("long_scoreboard", "lg_throttle", "drain")
 # A sweep that measured this much more throughput at a higher occupancy than the launch's own shows that warps, not

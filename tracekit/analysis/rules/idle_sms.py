@@ -15,6 +15,7 @@ from tracekit.analysis.rules.too_few_blocks import few_blocks
 
 RULE_ID = "idle-sms"
 INPUTS = ("metrics", "trace", "state")
+FLAGS: tuple[str, ...] = ("tail-effect",)  # the flags it can raise
 # Idle SM time at or above this share of the launch is a tail effect.
 TAIL_LOSS_FRACTION = 0.2
 

@@ -12,6 +12,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "launch-overhead"
 INPUTS = ("trace",)
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 
 
 def apply(ctx: RuleContext) -> list[Finding]:

@@ -12,6 +12,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "lost-occupancy"
 INPUTS = ("trace", "occupancy", "state")
+FLAGS: tuple[str, ...] = ("block-imbalance", "block-launch-gaps")  # the flags it can raise
 LOST_OCCUPANCY_FRACTION = 0.1
 KINDS = (
     ("end-spread", "lost_to_end_spread_warps_per_sm", "block-imbalance", "balance-warps"),

@@ -16,6 +16,7 @@ from tracekit.analysis.rules.needed_occupancy import needed as needed_occupancy
 
 RULE_ID = "low-occupancy"
 INPUTS = ("occupancy", "metrics", "state", "sweep", "units")
+FLAGS: tuple[str, ...] = ("low-occupancy", "needs-ilp")  # the flags it can raise
 
 
 def limit_names(ctx: RuleContext) -> str | None:

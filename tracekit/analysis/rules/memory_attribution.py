@@ -25,6 +25,7 @@ from tracekit.analysis.rules.base import (
 
 RULE_ID = "dram-vs-l2"
 INPUTS = ("metrics", "units")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 # L2 read hit rate below this: most L2 traffic is misses the DRAM must serve.
 L2_MISS_STREAM_HIT_RATE_PCT = 50.0
 

@@ -13,6 +13,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, specific, unit_va
 
 RULE_ID = "needed-occupancy"
 INPUTS = ("sweep", "trace", "occupancy", "units", "state")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 
 
 def needed(ctx: RuleContext) -> float | None:

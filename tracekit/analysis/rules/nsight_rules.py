@@ -18,6 +18,7 @@ from tracekit.analysis.rules.idle_sms import measured_idle
 
 RULE_ID = "nsight-cross-check"
 INPUTS = ("metrics", "state")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 # Nsight Compute rules and the flag each corresponds to. WorkloadImbalance measures SMs with fewer active cycles
 # than the average: SM time idle before the launch ends, which the verdict flags as block-imbalance (uneven blocks,
 # from a trace) or tail-effect (SMs idle, from the counters); either agrees.

@@ -13,6 +13,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "occupancy-gap"
 INPUTS = ("occupancy",)
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 # The findings that explain a gap (a cause of idle or lost warp slots).
 CAUSES = frozenset(
     {

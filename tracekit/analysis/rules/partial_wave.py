@@ -14,6 +14,7 @@ from tracekit.analysis.rules.too_few_blocks import few_blocks, waves
 
 RULE_ID = "partial-wave"
 INPUTS = ("metrics", "device")
+FLAGS: tuple[str, ...] = ("tail-effect",)  # the flags it can raise
 # A partial last wave idling this share of the SM time is a tail effect.
 TAIL_LOSS_FRACTION = 0.2
 

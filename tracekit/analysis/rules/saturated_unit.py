@@ -21,6 +21,7 @@ from tracekit.analysis.rules.base import (
 
 RULE_ID = "saturated-unit"
 INPUTS = ("units", "metrics")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 KNOWN_ADVICE = ("dram", "l2", "l1/shared", "issue", "memory")  # limiters with their own advice (rules.render)
 
 

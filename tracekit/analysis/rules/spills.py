@@ -14,6 +14,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, Value
 
 RULE_ID = "spills"
 INPUTS = ("metrics",)
+FLAGS: tuple[str, ...] = ("register-spills",)  # the flags it can raise
 COUNTERS = (
     c.LOCAL_LOAD_INSTRUCTIONS,
     c.LOCAL_STORE_INSTRUCTIONS,

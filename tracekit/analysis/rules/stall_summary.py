@@ -13,6 +13,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "stall-summary"
 INPUTS = ("stalls", "state")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 GROUPS = ("latency", "bandwidth", "other")
 
 

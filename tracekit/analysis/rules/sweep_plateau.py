@@ -13,6 +13,7 @@ from tracekit.analysis.rules.saturated_unit import unit_advice
 
 RULE_ID = "sweep-plateau"
 INPUTS = ("sweep", "occupancy", "units")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 
 
 def apply(ctx: RuleContext) -> list[Finding]:

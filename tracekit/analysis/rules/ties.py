@@ -13,6 +13,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, UnitUtilization, 
 
 RULE_ID = "tied-limiters"
 INPUTS = ("units", "state")
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 # Units within this many percentage points of the limiter are named beside it.
 TIE_POINTS = 5.0
 

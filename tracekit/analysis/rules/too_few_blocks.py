@@ -13,6 +13,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "too-few-blocks"
 INPUTS = ("metrics", "device")
+FLAGS: tuple[str, ...] = ("too-few-blocks",)  # the flags it can raise
 
 
 def waves(ctx: RuleContext) -> tuple[str, float] | None:

@@ -11,6 +11,7 @@ from tracekit.analysis.rules.base import Finding, RuleContext, values
 
 RULE_ID = "trace-tail"
 INPUTS = ("trace",)
+FLAGS: tuple[str, ...] = ()  # the flags it can raise
 TAIL_LOSS_FRACTION = 0.2
 
 
