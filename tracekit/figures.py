@@ -100,7 +100,8 @@ def warp_bars_figure(
     """
     if sm_id is not None:
         warps = warps.filter(pl.col("sm_id") == sm_id)
-    slot_count = int(warps["slot"].max()) + 1 if warps.height else 1
+    top_slot = warps["slot"].max()  # an Int32 column: an int, or None when no warp is shown
+    slot_count = top_slot + 1 if isinstance(top_slot, int) else 1
     if sm_id is not None:
         row = pl.col("slot").cast(pl.Float64)
         y_title, rows, slot_rows = f"warp slot on SM {sm_id}", slot_count, slot_count
@@ -363,8 +364,8 @@ def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, T
             row=row,
             col=1,
         )
-        if tails.get(side):
-            _mark_tail(figure, tails[side], row=row)
+        if tail := tails.get(side):
+            _mark_tail(figure, tail, row=row)
         figure.update_yaxes(title_text="warps per SM", rangemode="tozero", row=row, col=1)
     for row in range(2, len(sides) + 1):
         figure.update_xaxes(matches="x", row=row, col=1)
@@ -411,7 +412,7 @@ def sweep_overlay_figure(sweeps: dict[str, Sweep]) -> go.Figure:
     """Throughput against occupancy of several sides ("A", "B"): each side's measured points and its fitted
     min(n / L, B) in the side's colour."""
     figure = go.Figure()
-    extent = max((p.occupancy_warps_per_sm for s in sweeps.values() for p in s["points"]), default=1.0) * 1.1
+    extent = max((p.occupancy_warps_per_sm for s in sweeps.values() for p in s.points), default=1.0) * 1.1
     for side, sweep in sweeps.items():
         color = SIDE_COLORS.get(side, "#1f77b4")
         figure.add_trace(

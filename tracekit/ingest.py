@@ -115,18 +115,18 @@ def ingest_batch(
     fmt: str | None = None,
     names: Sequence[str | None] | None = None,
     keep_going: bool = False,
-    on_file: Callable[[Path], None] | None = None,
+    on_file: Callable[[Path], object] | None = None,
     **options,
 ) -> list[FileOutcome]:
     """Import several files: all or none (default), or each on its own with `keep_going`.
 
     All-or-none raises `BatchError` at the first bad file, after rolling back the files before it; with
     `keep_going` the outcomes list the failures, and the good files are kept."""
-    paths = [Path(p) for p in paths]
-    names = list(names) if names is not None else [None] * len(paths)
+    files = [Path(p) for p in paths]
+    names = list(names) if names is not None else [None] * len(files)
     outcomes: list[FileOutcome] = []
     if keep_going:
-        for path, name in zip(paths, names, strict=True):
+        for path, name in zip(files, names, strict=True):
             if on_file:
                 on_file(path)
             try:
@@ -137,7 +137,7 @@ def ingest_batch(
         return outcomes
     try:
         with store.transaction() as connection:
-            for path, name in zip(paths, names, strict=True):
+            for path, name in zip(files, names, strict=True):
                 if on_file:
                     on_file(path)
                 result, warnings = ingest(store, path, fmt, name, connection=connection, **options)
@@ -150,11 +150,11 @@ def ingest_batch(
     except TracekitError as exc:
         for outcome in outcomes:
             outcome.rolled_back = True
-        failed = FileOutcome(paths[len(outcomes)], error=str(exc)) if len(outcomes) < len(paths) else None
+        failed = FileOutcome(files[len(outcomes)], error=str(exc)) if len(outcomes) < len(files) else None
         message = str(exc)
-        if len(paths) > 1:
+        if len(files) > 1:
             message += (
-                f" (nothing imported: the batch of {len(paths)} files is all or nothing; "
+                f" (nothing imported: the batch of {len(files)} files is all or nothing; "
                 "--keep-going imports the good ones)"
             )
         raise BatchError(message, outcomes + ([failed] if failed else [])) from None

@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+# Column name -> polars type, as a class (pl.Int64) or an instance (pl.List(pl.Int64)); both are what polars takes.
+ColumnTypes = dict[str, pl.DataType | type[pl.DataType]]
+
 # One row per kernel launch. `launch_key` is the importer's own 0-based index, used to join the other frames.
-LAUNCH_SCHEMA: dict[str, pl.DataType] = {
+LAUNCH_SCHEMA: ColumnTypes = {
     "launch_key": pl.Int64,
     "kernel_name": pl.Utf8,  # demangled (as the profiler shows it)
     "mangled_name": pl.Utf8,
@@ -37,7 +40,7 @@ LAUNCH_SCHEMA: dict[str, pl.DataType] = {
 }
 
 # One row per (launch, metric). Units are normalized to base units (ns, byte, byte/s, hz, %, ...).
-METRIC_SCHEMA: dict[str, pl.DataType] = {
+METRIC_SCHEMA: ColumnTypes = {
     "launch_key": pl.Int64,
     "section": pl.Utf8,
     "name": pl.Utf8,
@@ -48,7 +51,7 @@ METRIC_SCHEMA: dict[str, pl.DataType] = {
 }
 
 # One row per warp: when it started and ended, where it ran.
-WARP_SCHEMA: dict[str, pl.DataType] = {
+WARP_SCHEMA: ColumnTypes = {
     "launch_key": pl.Int64,
     "sm_id": pl.Int32,
     "block_id": pl.Int64,  # linearized blockIdx
@@ -61,7 +64,7 @@ WARP_SCHEMA: dict[str, pl.DataType] = {
 
 # One row per named region instance recorded inside a kernel (intra-kernel profilers), one warp's interval.
 # Times are as recorded: ns (`%globaltimer`) and/or SM cycles; a source that gives only one leaves the other null.
-REGION_SCHEMA: dict[str, pl.DataType] = {
+REGION_SCHEMA: ColumnTypes = {
     "launch_key": pl.Int64,
     "sm_id": pl.Int32,
     "block_id": pl.Int64,
@@ -75,7 +78,7 @@ REGION_SCHEMA: dict[str, pl.DataType] = {
 }
 
 # Nsight Systems extras: NVTX ranges and memory copies.
-NVTX_SCHEMA: dict[str, pl.DataType] = {
+NVTX_SCHEMA: ColumnTypes = {
     "name": pl.Utf8,
     "domain": pl.Utf8,
     "start_ns": pl.Int64,
@@ -83,7 +86,7 @@ NVTX_SCHEMA: dict[str, pl.DataType] = {
     "thread_id": pl.Int64,
 }
 
-MEMCPY_SCHEMA: dict[str, pl.DataType] = {
+MEMCPY_SCHEMA: ColumnTypes = {
     "kind": pl.Utf8,  # "HtoD", "DtoH", "DtoD", ...
     "size_bytes": pl.Int64,
     "start_ns": pl.Int64,
@@ -93,11 +96,11 @@ MEMCPY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def empty_frame(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def empty_frame(schema: ColumnTypes) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
-def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def conform(frame: pl.DataFrame, schema: ColumnTypes) -> pl.DataFrame:
     """Add the missing columns as nulls, cast to the schema's types and order, drop extra columns."""
     columns = [
         (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)

@@ -54,7 +54,7 @@ def _alive(pid: int) -> bool:
 def remove_stale(folder: Path | None = None) -> list[Path]:
     """Remove entries left by processes that no longer run (killed with SIGKILL, or by a crash)."""
     folder = folder or scratch_dir()
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:

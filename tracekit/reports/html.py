@@ -99,7 +99,12 @@ def render_table(
                 continue
             css = ' class="num"' if _numeric(cell) else ""
             text = esc(cell)
-            if anchor is not None and i == link_column + 1 and (linked is None or anchor in linked):
+            if (
+                link_column is not None
+                and anchor is not None
+                and i == link_column + 1
+                and (linked is None or anchor in linked)
+            ):
                 text = f'<a href="#{esc(anchor)}">{text}</a>'
             cells.append(f"<td{css}>{text}</td>")
         parts.append("<tr>" + "".join(cells) + "</tr>")
@@ -238,7 +243,8 @@ def report_html(
     contents = [  # the tables only where a section shows them: formatting them all cost seconds at 1,000 launches
         launch_content(result, i, tables=full is None or result.launch_id in full) for i, result in enumerate(results)
     ]
-    sink, sweeps_drawn = FigureSink(), {}
+    sink = FigureSink()
+    sweeps_drawn: dict[tuple, str] = {}
     detailed = [
         (result, content)
         for result, content in zip(results, contents, strict=True)
