@@ -94,7 +94,7 @@ def occupancy_command(
     steps = {knob: compact_cliffs(frame) for knob, frame in cliffs.items()}
     nearest = nearest_cliffs(cliffs, block, regs, smem)
     tail = None
-    if grid is not None:
+    if grid is not None and sms is not None:  # both or neither (checked above)
         if result.active_blocks_per_sm == 0:
             raise TracekitError(f"no block fits on an SM (limited by {result.limiter}): there are no waves")
         tail = tail_estimate(grid, result.active_blocks_per_sm, sms)

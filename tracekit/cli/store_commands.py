@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -90,7 +91,7 @@ def import_command(
     )
     for _ in bar:  # close the progress bar
         pass
-    results = []
+    results: list[dict[str, object]] = []
     for outcome in outcomes:
         path, result = outcome.path, outcome.result
         if result is None:
@@ -196,7 +197,7 @@ def show_command(
 
 
 # Import fields as `show` prints them: label and formatter; the rest (device_extra, ids) are in --json.
-_SHOWN_FIELDS = {
+_SHOWN_FIELDS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "name": ("name", str),
     "source_path": ("source", str),
     "format": ("format", str),
