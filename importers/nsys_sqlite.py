@@ -20,7 +20,18 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, ParsedImport, conform, empty_frame
+from tracekit.parsed import (
+    LAUNCH_SCHEMA,
+    MEMCPY_SCHEMA,
+    NVTX_SCHEMA,
+    ColumnTypes,
+    Device,
+    DType,
+    ParsedImport,
+    conform,
+    empty_frame,
+)
+from tracekit.scalars import as_int
 
 FORMAT = "nsys-sqlite"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -205,7 +216,7 @@ def _columns(connection: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')]
 
 
-def _frame(connection: sqlite3.Connection, sql: str, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def _frame(connection: sqlite3.Connection, sql: str, schema: ColumnTypes) -> pl.DataFrame:
     """A query's rows as a frame with `schema` (the query's column names and order). SQLite lets any column
     hold any type: a text or real where an integer belongs is refused, naming the table and the value."""
     rows = connection.execute(sql).fetchall()
@@ -229,7 +240,8 @@ def _kernels(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
     columns = set(_columns(connection, KERNEL_TABLE))
     if not {"start", "end"} <= columns:
         raise sqlite3.DatabaseError(f"{KERNEL_TABLE} has no start/end columns")
-    select, schema = [], {}
+    select: list[str] = []
+    schema: dict[str, DType] = {}
     for source, field in KERNEL_COLUMNS.items():
         if source in columns:
             select.append(f'k."{source}"')
@@ -381,7 +393,7 @@ def enclosing_range_paths(ranges: pl.DataFrame, points: pl.DataFrame) -> pl.Data
     levels = parents.join(ranges.select("range_id", pl.col("name").fill_null("")), on="range_id")
     path_of = levels.filter(pl.col("depth") == 0).select("range_id", pl.col("name").alias("path"))
     paths = [path_of]
-    for depth in range(1, int(levels["depth"].max() or 0) + 1):
+    for depth in range(1, as_int(levels["depth"].max() or 0) + 1):
         path_of = (
             levels.filter(pl.col("depth") == depth)
             .join(path_of.rename({"range_id": "parent_id"}), on="parent_id")
@@ -479,8 +491,11 @@ def _device(
     if kernels.height == 0 or "device_id" not in kernels.columns:
         gpu = gpus[0] if len(gpus) == 1 else None
     else:
-        used = kernels.select("device_id", "process_id" if "process_id" in kernels.columns else pl.lit(None))
-        used = used.unique(maintain_order=True).rows()
+        used = (
+            kernels.select("device_id", "process_id" if "process_id" in kernels.columns else pl.lit(None))
+            .unique(maintain_order=True)
+            .rows()
+        )
         device_id, pid = used[0]
         gpu = _gpu_for(connection, tables, gpus, device_id, pid)
         device_ids = sorted({row[0] for row in used})

@@ -6,12 +6,14 @@ below (units in the names). Columns that a source cannot give are left null, nev
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
 
-# Column name -> polars type, as a class (pl.Int64) or an instance (pl.List(pl.Int64)); both are what polars takes.
-ColumnTypes = dict[str, pl.DataType | type[pl.DataType]]
+# A polars type as polars takes it: a class (pl.Int64) or an instance (pl.List(pl.Int64)).
+DType = pl.DataType | type[pl.DataType]
+ColumnTypes = Mapping[str, DType]  # column name -> type
 
 # One row per kernel launch. `launch_key` is the importer's own 0-based index, used to join the other frames.
 LAUNCH_SCHEMA: ColumnTypes = {
