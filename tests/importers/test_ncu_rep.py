@@ -443,7 +443,8 @@ def test_rule_results_against_the_library_on_every_real_report(real_export) -> N
     for name in names:
         path = real_export(name)
         parsed = read_once(path)
-        assert parsed.warnings == [], name
+        # the raytracer's third launch was cut off (no duration, grid or block): kept, with tracekit's own marker
+        assert [w for w in parsed.warnings if "did not finish" not in w] == [], name
         context = ncu_report.load_report(str(path))
         listed = [
             (str(key), f"rule:{result.rule_identifier()}", result.section_identifier())
@@ -451,7 +452,7 @@ def test_rule_results_against_the_library_on_every_real_report(real_export) -> N
             for result in action.rule_results()
             if result.has_rule_message()
         ]
-        rows = rule_rows(parsed)
+        rows = rule_rows(parsed).filter(pl.col("name") != ncu_rep.INCOMPLETE_METRIC)
         assert sorted(rows.select("source_launch_id", "name", "section").rows()) == sorted(listed), name
         assert not rows["text_value"].str.contains(r"@(url|section|source|sass):").any(), name
         prefixes |= {text[:5] if text.startswith("[") else "" for text in rows["text_value"].to_list()}
