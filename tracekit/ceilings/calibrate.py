@@ -257,14 +257,34 @@ def plateau(points: list[Mapping[str, Any]], lowest: bool = False) -> tuple[floa
 
 
 def _sweep_summary(points: list[Mapping[str, Any]]) -> str:
-    keys: dict[str, set[str]] = {}
+    """ "warps_per_sm 8,16,32,64; ilp 1,4": the values each parameter took, in numeric order."""
+    keys: dict[str, set[float | str]] = {}
     for p in points:
         for k, v in p.get("params", {}).items():
-            keys.setdefault(k, set()).add(f"{v:g}" if isinstance(v, int | float) else str(v))
-    return "; ".join(
-        f"{k} {','.join(sorted(v, key=lambda x: float(x) if x.replace('.', '').isdigit() else 0))}"
-        for k, v in keys.items()
-    )
+            keys.setdefault(k, set()).add(float(v) if isinstance(v, int | float) else str(v))
+
+    def text(values: set[float | str]) -> str:
+        numbers = sorted(v for v in values if isinstance(v, float))
+        return ",".join([f"{v:g}" for v in numbers] + sorted(str(v) for v in values if not isinstance(v, float)))
+
+    return "; ".join(f"{k} {text(v)}" for k, v in keys.items())
+
+
+def lower_envelope(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points no other point beats with at least the throughput at a lower latency: latency as a function of
+    throughput. Background warps that sleep between bursts queue their loads together and see more latency at the
+    same mean throughput than steady ones; the envelope is the steady memory system (Volkov 2016, ch. 3)."""
+    kept = [
+        p
+        for p in points
+        if not any(
+            q is not p
+            and q["throughput_bytes_per_s"] >= p["throughput_bytes_per_s"]
+            and q["latency_ns"] < p["latency_ns"]
+            for q in points
+        )
+    ]
+    return sorted(kept, key=lambda p: p["throughput_bytes_per_s"])
 
 
 def _ceiling(value: float, unit: str, nominal: float | None, spread: float, detail: str) -> dict[str, Any]:
@@ -333,17 +353,25 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
             f"empty blocks of {threads} threads, {point['amount']:g} per SM in one launch ({resident} resident per SM)",
         )
     ceilings["block_launch_per_s_per_sm"] = blocks
-    found = plateau(by_sweep.get("launch_back_to_back", []))
+    graph = plateau(by_sweep.get("launch_in_graph", []))
+    stream = plateau(by_sweep.get("launch_back_to_back", []))
+    sync = plateau(by_sweep.get("launch_and_sync", []))
+    found = graph or stream
     if found is not None:
         launches_per_s, spread, params = found
-        sync = plateau(by_sweep.get("launch_and_sync", []))
-        sync_text = f"; launch + synchronize from the host {1e6 / sync[0]:.2f} us" if sync else ""
+        how = "in a CUDA graph (the GPU's own time per dependent launch)" if graph else "back to back in a stream"
+        notes: list[str] = []
+        if graph and stream:
+            notes.append(f"from a stream {1e6 / stream[0]:.2f} us (the host's launch rate)")
+        if sync:
+            notes.append(f"launch + synchronize from the host {1e6 / sync[0]:.2f} us")
         ceilings["launch_overhead_s"] = _ceiling(
             1.0 / launches_per_s,
             "s",
             None,
             spread,
-            f"GPU time per launch of {params.get('launches', 0):g} back-to-back empty 1-block kernels{sync_text}",
+            f"GPU time per empty 1-block kernel, {params.get('launches', 0):g} launched {how}"
+            + ("; " + "; ".join(notes) if notes else ""),
         )
     curve = []
     for point in by_sweep.get("dram_loaded_latency", []):
@@ -371,6 +399,7 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
             )
         curve.append(entry)
     curve.sort(key=lambda e: e["throughput_bytes_per_s"])
+    envelope = lower_envelope(curve)
     smi = raw.get("nvidia_smi", {})
     clocks = dict(raw.get("clocks_seen", {}))
     for key, field in (("clocks.max.sm", "sm_hz_max_rated"), ("clocks.max.mem", "memory_hz_max_rated")):
@@ -391,7 +420,8 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
         "quick": raw.get("quick", False),
         "clocks": clocks,
         "ceilings": ceilings,
-        "dram_latency_curve": curve,
+        "dram_latency_curve": envelope,
+        "dram_latency_points": curve,
         "errors": errors,
         "note": repeats_note,
     }

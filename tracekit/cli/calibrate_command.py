@@ -6,7 +6,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,23 @@ def _default_output(name: str) -> Path:
     return Path(f"ceilings-{slug}.json")
 
 
+def _from_raw(path: Path) -> dict[str, Any]:
+    """The profile of a raw output, summarized again; its command and time stay those of the measurement."""
+    from tracekit.ceilings.calibrate import summarize
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw.get("points"), list):
+            raise KeyError("points")
+        profile = summarize(raw, str(raw["command"]))
+    except FileNotFoundError:
+        raise TracekitError(f"{path}: no such raw output") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TracekitError(f"{path}: not a raw output of tracekit calibrate ({type(exc).__name__}: {exc})") from None
+    profile["measured_at"] = raw.get("measured_at", profile["measured_at"])
+    return profile
+
+
 def calibrate_command(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Profile to write (default: ceilings-<device>.json).")
@@ -33,6 +50,10 @@ def calibrate_command(
         bool, typer.Option("--quick", help="Fewer sweep points and repeats (a check, not a profile).")
     ] = False,
     repeats: Annotated[int, typer.Option("--repeats", help="Timed repeats per sweep point.", min=2, max=50)] = 5,
+    from_raw: Annotated[
+        Path | None,
+        typer.Option("--from-raw", help="Summarize a raw output written by --raw again (no GPU needed)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Measure this machine's GPU ceilings (DRAM stream and scattered, L2, shared, FP32/FP64/tensor, block launch,
@@ -40,12 +61,15 @@ def calibrate_command(
     from tracekit.ceilings.calibrate import calibrate
     from tracekit.cli.ceilings_command import _print
 
-    command = "tracekit " + " ".join(shlex.quote(a) for a in ["calibrate", *sys.argv[2:]])
-    profile, raw_output = calibrate(command, quick=quick, repeats=repeats)
+    if from_raw is not None:
+        profile, raw_output = _from_raw(from_raw), None
+    else:
+        command = "tracekit " + " ".join(shlex.quote(a) for a in ["calibrate", *sys.argv[2:]])
+        profile, raw_output = calibrate(command, quick=quick, repeats=repeats)
     target = output or _default_output(profile["device"]["name"])
     try:
         target.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
-        if raw is not None:
+        if raw is not None and raw_output is not None:
             raw.write_text(json.dumps(raw_output, indent=1) + "\n", encoding="utf-8")
     except OSError as exc:
         raise TracekitError(f"{target}: cannot write the profile: {exc.strerror}") from None
