@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
+from threading import Lock
 
 import polars as pl
 from dash import Dash, Input, Output, State, dash_table, dcc, html, no_update
 from dash.dash_table.Format import Format, Group, Scheme, Symbol, Trim
+from sqlalchemy import func, select
 
 from tracekit import format as display
 from tracekit.analysis.gpu_time import gpu_time
 from tracekit.api import analyze_stored
 from tracekit.errors import NotFoundError, TracekitError
 from tracekit.store import Store
+from tracekit.store.schema import LaunchRow
 
 from .common import TABLE_STYLE
 
@@ -84,11 +88,31 @@ PAGED_LAUNCHES = int(os.environ.get("TRACEKIT_PAGED_LAUNCHES", "2000"))
 PAGE_SIZE = 25
 
 
-def verdicts(store: Store, launches: pl.DataFrame) -> dict[int, tuple[str, str]]:
+_CATALOGS: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], pl.DataFrame]] = weakref.WeakKeyDictionary()
+_CATALOG_LOCK = Lock()
+
+
+def catalog_of(store: Store) -> pl.DataFrame:
+    """The store's launches (`Store.launches()`), read again only when its launches changed: imports are
+    immutable and launch ids are never reused, so the count and the largest id say whether an import or a
+    delete happened since (one cheap query, where reading 100k launches takes about a second)."""
+    with store.engine.connect() as connection:
+        count, top = connection.execute(select(func.count(), func.max(LaunchRow.id))).one()
+    fingerprint = (int(count or 0), int(top or 0))
+    with _CATALOG_LOCK:
+        kept = _CATALOGS.get(store)
+        if kept is not None and kept[0] == fingerprint:
+            return kept[1]
+        frame = store.launches()
+        _CATALOGS[store] = (fingerprint, frame)
+        return frame
+
+
+def verdicts(store: Store, launches: pl.DataFrame, catalog: pl.DataFrame | None = None) -> dict[int, tuple[str, str]]:
     """launch id -> (verdict, limiter) from the engine (results cached in the store); a launch the engine
-    cannot analyze shows "n/a"."""
+    cannot analyze shows "n/a". `catalog`: the store's launches, when already read."""
     try:
-        results = analyze_stored(store, launches)
+        results = analyze_stored(store, launches, catalog=catalog)
     except TracekitError:
         return {}
     return {
@@ -122,19 +146,25 @@ def launch_frame(launches: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def rows_with_verdicts(store: Store, frame: pl.DataFrame) -> list[dict]:
-    """`launch_frame` rows as table rows, each with its launch's verdict and limiter (engine results)."""
-    verdict_of = verdicts(store, store.launches(launch_ids=frame["id"].to_list())) if frame.height else {}
+def rows_with_verdicts(store: Store, frame: pl.DataFrame, catalog: pl.DataFrame | None = None) -> list[dict]:
+    """`launch_frame` rows as table rows, each with its launch's verdict and limiter (engine results);
+    `catalog`: the store's launches, when already read (the engine needs them for each launch's context)."""
+    if not frame.height:
+        verdict_of: dict[int, tuple[str, str]] = {}
+    elif catalog is None:
+        verdict_of = verdicts(store, store.launches(launch_ids=frame["id"].to_list()))
+    else:
+        verdict_of = verdicts(store, catalog.filter(pl.col("id").is_in(frame["id"].implode())), catalog)
     rows = frame.to_dicts()
     for row in rows:
         row["verdict"], row["limiter"] = verdict_of.get(int(row["id"]), ("n/a", ""))
     return rows
 
 
-def launch_rows(store: Store) -> list[dict]:
+def launch_rows(store: Store, catalog: pl.DataFrame | None = None) -> list[dict]:
     """Every launch's row (a store of at most PAGED_LAUNCHES)."""
-    launches = store.launches()
-    return rows_with_verdicts(store, launch_frame(launches)) if launches.height else []
+    launches = store.launches() if catalog is None else catalog
+    return rows_with_verdicts(store, launch_frame(launches), launches) if launches.height else []
 
 
 FILTER_OPERATORS = {  # the DataTable's filter syntax: operator -> comparison
@@ -188,11 +218,17 @@ def _filter_part(part: str, columns: dict[str, str]) -> pl.Expr:
 
 
 def launch_page(
-    store: Store, page: int, page_size: int, sort_by: list[dict] | None, filter_query: str | None
+    store: Store,
+    page: int,
+    page_size: int,
+    sort_by: list[dict] | None,
+    filter_query: str | None,
+    catalog: pl.DataFrame | None = None,
 ) -> tuple[list[dict], int, str]:
     """One page of the launches table, filtered and sorted by the server: (rows with their verdicts, page count,
-    a note: what the filter could not do, else empty)."""
-    every = launch_frame(store.launches())
+    a note: what the filter could not do, else empty). `catalog`: the store's launches, when already read."""
+    catalog = store.launches() if catalog is None else catalog
+    every = launch_frame(catalog)
     columns = {key: kind for key, _, kind in LAUNCH_COLUMNS}
     note = ""
     frame = every
@@ -212,12 +248,16 @@ def launch_page(
     size = max(1, min(int(page_size or PAGE_SIZE), 500))
     pages = max(1, -(-frame.height // size))
     page = max(0, min(int(page or 0), pages - 1))
-    return rows_with_verdicts(store, frame.slice(page * size, size)), pages, note
+    return rows_with_verdicts(store, frame.slice(page * size, size), catalog), pages, note
 
 
-def gpu_time_rows(store: Store, import_id: int) -> tuple[list[dict], list[dict]]:
-    """The `tracekit summary` tables of one Nsight Systems import, times in seconds for the SI format."""
-    summary = gpu_time(store.launches(import_id=import_id), store.memcpys(import_id), display.kernel_name)
+def gpu_time_rows(store: Store, import_id: int, catalog: pl.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
+    """The `tracekit summary` tables of one Nsight Systems import, times in seconds for the SI format;
+    `catalog`: the store's launches, when already read."""
+    launches = (
+        store.launches(import_id=import_id) if catalog is None else catalog.filter(pl.col("import_id") == import_id)
+    )
+    summary = gpu_time(launches, store.memcpys(import_id), display.kernel_name)
 
     def rows(table) -> list[dict]:
         return [
@@ -238,14 +278,14 @@ def gpu_time_rows(store: Store, import_id: int) -> tuple[list[dict], list[dict]]
     return rows(summary.kernels), rows(summary.memcpys)
 
 
-def gpu_time_section(store: Store) -> html.Section:
+def gpu_time_section(store: Store, catalog: pl.DataFrame | None = None) -> html.Section:
     """Per-kernel and per-copy GPU time of an Nsight Systems import (as `nsys stats` and `tracekit summary`)."""
     imports = store.imports()
     timed = imports.filter(pl.col("format") == "nsys-sqlite") if imports.height else imports
     options = [
         {"label": f"import {row['id']}: {row['name']}", "value": row["id"]} for row in timed.iter_rows(named=True)
     ]
-    kernels, copies = gpu_time_rows(store, options[0]["value"]) if options else ([], [])
+    kernels, copies = gpu_time_rows(store, options[0]["value"], catalog) if options else ([], [])
     return html.Section(
         [
             html.H3("GPU time (Nsight Systems)"),
@@ -322,6 +362,7 @@ def _table(
 
 def layout(store: Store, read_only: bool = False) -> html.Div:
     imports = import_rows(store)
+    catalog = catalog_of(store)  # one read for the page: the table, the verdicts' contexts and the GPU time
     if read_only:
         actions = html.Div(
             html.Span("This dashboard is read-only: imports cannot be deleted here.", className="hint"),
@@ -350,20 +391,21 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
             _table("imports-table", IMPORT_COLUMNS, imports),
             actions,
             html.H3("Launches"),
-            *launches_table(store),
+            *launches_table(store, catalog),
             html.Div(id="compare-link", className="actions"),
-            gpu_time_section(store),
+            gpu_time_section(store, catalog),
         ]
     )
 
 
-def first_launch_rows(store: Store) -> tuple[list[dict], int | None, str]:
+def first_launch_rows(store: Store, catalog: pl.DataFrame | None = None) -> tuple[list[dict], int | None, str]:
     """The launches table's rows as a page opens: every launch's, or the first page's of a large store; its page
-    count (None: every row is there) and its note."""
-    count = store.launch_count()
+    count (None: every row is there) and its note. `catalog`: the store's launches, when already read."""
+    catalog = store.launches() if catalog is None else catalog
+    count = catalog.height
     if count <= PAGED_LAUNCHES:
-        return launch_rows(store), None, ""
-    rows, pages, _ = launch_page(store, 0, PAGE_SIZE, None, None)
+        return launch_rows(store, catalog), None, ""
+    rows, pages, _ = launch_page(store, 0, PAGE_SIZE, None, None, catalog)
     return rows, pages, PAGED_NOTE.format(count=count)
 
 
@@ -373,8 +415,8 @@ PAGED_NOTE = (
 )
 
 
-def launches_table(store: Store) -> list:
-    rows, pages, note = first_launch_rows(store)
+def launches_table(store: Store, catalog: pl.DataFrame | None = None) -> list:
+    rows, pages, note = first_launch_rows(store, catalog)
     return [
         html.P(note, id="launches-note", className="hint"),
         dcc.Store(id="launches-paged", data=pages is not None),
@@ -416,8 +458,9 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         in the browser)."""
         if not paged:
             return no_update, no_update, no_update
-        rows, pages, note = launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query)
-        return rows, pages, note or PAGED_NOTE.format(count=store.launch_count())
+        catalog = catalog_of(store)
+        rows, pages, note = launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, catalog)
+        return rows, pages, note or PAGED_NOTE.format(count=catalog.height)
 
     @app.callback(Output("compare-link", "children"), Input("launches-table", "selected_row_ids"))
     def compare_link(selected: list[int] | None):
@@ -476,4 +519,4 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         message = f"Deleted import{'s' if len(deleted) > 1 else ''} {', '.join(map(str, deleted))}." if deleted else ""
         if missing:
             message += f" Already gone: {', '.join(map(str, missing))}."
-        return import_rows(store), [], [], first_launch_rows(store)[0], [], [], message.strip()
+        return import_rows(store), [], [], first_launch_rows(store, catalog_of(store))[0], [], [], message.strip()

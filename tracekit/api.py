@@ -158,12 +158,13 @@ def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
     with_regions = region_counts(store, launch_ids) if launch_ids else {}
     warnings = store.import_warnings(launches["import_id"].unique().to_list()) if launch_ids else {}
     no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
+    no_metrics, no_regions = metrics.clear(), pl.DataFrame()  # shared: frames are immutable (56k launches of a family)
     return [
         LaunchInput(
             launch={**row, "import_warnings": warnings.get(row["import_id"], [])},
-            metrics=by_launch.get((row["id"],), metrics.clear()),
+            metrics=by_launch.get((row["id"],), no_metrics),
             warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
-            regions=launch_regions(store, row["id"]) if row["id"] in with_regions else pl.DataFrame(),
+            regions=launch_regions(store, row["id"]) if row["id"] in with_regions else no_regions,
         )
         for row in launches.iter_rows(named=True)
     ]

@@ -79,8 +79,11 @@ def _rows(frame: pl.DataFrame, key: str, with_bytes: bool) -> tuple[list[TimeRow
 
 def gpu_time(launches: pl.DataFrame, memcpys: pl.DataFrame, shown_name: Callable[[str | None], str]) -> GpuTime:
     """The per-kernel and per-copy-kind summary; `shown_name` maps a stored kernel name to the group's name."""
+    names = launches["kernel_name"].unique().to_list()  # a timeline repeats few names many times: each named once
     kernels = launches.select(
-        pl.col("kernel_name").map_elements(shown_name, return_dtype=pl.Utf8, skip_nulls=False).alias("name"),
+        pl.col("kernel_name")
+        .replace_strict({name: shown_name(name) for name in names}, return_dtype=pl.Utf8)
+        .alias("name"),
         pl.col("duration_ns").cast(pl.Float64),
     )
     copies = memcpys.select(

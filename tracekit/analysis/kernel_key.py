@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,8 +45,10 @@ def _strip_parameters(name: str) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_kernel_name(name: str | None) -> str:
-    """The function name with template arguments, without return type, parameters, casts and spaces."""
+    """The function name with template arguments, without return type, parameters, casts and spaces (memoized:
+    a store repeats a few names over thousands of launches)."""
     text = _RETURN_TYPE.sub("", (name or "").strip())
     text = _strip_parameters(text)
     text = _CAST.sub("", text)
@@ -161,15 +164,43 @@ def _int(value: Any) -> int | None:
     return int(value)
 
 
+_KEY_FIELDS = (
+    "kernel_name",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+    "registers_per_thread",
+    "static_smem_bytes",
+    "dynamic_smem_bytes",
+    "device_name",
+    "compute_capability",
+)
+_KEY_VALUES = operator.itemgetter(*_KEY_FIELDS)
+
+
 def kernel_key(launch: Mapping[str, Any]) -> KernelKey:
-    """The key of one `Store.launches()` row."""
+    """The key of one `Store.launches()` row (one key per distinct configuration: the engine keys every launch
+    of a kernel's context, thousands in an Nsight Systems timeline)."""
+    try:
+        values = _KEY_VALUES(launch)
+    except KeyError:  # a partial row (tests, hand-made inputs): missing fields are unknown
+        values = tuple(launch.get(name) for name in _KEY_FIELDS)
+    return _key_of(values)
+
+
+@functools.lru_cache(maxsize=65536)
+def _key_of(values: tuple[Any, ...]) -> KernelKey:
+    name, gx, gy, gz, bx, by, bz, registers, static_smem, dynamic_smem, device, cc = values
     return KernelKey(
-        name=normalize_kernel_name(launch.get("kernel_name")),
-        grid=(_int(launch.get("grid_x")), _int(launch.get("grid_y")), _int(launch.get("grid_z"))),
-        block=(_int(launch.get("block_x")), _int(launch.get("block_y")), _int(launch.get("block_z"))),
-        registers_per_thread=_int(launch.get("registers_per_thread")),
-        static_smem_bytes=_int(launch.get("static_smem_bytes")),
-        dynamic_smem_bytes=_int(launch.get("dynamic_smem_bytes")),
-        device_name=launch.get("device_name"),
-        compute_capability=launch.get("compute_capability"),
+        name=normalize_kernel_name(name),
+        grid=(_int(gx), _int(gy), _int(gz)),
+        block=(_int(bx), _int(by), _int(bz)),
+        registers_per_thread=_int(registers),
+        static_smem_bytes=_int(static_smem),
+        dynamic_smem_bytes=_int(dynamic_smem),
+        device_name=device,
+        compute_capability=cc,
     )
