@@ -64,8 +64,9 @@ def test_quick_calibrate_measures_this_gpu(tmp_path: Path) -> None:
         assert ceiling is not None and ceiling.value > 0, name
         if ceiling.nominal is not None:  # achievable, never above the datasheet (5% for clock and rounding)
             assert ceiling.value <= 1.05 * ceiling.nominal, (name, ceiling)
-    assert profile.dram_random_sector_bytes_per_s.value < profile.dram_stream_bytes_per_s.value
-    assert profile.l2_bytes_per_s is not None and profile.l2_bytes_per_s.value > profile.dram_stream_bytes_per_s.value
+    stream, scattered = profile.dram_stream_bytes_per_s, profile.dram_random_sector_bytes_per_s
+    assert stream is not None and scattered is not None and scattered.value < stream.value
+    assert profile.l2_bytes_per_s is not None and profile.l2_bytes_per_s.value > stream.value
     assert profile.shared_bytes_per_s is not None and profile.shared_bytes_per_s.value > profile.l2_bytes_per_s.value
     assert set(profile.block_launch_per_s_per_sm) == {32, 64, 128, 256, 512, 1024}
     assert profile.launch_overhead_s is not None and 1e-7 < profile.launch_overhead_s.value < 1e-4

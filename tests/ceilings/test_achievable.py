@@ -1,0 +1,112 @@
+"""Achievable utilization and the roofline (tracekit/analysis/achievable.py, roofline.py) on the real Nsight Compute
+counters of the ceilings verdict cases (sample_traces/verdict_cases/h100_ceilings/), judged by the shipped H100
+profile: a scattered gather near 60% of nominal DRAM is at ~97% of the scattered ceiling, a long copy at ~85% of
+nominal is at its stream ceiling, and 64-thread blocks run at the measured block launch rate."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import tracekit
+from tracekit.analysis.achievable import (
+    AT_CEILING_FRACTION,
+    access_pattern,
+    block_launch_utilization,
+    dram_ceiling,
+    dram_utilization,
+    unit_utilization,
+)
+from tracekit.analysis.counters import metric
+from tracekit.analysis.roofline import LaunchWork, launch_work, roofline
+from tracekit.ceilings import ceilings_for
+
+REPO = Path(__file__).resolve().parents[2]
+RAW = REPO / "sample_traces" / "verdict_cases" / "h100_ceilings" / "cases.raw.csv"
+H100 = ceilings_for("NVIDIA H100 80GB HBM3", "9.0", 132)
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[LaunchWork, dict]]:
+    """Case name (its NVTX range) -> (its LaunchWork, its launch row), through a real SQLite store."""
+    analysis = tracekit.open(f"sqlite:///{tmp_path_factory.mktemp('roof') / 's.sqlite'}")
+    launches = analysis.launches(analysis.import_file(str(RAW)))
+    found = {}
+    for row in launches.iter_rows(named=True):
+        work = launch_work(functools.partial(metric, analysis.store.metrics([row["id"]])))
+        assert work is not None
+        found[row["nvtx_path"]] = (work, row)
+    return found
+
+
+def test_access_pattern_from_sector_counters() -> None:
+    assert access_pattern(32.0).name == "stream" and access_pattern(4.0).name == "scattered"
+    assert access_pattern(18.0).name == "mixed (50% scattered)"
+    assert access_pattern(None, 32.0).scattered_fraction == 1.0  # the fallback: every lane its own sector
+    assert access_pattern(None, None).basis == "no sector counters: assumed a stream"
+
+
+def test_scattered_gather_is_at_its_scattered_ceiling_far_below_nominal(cases) -> None:
+    work, _ = cases["scattered_gather"]
+    pattern = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
+    assert pattern.name == "scattered" and work.sectors_per_request == pytest.approx(32, rel=1e-3)
+    dram = dram_utilization(work.dram_bytes / (work.duration_ns * 1e-9), H100, pattern)  # type: ignore[operator]
+    assert dram is not None and dram.ceiling_name == "dram_random_sector_bytes_per_s"
+    assert dram.of_nominal == pytest.approx(0.603, abs=0.005)  # Nsight: 60.3% of peak
+    assert dram.at_ceiling and 0.93 < dram.of_achievable < 1.02
+    assert dram.sentence().startswith("DRAM 2.02 TB/s: 60.3% of nominal, 96.")
+    assert "of what scattered 32-byte sectors reach on this GPU (measured: " in dram.sentence()
+
+
+def test_long_copy_is_at_its_stream_ceiling(cases) -> None:
+    work, _ = cases["stream_near_ceiling"]
+    pattern = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
+    dram = dram_utilization(work.dram_bytes / (work.duration_ns * 1e-9), H100, pattern)  # type: ignore[operator]
+    assert dram is not None and dram.ceiling_name == "dram_stream_bytes_per_s" and dram.pattern == "stream"
+    assert 0.84 < dram.of_nominal < 0.85 and dram.of_achievable > AT_CEILING_FRACTION  # type: ignore[operator]
+    # the issue's case: 76% of nominal is ~90% of the stream ceiling, at it; the 80%-of-nominal rule says no
+    at_76 = dram_utilization(0.76 * 3.35e12, H100, pattern)
+    assert at_76 is not None and at_76.at_ceiling and 0.88 < at_76.of_achievable < 0.92
+
+
+def test_tiny_blocks_run_at_the_measured_launch_rate(cases) -> None:
+    work, row = cases["tiny_blocks_launch"]
+    blocks = row["grid_x"] * row["grid_y"] * row["grid_z"]
+    launch = block_launch_utilization(blocks, work.duration_ns, 132, row["block_x"], H100)
+    assert launch is not None and launch.ceiling_name == "block_launch_per_s_per_sm"
+    assert launch.at_ceiling and 0.9 < launch.of_achievable < 1.1 and launch.nominal is None
+
+
+def test_units_without_a_measured_ceiling_fall_back_to_nominal() -> None:
+    nominal = ceilings_for("NVIDIA H100 PCIe", "9.0")
+    fp32 = unit_utilization("fp32", 40e12, nominal)
+    assert fp32 is not None and fp32.ceiling_source == "nominal" and fp32.of_achievable == pytest.approx(40 / 51.2)
+    assert "no measured ceiling: nominal" in fp32.sentence()
+    assert unit_utilization("l2", 1e12, nominal) is None  # NVIDIA publishes no L2 bandwidth
+    tensor = unit_utilization("tensor_fp8", 1.2e15, H100)
+    assert tensor is not None and tensor.ceiling_name == "tensor_flop_per_s.fp8" and tensor.at_ceiling is False
+    mixed = dram_ceiling(H100, access_pattern(18.0))
+    assert mixed is not None and "+" in mixed[0]
+    stream, scattered = H100.dram_stream_bytes_per_s.value, H100.dram_random_sector_bytes_per_s.value  # type: ignore[union-attr]
+    assert scattered < mixed[1].value < stream
+
+
+def test_roofline_of_the_cases(cases) -> None:
+    work, _ = cases["scattered_gather"]
+    roof = roofline(work, H100)
+    names = {r.name for r in roof.roofs}
+    assert {"dram_stream", "dram_scattered", "l2", "shared", "fp32", "fp64", "tensor_fp16", "tensor_fp8"} <= names
+    assert roof.dram_roof == "dram_scattered" and roof.access_pattern == "scattered"
+    dram = next(p for p in roof.points if p.level == "dram")
+    assert dram.roof == "dram_scattered" and dram.bytes_per_s == pytest.approx(2.02e12, rel=0.01)
+    assert roof.achieved_flop_per_s is None and roof.bound_side is None  # a gather does no arithmetic
+    assert roof.ceilings_source.startswith("measured: ")
+    assert roof.to_dict()["roofs"][0]["name"] == "dram_stream"
+    # an FMA-heavy launch: right of the ridge, judged by the FP32 roof
+    fma = replace(work, fp32_flop=60e12 * work.duration_ns * 1e-9, dram_bytes=1e6)
+    compute = roofline(fma, H100)
+    assert compute.bound_side == "compute" and compute.flop_kind == "fp32"
+    assert compute.fraction_of_attainable == pytest.approx(60e12 / H100.fp32_flop_per_s.value)  # type: ignore[union-attr]
