@@ -24,7 +24,7 @@ LABELS = {
     "shared_bytes_per_s": "shared memory",
     "fp32_flop_per_s": "FP32 FMA",
     "fp64_flop_per_s": "FP64 FMA",
-    "launch_overhead_s": "kernel launch (back to back)",
+    "launch_overhead_s": "kernel launch overhead",
     "dram_unloaded_latency_ns": "DRAM latency, unloaded",
 }
 
