@@ -10,7 +10,10 @@ Inputs, built once in `--dir` (default: a folder under the system's temp folder)
 - ncu details CSV: the H100 sample's `--page details` (14 launches) repeated to 1,008 launches, IDs renumbered;
 - ncu raw CSV: the H100 sample's `--page raw` (14 launches x 2,238 metrics) repeated to 1,008 launches;
 - nsys SQLite: the H100 sample's Nsight Systems export with its kernel rows repeated to 100,000 kernels;
-- warp trace: 10M synthetic warps (csv.gz, tracekit-warp-trace v1, H100-like: 132 SMs, 8 warps per block).
+- Kineto trace: the recorded PyTorch step (sample_traces/torch_step) with its kernel events and their launch
+  calls repeated to 100,000 kernels (JSON, as `export_chrome_trace` writes it);
+- warp trace: 10M synthetic warps (csv.gz, tracekit-warp-trace v1, H100-like: 132 SMs, 8 warps per block);
+- warp trace with a per-row `kernel` column: the same 10M warps as four kernels' launches one after another.
 
     python benchmarks/bench_end_to_end.py [--backend sqlite postgres] [--repeat 3] [--only NAME ...]
         [--dir DIR] [--print-commands]
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import re
 import shlex
@@ -41,6 +45,7 @@ import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_traces" / "h100"
+TORCH_STEP = REPO / "sample_traces" / "torch_step" / "torch_step.pt.trace.json"
 BIN = Path(sys.executable).parent
 # TRACEKIT_BENCH_CMD: another way to start tracekit (e.g. an older checkout's `python -m tracekit.cli.main`)
 TRACEKIT = os.environ.get("TRACEKIT_BENCH_CMD") or (
@@ -50,6 +55,7 @@ PYTHON = sys.executable
 POSTGRES_URL = os.environ.get("TRACEKIT_BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 LAUNCHES, NSYS_KERNELS, WARPS = 1008, 100_000, 10_000_000
 SM_COUNT, WARPS_PER_BLOCK = 132, 8
+KERNELS = ("gemm_tile_128x128", "softmax_forward", "layer_norm_forward", "elementwise_add")
 
 
 # ---- inputs -----------------------------------------------------------------------------------------------------
@@ -103,18 +109,29 @@ def replicate_nsys(source: Path, target: Path, kernels: int) -> None:
     connection.close()
 
 
-def write_warp_trace(target: Path, warps: int) -> None:
-    """A v1 warp trace (csv.gz): blocks dealt to SMs in waves, warps of 20-40 us, %globaltimer ns."""
-    blocks = -(-warps // WARPS_PER_BLOCK)
+def write_warp_trace(target: Path, warps: int, kernels: tuple[str, ...] = ()) -> None:
+    """A v1 warp trace (csv.gz): blocks dealt to SMs in waves, warps of 20-40 us, %globaltimer ns. With
+    `kernels`, a per-row `kernel` column: the warps split into one launch per kernel, run one after another
+    (each launch's blocks numbered from 0; the header's grid is one launch's)."""
+    per_launch = -(-warps // max(len(kernels), 1))
+    blocks = -(-per_launch // WARPS_PER_BLOCK)
     resident_blocks = SM_COUNT * 8
+    launch_span_ns = (blocks // resident_blocks + 1) * 45_000 + 50_000
+    index = pl.int_range(warps, eager=True, dtype=pl.Int64)
     frame = (
-        pl.DataFrame({"row": pl.int_range(warps, eager=True, dtype=pl.Int64)})
+        pl.DataFrame({"row": index % per_launch, "launch": index // per_launch})
         .select(
+            *(
+                [pl.col("launch").replace_strict(dict(enumerate(kernels)), return_dtype=pl.Utf8).alias("kernel")]
+                if kernels
+                else []
+            ),
             ((pl.col("row") // WARPS_PER_BLOCK) % SM_COUNT).alias("sm_id"),
             (pl.col("row") // WARPS_PER_BLOCK).alias("block_id"),
             (pl.col("row") % WARPS_PER_BLOCK).alias("warp_in_block"),
             (
                 1_700_000_000_000_000_000
+                + pl.col("launch") * launch_span_ns
                 + (pl.col("row") // WARPS_PER_BLOCK // resident_blocks) * 45_000
                 + (pl.col("row") * 7919) % 5_000
             ).alias("start_ns"),
@@ -124,7 +141,9 @@ def write_warp_trace(target: Path, warps: int) -> None:
         .drop("latency_ns")
     )
     header = (
-        "# tracekit-warp-trace v1\n# kernel: synthetic_10M\n# device_name: NVIDIA H100 80GB HBM3\n"
+        "# tracekit-warp-trace v1\n"
+        + ("" if kernels else "# kernel: synthetic_10M\n")
+        + "# device_name: NVIDIA H100 80GB HBM3\n"
         f"# compute_capability: 9.0\n# sm_count: {SM_COUNT}\n# sm_clock_hz: 1980000000\n"
         f"# max_warps_per_sm: 64\n# grid: {blocks},1,1\n# block: {WARPS_PER_BLOCK * 32},1,1\n"
         "# registers_per_thread: 32\n"
@@ -139,22 +158,48 @@ def write_warp_trace(target: Path, warps: int) -> None:
     plain.unlink()
 
 
-def inputs(folder: Path) -> dict[str, Path]:
+def replicate_kineto(source: Path, target: Path, kernels: int) -> None:
+    """The trace with its kernel events and their launch calls (cuda_runtime) repeated to `kernels`, each copy
+    later in time with new correlation ids; the rest of the trace (CPU ops, annotations) once."""
+    document = json.loads(source.read_text(encoding="utf-8"))
+    events = document["traceEvents"]
+    launched = [e for e in events if e.get("cat") == "kernel"]
+    calls = {e["args"]["correlation"]: e for e in events if e.get("cat") == "cuda_runtime" and "args" in e}
+    times = [e["ts"] for e in events if isinstance(e.get("ts"), int | float)]
+    span = max(times) - min(times) + 1000.0
+    top = max(e["args"]["correlation"] for e in launched) + 1
+    for index in range(len(launched), kernels):
+        kernel = launched[index % len(launched)]
+        shift = (index // len(launched)) * span
+        correlation = top + index
+        events.append({**kernel, "ts": kernel["ts"] + shift, "args": {**kernel["args"], "correlation": correlation}})
+        call = calls.get(kernel["args"]["correlation"])
+        if call is not None:
+            events.append({**call, "ts": call["ts"] + shift, "args": {**call["args"], "correlation": correlation}})
+    target.write_text(json.dumps(document), encoding="utf-8")
+
+
+def inputs(folder: Path, wanted: set[str] | None = None) -> dict[str, Path]:
+    """The inputs (those `wanted`, else all) built where missing."""
     folder.mkdir(parents=True, exist_ok=True)
     made = {
         "details": folder / f"ncu_details_{LAUNCHES}.csv",
         "raw": folder / f"ncu_raw_{LAUNCHES}.csv",
         "nsys": folder / f"nsys_{NSYS_KERNELS}.sqlite",
+        "kineto": folder / f"kineto_{NSYS_KERNELS}.pt.trace.json",
         "warps": folder / f"warps_{WARPS}.csv.gz",
+        "warps_kernel": folder / f"warps_{WARPS}_kernel_column.csv.gz",
     }
     builders: dict[str, Callable[[Path], None]] = {
         "details": lambda p: replicate_ncu_csv(SAMPLES / "samples.details.csv", p, LAUNCHES),
         "raw": lambda p: replicate_ncu_csv(SAMPLES / "samples.raw.csv", p, LAUNCHES),
         "nsys": lambda p: replicate_nsys(SAMPLES / "samples.sqlite", p, NSYS_KERNELS),
+        "kineto": lambda p: replicate_kineto(TORCH_STEP, p, NSYS_KERNELS),
         "warps": lambda p: write_warp_trace(p, WARPS),
+        "warps_kernel": lambda p: write_warp_trace(p, WARPS, KERNELS),
     }
     for name, path in made.items():
-        if not path.exists():
+        if not path.exists() and (wanted is None or name in wanted):
             started = time.perf_counter()
             partial = path.with_name(path.name + ".partial")
             builders[name](partial)
@@ -168,10 +213,12 @@ FLOORS = {
     "details": "import polars as pl, sys; pl.read_csv(sys.argv[1], comment_prefix='==', infer_schema=False)",
     "raw": "import polars as pl, sys; pl.read_csv(sys.argv[1], comment_prefix='==', infer_schema=False)",
     "warps": "import polars as pl, sys; pl.read_csv(sys.argv[1], comment_prefix='#')",
+    "warps_kernel": "import polars as pl, sys; pl.read_csv(sys.argv[1], comment_prefix='#')",
     "nsys": (
         "import polars as pl, sqlite3, sys; pl.read_database('select * from CUPTI_ACTIVITY_KIND_KERNEL', "
         "sqlite3.connect(f'file:{sys.argv[1]}?immutable=1', uri=True))"
     ),
+    "kineto": "import polars, orjson, sys; orjson.loads(open(sys.argv[1], 'rb').read())",
 }
 
 
@@ -395,7 +442,15 @@ CASES = [
     Case("import ncu details CSV, 1,008 launches", "details", 5.0, import_argv("details"), fresh_before),
     Case("import ncu raw CSV, 1,008 launches x 2,238 metrics", "raw", 10.0, import_argv("raw"), fresh_before),
     Case("import nsys SQLite, 100k kernels", "nsys", 3.0, import_argv("nsys"), fresh_before),
+    Case("import Kineto trace, 100k kernels (JSON)", "kineto", 3.0, import_argv("kineto"), fresh_before),
     Case("import warp trace, 10M warps (csv.gz)", "warps", 3.0, import_argv("warps"), fresh_before),
+    Case(
+        "import warp trace, 10M warps, kernel column (csv.gz)",
+        "warps_kernel",
+        3.0,
+        import_argv("warps_kernel"),
+        fresh_before,
+    ),
     Case(
         "analyze --json, the stored 10M-warp launch (cold)",
         "warps",
@@ -468,6 +523,64 @@ def first_draw_s(url: str, launch_id: str) -> tuple[float, float]:
         server.wait(30)
 
 
+def library_view_s(url: str) -> float:
+    """A fresh `tracekit serve` process on the store; headless Chromium loads the app once (its scripts cached),
+    then the seconds from navigating to the library to its launches table's first page shown with each
+    launch's verdict (the server analyses the page's launches that the store has no result for)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    port = free_port()
+    server = subprocess.Popen(
+        [*TRACEKIT.split(), "serve", "--db", url, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1800"):
+        options.add_argument(flag)
+    options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
+    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    verdicts = "#launches-table tbody td[data-dash-column=verdict]"
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                driver.get(f"{base}/upload")
+                WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.ID, "upload"))
+                break
+            except Exception:  # noqa: BLE001 - the server is still starting
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        started = time.perf_counter()
+        driver.get(f"{base}/library")
+        WebDriverWait(driver, 300, poll_frequency=0.05).until(
+            lambda d: len(cells := d.find_elements(By.CSS_SELECTOR, verdicts)) >= 25 and all(c.text for c in cells)
+        )
+        return time.perf_counter() - started
+    finally:
+        driver.quit()
+        server.terminate()
+        server.wait(30)
+
+
+def measure_library(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> Figure:
+    """The library's first page over the 100k-launch Nsight Systems import; `cold`: no analysis cached."""
+    url, _ = kept_import(backend, files, "nsys")
+    if not cold:  # the first page's analyses kept in the store by a first view
+        library_view_s(url)
+    figure = Figure()
+    for _ in range(repeat):
+        if cold:
+            backend.clear_cache(url)
+        figure.wall_s.append(library_view_s(url))
+    return figure
+
+
 def measure_draws(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> tuple[Figure, Figure]:
     """(first draw, verdict shown) of the launch page of the 10M-warp launch; `cold`: with nothing cached."""
     url, import_id = kept_import(backend, files, "warps")
@@ -532,7 +645,12 @@ def main() -> None:
     if options.reset_postgres:
         PostgresBackend(options.dir).fresh_url()
         return
-    files = inputs(options.dir)
+    # with --only, only the inputs of the chosen cases are built (the dashboard draws read the 10M-warp trace)
+    chosen = [c for c in CASES if options.only and any(word in c.name for word in options.only)]
+    wanted = {c.floor_kind for c in chosen if c.floor_kind} | (
+        {"warps"} if "dashboard" in (options.only or []) else set()
+    )
+    files = inputs(options.dir, wanted if options.only and not options.print_commands else None)
     backends: list[Backend] = []
     for name in options.backend:
         try:
@@ -573,6 +691,12 @@ def main() -> None:
             ):
                 verdict = "" if not target else ("ok" if figure.wall <= 5.0 else "MISS")
                 print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{target:>8}{'':>9} {verdict}")
+    for cold in (True, False) if draws else ():
+        for backend in backends:
+            figure = measure_library(backend, files, options.repeat, cold)
+            label = f"library first page, 100k launches ({'first view' if cold else 'analyses cached'})"
+            verdict = "ok" if figure.wall <= 2.0 else "MISS"
+            print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{'<=2 s':>8}{'':>9} {verdict}")
 
 
 if __name__ == "__main__":

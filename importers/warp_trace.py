@@ -139,7 +139,8 @@ Where = Callable[[int], tuple[int | None, str]]
 class _Table:
     """What a container reader hands to the shared validation: rows in project field names, typed."""
 
-    rows: pl.DataFrame  # project field names; Int64 (kernel: Utf8); may carry "__row" (index before filtering)
+    # project field names; Int64 (kernel: text or Categorical); may carry "__row" (index before filtering)
+    rows: pl.DataFrame
     columns: dict[str, str]  # project field -> the input's column name, for messages
     where: Where
     metadata: dict[str, str] = field(default_factory=dict)
@@ -312,7 +313,7 @@ def _read_csv(path: Path, content: Path, head: bytes, column_map: dict[str, str]
     columns = _resolve_columns(path, header_names, column_map, metadata, header_line)
     indices = [header_names.index(name) for name in columns.values()]
     fields_by_index = dict(zip(indices, columns, strict=True))
-    dtypes = {raw_names[i]: (pl.Utf8 if fields_by_index[i] == "kernel" else pl.Int64) for i in indices}
+    dtypes = {raw_names[i]: (pl.Categorical if fields_by_index[i] == "kernel" else pl.Int64) for i in indices}
 
     def where(row: int) -> tuple[int | None, str]:
         line = _csv_line_of_row(content, header_line, row)
@@ -889,27 +890,40 @@ def _raise_first(rows: pl.DataFrame, checks: list[tuple[str, pl.Expr, str]], fai
 
 
 def _with_launch_keys(rows: pl.DataFrame, header_kernel: str | None) -> pl.DataFrame:
-    """`launch_key`: 0-based, ordered by launch number, then by first appearance of the (kernel, launch) pair."""
+    """`launch_key`: 0-based, ordered by launch number, then by first appearance of the (kernel, launch) pair.
+
+    A per-row kernel name counts by its categorical code, never as text, and the pairs are looked up once per
+    run of equal rows (a launch's warps are usually written together): a join or a unique over 10M strings
+    took most of such an import."""
     if "launch" not in rows.columns:
         rows = rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("launch"))
         if "kernel" not in rows.columns:
             return rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("launch_key"))
-    if "kernel" not in rows.columns:
-        low, high = rows.select(pl.col("launch").min().alias("low"), pl.col("launch").max().alias("high")).row(0)
-        if low == high == 0:
-            return rows.with_columns(pl.col("launch").alias("launch_key"))
+    low, high = rows.select(pl.col("launch").min().alias("low"), pl.col("launch").max().alias("high")).row(0)
     if "kernel" in rows.columns:
-        if header_kernel:
-            rows = rows.with_columns(pl.col("kernel").fill_null(header_kernel))
-        keys = ["launch", "kernel"]
+        kernel = pl.col("kernel").cast(pl.Categorical)
+        rows = rows.with_columns(kernel.fill_null(header_kernel) if header_kernel else kernel)
+        code = pl.col("kernel").to_physical().cast(pl.Int64).fill_null(-1) + 1  # 0: no name
+    elif low == high == 0:
+        return rows.with_columns(pl.col("launch").alias("launch_key"))
     else:
-        keys = ["launch"]
-    distinct = rows.select(keys).unique(maintain_order=True).sort("launch", maintain_order=True)
-    if keys == ["launch"] and distinct["launch"].to_list() == list(range(distinct.height)):
+        code = pl.lit(0, dtype=pl.Int64)
+    # (launch, kernel) packed in one integer; launch numbers too large for it are replaced by their rank
+    launch = pl.col("launch") if high < 2**30 else pl.col("launch").rank("dense").cast(pl.Int64)
+    pair = rows.select(launch * 2**33 + code).to_series()
+    runs = pair.rle().struct.field("value")
+    distinct = (
+        runs.unique(maintain_order=True)
+        .to_frame("pair")
+        .sort(pl.col("pair") // 2**33, maintain_order=True)
+        .with_row_index("launch_key")
+    )
+    if "kernel" not in rows.columns and distinct["pair"].to_list() == [n * 2**33 for n in range(distinct.height)]:
         # the usual case: launches numbered 0..n-1, so the number is the key
         return rows.with_columns(pl.col("launch").alias("launch_key"))
-    distinct = distinct.with_row_index("launch_key").with_columns(pl.col("launch_key").cast(pl.Int64))
-    return rows.join(distinct, on=keys, how="left", maintain_order="left", nulls_equal=True)
+    run_keys = runs.replace_strict(distinct["pair"], distinct["launch_key"], return_dtype=pl.Int64)
+    keys = run_keys if len(runs) == len(pair) else run_keys.gather(pair.rle_id())
+    return rows.with_columns(keys.alias("launch_key"))
 
 
 def _clock_bits(rows: pl.DataFrame, meta: dict, fail, warnings: list[str], cycles_only: bool) -> int:

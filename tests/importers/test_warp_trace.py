@@ -151,6 +151,51 @@ def test_kernel_column_makes_one_launch_per_kernel_and_launch(tmp_path):
     assert launches["duration_ns"].to_list() == [12.0, 30.0, 1.0]
 
 
+def test_kernel_column_launch_keys_follow_launch_then_first_appearance(tmp_path):
+    """Kernel names in runs and interleaved, a missing name, launch numbers past 2^30: each (launch, kernel) pair
+    gets the key its order asks for, whatever the container (CSV reads the names as categories, JSON as text)."""
+    rows = [
+        ("zeta", 2**40, 0),
+        ("zeta", 2**40, 1),
+        ("alpha", 2**40, 0),
+        (None, 7, 0),
+        ("zeta", 7, 0),
+        ("alpha", 2**40, 1),
+        ("zeta", 2**40, 2),
+        (None, 7, 1),
+        ("beta", 0, 0),
+    ]
+    # reference: sorted by launch number, ties by first appearance
+    pairs = list(dict.fromkeys((launch, kernel) for kernel, launch, _ in rows))
+    order = sorted(range(len(pairs)), key=lambda i: (pairs[i][0], i))
+    key_of = {pairs[i]: key for key, i in enumerate(order)}
+    expected = [key_of[(launch, kernel)] for kernel, launch, _ in rows]
+    csv_text = "kernel,launch,sm_id,block_id,warp_in_block,start_ns,end_ns\n" + "".join(
+        f"{kernel or ''},{launch},0,{block},0,{10 + i},{20 + i}\n" for i, (kernel, launch, block) in enumerate(rows)
+    )
+    records = [
+        {
+            "kernel": kernel,
+            "launch": launch,
+            "sm_id": 0,
+            "block_id": block,
+            "warp_in_block": 0,
+            "start_ns": 10 + i,
+            "end_ns": 20 + i,
+        }
+        for i, (kernel, launch, block) in enumerate(rows)
+    ]
+    json_text = json.dumps({"metadata": {"kernel": "header_k"}, "warps": records})
+    for parsed, unnamed in (
+        (read(write(tmp_path, "k.csv", csv_text)), None),
+        (read(write(tmp_path, "k.json", json_text)), "header_k"),
+    ):
+        assert parsed.warps["launch_key"].to_list() == expected
+        assert parsed.launches["launch_key"].to_list() == list(range(len(pairs)))
+        assert parsed.launches["kernel_name"].to_list() == [pairs[i][1] or unnamed for i in order]
+        assert parsed.launches["source_launch_id"].to_list() == [str(pairs[i][0]) for i in order]
+
+
 def test_gzip_detected_by_content_not_name(tmp_path):
     text = METADATA + COLUMNS + ROWS
     path = tmp_path / "trace.dat"
@@ -564,7 +609,8 @@ def test_store_round_trip(store, tmp_path):
 
 @pytest.mark.gpu_samples
 def test_h100_sample_traces():
-    paths = sorted(SAMPLES.glob("**/*.csv.gz"))
+    # the warp traces among the gzip CSVs (the samples also hold gzipped Nsight Compute pages)
+    paths = [path for path in sorted(SAMPLES.glob("**/*.csv.gz")) if sniff(path.read_bytes()[:4096])]
     if not paths:
         reason = f"no {SAMPLES}/**/*.csv.gz: run sample_traces/make_samples.sh on a GPU machine"
         if os.environ.get("CI"):
