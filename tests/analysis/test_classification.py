@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from tests.helpers import ncu_rep_action, ncu_rep_metrics
+from tracekit import format as fmt
 from tracekit.analysis.classification import SATURATION_PCT, ClassificationInputs, classify
 from tracekit.analysis.sweep import fit_occupancy_sweep
 
@@ -83,7 +84,7 @@ def test_quiet_units_with_long_scoreboard_dominating_is_latency_bound():
     assert (result.mode, result.limiter) == ("latency-bound", None)
     # Stalled cycles: 20 - 1 (selected) = 19, of which long_scoreboard + wait = 16 latency: 84%.
     assert result.stalls.share("latency") == pytest.approx(16 / 19)
-    assert any(stall("long_scoreboard") in sentence and "14.00" in sentence for sentence in result.evidence)
+    assert any(stall("long_scoreboard") in sentence and "at 14 cycles" in sentence for sentence in result.evidence)
     # Little's law: 16 warps keep the busiest unit (DRAM, 35%) busy; 16 * 100 / 35 warps would saturate it.
     assert result.needed_occupancy_warps_per_sm == pytest.approx(16 * 100 / 35)
     assert "low-occupancy" in result.flags
@@ -158,10 +159,10 @@ def test_wastes_are_flagged_with_their_numbers():
     result = classify(ClassificationInputs(metrics=metrics))
     assert {"uncoalesced-access", "shared-bank-conflicts", "register-spills", "branch-divergence"} <= set(result.flags)
     text = "\n".join(result.evidence)
-    assert "32.0 sectors per request" in text and "against 4 for coalesced 32-bit loads" in text
+    assert "32 sectors per request" in text and "against 4 for coalesced 32-bit loads" in text
     assert "300 of 1,000 wavefronts (30%" in text
     assert "smsp__sass_inst_executed_op_local_ld.sum = 12" in text
-    assert "Only 16.0 of 32 threads" in text
+    assert "Only 16 of 32 threads" in text
 
 
 def test_ideal_sectors_per_request_follows_the_access_width_mix():
@@ -198,7 +199,7 @@ def test_partial_last_wave_is_a_tail_effect():
     # 1.25 waves: the second wave is a quarter full, so (2 - 1.25) / 2 = 37.5% of two waves' SM time idles.
     result = classify(ClassificationInputs(metrics=frame({**QUIET_UNITS, "launch__waves_per_multiprocessor": 1.25})))
     assert "tail-effect" in result.flags
-    assert any("1.25 waves" in sentence and "38%" in sentence for sentence in result.evidence)
+    assert any("1.25 waves" in sentence and "37.5%" in sentence for sentence in result.evidence)
     # 6.9 waves lose (7 - 6.9) / 7 = 1.4%: no flag.
     result = classify(ClassificationInputs(metrics=frame({**QUIET_UNITS, "launch__waves_per_multiprocessor": 6.9})))
     assert "tail-effect" not in result.flags
@@ -218,7 +219,7 @@ def test_trace_numbers_explain_an_occupancy_gap():
     )
     assert {"tail-effect", "block-imbalance"} <= set(result.flags)
     text = "\n".join(result.evidence)
-    assert "Achieved occupancy is 30.0 warps per SM (46.9%, given), below the theoretical 64.0 (100%" in text
+    assert "Achieved occupancy is 30 warps per SM (46.9%, given), below the theoretical 64 (100%" in text
     assert "the last 30% runs on fewer SMs" in text
     assert "SMs were idle 35% of the elapsed SM time (warp trace" in text
     assert result.findings[0].kind == "limiter" and result.findings[1].kind == "tail"  # 65% busy vs 35% idle
@@ -254,8 +255,8 @@ def test_trace_occupancy_losses_name_imbalance_within_blocks_and_launch_gaps():
     )
     assert "block-imbalance" in result.flags and "block-launch-gaps" not in result.flags
     text = "\n".join(result.evidence)
-    assert "loses 8.0 warps per SM of occupancy to finished warps holding their slot" in text
-    assert "loses 2.0 warps per SM of occupancy to empty slots between one block's end" in text
+    assert "loses 8 warps per SM of occupancy to finished warps holding their slot" in text
+    assert "loses 2 warps per SM of occupancy to empty slots between one block's end" in text
 
 
 def test_sweep_alone_decides_by_the_knee():
@@ -279,7 +280,7 @@ def test_trace_without_counters_or_sweep_is_undetermined_and_says_what_is_missin
     )
     assert result.mode == "undetermined"
     assert "not the bound" in result.reason
-    assert any("2,000 ns x throughput 0.01 warps/ns per SM = 20.0 warps" in s for s in result.evidence)
+    assert any("2 µs x throughput 10 warps/µs per SM = 20 warps" in s for s in result.evidence)
 
 
 def test_real_sgemm_launch_is_latency_bound_for_too_few_blocks(real_export):
@@ -307,8 +308,8 @@ def test_real_sgemm_launch_is_latency_bound_for_too_few_blocks(real_export):
     text = "\n".join(result.evidence)
     assert "the busiest is L1/shared at 45.1% (l1tex__throughput.avg.pct_of_peak_sustained_active)" in text
     assert stall("long_scoreboard") in text
-    assert f"{action[stall('long_scoreboard')].value():.2f} cycles per issued instruction" in text
-    assert "50 blocks fill only 0.18 of one wave" in text
+    assert f"{fmt.number(action[stall('long_scoreboard')].value())} cycles per issued instruction" in text
+    assert "50 blocks fill only 0.1838 of one wave" in text
     warps = action["sm__warps_active.avg.per_cycle_active"].value()
     l1_pct = action["l1tex__throughput.avg.pct_of_peak_sustained_active"].value()
     assert result.needed_occupancy_warps_per_sm == pytest.approx(warps * 100 / l1_pct)
@@ -448,7 +449,7 @@ def test_h100_neighbored_reduction_diverges_and_interleaved_does_not(sample_trac
     interleaved = classify(ClassificationInputs(metrics=h100_launch(sample_trace, "reduceInterleaved")[1]))
     assert "branch-divergence" in neighbored.flags  # 28.2 threads per instruction (README)
     assert "branch-divergence" not in interleaved.flags  # 31.3
-    assert any("Only 28.2 of 32 threads" in sentence for sentence in neighbored.evidence)
+    assert any("Only 28.19 of 32 threads" in sentence for sentence in neighbored.evidence)
 
 
 @pytest.mark.gpu_samples
@@ -462,7 +463,7 @@ def test_h100_imbalanced_blocks_show_a_tail(sample_trace):
     assert result.findings[0].kind == "tail" and result.headline == result.findings[0].text
     assert result.findings[0].kind == "tail" and result.headline == result.findings[0].text
     assert any(
-        s.startswith(f"SMs were idle {100 * idle:.0f}% of the elapsed SM time (sm__cycles_active.avg")
+        s.startswith(f"SMs were idle {fmt.fraction(idle)} of the elapsed SM time (sm__cycles_active.avg")
         for s in result.evidence
     )
 
@@ -501,7 +502,7 @@ def test_blocks_arriving_at_the_block_launch_rate_bound_the_launch():
     assert (result.mode, result.limiter) == ("throughput-bound", "block-launch")
     assert "block-launch-rate" in result.flags and "tail-effect" not in result.flags  # idle SMs wait for blocks
     assert any(
-        "one block per SM every 100 ns" in s and "80% of the SMs' block launch rate" in s for s in result.evidence
+        "one block per SM every 100.3 ns" in s and "79.8% of the SMs' block launch rate" in s for s in result.evidence
     )
     slow = classify(ClassificationInputs(metrics=frame({**rate, "gpu__time_duration.sum": 124500.0})))
     assert slow.limiter is None and "block-launch-rate" not in slow.flags

@@ -14,7 +14,7 @@ def test_tiny_blocks_arrive_at_the_launch_rate() -> None:
     assert flags(found) == ["block-launch-rate"] and found[0].limiter == "block-launch"
     share = found[0].get("share")
     assert isinstance(share, float) and abs(share - 80 / (12450 * 132 / 16384)) < 1e-12
-    assert "one block per SM every 100 ns" in texts(found)
+    assert "16,384 blocks on 132 SMs in 12.45 µs" in texts(found)
 
 
 def test_long_blocks_do_not_fire() -> None:

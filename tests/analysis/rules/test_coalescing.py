@@ -13,7 +13,7 @@ def test_scattered_loads_take_many_sectors_per_request() -> None:
     found = coalescing.apply(context({SECTORS: 32_000, REQUESTS: 1_000}, BUSY))
     assert flags(found) == ["uncoalesced-access"]
     assert found[0].get("sectors_per_request") == 32.0 and found[0].get("ideal") == 4.0
-    assert "32.0 sectors per request" in texts(found)
+    assert "Global loads take 32 sectors per request" in texts(found)
 
 
 def test_coalesced_32bit_loads_do_not_fire() -> None:

@@ -13,7 +13,7 @@ BRANCHES = "smsp__inst_executed_op_branch.sum"
 def test_half_the_lanes_active_fires() -> None:
     found = divergence.apply(context({THREADS: 16.0}))
     assert flags(found) == ["branch-divergence"] and found[0].get("threads") == 16.0
-    assert "Only 16.0 of 32 threads" in texts(found)
+    assert "Only 16 of 32 threads" in texts(found)
 
 
 def test_full_warps_do_not_fire_even_with_low_branch_efficiency() -> None:

@@ -13,7 +13,7 @@ OCC = OccupancyView(60.0, theoretical_warps=64.0)  # no gap: only a large loss i
 def test_latency_bound_launch_losing_an_eighth_of_its_slots() -> None:
     found = lost_occupancy.apply(context(trace=TRACE, occupancy=OCC, state=VerdictState("latency-bound")))
     assert ids(found) == ["lost-occupancy.end-spread"] and flags(found) == ["block-imbalance"]
-    assert "loses 8.0 warps per SM of occupancy to finished warps holding their slot" in texts(found)
+    assert "loses 8 warps per SM of occupancy to finished warps holding their slot" in texts(found)
 
 
 def test_throughput_bound_launch_is_told_but_not_flagged() -> None:

@@ -13,7 +13,7 @@ def test_theoretical_below_needed_and_raisable() -> None:
     occ = OccupancyView(8.0, 12.5, "given", 8.0, 12.5, "calculator", device_max_warps=64.0)
     found = low_occupancy.apply(context(occupancy=occ, state=LATENCY))
     assert flags(found) == ["low-occupancy"]
-    assert "is below the ~40 needed" in texts(found) and "Raise the theoretical occupancy (12% of" in texts(found)
+    assert "is below the ~40 needed" in texts(found) and "Raise the theoretical occupancy (12.5% of" in texts(found)
 
 
 def test_needed_beyond_the_device_needs_ilp() -> None:

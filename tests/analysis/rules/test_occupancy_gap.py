@@ -13,7 +13,7 @@ def test_a_gap_without_a_cause() -> None:
     ctx = context(occupancy=GAP)
     found = occupancy_gap.apply(ctx)
     assert ids(found) == ["occupancy-gap.gap"]
-    assert "Achieved occupancy is 30.0 warps per SM (46.9%, given), below the theoretical 64.0 (100%" in texts(found)
+    assert "Achieved occupancy is 30 warps per SM (46.9%, given), below the theoretical 64 (100%" in texts(found)
     assert ids(occupancy_gap.unexplained(ctx, found)) == ["occupancy-gap.unexplained"]
     tail = Finding("trace-tail.tail", "trace-tail", "trace-tail.tail")
     assert occupancy_gap.unexplained(ctx, [tail]) == []

@@ -8,10 +8,10 @@ from tracekit.analysis.rules import partial_wave
 WAVES = "launch__waves_per_multiprocessor"
 
 
-def test_one_and_a_quarter_waves_leave_38_percent_idle() -> None:
+def test_one_and_a_quarter_waves_leave_37_5_percent_idle() -> None:
     found = partial_wave.apply(context({WAVES: 1.25}))
     assert flags(found) == ["tail-effect"] and found[0].get("idle") == 0.375
-    assert "1.25 waves" in texts(found) and "38%" in texts(found)
+    assert "1.25 waves" in texts(found) and "37.5%" in texts(found)
 
 
 def test_a_small_remainder_is_reported_but_not_flagged() -> None:

@@ -12,7 +12,7 @@ def test_breakdown_and_largest_reason() -> None:
     found = stall_summary.apply(ctx)
     assert ids(found) == ["stall-summary.breakdown", "stall-summary.largest"]
     assert found[1].get("reason") == "long_scoreboard" and found[1].get("cycles_per_issue") == 14.0
-    assert "The largest stall is long_scoreboard at 14.00 cycles" in texts(found)
+    assert "The largest stall is long_scoreboard at 14 cycles" in texts(found)
 
 
 def test_no_stall_counters_no_finding() -> None:

@@ -27,7 +27,7 @@ def test_past_the_plateau_the_busiest_unit_is_named() -> None:
     ctx = context(units=(unit("DRAM", "dram", 70.0),), sweep=sweep(40.0, True), occupancy=OccupancyView(58.0))
     found = sweep_plateau.apply(ctx)
     assert ids(found) == ["sweep-plateau.on-plateau"] and found[0].limiter == "dram"
-    assert "at or past the 40.0" in texts(found)
+    assert "at or past the 40 where" in texts(found)
 
 
 def test_below_the_plateau_without_counters_is_still_rising() -> None:

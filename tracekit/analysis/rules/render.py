@@ -1,8 +1,9 @@
 """The one formatter of findings: each template id and advice id to its sentence, from the finding's values.
 
 The CLI, the reports, the dashboard and `--json` all show these sentences (the engine stores them in the verdict's
-`evidence`, `advice`, `findings` and `rule_findings`), so a rule's numbers read the same everywhere; the values
-behind each sentence stay in the JSON beside it.
+`evidence`, `advice`, `findings` and `rule_findings`), and their numbers are written by `tracekit.format`, as every
+other number (256.8 µs, 79.7%, 16,384): the one formatting module, used here by the one formatter of findings (a
+pure function of the values, no I/O). The exact values behind each sentence stay in the JSON beside it.
 """
 
 from __future__ import annotations
@@ -10,16 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tracekit import format as fmt
 from tracekit.analysis.rules.base import Finding, Scalar
 
 
-def _pct(value: float) -> str:
-    """Three significant digits, so that 79.7% does not print as 80%."""
-    return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+def _P(value: float) -> str:
+    """A value already in percent: 79.7%."""
+    return fmt.percent(value)
 
 
-def _num(value: float) -> str:
-    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+def _F(value: float) -> str:
+    """A fraction as percent: 0.375 -> 37.5%."""
+    return fmt.fraction(value)
+
+
+def _N(value: float | int) -> str:
+    """A plain number (warps, cycles, counts): 16,384, 57.3, 0.18."""
+    return fmt.number(value)
+
+
+def _D(ns: float) -> str:
+    """A time in ns: 850 ns, 12.45 µs."""
+    return fmt.duration(ns)
 
 
 class _V:
@@ -47,17 +60,17 @@ class _V:
 
 def _unit(v: _V, prefix: str = "unit") -> str:
     """ "DRAM at 91.2% (dram__...)"-style pieces: label, pct and metric of a unit value group."""
-    return f"{v.s(prefix + '_label')} {_pct(v.n(prefix + '_pct'))}% ({v.s(prefix + '_metric')})"
+    return f"{v.s(prefix + '_label')} {_P(v.n(prefix + '_pct'))} ({v.s(prefix + '_metric')})"
 
 
 # ---- sentences --------------------------------------------------------------------------------------------------
 
 
 def _stall_breakdown(v: _V) -> str:
-    top = ", ".join(f"{reason} {float(cycles or 0):.2f}" for reason, cycles in v.prefixed("reason:"))
-    shares = ", ".join(f"{group} {100 * v.n('share_' + group):.0f}%" for group in ("latency", "bandwidth", "other"))
+    top = ", ".join(f"{reason} {_N(float(cycles or 0))}" for reason, cycles in v.prefixed("reason:"))
+    shares = ", ".join(f"{group} {_F(v.n('share_' + group))}" for group in ("latency", "bandwidth", "other"))
     return (
-        f"Warps wait {v.n('total_cycles_per_issue'):.2f} cycles per issued instruction "
+        f"Warps wait {_N(v.n('total_cycles_per_issue'))} cycles per issued instruction "
         f"({v.s('source')} stall metrics, e.g. {v.s('example_metric')}); of the stalled "
         f"cycles {shares}; largest reasons (cycles per instruction): {top}."
     )
@@ -66,39 +79,39 @@ def _stall_breakdown(v: _V) -> str:
 def _tied(v: _V) -> str:
     names = ", ".join(_unit(v, f"tied{i}") for i in range(int(v.n("count"))))
     return (
-        f"Within {v.n('points'):.0f} points of the limiter, {v.s('unit_label')} at {_pct(v.n('unit_pct'))}%, "
+        f"Within {_N(v.n('points'))} points of the limiter, {v.s('unit_label')} at {_P(v.n('unit_pct'))}, "
         f"also: {names}."
     )
 
 
 def _dram_serves(v: _V) -> str:
     moved = (
-        f"; DRAM moved {_num(v.n('dram_bytes') / 1e6)} MB ({v.s('dram_bytes_metric')})"
+        f"; DRAM moved {fmt.si(v.n('dram_bytes'), 'B')} ({v.s('dram_bytes_metric')})"
         if v.o("dram_bytes") is not None
         else ""
     )
     rate = (
-        f" at {_num(v.n('dram_bytes_per_s') / 1e9)} GB/s ({v.s('dram_rate_metric')})"
+        f" at {fmt.bandwidth(v.n('dram_bytes_per_s'))} ({v.s('dram_rate_metric')})"
         if v.o("dram_bytes_per_s") is not None
         else ""
     )
     return (
-        f"L2 reads {_pct(v.n('l2_pct'))}% of peak ({v.s('l2_metric')}) but its read hit rate is only "
-        f"{_pct(v.n('hit_pct'))}% ({v.s('hit_metric')}): the L2 traffic is mostly misses and their fills, which DRAM "
-        f"must serve; DRAM is at {_pct(v.n('dram_pct'))}% ({v.s('dram_metric')}){moved}{rate}. DRAM, not L2, bounds "
+        f"L2 reads {_P(v.n('l2_pct'))} of peak ({v.s('l2_metric')}) but its read hit rate is only "
+        f"{_P(v.n('hit_pct'))} ({v.s('hit_metric')}): the L2 traffic is mostly misses and their fills, which DRAM "
+        f"must serve; DRAM is at {_P(v.n('dram_pct'))} ({v.s('dram_metric')}){moved}{rate}. DRAM, not L2, bounds "
         f"the launch."
     )
 
 
 def _hot_slice(v: _V) -> str:
     unit_text = (
-        f"; its atomic unit is busy {_pct(v.n('atomic_unit_pct'))}% ({v.s('atomic_unit_metric')})"
+        f"; its atomic unit is busy {_P(v.n('atomic_unit_pct'))} ({v.s('atomic_unit_metric')})"
         if v.o("atomic_unit_pct") is not None
         else ""
     )
     return (
-        f"The busiest L2 slice runs at {_pct(v.n('hot_pct'))}% of peak ({v.s('hot_metric')}) while the L2 average is "
-        f"{_pct(v.n('mean_pct'))}% ({v.s('mean_metric')}){unit_text}, with {_num(v.n('atomics'))} global atomic "
+        f"The busiest L2 slice runs at {_P(v.n('hot_pct'))} of peak ({v.s('hot_metric')}) while the L2 average is "
+        f"{_P(v.n('mean_pct'))} ({v.s('mean_metric')}){unit_text}, with {_N(v.n('atomics'))} global atomic "
         f"instructions ({v.s('atomics_metric')}): atomics on one address serialize in one slice, which bounds the "
         f"launch while the rest of the GPU waits."
     )
@@ -111,18 +124,18 @@ def _launch_rate(v: _V) -> str:
         else "grid blocks over the warp trace's span"
     )
     return (
-        f"{_num(v.n('blocks'))} blocks on {int(v.n('sms'))} SMs in {_num(v.n('span_ns'))} ns ({source}): one block "
-        f"per SM every {v.n('per_block_ns'):.0f} ns; an SM launches about one block per "
-        f"{v.n('launch_ns_per_sm'):.0f} ns, so blocks arrive at {100 * v.n('share'):.0f}% of the SMs' block launch "
+        f"{_N(v.n('blocks'))} blocks on {int(v.n('sms'))} SMs in {_D(v.n('span_ns'))} ({source}): one block "
+        f"per SM every {_D(v.n('per_block_ns'))}; an SM launches about one block per "
+        f"{_D(v.n('launch_ns_per_sm'))}, so blocks arrive at {_F(v.n('share'))} of the SMs' block launch "
         f"rate: the launch rate, not a unit, bounds this launch."
     )
 
 
 def _gradual(v: _V) -> str:
     return (
-        f"{v.s('unit_label')} runs at {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}), below the "
-        f"{v.n('threshold_pct'):.0f}% of a saturated unit but above {v.n('gradual_pct'):.0f}%, and "
-        f"{100 * v.n('memory_stall_share'):.0f}% of the stalled cycles wait on memory ({v.s('reasons')}), at the "
+        f"{v.s('unit_label')} runs at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}), below the "
+        f"{_P(v.n('threshold_pct'))} of a saturated unit but above {_P(v.n('gradual_pct'))}, and "
+        f"{_F(v.n('memory_stall_share'))} of the stalled cycles wait on memory ({v.s('reasons')}), at the "
         f"launch's theoretical occupancy: the memory system is in gradual saturation, where latency grows with load "
         f"(Volkov 2016, ch. 3), so the launch is memory-bound rather than short of warps."
     )
@@ -130,17 +143,17 @@ def _gradual(v: _V) -> str:
 
 def _on_plateau(v: _V) -> str:
     return (
-        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}), at or past the "
-        f"{v.n('at_95_warps'):.1f} where the measured sweep reaches 95% of its highest throughput: a throughput limit "
-        f"is reached although no counter shows {v.n('threshold_pct'):.0f}% of peak; the busiest unit is "
-        f"{v.s('unit_label')} at {_pct(v.n('unit_pct'))}% ({v.s('unit_metric')})."
+        f"The launch runs {_N(v.n('achieved_warps'))} warps per SM ({v.s('achieved_source')}), at or past the "
+        f"{_N(v.n('at_95_warps'))} where the measured sweep reaches 95% of its highest throughput: a throughput limit "
+        f"is reached although no counter shows {_P(v.n('threshold_pct'))} of peak; the busiest unit is "
+        f"{v.s('unit_label')} at {_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
     )
 
 
 def _still_rising(v: _V) -> str:
     return (
-        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}); the measured "
-        f"sweep reaches 95% of its highest throughput only at {v.n('at_95_warps'):.1f}"
+        f"The launch runs {_N(v.n('achieved_warps'))} warps per SM ({v.s('achieved_source')}); the measured "
+        f"sweep reaches 95% of its highest throughput only at {_N(v.n('at_95_warps'))}"
         + ("" if v.o("plateau") else " and still rises at its highest occupancy")
         + ": throughput still grows with warps."
     )
@@ -148,8 +161,8 @@ def _still_rising(v: _V) -> str:
 
 def _plateau_no_unit(v: _V) -> str:
     return (
-        f"The launch runs {v.n('achieved_warps'):.1f} warps per SM ({v.s('achieved_source')}), at or past the "
-        f"{v.n('at_95_warps'):.1f} where the measured sweep reaches 95% of its highest throughput: throughput is on "
+        f"The launch runs {_N(v.n('achieved_warps'))} warps per SM ({v.s('achieved_source')}), at or past the "
+        f"{_N(v.n('at_95_warps'))} where the measured sweep reaches 95% of its highest throughput: throughput is on "
         f"its plateau; the report names no unit, so the limiter is unknown."
     )
 
@@ -157,30 +170,30 @@ def _plateau_no_unit(v: _V) -> str:
 def _sweep_fit(v: _V) -> str:
     gap = v.o("knee_gap")
     return (
-        f"The occupancy sweep fits min(n / L, B) with L = {_num(v.o('latency') or 0)} (per warp, in the "
-        f"throughput's time unit) and B = {_num(v.o('throughput_bound') or 0)}: n* = L x B = "
-        f"{v.n('needed_warps'):.1f} warps per SM are needed to reach the bound"
-        + (f" (measured points near the knee fall up to {100 * gap:.0f}% below the model)." if gap else ".")
+        f"The occupancy sweep fits min(n / L, B) with L = {_N(v.o('latency') or 0)} (per warp, in the "
+        f"throughput's time unit) and B = {_N(v.o('throughput_bound') or 0)}: n* = L x B = "
+        f"{_N(v.n('needed_warps'))} warps per SM are needed to reach the bound"
+        + (f" (measured points near the knee fall up to {_F(gap)} below the model)." if gap else ".")
     )
 
 
 def _sweep_levels(v: _V) -> str:
     parts = []
     if v.o("at_90_warps") is not None:
-        parts.append(f"90% of the highest measured throughput at {v.n('at_90_warps'):.1f}")
+        parts.append(f"90% of the highest measured throughput at {_N(v.n('at_90_warps'))}")
     if v.o("at_95_warps") is not None:
-        parts.append(f"95% at {v.n('at_95_warps'):.1f} warps per SM")
+        parts.append(f"95% at {_N(v.n('at_95_warps'))} warps per SM")
     if v.o("plateau"):
         plateau = "the measured points reach a plateau"
     elif v.o("last_step_gain") is not None and v.o("last_step_high_warps") is not None:
         plateau = (
-            f"the plateau is not reached: throughput still grows {100 * v.n('last_step_gain'):.0f}% from "
-            f"{v.n('last_step_low_warps'):.1f} to {v.n('last_step_high_warps'):.1f} warps per SM"
+            f"the plateau is not reached: throughput still grows {_F(v.n('last_step_gain'))} from "
+            f"{_N(v.n('last_step_low_warps'))} to {_N(v.n('last_step_high_warps'))} warps per SM"
         )
     else:
         plateau = "whether a plateau is reached is not measured"
     knee = (
-        f"; the model min(n / L, B) puts its knee at {v.n('knee_warps'):.1f} (an idealization)"
+        f"; the model min(n / L, B) puts its knee at {_N(v.n('knee_warps'))} (an idealization)"
         if v.o("knee_warps")
         else ""
     )
@@ -189,14 +202,14 @@ def _sweep_levels(v: _V) -> str:
 
 def _littles_law(v: _V) -> str:
     sentence = (
-        f"By Little's law the {v.n('warps'):.1f} warps per SM now in flight keep the busiest unit, "
-        f"{v.s('unit_label')}, at {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}); at the same warp latency "
-        f"about {v.n('needed_warps'):.1f} warps per SM would reach its peak (a lower bound: latency grows near "
+        f"By Little's law the {_N(v.n('warps'))} warps per SM now in flight keep the busiest unit, "
+        f"{v.s('unit_label')}, at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}); at the same warp latency "
+        f"about {_N(v.n('needed_warps'))} warps per SM would reach its peak (a lower bound: latency grows near "
         f"saturation)."
     )
     if v.o("device_max_warps") is not None:
         sentence += (
-            f" No occupancy can reach that: the device holds at most {v.n('device_max_warps'):.0f} warps per SM"
+            f" No occupancy can reach that: the device holds at most {_N(v.n('device_max_warps'))} warps per SM"
             + (
                 "; near saturation the latency grows instead, which is why the unit is the bound."
                 if v.o("throughput_bound")
@@ -207,9 +220,9 @@ def _littles_law(v: _V) -> str:
 
 
 def _too_few_blocks(v: _V) -> str:
-    grid_text = f"{v.n('grid_blocks'):.0f} blocks" if v.o("grid_blocks") is not None else "the grid"
+    grid_text = f"{_N(v.n('grid_blocks'))} blocks" if v.o("grid_blocks") is not None else "the grid"
     fill = (
-        f"fill only {v.n('waves'):.2f} of one wave of the GPU's block slots ({v.s('waves_metric')})"
+        f"fill only {_N(v.n('waves'))} of one wave of the GPU's block slots ({v.s('waves_metric')})"
         if v.o("waves") is not None
         else f"are fewer than the {int(v.n('sms'))} SMs"
     )
@@ -226,8 +239,8 @@ _EXPLAINED = {"block-launch": "the block launch rate", "atomics": "the atomics d
 def _coalescing(v: _V) -> str:
     if v.o("basis") == "excessive-sectors":
         return (
-            f"{100 * v.n('excess_share'):.0f}% of global sectors are beyond the ideal for their accesses "
-            f"({v.s('excess_metric')} = {_num(v.n('excess_sectors'))} of {_num(v.n('ideal_sectors'))}): "
+            f"{_F(v.n('excess_share'))} of global sectors are beyond the ideal for their accesses "
+            f"({v.s('excess_metric')} = {_N(v.n('excess_sectors'))} of {_N(v.n('ideal_sectors'))}): "
             f"uncoalesced access"
         )
     basis = (
@@ -236,8 +249,8 @@ def _coalescing(v: _V) -> str:
         else "for coalesced 32-bit loads (32 threads x 4 B / 32 B sectors)"
     )
     return (
-        f"Global loads take {v.n('sectors_per_request'):.1f} sectors per request ({v.s('sectors_metric')} / "
-        f"{v.s('requests_metric')}) against {v.n('ideal'):.3g} {basis}"
+        f"Global loads take {_N(v.n('sectors_per_request'))} sectors per request ({v.s('sectors_metric')} / "
+        f"{v.s('requests_metric')}) against {_N(v.n('ideal'))} {basis}"
     )
 
 
@@ -261,7 +274,7 @@ _CHECKS = {
 
 
 def _nsight(v: _V) -> str:
-    speedup = f", estimated speedup {_pct(v.n('speedup_pct'))}%" if v.o("speedup_pct") is not None else ""
+    speedup = f", estimated speedup {_P(v.n('speedup_pct'))}" if v.o("speedup_pct") is not None else ""
     check = _CHECKS[v.s("check")].format(flag=v.s("flag"))
     return f"Nsight Compute rule {v.s('name')} ({v.s('rule_type')}{speedup}): {v.s('first_sentence')}.{check}"
 
@@ -272,14 +285,14 @@ def _limiter(v: _V) -> str:
     explained = v.o("explained_by")
     if explained:
         return f"The launch is {what}: SMs wait on {_EXPLAINED[explained]}."
-    return f"The busy {100 * v.n('busy'):.0f}% of the SM time is {what}."
+    return f"The busy {_F(v.n('busy'))} of the SM time is {what}."
 
 
 def _idle_cost(v: _V) -> str:
     cause = {"too-few-blocks": "too few blocks", "block-imbalance": "a few long blocks"}.get(
         v.s("cause"), "the tail of the launch"
     )
-    return f"SMs sit idle {100 * v.n('idle'):.0f}% of the launch's SM time ({cause}; {_idle_source(v)})."
+    return f"SMs sit idle {_F(v.n('idle'))} of the launch's SM time ({cause}; {_idle_source(v)})."
 
 
 def _no_metrics(v: _V) -> str:
@@ -289,7 +302,7 @@ def _no_metrics(v: _V) -> str:
 
 REASONS: dict[str, Callable[[_V], str]] = {
     "verdict.reason-bursts": lambda v: (
-        f"no unit is saturated, yet only {100 * v.n('latency_share'):.0f}% of stalled cycles are latency "
+        f"no unit is saturated, yet only {_F(v.n('latency_share'))} of stalled cycles are latency "
         f"stalls: the limit may be reached in bursts, or lie in a unit the report does not measure."
     ),
     "verdict.reason-partial-units": lambda v: (
@@ -304,26 +317,26 @@ REASONS: dict[str, Callable[[_V], str]] = {
 TEMPLATES: dict[str, Callable[[_V], str]] = {
     "stall-summary.breakdown": _stall_breakdown,
     "stall-summary.largest": lambda v: (
-        f"The largest stall is {v.s('reason')} at {v.n('cycles_per_issue'):.2f} cycles per issued instruction "
+        f"The largest stall is {v.s('reason')} at {_N(v.n('cycles_per_issue'))} cycles per issued instruction "
         f"({v.s('metric')})."
     ),
     "tied-limiters.tied": _tied,
     "dram-vs-l2.l2-serves": lambda v: (
-        f"L2 read hit rate is {_pct(v.n('hit_pct'))}% ({v.s('hit_metric')}): the L2 serves most loads itself, so L2, "
+        f"L2 read hit rate is {_P(v.n('hit_pct'))} ({v.s('hit_metric')}): the L2 serves most loads itself, so L2, "
         f"not DRAM, is the memory level at work."
     ),
     "dram-vs-l2.dram-serves": _dram_serves,
     "saturated-unit.unit": lambda v: (
-        f"{v.s('unit_label')} throughput is {_pct(v.n('unit_pct'))}% of peak ({v.s('unit_metric')}), above the "
-        f"{v.n('threshold_pct'):.0f}% at which a unit counts as saturated."
+        f"{v.s('unit_label')} throughput is {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}), above the "
+        f"{_P(v.n('threshold_pct'))} at which a unit counts as saturated."
     ),
     "saturated-unit.no-breakdown": lambda v: (
         f"The report has no per-unit breakdown behind {v.s('unit_metric')}, so the saturated "
         f"unit inside {v.s('unit_label')} is not named."
     ),
     "saturated-unit.issue-pipe": lambda v: (
-        f"The issue slots ({_pct(v.n('issue_pct'))}%) are full of the {v.s('pipe_label')}'s instructions "
-        f"({_pct(v.n('pipe_pct'))}%): the {v.s('pipe_label')} is the limiter, the issue slots are saturated with it."
+        f"The issue slots ({_P(v.n('issue_pct'))}) are full of the {v.s('pipe_label')}'s instructions "
+        f"({_P(v.n('pipe_pct'))}): the {v.s('pipe_label')} is the limiter, the issue slots are saturated with it."
     ),
     "atomics-contention.hot-slice": _hot_slice,
     "block-launch-rate.rate": _launch_rate,
@@ -333,8 +346,8 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
     "sweep-plateau.still-rising": _still_rising,
     "sweep-plateau.plateau-no-unit": _plateau_no_unit,
     "verdict.no-unit-saturated": lambda v: (
-        f"No unit reaches {v.n('threshold_pct'):.0f}% of peak: the busiest is {v.s('unit_label')} at "
-        f"{_pct(v.n('unit_pct'))}% ({v.s('unit_metric')})."
+        f"No unit reaches {_P(v.n('threshold_pct'))} of peak: the busiest is {v.s('unit_label')} at "
+        f"{_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
     ),
     "verdict.no-stall-breakdown": lambda v: (
         "The report has no stall breakdown; by Volkov's rule a launch that reaches no "
@@ -343,21 +356,21 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
     "needed-occupancy.sweep-fit": _sweep_fit,
     "needed-occupancy.sweep-levels": _sweep_levels,
     "needed-occupancy.trace-in-flight": lambda v: (
-        f"Warp trace: mean warp latency {_num(v.n('latency_ns'))} ns x throughput "
-        f"{_num(v.n('throughput'))} warps/ns per SM = {v.n('in_flight'):.1f} warps in flight per "
+        f"Warp trace: mean warp latency {_D(v.n('latency_ns'))} x throughput "
+        f"{fmt.per_ns_rate(v.n('throughput'), 'warps')} per SM = {_N(v.n('in_flight'))} warps in flight per "
         f"SM (Little's law)."
     ),
     "needed-occupancy.littles-law": _littles_law,
     "low-occupancy.theoretical-below-needed": lambda v: (
-        f"The theoretical occupancy, {v.n('theoretical_warps'):.1f} warps per SM"
+        f"The theoretical occupancy, {_N(v.n('theoretical_warps'))} warps per SM"
         + (f" (limited by {v.s('limited_by')})" if v.o("limited_by") else "")
-        + f", is below the ~{v.n('needed_warps'):.0f} needed: the launch as configured cannot run enough warps to "
+        + f", is below the ~{_N(v.n('needed_warps'))} needed: the launch as configured cannot run enough warps to "
         f"hide the latency."
     ),
     "occupancy-gap.gap": lambda v: (
-        f"Achieved occupancy is {v.n('achieved_warps'):.1f} warps per SM ({_pct(v.n('achieved_pct'))}%, "
-        f"{v.s('achieved_source')}), below the theoretical {v.n('theoretical_warps'):.1f} "
-        f"({_pct(v.n('theoretical_pct'))}%, {v.s('theoretical_source')})."
+        f"Achieved occupancy is {_N(v.n('achieved_warps'))} warps per SM ({_P(v.n('achieved_pct'))}, "
+        f"{v.s('achieved_source')}), below the theoretical {_N(v.n('theoretical_warps'))} "
+        f"({_P(v.n('theoretical_pct'))}, {v.s('theoretical_source')})."
     ),
     "occupancy-gap.unexplained": lambda v: (
         "No cause for the occupancy gap is visible in the data (a warp trace would show "
@@ -365,59 +378,59 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
     ),
     "too-few-blocks.few": _too_few_blocks,
     "partial-wave.partial": lambda v: (
-        f"The launch runs {v.n('waves'):.2f} waves ({v.s('waves_metric')}): the last wave is partial and leaves "
-        f"{100 * v.n('idle'):.0f}% of the SM time of {int(v.n('full_waves'))} waves without blocks."
+        f"The launch runs {_N(v.n('waves'))} waves ({v.s('waves_metric')}): the last wave is partial and leaves "
+        f"{_F(v.n('idle'))} of the SM time of {int(v.n('full_waves'))} waves without blocks."
     ),
     "idle-sms.idle-explained": lambda v: (
-        f"SMs were idle {100 * v.n('idle'):.0f}% of the elapsed SM time ({_idle_source(v)}), waiting on "
+        f"SMs were idle {_F(v.n('idle'))} of the elapsed SM time ({_idle_source(v)}), waiting on "
         f"{_EXPLAINED[v.s('explained_by')]}: that idle time is the limiter's, not a tail."
     ),
     "idle-sms.idle": lambda v: (
-        f"SMs were idle {100 * v.n('idle'):.0f}% of the elapsed SM time ({_idle_source(v)}): utilizations per active "
+        f"SMs were idle {_F(v.n('idle'))} of the elapsed SM time ({_idle_source(v)}): utilizations per active "
         f"cycle describe only the busy part."
     ),
     "idle-sms.cost": _idle_cost,
     "trace-tail.tail": lambda v: (
-        f"In the warp trace the first SM runs out of work for good {100 * (1 - v.n('tail')):.0f}% of "
-        f"the way into the launch; the last {100 * v.n('tail'):.0f}% runs on fewer SMs."
+        f"In the warp trace the first SM runs out of work for good {_F(1 - v.n('tail'))} of "
+        f"the way into the launch; the last {_F(v.n('tail'))} runs on fewer SMs."
     ),
     "block-imbalance.costly": lambda v: (
-        f"Block durations spread by {v.n('spread'):.2f} (relative) in the trace, and SMs sit "
+        f"Block durations spread by {_N(v.n('spread'))} (relative) in the trace, and SMs sit "
         f"idle before the launch ends: uneven blocks cost that idle time."
     ),
     "block-imbalance.free": lambda v: (
-        f"Block durations spread by {v.n('spread'):.2f} (relative) in the trace, but the SMs "
-        f"stay busy until the end (no measured idle SM time above {100 * v.n('threshold'):.0f}%): the "
+        f"Block durations spread by {_N(v.n('spread'))} (relative) in the trace, but the SMs "
+        f"stay busy until the end (no measured idle SM time above {_F(v.n('threshold'))}): the "
         f"spread costs no time (on a saturated GPU it comes from the warp schedulers)."
     ),
     "lost-occupancy.end-spread": lambda v: (
-        f"The warp trace loses {v.n('lost_warps'):.1f} warps per SM of occupancy to finished warps holding their slot "
+        f"The warp trace loses {_N(v.n('lost_warps'))} warps per SM of occupancy to finished warps holding their slot "
         f"until their block's last warp ends (imbalance within blocks)."
     ),
     "lost-occupancy.block-gaps": lambda v: (
-        f"The warp trace loses {v.n('lost_warps'):.1f} warps per SM of occupancy to empty slots between one block's "
+        f"The warp trace loses {_N(v.n('lost_warps'))} warps per SM of occupancy to empty slots between one block's "
         f"end and the next block's start on an SM."
     ),
     "coalescing.uncoalesced": lambda v: _coalescing(v) + ".",
     "coalescing.uncoalesced-quiet": lambda v: (
-        f"{_coalescing(v)}; but no memory unit is above {_pct(v.n('memory_busy_pct'))}% of peak, so the extra sectors "
-        f"cost little time (not flagged below {v.n('busy_threshold_pct'):.0f}%)."
+        f"{_coalescing(v)}; but no memory unit is above {_P(v.n('memory_busy_pct'))} of peak, so the extra sectors "
+        f"cost little time (not flagged below {_P(v.n('busy_threshold_pct'))})."
     ),
     "bank-conflicts.conflicts": lambda v: (
-        f"Shared-memory bank conflicts add {_num(v.n('conflicts'))} of {_num(v.n('wavefronts'))} wavefronts "
-        f"({100 * v.n('share'):.0f}%; {v.s('metric')})."
+        f"Shared-memory bank conflicts add {_N(v.n('conflicts'))} of {_N(v.n('wavefronts'))} wavefronts "
+        f"({_F(v.n('share'))}; {v.s('metric')})."
     ),
     "spills.local-memory": lambda v: (
         "The kernel uses local memory ("
-        + ", ".join(f"{name} = {_num(float(value or 0))}" for name, value in v.prefixed(""))
+        + ", ".join(f"{name} = {_N(float(value or 0))}" for name, value in v.prefixed(""))
         + "): register spills or local arrays."
     ),
     "divergence.threads": lambda v: (
-        f"Only {v.n('threads'):.1f} of {int(v.n('warp_size'))} threads are active per executed instruction "
+        f"Only {_N(v.n('threads'))} of {int(v.n('warp_size'))} threads are active per executed instruction "
         f"({v.s('metric')}): divergence or partial warps."
     ),
     "divergence.no-branches": lambda v: (
-        f"Branch efficiency reads {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}) but the kernel executed no "
+        f"Branch efficiency reads {_P(v.n('efficiency_pct'))} ({v.s('metric')}) but the kernel executed no "
         f"branches ({v.s('branches_metric')} = 0): no divergence."
     ),
     "divergence.no-branch-count": lambda v: (
@@ -425,20 +438,20 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
         f"no branch count to tell, so no divergence is flagged."
     ),
     "divergence.cheap": lambda v: (
-        f"Branch efficiency is {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}), yet {v.n('threads'):.1f} of "
+        f"Branch efficiency is {_P(v.n('efficiency_pct'))} ({v.s('metric')}), yet {_N(v.n('threads'))} of "
         f"{int(v.n('warp_size'))} threads are active per instruction ({v.s('threads_metric')}): the divergent "
         f"branches cost little."
     ),
-    "divergence.branch-efficiency": lambda v: f"Branch efficiency is {_pct(v.n('efficiency_pct'))}% ({v.s('metric')}).",
+    "divergence.branch-efficiency": lambda v: f"Branch efficiency is {_P(v.n('efficiency_pct'))} ({v.s('metric')}).",
     "barrier-stalls.barrier": lambda v: (
-        f"Warps wait at barriers {v.n('barrier_cycles'):.2f} of {v.n('stalled_cycles'):.2f} stalled cycles per "
-        f"issued instruction ({100 * v.n('share'):.0f}%; {v.s('metric')}): the block waits for its slowest warp at "
+        f"Warps wait at barriers {_N(v.n('barrier_cycles'))} of {_N(v.n('stalled_cycles'))} stalled cycles per "
+        f"issued instruction ({_F(v.n('share'))}; {v.s('metric')}): the block waits for its slowest warp at "
         f"each __syncthreads."
     ),
     "nsight-cross-check.rule": _nsight,
     "launch-overhead.overhead": lambda v: (
-        f"Launch overhead: {_num(v.n('overhead_ns'))} ns of the {_num(v.n('timed_ns'))} ns timed launch "
-        f"({100 * v.n('overhead'):.0f}%) run no warp."
+        f"Launch overhead: {_D(v.n('overhead_ns'))} of the {_D(v.n('timed_ns'))} timed launch "
+        f"({_F(v.n('overhead'))}) run no warp."
     ),
     "verdict.limiter": _limiter,
 }
@@ -487,7 +500,7 @@ ADVICE: dict[str, Callable[[_V], str]] = {
         "more independent work per warp (ILP) is what adds bytes or instructions in flight."
     ),
     "sweep-more-occupancy": lambda v: (
-        f"More occupancy helps: the measured throughput still grows up to {v.n('last_step_high_warps'):.0f} warps "
+        f"More occupancy helps: the measured throughput still grows up to {_N(v.n('last_step_high_warps'))} warps "
         f"per SM."
     ),
     "faster-unit-no-help": lambda v: "A faster unit will not help: no unit is near its peak; latency is not hidden.",
@@ -497,15 +510,15 @@ ADVICE: dict[str, Callable[[_V], str]] = {
     ),
     "ilp-short": lambda v: "Give each warp more independent work (ILP): unroll, issue several loads before using them.",
     "raise-theoretical": lambda v: (
-        f"Raise the theoretical occupancy ({v.n('theoretical_pct'):.0f}% of the device's warps"
+        f"Raise the theoretical occupancy ({_P(v.n('theoretical_pct'))} of the device's warps"
         + (f", limited by {v.s('limited_by')}" if v.o("limited_by") else "")
         + ") where the kernel allows."
     ),
     "run-more-warps-theoretical": lambda v: (
-        f"Run more warps per SM, up to the theoretical {v.n('theoretical_warps'):.0f}."
+        f"Run more warps per SM, up to the theoretical {_N(v.n('theoretical_warps'))}."
     ),
     "run-more-warps-needed": lambda v: (
-        f"Run more warps per SM (about {v.n('needed_warps'):.0f} to reach the bound): more blocks, or fewer "
+        f"Run more warps per SM (about {_N(v.n('needed_warps'))} to reach the bound): more blocks, or fewer "
         f"registers / less shared memory per block."
     ),
     "launch-more-blocks": lambda v: (
