@@ -1,5 +1,5 @@
 """Renderers do not import each other, and the analysis imports no renderer: read from the source's import
-statements (ast), so a lazy import inside a function counts too."""
+statements (ast), so a lazy import inside a function counts too. Subpackages count (tracekit/analysis/rules)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ def imports_of(path: Path) -> set[str]:
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if node.level:  # relative: resolved against the file's package folder
-                package = path.parent.name
-                module = f"tracekit.{'dashboards' if package == 'dashboards' else package}.{module}".rstrip(".")
+            if (
+                node.level
+            ):  # relative: resolved against the file's package (importers/ and dashboards/ ship in tracekit)
+                parts = path.relative_to(REPO).parent.parts[: len(path.relative_to(REPO).parent.parts) - node.level + 1]
+                package = ".".join(parts if parts[0] == "tracekit" else ("tracekit", *parts))
+                module = f"{package}.{module}".rstrip(".")
             found.add(module)
             found |= {f"{module}.{alias.name}" for alias in node.names}
     return found
@@ -26,7 +29,7 @@ def imports_of(path: Path) -> set[str]:
 
 def offending(folder: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
     bad = {}
-    for path in sorted((REPO / folder).glob("*.py")):
+    for path in sorted((REPO / folder).rglob("*.py")):
         hits = sorted(m for m in imports_of(path) if m.startswith(forbidden))
         if hits:
             bad[str(path.relative_to(REPO))] = hits
@@ -42,9 +45,20 @@ def test_dashboard_does_not_import_the_report_renderers():
 
 
 def test_analysis_imports_no_renderer_or_io():
-    forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store", "tracekit.format")
-    forbidden += ("tracekit.figures", "plotly", "dash", "rich", "typer", "sqlalchemy")
-    assert offending("tracekit/analysis", forbidden) == {}
+    """The engine's sentences are part of its result (`evidence` in the JSON), so the one module that renders them
+    (rules/render.py) formats numbers with tracekit.format, which is pure; nothing else in the analysis does."""
+    forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store")
+    forbidden += ("tracekit.figures", "plotly", "dash", "rich", "typer", "sqlalchemy", "tracekit.format")
+    # the device ceilings' types are data; reading a profile file or running calibrate is I/O
+    forbidden += ("tracekit.ceilings.lookup", "tracekit.ceilings.profile", "tracekit.ceilings.calibrate")
+    bad = offending("tracekit/analysis", forbidden)
+    assert {path: hits for path, hits in bad.items() if path != "tracekit/analysis/rules/render.py"} == {}
+    assert all(hit.startswith("tracekit.format") for hit in bad.get("tracekit/analysis/rules/render.py", []))
+
+
+def test_tracekit_format_is_pure():
+    forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store", "plotly", "dash")
+    assert not [m for m in imports_of(REPO / "tracekit/format.py") if m.startswith(forbidden + ("rich", "sqlalchemy"))]
 
 
 def test_one_formatting_module_for_every_renderer():
