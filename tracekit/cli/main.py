@@ -7,11 +7,13 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-import click
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:  # Typer vendors Click as typer._click: its groups take and return these, not the `click` package's
+    from typer._click import Command, Context, HelpFormatter
 
 from tracekit.errors import StoreError, TracekitError, one_line
 from tracekit.scratch import exit_on_termination, remove_own
@@ -48,7 +50,7 @@ def command_help(name: str) -> str:
     return ""
 
 
-def load_command(name: str) -> click.Command:
+def load_command(name: str) -> Command:
     """The real command: its module imported, built by Typer as if registered on the app."""
     module, function = COMMANDS[name]
     single = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
@@ -61,17 +63,17 @@ class LazyGroup(TyperGroup):
 
     listing = False
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         if cmd_name not in COMMANDS:
             return None
         if self.listing:
             return TyperCommand(cmd_name, help=command_help(cmd_name))
         return load_command(cmd_name)
 
-    def format_help(self, ctx: click.Context, formatter: Any) -> None:
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         self.listing = True
         try:
             super().format_help(ctx, formatter)
