@@ -19,6 +19,7 @@ from tracekit import format as display
 from tracekit.analysis import timeline
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import what_if
+from tracekit.api import what_to_try_stored
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 
@@ -169,8 +170,28 @@ def what_if_view(
     return panels.what_if_body(change, None, note)
 
 
-def analysis_sections(analysis: LaunchPage, regions: RegionView | None = None) -> list[html.Section]:
-    """The analysis panels in page order, the verdict first; `regions`: the region panel's figures."""
+def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | None:
+    """The predictor's best few changes for the launch (`api.what_to_try_stored`), once per launch and context;
+    None when it cannot say (no counters, a refused input)."""
+    if not result.classification.utilization:
+        return None
+
+    def predict() -> list | None:
+        try:
+            return list(what_to_try_stored(cache.store, result, top=3))
+        except TracekitError:
+            return None
+
+    return cache.figures.get(("what-to-try", result.launch_id, result.engine_version, result.pairing), predict)
+
+
+def analysis_sections(
+    analysis: LaunchPage, regions: RegionView | None = None, tries: list | None = None
+) -> list[html.Section]:
+    """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, What
+    to try first), the findings by cost, stalls, occupancy and its calculator, the trace's figures, the sweep and
+    the regions. A section whose data the launch lacks is left out; the answer says what would add it.
+    `regions`: the region panel's figures; `tries`: `what_to_try`."""
     result = analysis.result
     if result is None:
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
@@ -178,17 +199,24 @@ def analysis_sections(analysis: LaunchPage, regions: RegionView | None = None) -
     initial = what_if_view(
         analysis, prefill["threads_per_block"], prefill["registers_per_thread"], prefill["shared_mem_per_block_bytes"]
     )
-    return [
-        panels.verdict_panel(result),
-        panels.occupancy_panel(result),
-        panels.what_if_panel(prefill, initial),
-        panels.occupancy_time_panel(result, analysis.occupancy_curve),
-        panels.latency_panel(result, analysis.latency_histogram),
-        panels.littles_law_panel(result),
-        panels.sweep_panel(result, sweep_note(result), launch_point(result)),
-        panels.stall_panel(result),
-        panels.region_panel(result, regions),
+    sections = [
+        panels.answer_panel(result, tries, panels.not_shown(result)),
+        panels.findings_panel(result),
     ]
+    if result.stalls.by_reason:
+        sections.append(panels.stall_panel(result))
+    sections += [panels.occupancy_panel(result), panels.what_if_panel(prefill, initial)]
+    if analysis.occupancy_curve is not None:
+        sections.append(panels.occupancy_time_panel(result, analysis.occupancy_curve))
+    if analysis.latency_histogram is not None:
+        sections.append(panels.latency_panel(result, analysis.latency_histogram))
+    if result.littles_law:
+        sections.append(panels.littles_law_panel(result))
+    if result.sweep:
+        sections.append(panels.sweep_panel(result, sweep_note(result), launch_point(result)))
+    if result.regions is not None:
+        sections.append(panels.region_panel(result, regions))
+    return sections
 
 
 def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, int] | None) -> tuple[go.Figure, str]:
@@ -295,7 +323,7 @@ def pairing_section(launch_id: int, analysis: LaunchPage) -> html.Section:
     )
 
 
-def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Section, list[html.Section]]:
+def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Section | html.Div, list]:
     """The verdict and the analysis panels; while a big launch's analysis runs, its place-holder and the
     figures its warps give without it."""
     if analysis.pending_warps:
@@ -305,8 +333,12 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
         ]
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
-    verdict, *analysis_panels = analysis_sections(analysis, regions)
-    return verdict, analysis_panels
+    tries = what_to_try(cache, analysis.result) if analysis.result else None
+    sections = analysis_sections(analysis, regions, tries)
+    if analysis.result is None:
+        return sections[0], sections[1:]
+    first = 3 if analysis.result.stalls.by_reason else 2  # the answer, the findings and the stalls lead
+    return html.Div(sections[:first]), sections[first:]
 
 
 def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None = None) -> html.Div:
@@ -318,8 +350,8 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     sm_options = [{"label": "all SMs", "value": ALL_SMS}] + [
         {"label": f"SM {sm}", "value": str(sm)} for sm in (aggregates.sm_ids if aggregates else [])
     ]
-    figure, note = full_timeline(cache, launch)
     verdict, analysis_panels = page_sections(cache, analysis)
+    timeline_part = [timeline_section(*reversed(full_timeline(cache, launch)), sm_options)] if aggregates else []
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),
@@ -336,32 +368,37 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
             ),
             html.P(f"launch {launch_id}, #{launch['launch_index']} in import {launch['import_id']}", className="hint"),
             html.Div(verdict, id="verdict-slot"),
+            *timeline_part,
+            html.Div(analysis_panels, id="analysis-slot"),
             html.Section([html.H3("Launch"), launch_table(launch)]),
             pairing_section(launch_id, analysis),
-            html.Section(
-                [
-                    html.H3("Warps on the SMs"),
-                    html.Div(
-                        [
-                            html.Label("Show ", htmlFor="timeline-sm"),
-                            dcc.Dropdown(
-                                id="timeline-sm",
-                                options=sm_options,
-                                value=ALL_SMS,
-                                clearable=False,
-                                className="sm-dropdown",
-                            ),
-                        ],
-                        className="actions",
-                    ),
-                    html.P(note, id="timeline-note", className="hint"),
-                    dcc.Graph(id="warp-timeline", figure=figure, config={"displaylogo": False}),
-                ],
-                id="timeline-panel",
-            ),
-            html.Div(analysis_panels, id="analysis-slot"),
             html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
         ]
+    )
+
+
+def timeline_section(note: str, figure: go.Figure, sm_options: list[dict]) -> html.Section:
+    """The warps on the SMs over time (a traced launch only)."""
+    return html.Section(
+        [
+            html.H3("Warps on the SMs"),
+            html.Div(
+                [
+                    html.Label("Show ", htmlFor="timeline-sm"),
+                    dcc.Dropdown(
+                        id="timeline-sm",
+                        options=sm_options,
+                        value=ALL_SMS,
+                        clearable=False,
+                        className="sm-dropdown",
+                    ),
+                ],
+                className="actions",
+            ),
+            html.P(note, id="timeline-note", className="hint"),
+            dcc.Graph(id="warp-timeline", figure=figure, config={"displaylogo": False}),
+        ],
+        id="timeline-panel",
     )
 
 

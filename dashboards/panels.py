@@ -84,23 +84,184 @@ def analysis_running_panel(warp_count: int) -> html.Section:
     )
 
 
-def verdict_panel(result: LaunchAnalysis) -> html.Section:
+NEEDS_COUNTERS = (
+    "Nsight Compute counters (ncu --set full, or a profiled run of the same kernel to pair with) would add the "
+    "speed-of-light chart, the roofline and What to try first."
+)
+NO_FLOPS = (
+    "No floating-point instruction was counted, so there is no roofline point (FLOP/s against FLOP per byte); "
+    "the units' rates are in the speed-of-light chart."
+)
+NO_TRIES = (
+    "No change the predictor models (block size, registers, shared memory, ILP, grid) is predicted to gain 2% or "
+    "more for this launch."
+)
+GRAPH_CONFIG = {"displaylogo": False}
+
+
+def verdict_line(result: LaunchAnalysis) -> str:
+    """Mode and limiter, as the engine decided them (and the units tied with the limiter)."""
     verdict = result.classification
-    headline = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
-    body: list = [html.P(headline, id="verdict-mode", className="verdict")]
-    if verdict.reason:
-        body.append(html.P(verdict.reason, className="hint"))
-    if verdict.needed_occupancy_warps_per_sm is not None:
+    line = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
+    if verdict.tied_limiters:
+        line += f" (tied with {', '.join(verdict.tied_limiters)})"
+    return line
+
+
+def try_item(prediction: Any) -> html.Li:
+    """One predicted change: what, its speed-up with its interval, the basis, and Nsight's estimate beside it."""
+    predicted = prediction.predicted
+    parts: list = [
+        html.Strong(prediction.change.describe()),
+        f": {predicted.speedup:.2f}x faster predicted ({predicted.low:.2f}x to {predicted.high:.2f}x), "
+        f"{dur(predicted.duration_ns)} instead of {dur(prediction.current_duration_ns)}",
+    ]
+    if prediction.nsight is not None:
+        parts.append(
+            f"; Nsight Compute's {prediction.nsight.rule} estimates {prediction.nsight.speedup:.2f}x "
+            f"({fmt(prediction.nsight.estimated_speedup_pct, 3)}% of the time)"
+        )
+    body: list = [html.Span(parts)]
+    if prediction.basis:
+        body.append(html.Div("; ".join(prediction.basis), className="hint basis"))
+    return html.Li(body)
+
+
+def answer_panel(result: LaunchAnalysis, tries: list | None, not_shown: list[str] | None = None) -> html.Section:
+    """The one-screen answer: the engine's headline (what costs the most time), mode and limiter, the
+    speed-of-light chart, the roofline and What to try first; what is missing, one line each (`not_shown`: the
+    page's other sections left out for lack of data)."""
+    verdict = result.classification
+    body: list = [
+        html.P(verdict.headline or verdict_line(result), id="verdict-headline", className="headline"),
+        html.P(verdict_line(result), id="verdict-mode", className="verdict"),
+    ]
+    missing: list[str] = []
+    charts: list = []
+    sol = figures.speed_of_light_figure(result, height=290)
+    if sol is not None:
+        charts.append(
+            html.Div(
+                [html.H4("Speed of light"), dcc.Graph(id="sol-figure", figure=sol, config=GRAPH_CONFIG)],
+                className="chart",
+                id="sol-panel",
+            )
+        )
+    else:
+        missing.append(NEEDS_COUNTERS)
+    roofline = result.ceilings.roofline if result.ceilings else None
+    roof = figures.roofline_figure(roofline, height=290) if roofline is not None else None
+    if roof is not None and roofline is not None:
+        charts.append(
+            html.Div(
+                [
+                    html.H4(f"Roofline ({roofline.ceilings_source.split(':')[0]} ceilings)"),
+                    dcc.Graph(id="roofline-figure", figure=roof, config=GRAPH_CONFIG),
+                ],
+                className="chart",
+                id="roofline-panel",
+            )
+        )
+    elif sol is not None:
+        missing.append(NO_FLOPS)
+    if charts:
+        body.append(html.Div(charts, className="answer-charts"))
+    if tries:
         body.append(
+            html.Div(
+                [html.H4("What to try first"), html.Ol([try_item(p) for p in tries], id="what-to-try-list")],
+                id="what-to-try",
+            )
+        )
+    elif tries is not None and sol is not None:
+        missing.append(NO_TRIES)
+    missing += not_shown or []
+    if missing:
+        body.append(html.Ul([html.Li(line) for line in missing], id="not-recorded", className="hint"))
+    return html.Section(body, id="verdict-panel", className="answer")
+
+
+def _value_text(value: Any) -> str:
+    if value.unit == "fraction" and isinstance(value.value, int | float):
+        return display.fraction(value.value)
+    if value.unit == "%" and isinstance(value.value, int | float):
+        return display.percent(value.value)
+    if value.unit == "ns" and isinstance(value.value, int | float):
+        return dur(value.value)
+    return f"{fmt(value.value)}{' ' + value.unit if value.unit else ''}"
+
+
+def findings_panel(result: LaunchAnalysis) -> html.Section:
+    """The engine's findings ranked by the SM time they cost, each expandable to its numbers and the metrics it
+    cites; then every evidence sentence, the flags and the advice."""
+    verdict = result.classification
+    items = []
+    for finding in verdict.findings:
+        details: list = []
+        if finding.values:
+            details.append(
+                fields_table(
+                    [(v.name, _value_text(v)) for v in finding.values], f"finding-{finding.id or finding.kind}"
+                )
+            )
+        if finding.metrics:
+            details.append(html.P(["metrics: ", *[html.Code(m + " ") for m in finding.metrics]], className="hint"))
+        items.append(
+            html.Details(
+                [
+                    html.Summary(
+                        [html.Span(display.fraction(finding.sm_time_fraction), className="cost"), " ", finding.text]
+                    ),
+                    *details,
+                ],
+                className="finding",
+            )
+        )
+    body: list = [html.Div(items, id="findings")]
+    extra: list = []
+    if verdict.reason:
+        extra.append(html.P(verdict.reason, className="hint"))
+    if verdict.needed_occupancy_warps_per_sm is not None:
+        extra.append(
             html.P(f"Occupancy needed to hide latency: {fmt(verdict.needed_occupancy_warps_per_sm, 1)} warps per SM")
         )
     if verdict.evidence:
-        body.append(html.Ul([html.Li(line) for line in verdict.evidence], id="verdict-evidence"))
+        extra.append(html.Ul([html.Li(line) for line in verdict.evidence], id="verdict-evidence"))
     if verdict.flags:
-        body.append(html.P("Flags: " + ", ".join(verdict.flags)))
+        extra.append(html.P("Flags: " + ", ".join(verdict.flags)))
     if verdict.advice:
-        body += [html.H4("Advice"), html.Ul([html.Li(line) for line in verdict.advice])]
-    return _section("verdict-panel", "Verdict", body)
+        extra += [html.H4("Advice"), html.Ul([html.Li(line) for line in verdict.advice], id="verdict-advice")]
+    body.append(html.Details([html.Summary("All evidence, flags and advice"), *extra], id="evidence-details"))
+    return _section("findings-panel", "Findings, by the time they cost", body)
+
+
+def verdict_panel(result: LaunchAnalysis) -> html.Section:
+    """The answer without What to try (the report and callers without a store)."""
+    return answer_panel(result, None)
+
+
+NOT_SHOWN_TRACE = (
+    "A warp trace recorded inside the kernel (warp_trace.cuh) would add the warps on the SMs, occupancy over time, "
+    "warp latency and Little's law."
+)
+NOT_SHOWN_STALLS = "Nsight Compute's WarpStateStats section would add the stall breakdown."
+NOT_SHOWN_REGIONS = (
+    "Named regions (WARP_REGION_BEGIN/END, Proton, a %globaltimer profiler) would add per-region timing."
+)
+
+
+def not_shown(result: LaunchAnalysis) -> list[str]:
+    """One line per section the launch has no data for, saying what recording would add it."""
+    lines = []
+    if result.warps is None:
+        lines.append(NOT_SHOWN_TRACE)
+    if not result.stalls.by_reason and result.classification.utilization:
+        lines.append(NOT_SHOWN_STALLS)
+    if result.sweep is None:
+        lines.append(f"Occupancy sweep: {result.sweep_note}" if result.sweep_note else "No occupancy sweep.")
+    if result.regions is None:
+        lines.append(NOT_SHOWN_REGIONS)
+    return lines
 
 
 def occupancy_panel(result: LaunchAnalysis) -> html.Section:

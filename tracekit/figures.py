@@ -8,14 +8,16 @@ names, escaped (see the region section).
 from __future__ import annotations
 
 import html
+import math
 
 import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from tracekit.analysis.roofline import Roof, Roofline
 from tracekit.analysis.sweep import model_throughput
 from tracekit.analysis.tail import TailEffect
-from tracekit.analysis.types import Sweep
+from tracekit.analysis.types import LaunchAnalysis, Sweep
 
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
 SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
@@ -619,5 +621,187 @@ def region_occupancy_figure(curves: pl.DataFrame, names: tuple[str, ...], time_u
         yaxis={"title": "mean warps in the region per SM", "rangemode": "tozero"},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         plot_bgcolor="white",
+    )
+    return figure
+
+
+# ---- the launch's answer: speed of light and roofline ------------------------------------------------------------
+
+BINDING_COLOR = "#d62728"
+UNIT_COLOR = "#1f77b4"
+ACHIEVABLE_COLOR = "#2ca02c"
+SOL_ROWS = 8  # the units drawn: the busiest ones (the result lists them highest first), the binding one always
+# The ceilings section names units by what it measured; the verdict by the limiter it names.
+CEILING_LIMITERS = {"dram": "dram", "l2": "l2", "shared": "l1/shared", "fp32": "fma", "fp64": "fp64"}
+
+
+def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figure | None:
+    """Each unit's utilization in % of its nominal peak (Nsight's speed of light, `classification.utilization`),
+    the measured achievable peak where the ceilings give one (a tick at ceiling / nominal), the binding unit in
+    red. None without counters (no unit has a utilization)."""
+    classification = result.classification
+    units = list(classification.utilization)
+    if not units:
+        return None
+    binding = classification.limiter
+    shown = units[:SOL_ROWS]
+    shown += [u for u in units[SOL_ROWS:] if u.limiter == binding]
+    achievable = {}
+    for unit in result.ceilings.units if result.ceilings else ():
+        limiter = CEILING_LIMITERS.get(unit.unit)
+        if limiter is not None:
+            achievable[limiter] = unit
+    rows = list(reversed(shown))  # plotly draws the first row at the bottom: the busiest on top
+    labels = [u.label + ("  (binds)" if u.limiter == binding else "") for u in rows]
+    hover = [
+        f"{u.label}: {u.pct:.1f}% of peak ({u.metric})"
+        + (f"<br>{html.escape(achievable[u.limiter].sentence())}" if u.limiter in achievable else "")
+        for u in rows
+    ]
+    figure = go.Figure(
+        go.Bar(
+            x=[u.pct for u in rows],
+            y=labels,
+            orientation="h",
+            name="% of nominal peak",
+            marker={"color": [BINDING_COLOR if u.limiter == binding else UNIT_COLOR for u in rows]},
+            text=[f"{u.pct:.1f}%" for u in rows],
+            textposition="outside",
+            cliponaxis=False,
+            hovertext=hover,
+            hoverinfo="text",
+        )
+    )
+    ticks = [
+        (label, 100.0 * achievable[u.limiter].ceiling_value / achievable[u.limiter].nominal, u.limiter)
+        for u, label in zip(rows, labels, strict=True)
+        if u.limiter in achievable and achievable[u.limiter].nominal
+    ]
+    if ticks:
+        figure.add_trace(
+            go.Scatter(
+                x=[x for _, x, _ in ticks],
+                y=[label for label, _, _ in ticks],
+                mode="markers",
+                name="measured achievable peak",
+                marker={"symbol": "line-ns", "size": 18, "line": {"width": 3, "color": ACHIEVABLE_COLOR}},
+                hovertext=[html.escape(achievable[limiter].sentence()) for _, _, limiter in ticks],
+                hoverinfo="text",
+            )
+        )
+    figure.update_layout(
+        height=height,
+        margin={"l": 150, "r": 20, "t": 30, "b": 40},
+        plot_bgcolor="white",
+        showlegend=bool(ticks),
+        legend={"orientation": "h", "y": 1.12, "x": 0},
+        xaxis={"title": "% of the unit's nominal peak", "range": [0, 110], "gridcolor": "#eee"},
+        bargap=0.25,
+    )
+    return figure
+
+
+ROOF_STYLES = {"memory": "solid", "compute": "dash"}
+LEVEL_COLORS = {"dram": "#d62728", "l2": "#ff7f0e", "shared": "#2ca02c"}
+
+
+def roofline_axes(rooflines: list[Roofline]) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """Shared log10 ranges (x: FLOP per byte, y: FLOP/s) that hold every point and the ridge of every roofline."""
+    xs, ys = [], []
+    placed = [
+        r for r in rooflines if r.achieved_flop_per_s and any(p.arithmetic_intensity_flop_per_byte for p in r.points)
+    ]
+    for roofline in placed:
+        for point in roofline.points:
+            if point.arithmetic_intensity_flop_per_byte and roofline.achieved_flop_per_s:
+                xs.append(point.arithmetic_intensity_flop_per_byte)
+                ys.append(roofline.achieved_flop_per_s)
+        memory = [r.value for r in roofline.roofs if r.kind == "memory"]
+        compute = [r.value for r in _drawn_compute_roofs(roofline)]
+        if memory and compute:
+            xs.append(max(compute) / min(memory))  # the right-most ridge point
+            ys.append(max(compute))
+    if not xs:
+        return None
+    return (
+        (math.log10(min(xs)) - 1.0, math.log10(max(xs)) + 1.0),
+        (math.log10(min(ys)) - 1.0, math.log10(max(ys)) + 0.5),
+    )
+
+
+def _drawn_compute_roofs(roofline: Roofline) -> list[Roof]:
+    """FP32 and FP64, and the tensor roof of the FLOPs' type when the launch's FLOPs are tensor ones."""
+    kind = roofline.flop_kind or ""
+    return [r for r in roofline.roofs if r.kind == "compute" and (r.name in ("fp32", "fp64") or r.name.endswith(kind))]
+
+
+def roofline_figure(
+    roofline: Roofline,
+    axes: tuple[tuple[float, float], tuple[float, float]] | None = None,
+    height: int = 300,
+    name: str = "",
+) -> go.Figure | None:
+    """FLOP/s against FLOP per byte (log-log): the launch's point at each memory level under the roofs the
+    engine chose (measured achievable ceilings, or nominal ones, said so). None when no FLOP was counted.
+    `axes`: shared log10 ranges (`roofline_axes`), so that two launches are drawn on the same axes."""
+    axes = axes or roofline_axes([roofline])
+    if axes is None:
+        return None
+    (x_low, x_high), (y_low, y_high) = axes
+    x_edges = [10**x_low, 10**x_high]
+    figure = go.Figure()
+    for roof in roofline.roofs:
+        if roof.kind == "memory":
+            if roof.name.startswith("dram") and roof.name != roofline.dram_roof:
+                continue  # the DRAM roof of this access pattern only
+            xs, ys = x_edges, [roof.value * x for x in x_edges]
+        elif roof in _drawn_compute_roofs(roofline):
+            xs, ys = x_edges, [roof.value, roof.value]
+        else:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=f"{roof.name} roof",
+                line={"color": "#888", "dash": ROOF_STYLES[roof.kind], "width": 1.5},
+                hovertext=f"{roof.name}: {roof.value:.4g} {'byte/s' if roof.kind == 'memory' else 'FLOP/s'} "
+                f"({html.escape(roof.source)})",
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
+        figure.add_annotation(
+            x=math.log10(xs[-1]),
+            y=math.log10(ys[-1]),
+            text=roof.name,
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font={"size": 10, "color": "#666"},
+        )
+    for point in roofline.points:
+        if not point.arithmetic_intensity_flop_per_byte or not roofline.achieved_flop_per_s:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[point.arithmetic_intensity_flop_per_byte],
+                y=[roofline.achieved_flop_per_s],
+                mode="markers",
+                name=f"{name} {point.level}".strip(),
+                marker={"size": 11, "color": LEVEL_COLORS.get(point.level, "#1f77b4")},
+                hovertext=f"{point.level}: {point.arithmetic_intensity_flop_per_byte:.4g} FLOP/byte, "
+                f"{roofline.achieved_flop_per_s:.4g} FLOP/s, {point.bytes_per_s:.4g} byte/s",
+                hoverinfo="text",
+            )
+        )
+    figure.update_layout(
+        height=height,
+        margin={"l": 70, "r": 20, "t": 30, "b": 45},
+        plot_bgcolor="white",
+        legend={"orientation": "h", "y": 1.12, "x": 0},
+        xaxis={"type": "log", "title": "arithmetic intensity (FLOP per byte)", "range": [x_low, x_high]},
+        yaxis={"type": "log", "title": "FLOP/s", "range": [y_low, y_high]},
     )
     return figure
