@@ -14,6 +14,7 @@ version and by a digest of that context: an import or a delete that changes the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -190,6 +191,22 @@ def cached_result(store: Store, launch_id: int, pair: int | None = None) -> Laun
     return _cached(store, _digests(_context(store.launches(), launch), overrides)).get(launch_id)
 
 
+def device_ceilings(device: Any) -> Any:
+    """The ceilings that judge a launch's device (`tracekit.ceilings.ceilings_for`: a shipped measured profile, else
+    nominal peaks), for the engine's `ceilings` section; None where the ceilings cannot be read."""
+    try:
+        return _ceilings_cached(device.name, device.cc, device.sm_count)
+    except TracekitError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _ceilings_cached(name: str | None, cc: str | None, sm_count: int | None) -> Any:
+    from tracekit.ceilings import ceilings_for
+
+    return ceilings_for(name, cc, sm_count)
+
+
 def analyze_stored(
     store: Store,
     launches: pl.DataFrame | Iterable[int],
@@ -219,7 +236,7 @@ def analyze_stored(
     if missing:
         needed = sorted({i for launch_id in missing for i in context[launch_id]} | set(missing))
         inputs = load_inputs(store, catalog.filter(pl.col("id").is_in(needed)))
-        computed = analyze(inputs, targets=set(missing), overrides=overrides)
+        computed = analyze(inputs, targets=set(missing), overrides=overrides, ceilings_for=device_ceilings)
         for result in computed:
             found[int(result.launch_id)] = result  # type: ignore[arg-type]
         if use_cache:

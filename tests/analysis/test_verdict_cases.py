@@ -82,9 +82,10 @@ def test_case_verdict_matches_its_label(verdicts: dict[str, dict[str, Any]], nam
     assert verdict["limiter"] in [None if value == "none" else value for value in allowed], where
     assert set(label["must"]) <= set(verdict["flags"]), where
     assert not set(label["must_not"]) & set(verdict["flags"]), where
-    if label.get("ceiling"):  # issue 20: the achievable ceiling the verdict was judged against
-        assert (verdict.get("ceiling") or {}).get("name") == label["ceiling"], where
-        assert any(label["ceiling"] in line or "ceiling" in line for line in verdict["evidence"]), where
+    if label.get("ceiling"):  # issue 20: the achievable ceiling the verdict was judged against, in the evidence
+        judged = (result.get("ceilings") or {}).get("judged_by") or {}
+        assert judged.get("ceiling_name") == label["ceiling"] and judged.get("at_ceiling") is True, (where, judged)
+        assert judged["text"] + "." in verdict["evidence"], where
     if label.get("top_finding"):
         assert verdict["findings"][0]["kind"] == label["top_finding"], verdict["findings"]
         assert verdict["headline"] == verdict["findings"][0]["text"]

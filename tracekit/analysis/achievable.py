@@ -7,7 +7,7 @@ DeviceCeilings; the engine passes the counters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracekit.ceilings.types import Ceiling, DeviceCeilings
 
@@ -29,13 +29,21 @@ def _share(value: float) -> str:
 
 def _rate(value: float, unit: str) -> str:
     """1.274 TB/s, 64.2 TFLOP/s, 12.2 M block/s: SI prefixes, four significant digits."""
-    label = {"byte/s": "B/s", "flop/s": "FLOP/s"}.get(unit, unit)
+    label = {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(unit, unit)
     for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= factor:
             return f"{value / factor:.4g} {prefix}{label}"
     return f"{value:.4g} {label}"
 
 
+UNIT_LABELS = {
+    "dram": "DRAM",
+    "l2": "L2",
+    "shared": "Shared memory",
+    "fp32": "FP32",
+    "fp64": "FP64",
+    "block_launch": "Block launch rate",
+}
 UNIT_CEILINGS = {
     "l2": "l2_bytes_per_s",
     "shared": "shared_bytes_per_s",
@@ -89,29 +97,31 @@ class AchievableUtilization:
     of_achievable: float
     ceiling_source: str  # "measured: <file>" or "nominal"
     pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
-
-    @property
-    def at_ceiling(self) -> bool:
-        return self.of_achievable >= AT_CEILING_FRACTION
+    at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
+    text: str = ""  # the sentence (`sentence()`), kept in the result
 
     def sentence(self) -> str:
+        return self.text or self._sentence()
+
+    def _sentence(self) -> str:
         """ "DRAM 2.54 TB/s: 76% of nominal, 90% of what a stream reaches on this GPU (measured: h100.json)"."""
-        rate = _rate(self.achieved, self.rate_unit)
+        rate = _rate(self.achieved, self.rate_unit) + (" per SM" if self.unit == "block_launch" else "")
+        label = UNIT_LABELS.get(self.unit) or "Tensor " + self.unit.removeprefix("tensor_")
         nominal = f"{_share(self.of_nominal)} of nominal, " if self.of_nominal is not None else ""
         what = {
             "stream": "what a stream reaches",
             "scattered": "what scattered 32-byte sectors reach",
-        }.get(self.pattern, f"what a {self.pattern} access reaches" if self.pattern else "its measured ceiling")
+        }.get(self.pattern, f"what a {self.pattern} access reaches" if self.pattern else "the measured ceiling")
         if self.ceiling_source == "nominal":
-            return f"{self.unit.upper()} {rate}: {_share(self.of_achievable)} of nominal (no measured ceiling: nominal)"
+            return f"{label} {rate}: {_share(self.of_achievable)} of nominal (no measured ceiling: nominal)"
         share = _share(self.of_achievable)
-        return f"{self.unit.upper()} {rate}: {nominal}{share} of {what} on this GPU ({self.ceiling_source})"
+        return f"{label} {rate}: {nominal}{share} of {what} on this GPU ({self.ceiling_source})"
 
 
 def _judge(
     unit: str, achieved: float, rate_unit: str, name: str, ceiling: Ceiling, pattern: str
 ) -> AchievableUtilization:
-    return AchievableUtilization(
+    judged = AchievableUtilization(
         unit=unit,
         achieved=achieved,
         rate_unit=rate_unit,
@@ -123,6 +133,7 @@ def _judge(
         ceiling_source=ceiling.source,
         pattern=pattern,
     )
+    return replace(judged, at_ceiling=judged.of_achievable >= AT_CEILING_FRACTION, text=judged._sentence())
 
 
 def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:

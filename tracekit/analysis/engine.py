@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from tracekit.analysis.blocks import BlockReplacement, block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
 from tracekit.analysis.kernel_key import KernelKey, kernel_key, product
 from tracekit.analysis.latency import latency_stats
+from tracekit.analysis.launch_ceilings import launch_ceilings
 from tracekit.analysis.littles_law import check_littles_law
 from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoretical_occupancy, waves_per_sm
 from tracekit.analysis.pairing import PairingCandidate, pair_launch
@@ -51,7 +52,11 @@ from tracekit.analysis.types import (
     Warps,
 )
 from tracekit.analysis.warp_occupancy import launch_steps, mean_occupancy, relative_times, trace_vs_counter
+from tracekit.ceilings.types import DeviceCeilings
 from tracekit.errors import TracekitError
+
+# The ceilings that judge a device (tracekit.ceilings.ceilings_for, called by the caller: it reads package data).
+CeilingsFor = Callable[[Device], DeviceCeilings | None]
 
 WARP_SIZE = 32
 ACHIEVED_OCCUPANCY_METRIC = "sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -64,6 +69,9 @@ def _engine_version() -> str:
     root = Path(__file__).parent
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    for path in sorted((root.parent / "ceilings" / "profiles").glob("*.json")):  # the shipped ceilings judge too
+        digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return f"2+{digest.hexdigest()[:12]}"
 
@@ -372,7 +380,13 @@ def _stalls(verdict: Any) -> Stalls:
     )
 
 
-def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, sweep_note: str | None) -> LaunchAnalysis:
+def _finish(
+    measured: _Measured,
+    fit: SweepFit | None,
+    sweep: Sweep | None,
+    sweep_note: str | None,
+    ceilings_for: CeilingsFor | None = None,
+) -> LaunchAnalysis:
     occupancy = measured.occupancy
     verdict = classify(
         ClassificationInputs(
@@ -396,6 +410,21 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
             flags=["incomplete-trace", *verdict.flags],
             evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
         )
+    section = None
+    device_ceilings = ceilings_for(measured.kernel.device) if ceilings_for is not None else None
+    if device_ceilings is not None and measured.metrics.height:
+        kernel = measured.kernel
+        section = launch_ceilings(
+            lambda *names: counters.metric(measured.metrics, *names),
+            device_ceilings,
+            verdict.limiter,
+            product(kernel.grid),
+            product(kernel.block),
+            kernel.device.sm_count,
+        )
+        if section is not None and section.judged_by is not None:
+            # the unit against what it can reach on this GPU, beside its share of the nominal peak (issue 20)
+            verdict = replace(verdict, evidence=[*verdict.evidence, section.judged_by.sentence() + "."])
     return LaunchAnalysis(
         schema=SCHEMA,
         engine_version=ENGINE_VERSION,
@@ -422,6 +451,7 @@ def _finish(measured: _Measured, fit: SweepFit | None, sweep: Sweep | None, swee
         sweep=sweep,
         sweep_note=sweep_note,
         regions=measured.regions,
+        ceilings=section,
     )
 
 
@@ -479,12 +509,14 @@ def analyze(
     inputs: Sequence[LaunchInput],
     targets: set[int] | None = None,
     overrides: Mapping[int, int] | None = None,
+    ceilings_for: CeilingsFor | None = None,
 ) -> list[LaunchAnalysis]:
     """Analyze the `targets` among `inputs` (all of them by default), in input order.
 
     `inputs` must hold each target's context: the profiled launches of its kernel key and the launches of its
     sweep family (`tracekit.engine` loads them from the store). `overrides` maps a
     traced launch id to the profiled launch id it takes its counters from, whatever the rule would pick.
+    `ceilings_for` gives a device's ceilings (the result's `ceilings` section; none without it).
     """
     keys = [kernel_key(data.launch) for data in inputs]
     pairings = _pairings(inputs, keys, overrides or {})
@@ -530,5 +562,5 @@ def analyze(
     results = []
     for i in wanted:
         fit, section, note = sweeps.get(keys[i].sweep_family(), (None, None, None))
-        results.append(_finish(measured[i], fit, section, note))
+        results.append(_finish(measured[i], fit, section, note, ceilings_for))
     return results

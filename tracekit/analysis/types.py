@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar, cast, get_args, get_origin, get_type_h
 
 from tracekit.analysis.blocks import BlockReplacement
 from tracekit.analysis.classification import Classification
+from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 
@@ -230,6 +231,7 @@ class LaunchAnalysis:
     sweep: Sweep | None
     sweep_note: str | None = None  # v2: why no sweep applies, or which launches it was fitted over
     regions: RegionAnalysis | None = None  # v2: named regions inside the kernel (tracekit.analysis.regions)
+    ceilings: LaunchCeilings | None = None  # v2: units against achievable ceilings, roofline (issue 20)
 
 
 # ---- JSON -------------------------------------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+"""The result's `ceilings` section (schema v2, additive; issue 20): each unit's rate against its nominal peak and the
+achievable ceiling of its access pattern, the ceiling the verdict is judged by, and the launch's roofline.
+
+Pure: the engine passes the launch's counter getter and the device's DeviceCeilings (tracekit.ceilings, read by the
+caller)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracekit.analysis.achievable import (
+    AchievableUtilization,
+    access_pattern,
+    block_launch_utilization,
+    dram_utilization,
+    unit_utilization,
+)
+from tracekit.analysis.roofline import MetricGetter, Roofline, launch_work, roofline
+from tracekit.ceilings.types import DeviceCeilings
+
+# The verdict's limiter -> the unit whose ceiling judges it.
+LIMITER_UNITS = {
+    "dram": "dram",
+    "l2": "l2",
+    "l1/shared": "shared",
+    "fma": "fp32",
+    "fp64": "fp64",
+    "block-launch": "block_launch",
+}
+
+
+@dataclass(frozen=True)
+class LaunchCeilings:
+    source: str  # "measured: <file>" or "nominal"
+    basis: str  # where the nominal peaks come from
+    access_pattern: str  # stream, scattered, mixed (...)
+    access_basis: str  # the counter the pattern was read from
+    units: tuple[AchievableUtilization, ...]  # every unit with a rate and a ceiling, nearest its ceiling first
+    judged_by: AchievableUtilization | None  # the verdict's limiter's ceiling, else the unit nearest its ceiling
+    roofline: Roofline | None
+
+
+def launch_ceilings(
+    metric: MetricGetter,
+    ceilings: DeviceCeilings,
+    limiter: str | None,
+    grid_blocks: int | None,
+    threads_per_block: int | None,
+    sm_count: int | None,
+) -> LaunchCeilings | None:
+    """The section for one launch with counters (None without a duration)."""
+    work = launch_work(metric)
+    if work is None:
+        return None
+    seconds = work.duration_ns * 1e-9
+    pattern = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
+    found: list[AchievableUtilization | None] = []
+    if work.dram_bytes is not None:
+        found.append(dram_utilization(work.dram_bytes / seconds, ceilings, pattern))
+    for unit, amount in (
+        ("l2", work.l2_bytes),
+        ("shared", work.shared_bytes),
+        ("fp32", work.fp32_flop),
+        ("fp64", work.fp64_flop),
+    ):
+        if amount:
+            found.append(unit_utilization(unit, amount / seconds, ceilings))
+    if grid_blocks and threads_per_block and sm_count:
+        found.append(block_launch_utilization(grid_blocks, work.duration_ns, sm_count, threads_per_block, ceilings))
+    units = tuple(sorted((u for u in found if u is not None), key=lambda u: -u.of_achievable))
+    wanted = LIMITER_UNITS.get(limiter or "")
+    judged = next((u for u in units if u.unit == wanted), None) if wanted else None
+    if judged is None and wanted is None and units:
+        judged = units[0]
+    return LaunchCeilings(
+        source=ceilings.source,
+        basis=ceilings.basis,
+        access_pattern=pattern.name,
+        access_basis=pattern.basis,
+        units=units,
+        judged_by=judged,
+        roofline=roofline(work, ceilings, pattern),
+    )
