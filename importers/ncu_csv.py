@@ -50,7 +50,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from tracekit.errors import InputError
@@ -637,7 +636,7 @@ def _raw(path: Path, table: _Table) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
     short = pl.col(metric_columns[-1]).is_null() if _dtypes(rows)[metric_columns[-1]] == pl.String else pl.lit(False)
     _require_fields(path, table, rows, short, f"{len(table.header)}")
     _require_last_row(path, table, len(table.header))
-    rows = rows.with_columns(pl.Series("launch_key", np.arange(rows.height, dtype=np.int64)))  # a row per launch
+    rows = rows.with_columns(pl.int_range(rows.height, dtype=pl.Int64).alias("launch_key"))  # a row per launch
     launches = _launch_columns(path, rows, identity)
     metrics, launch_values = _raw_metrics(path, rows, metric_columns, units, launches, dot_grouping)
     return launches, metrics, launch_values
@@ -971,6 +970,8 @@ def _raw_metrics(
     cells that do not cast (text, separators, instance lists) go through the slower cleaning path, and only for
     those cells. A numeric column's kind is "int" when every value in it is integral, else "float".
     """
+    import numpy as np  # here: only the raw page needs it, and it costs other imports start-up time
+
     count = rows.height
     normalized = {c: _normalized_unit(units[c]) for c in metric_columns}
     schema = _dtypes(rows)

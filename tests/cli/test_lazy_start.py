@@ -54,3 +54,45 @@ def test_top_level_help_lists_each_command_with_its_docstring() -> None:
     flat = " ".join(result.output.split())
     for name in COMMANDS:
         assert f"{name} {' '.join(command_help(name).split()[:3])}" in flat
+
+
+# What importing an Nsight Compute details CSV never needs: the raw page's numpy, other readers' decoders, the
+# migrations (the store is current), PostgreSQL's driver, the engine, renderers and the dashboard, and Rich's
+# tables and progress bars when stderr is not a terminal.
+NOT_FOR_DETAILS = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "plotly",
+    "dash",
+    "flask",
+    "alembic",
+    "psycopg",
+    "sqlalchemy.dialects.postgresql",
+    "rich.progress",
+    "rich.table",
+    "tracekit.api",
+    "tracekit.analysis.engine",
+    "tracekit.reports",
+    "tracekit.dashboards",
+)
+
+
+def test_importing_a_details_csv_loads_only_what_it_needs(tmp_path: Path, sample_trace) -> None:
+    from tracekit.store import Store
+
+    details = sample_trace("h100/samples.details.csv")
+    db = str(tmp_path / "store.sqlite")
+    Store.open(db).engine.dispose()  # a current store, as after the first command
+    code = (
+        "import sys\nfrom tracekit.cli.main import main\n"
+        f"sys.argv = ['tracekit', 'import', '--db', {db!r}, {str(details)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        f"print(sorted(m for m in {NOT_FOR_DETAILS!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == "[]"
+    assert "samples.details.csv as import 1: 14 launches, 0 warps" in lines[0]
+    assert Store.open(db).launches()["kernel_name"].len() == 14

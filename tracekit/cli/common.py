@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 
 from tracekit.format import NameStyle
@@ -94,13 +93,17 @@ def print_json(value: Any) -> None:
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate with a progress bar on a terminal; silent when stderr is not one."""
     items = list(items)
+    if not err_console.is_terminal:  # piped: no bar, and no rich.progress to import
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err_console,
-        disable=not err_console.is_terminal,
         transient=True,
     ) as bar:
         task = bar.add_task(description, total=total or len(items))

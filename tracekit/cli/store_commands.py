@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from tracekit import format as display
 from tracekit.cli.common import (
@@ -138,6 +137,8 @@ def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     if imports.height == 0:
         console.print("the store is empty: tracekit import FILE", markup=False)
         return
+    from rich.table import Table  # here: `import` prints no table
+
     table = Table("id", "name", "format", "device", "launches", "imported at")
     table.columns[4].justify = "right"
     for row in imports.iter_rows(named=True):
@@ -180,6 +181,8 @@ def show_command(
         return
     for label, value in _import_fields(info):
         console.print(f"{label}: {value}", markup=False)
+    from rich.table import Table
+
     table = Table("launch", "kernel", "grid", "block", "regs", "duration", "warps")
     for column in (0, 4, 5, 6):
         table.columns[column].justify = "right"
