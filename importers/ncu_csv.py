@@ -49,13 +49,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import polars as pl
 
 from tracekit.errors import InputError
 from tracekit.importers.ncu_names import DISPLAY_TO_METRIC_ID
 from tracekit.importers.units import normalize_unit
-from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
+from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, ColumnTypes, Device, ParsedImport, conform
 
 FORMAT = "ncu-csv"
 TOOL = "Nsight Compute"
@@ -197,6 +198,7 @@ class _Table:
     def rows(self) -> list[str]:
         """The table lines after the header, as in the file."""
         if self.lines is None:
+            assert self.data is not None, "a table without its lines is a clean file's bytes"
             first = self.header_line  # 0-based index of the line after the header
             self.lines = self.data.decode("ascii").split("\n")[first : first + len(self.line_numbers)]
         return self.lines
@@ -425,6 +427,10 @@ def _no_table_reason(tool_lines: list[tuple[int, str]], text: str = "") -> tuple
     return ('no Nsight Compute table: no CSV header row naming "Kernel Name" (expected ncu --csv output)'), 1
 
 
+@overload
+def _parse_rows(path: Path, table: _Table, skip: int = 0, strings_only: None = None) -> pl.DataFrame: ...
+@overload
+def _parse_rows(path: Path, table: _Table, skip: int, strings_only: list[str]) -> pl.DataFrame | None: ...
 def _parse_rows(path: Path, table: _Table, skip: int = 0, strings_only: list[str] | None = None) -> pl.DataFrame | None:
     """The table rows after the first `skip`, one column per header field, plus `_line`.
 
@@ -435,18 +441,23 @@ def _parse_rows(path: Path, table: _Table, skip: int = 0, strings_only: list[str
     names = _unique_names(table.header)
     numbers = table.line_numbers[skip:]
     source, skip_lines = table.csv_source(skip)
-    # No header row: the schema gives the table's width; "insert" keeps a short first row from deciding it.
-    options = {
-        "has_header": False,
-        "skip_lines": skip_lines,
-        "missing_columns": "insert",
-        "quote_char": '"',
-        "truncate_ragged_lines": True,
-        "raise_if_empty": False,
-    }
+
+    def read_csv(schema: ColumnTypes) -> pl.DataFrame:
+        # No header row: the schema gives the table's width; "insert" keeps a short first row from deciding it.
+        return pl.read_csv(
+            source,
+            schema=schema,
+            has_header=False,
+            skip_lines=skip_lines,
+            missing_columns="insert",
+            quote_char='"',
+            truncate_ragged_lines=True,
+            raise_if_empty=False,
+        )
+
     try:
         if strings_only is None:
-            frame = pl.read_csv(source, schema={f"c{i}": pl.String for i in range(len(names))}, **options)
+            frame = read_csv({f"c{i}": pl.String for i in range(len(names))})
         else:
             sample = [_csv_fields(line) for line in table.head(skip + _TYPE_SAMPLE_ROWS)[skip:]]
             columns = itertools.zip_longest(*sample, fillvalue="") if sample else itertools.repeat(())
@@ -455,7 +466,7 @@ def _parse_rows(path: Path, table: _Table, skip: int = 0, strings_only: list[str
                 for i, (name, cells) in enumerate(zip(names, columns, strict=False))
             }
             try:
-                frame = pl.read_csv(source, schema=schema, **options)
+                frame = read_csv(schema)
             except pl.exceptions.PolarsError:
                 return None
     except pl.exceptions.PolarsError as exc:
@@ -532,7 +543,7 @@ def _details(path: Path, table: _Table, rows: pl.DataFrame) -> tuple[pl.DataFram
         path, table, rows, pl.col("Metric Value").is_null(), f"at least {table.header.index('Metric Value') + 1}"
     )
     identity = _identity_columns(table.header, "Section Name")
-    key_columns = [c for c in ("Host Name", "Process ID", "ID") if c in identity] or identity
+    key_columns: list[str] = [c for c in ("Host Name", "Process ID", "ID") if c in identity] or identity
     rows = _assign_launch_keys(rows, key_columns)
     launches = _launch_columns(path, rows, identity)
 

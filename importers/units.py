@@ -8,6 +8,7 @@ byte/s for bandwidth and hz for frequency, so metrics from any file compare dire
 from __future__ import annotations
 
 import re
+from typing import overload
 
 _SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -37,6 +38,12 @@ def _scale_base(token: str) -> tuple[str, float] | None:
     return base, factor
 
 
+@overload
+def normalize_unit(unit: str) -> tuple[str, float]: ...
+@overload
+def normalize_unit(unit: None) -> tuple[None, float]: ...
+@overload
+def normalize_unit(unit: str | None) -> tuple[str | None, float]: ...
 def normalize_unit(unit: str | None) -> tuple[str | None, float]:
     """The base unit and the factor to multiply values by. Unknown units pass through with factor 1."""
     if unit is None:
