@@ -21,9 +21,13 @@ import's NVTX ranges (domain = their category). Times are the trace's µs conver
 
 from __future__ import annotations
 
+import gc
 import gzip
+import io
 import re
 import zlib
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +81,8 @@ def sniff(head: bytes) -> bool:
     return bool(_HEADER.search(text) or _CATEGORY.search(text) or _KERNEL_ARGS.search(text))
 
 
-def _load(path: Path, max_inflated_bytes: int) -> Any:
+def _content(path: Path, max_inflated_bytes: int) -> bytes:
+    """The file's bytes, inflated when it is gzip (refused past `max_inflated_bytes`)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -88,45 +93,82 @@ def _load(path: Path, max_inflated_bytes: int) -> Any:
                 raise InputError(str(path), f"the gzip content inflates past {max_inflated_bytes:,} bytes; refused")
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), f"unreadable ({getattr(exc, 'strerror', None) or exc})") from None
+    return data
+
+
+def _parse(path: Path, data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON ({exc.msg})", line=exc.lineno) from None
 
 
+def _args(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [a if isinstance(a := e.get("args"), dict) else {} for e in events]
+
+
+EVENT_KEYS = ("name", "ts", "dur", "pid", "tid")
+
+
+def _fields(records: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[Any]]:
+    """The `keys` of every record as one list per key (None where missing): by itemgetter and zip, at C speed,
+    when every record has them all, as Kineto writes them; else key by key."""
+    if not records:
+        return [[] for _ in keys]
+    try:
+        if len(keys) == 1:
+            return [list(map(itemgetter(keys[0]), records))]
+        return [list(column) for column in zip(*map(itemgetter(*keys), records), strict=True)]
+    except KeyError:
+        return [[record.get(key) for record in records] for key in keys]
+
+
+def _ints(values: Any) -> list[int | None]:
+    """pid/tid as integers; Kineto writes some as text ("Spans", "stream 7"), which have no thread number here."""
+    return [v if type(v) is int else None for v in values]  # noqa: E721 - bool is not a pid
+
+
+def _copy_kind(event: dict[str, Any]) -> str | None:
+    """`Memcpy HtoD (Pageable -> Device)` -> HtoD; memsets are "Memset"."""
+    if event.get("cat") in SET_CATS:
+        return "Memset"
+    match = _COPY_KIND.match(str(event.get("name")))
+    return match.group(1) if match else None
+
+
+def _dims(name: str, values: list[Any]) -> dict[str, list[Any]]:
+    """`grid: [x, y, z]` lists as three columns (sliced from one flat list: polars builds list columns slowly);
+    a value that is not three numbers leaves the row's dimensions null."""
+    if not all(type(v) is list and len(v) == 3 for v in values):
+        values = [v if type(v) is list and len(v) == 3 else [None, None, None] for v in values]
+    flat = list(chain.from_iterable(values))
+    return {f"{name}_x": flat[0::3], f"{name}_y": flat[1::3], f"{name}_z": flat[2::3]}
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dims(value: Any) -> tuple[int | None, int | None, int | None]:
-    if isinstance(value, list) and len(value) == 3:
-        return _int(value[0]), _int(value[1]), _int(value[2])
-    return None, None, None
-
-
-def _thread(pid: Any, tid: Any) -> int | None:
-    """One integer per (pid, tid): the timeline row the event sits on."""
-    if isinstance(pid, int) and isinstance(tid, int):
-        return (pid << THREAD_BITS) | (tid & 0xFFFFFFFF)
-    return None
 
 
 Schema = dict[str, pl.DataType | type[pl.DataType]]
 
 
 class _Columns:
-    """Column lists filled in one pass over the events."""
+    """One kind of event as column lists (a comprehension per field: faster than appends in one loop)."""
 
-    def __init__(self, what: str, names: tuple[str, ...]) -> None:
+    def __init__(self, what: str, data: dict[str, list[Any]]) -> None:
         self.what = what
-        self.data: dict[str, list[Any]] = {name: [] for name in names}
+        self.data = data
 
     def frame(self, path: Path, schema: Schema) -> pl.DataFrame:
         """The columns as a frame of `schema`; a value of another type is refused, naming the event and field."""
         try:
-            return pl.DataFrame(self.data, schema=schema, strict=True)
+            frame = pl.DataFrame(self.data, schema=schema, strict=True)
         except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
             pass  # not a stub: the columns are scanned below for the value to name in the error
+        else:
+            if "pid" not in frame.columns:
+                return frame
+            return frame.with_columns(thread=(pl.col("pid") * 2**THREAD_BITS) + (pl.col("tid") & 0xFFFFFFFF))
         for column, dtype in schema.items():
             for number, value in enumerate(self.data[column], start=1):
                 if _fits(value, dtype):
@@ -150,98 +192,211 @@ def _fits(value: Any, dtype: Any) -> bool:
 _EXPECTED: dict[Any, str] = {pl.Utf8: "text", pl.Int64: "an integer", pl.Float64: "a number"}
 
 
+# Kineto's kernel `args` key -> launch field
+KERNEL_ARGS = {
+    "device": "device_id",
+    "context": "context_id",
+    "stream": "stream_id",
+    "correlation": "correlation_id",
+    "registers per thread": "registers_per_thread",
+    "shared memory": "dynamic_smem_bytes",  # static + dynamic: see the module docstring
+}
+THREAD: Schema = {"pid": pl.Int64, "tid": pl.Int64}
 KERNEL_FIELDS: Schema = {
     "kernel_name": pl.Utf8,
     "ts": pl.Float64,
     "dur": pl.Float64,
-    "device_id": pl.Int64,
-    "context_id": pl.Int64,
-    "stream_id": pl.Int64,
-    "correlation_id": pl.Int64,
-    "registers_per_thread": pl.Int64,
-    "dynamic_smem_bytes": pl.Int64,
-    "grid_x": pl.Int64,
-    "grid_y": pl.Int64,
-    "grid_z": pl.Int64,
-    "block_x": pl.Int64,
-    "block_y": pl.Int64,
-    "block_z": pl.Int64,
-    "gpu_thread": pl.Int64,
+    **THREAD,
+    **{field: pl.Int64 for field in KERNEL_ARGS.values()},
+    **{f"{dims}_{axis}": pl.Int64 for dims in ("grid", "block") for axis in "xyz"},
 }
 COPY_FIELDS: Schema = {"kind": pl.Utf8, "size_bytes": pl.Int64, "ts": pl.Float64, "dur": pl.Float64}
 COPY_FIELDS |= {"stream_id": pl.Int64, "device_id": pl.Int64}
-RANGE_FIELDS: Schema = {
-    "name": pl.Utf8,
-    "domain": pl.Utf8,
-    "ts": pl.Float64,
-    "dur": pl.Float64,
-    "thread": pl.Int64,
+RANGE_FIELDS: Schema = {"name": pl.Utf8, "domain": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64, **THREAD}
+CALL_FIELDS: Schema = {"correlation_id": pl.Int64, "ts": pl.Float64, **THREAD}
+
+
+# What the columnar path asks polars' JSON reader for: the header and the event fields tracekit uses.
+_INT = pl.Int64
+DEVICE_STRUCT = pl.Struct(
+    {"id": _INT, "name": pl.Utf8, "computeMajor": _INT, "computeMinor": _INT, "numSms": _INT}
+    | dict.fromkeys(DEVICE_EXTRA, _INT)
+)
+ARGS_STRUCT = pl.Struct(
+    dict.fromkeys(KERNEL_ARGS, _INT) | {"grid": pl.List(_INT), "block": pl.List(_INT), "bytes": _INT}
+)
+EVENT_STRUCT = pl.Struct(
+    {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
+    | {"pid": pl.Utf8, "tid": pl.Utf8, "args": ARGS_STRUCT}  # pid/tid may be text ("Spans")
+)
+HEADER_SCHEMA: Schema = {
+    "schemaVersion": _INT,
+    "cuda_runtime_version": _INT,
+    "cuda_driver_version": _INT,
+    "cupti_version": _INT,
+    "deviceProperties": pl.List(DEVICE_STRUCT),
+    "traceEvents": pl.List(EVENT_STRUCT),
 }
-CALL_FIELDS: Schema = {"correlation_id": pl.Int64, "thread": pl.Int64, "ts": pl.Float64}
+
+
+def _columnar(data: bytes) -> tuple[dict[str, Any], dict[str, pl.DataFrame]] | None:
+    """The header and the four event frames read by polars' JSON reader in Rust, without a Python object per
+    event; None when the file does not fit the schema (a field of another type, not an object, not JSON), for
+    the event-by-event path, whose errors name the event and field."""
+    try:
+        document = pl.read_json(io.BytesIO(data), schema=HEADER_SCHEMA)
+    except (pl.exceptions.PolarsError, ValueError, TypeError):
+        return None
+    if document.height != 1 or document["traceEvents"].null_count():
+        return None
+    header = document.drop("traceEvents").row(0, named=True)
+    events = (
+        document.select(pl.col("traceEvents").explode())
+        .unnest("traceEvents")
+        .filter((pl.col("ph") == "X") & pl.col("cat").is_not_null())
+        .with_columns(
+            pl.col("pid").cast(_INT, strict=False),
+            pl.col("tid").cast(_INT, strict=False),
+        )
+        .with_columns(thread=(pl.col("pid") * 2**THREAD_BITS) + (pl.col("tid") & 0xFFFFFFFF))
+    )
+    arg = pl.col("args").struct.field
+
+    def of(categories: frozenset[str]) -> pl.DataFrame:
+        return events.filter(pl.col("cat").is_in(list(categories)))
+
+    kernels = of(KERNEL_CATS).select(
+        pl.col("name").alias("kernel_name"),
+        "ts",
+        "dur",
+        "pid",
+        "tid",
+        *(arg(key).alias(field) for key, field in KERNEL_ARGS.items()),
+        *(
+            arg(dims).list.get(i, null_on_oob=True).alias(f"{dims}_{axis}")
+            for dims in ("grid", "block")
+            for i, axis in enumerate("xyz")
+        ),
+        "thread",
+    )
+    frames = {
+        "kernels": kernels,
+        "calls": of(CALL_CATS).select(arg("correlation").alias("correlation_id"), "ts", "pid", "tid", "thread"),
+        "ranges": of(CPU_RANGE_CATS | GPU_RANGE_CATS).select(
+            "name", pl.col("cat").alias("domain"), "ts", "dur", "thread"
+        ),
+        "copies": of(COPY_CATS | SET_CATS).select(
+            pl.when(pl.col("cat").is_in(list(SET_CATS)))
+            .then(pl.lit("Memset"))
+            .otherwise(pl.col("name").str.extract(_COPY_KIND.pattern, 1))
+            .alias("kind"),
+            arg("bytes").alias("size_bytes"),
+            "ts",
+            "dur",
+            arg("stream").alias("stream_id"),
+            arg("device").alias("device_id"),
+        ),
+    }
+    return header, frames
 
 
 def read(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES, **options: Any) -> ParsedImport:
-    path = Path(path)
-    document = _load(path, max_inflated_bytes)
+    """The trace's launches, copies, annotations and device. Python's cyclic garbage collector is paused while
+    the document's million small dicts and lists exist: they hold no cycles, and its passes over them cost more
+    than parsing them (1.3 s vs 0.6 s of CPU for a 100k-kernel trace)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(Path(path), max_inflated_bytes)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(path: Path, max_inflated_bytes: int) -> ParsedImport:
+    data = _content(path, max_inflated_bytes)
+    columnar = _columnar(data)
+    if columnar is None:
+        document = _parse(path, data)
+        del data
+        frames = _event_frames(path, document)
+    else:
+        document, frames = columnar
+    return _assemble(path, document, frames)
+
+
+def _event_frames(path: Path, document: Any) -> dict[str, pl.DataFrame]:
+    """The four event frames, event by event from the parsed document (any file the columnar path refuses)."""
     if not isinstance(document, dict) or not isinstance(document.get("traceEvents"), list):
         raise InputError(str(path), "not a PyTorch profiler trace: expected a JSON object with a 'traceEvents' list")
-    kernels = _Columns("kernel", tuple(KERNEL_FIELDS))
-    copies = _Columns("memory copy/set", tuple(COPY_FIELDS))
-    ranges = _Columns("operator/annotation", tuple(RANGE_FIELDS))
-    calls = _Columns("launch call", tuple(CALL_FIELDS))
-    k, c, r, cl = kernels.data, copies.data, ranges.data, calls.data
+    buckets: dict[str, list[dict[str, Any]]] = {}
     for index, event in enumerate(document["traceEvents"]):
-        if not isinstance(event, dict):
-            raise InputError(str(path), f"traceEvents[{index}] is not an object")
-        cat = event.get("cat")
-        if cat is None or event.get("ph") != "X":
-            continue
-        args = event.get("args")
-        if not isinstance(args, dict):
-            args = {}
-        if cat in KERNEL_CATS:
-            grid, block = _dims(args.get("grid")), _dims(args.get("block"))
-            k["kernel_name"].append(event.get("name"))
-            k["ts"].append(event.get("ts"))
-            k["dur"].append(event.get("dur"))
-            k["device_id"].append(args.get("device"))
-            k["context_id"].append(args.get("context"))
-            k["stream_id"].append(args.get("stream"))
-            k["correlation_id"].append(args.get("correlation"))
-            k["registers_per_thread"].append(args.get("registers per thread"))
-            k["dynamic_smem_bytes"].append(args.get("shared memory"))
-            k["grid_x"].append(grid[0])
-            k["grid_y"].append(grid[1])
-            k["grid_z"].append(grid[2])
-            k["block_x"].append(block[0])
-            k["block_y"].append(block[1])
-            k["block_z"].append(block[2])
-            k["gpu_thread"].append(_thread(event.get("pid"), event.get("tid")))
-        elif cat in CALL_CATS:
-            cl["correlation_id"].append(args.get("correlation"))
-            cl["thread"].append(_thread(event.get("pid"), event.get("tid")))
-            cl["ts"].append(event.get("ts"))
-        elif cat in CPU_RANGE_CATS or cat in GPU_RANGE_CATS:
-            r["name"].append(event.get("name"))
-            r["domain"].append(cat)
-            r["ts"].append(event.get("ts"))
-            r["dur"].append(event.get("dur"))
-            r["thread"].append(_thread(event.get("pid"), event.get("tid")))
-        elif cat in COPY_CATS or cat in SET_CATS:
-            kind: str | None = "Memset"
-            if cat in COPY_CATS:
-                match = _COPY_KIND.match(str(event.get("name")))
-                kind = match.group(1) if match else None
-            c["kind"].append(kind)
-            c["size_bytes"].append(args.get("bytes"))
-            c["ts"].append(event.get("ts"))
-            c["dur"].append(event.get("dur"))
-            c["stream_id"].append(args.get("stream"))
-            c["device_id"].append(args.get("device"))
-    kernel_frame = kernels.frame(path, KERNEL_FIELDS)
-    copy_frame = copies.frame(path, COPY_FIELDS)
-    range_frame = ranges.frame(path, RANGE_FIELDS)
-    call_frame = calls.frame(path, CALL_FIELDS)
+        try:
+            cat = event.get("cat")
+        except AttributeError:
+            raise InputError(str(path), f"traceEvents[{index}] is not an object") from None
+        if cat is not None:
+            bucket = buckets.get(cat)
+            if bucket is None:
+                bucket = buckets[cat] = []
+            bucket.append(event)
+
+    def complete(categories: frozenset[str]) -> list[dict[str, Any]]:
+        return [e for cat in categories for e in buckets.get(cat, ()) if e.get("ph") == "X"]
+
+    kernels, calls = complete(KERNEL_CATS), complete(CALL_CATS)
+    ranges, copies = complete(CPU_RANGE_CATS | GPU_RANGE_CATS), complete(COPY_CATS | SET_CATS)
+    kernel_args, call_args, copy_args = _args(kernels), _args(calls), _args(copies)
+    name, ts, dur, pid, tid = _fields(kernels, EVENT_KEYS)
+    grid, block, *args = _fields(kernel_args, ("grid", "block", *KERNEL_ARGS))
+    kernel_frame = _Columns(
+        "kernel",
+        {
+            "kernel_name": name,
+            "ts": ts,
+            "dur": dur,
+            "pid": _ints(pid),
+            "tid": _ints(tid),
+            **dict(zip(KERNEL_ARGS.values(), args, strict=True)),
+            **_dims("grid", grid),
+            **_dims("block", block),
+        },
+    ).frame(path, KERNEL_FIELDS)
+    _, ts, _, pid, tid = _fields(calls, EVENT_KEYS)
+    call_frame = _Columns(
+        "launch call",
+        {"correlation_id": _fields(call_args, ("correlation",))[0], "ts": ts, "pid": _ints(pid), "tid": _ints(tid)},
+    ).frame(path, CALL_FIELDS)
+    name, ts, dur, pid, tid = _fields(ranges, EVENT_KEYS)
+    range_frame = _Columns(
+        "operator/annotation",
+        {
+            "name": name,
+            "domain": [e.get("cat") for e in ranges],
+            "ts": ts,
+            "dur": dur,
+            "pid": _ints(pid),
+            "tid": _ints(tid),
+        },
+    ).frame(path, RANGE_FIELDS)
+    copy_frame = _Columns(
+        "memory copy/set",
+        {
+            "kind": [_copy_kind(e) for e in copies],
+            "size_bytes": [a.get("bytes") for a in copy_args],
+            "ts": [e.get("ts") for e in copies],
+            "dur": [e.get("dur") for e in copies],
+            "stream_id": [a.get("stream") for a in copy_args],
+            "device_id": [a.get("device") for a in copy_args],
+        },
+    ).frame(path, COPY_FIELDS)
+    return {"kernels": kernel_frame, "calls": call_frame, "ranges": range_frame, "copies": copy_frame}
+
+
+def _assemble(path: Path, document: dict[str, Any], frames: dict[str, pl.DataFrame]) -> ParsedImport:
+    kernel_frame, call_frame, range_frame, copy_frame = (
+        frames[name] for name in ("kernels", "calls", "ranges", "copies")
+    )
     warnings: list[str] = []
     launches = _launches(path, kernel_frame)
     range_frame = _timed(range_frame).filter(pl.col("name").is_not_null())
@@ -283,7 +438,8 @@ def _launches(path: Path, kernels: pl.DataFrame) -> pl.DataFrame:
     missing = kernels.filter(pl.col("ts").is_null() | pl.col("dur").is_null())
     if missing.height:
         raise InputError(str(path), f"kernel event {missing['kernel_name'][0]!r} has no numeric ts/dur")
-    frame = _timed(kernels).sort(["start_ns", "correlation_id"], nulls_last=True)
+    frame = _timed(kernels).with_columns(gpu_thread=pl.col("thread"))
+    frame = frame.sort(["start_ns", "correlation_id"], nulls_last=True)
     return frame.with_columns(
         launch_key=pl.int_range(pl.len(), dtype=pl.Int64),
         duration_ns=(pl.col("end_ns") - pl.col("start_ns")).cast(pl.Float64),

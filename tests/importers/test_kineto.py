@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from tracekit.analysis.kernel_key import demangler_neutral, kernel_key, normalize_kernel_name
 from tracekit.api import analyze_stored
@@ -72,6 +73,22 @@ def test_real_transformer_trace(real_export) -> None:
     annotations = [e for e in events(path) if e.get("cat") in ("user_annotation", "gpu_user_annotation")]
     assert parsed.nvtx_ranges.height == len(annotations) == 15 + 12
     assert parsed.memcpys.height == 0 and parsed.warnings == []
+
+
+@pytest.mark.parametrize("name", [GH200, STEP])
+def test_the_columnar_and_the_event_by_event_paths_agree(real_export, sample_trace, name: str) -> None:
+    """polars' JSON reader takes a Kineto trace whole; the event-by-event path (files that do not fit its schema)
+    gives the same import."""
+    path = real_export(name) if name == GH200 else sample_trace(name)
+    data = kineto._content(path, 2**40)
+    columnar = kineto._columnar(data)
+    assert columnar is not None
+    fast = kineto._assemble(path, *columnar)
+    document = kineto._parse(path, data)
+    slow = kineto._assemble(path, document, kineto._event_frames(path, document))
+    for frame in ("launches", "memcpys", "nvtx_ranges"):
+        assert_frame_equal(getattr(fast, frame), getattr(slow, frame))
+    assert (fast.device, fast.tool_version, fast.warnings) == (slow.device, slow.tool_version, slow.warnings)
 
 
 def test_recorded_step_paths_copies_and_sets(sample_trace) -> None:
