@@ -258,7 +258,7 @@ def not_shown(result: LaunchAnalysis) -> list[str]:
     if not result.stalls.by_reason and result.classification.utilization:
         lines.append(NOT_SHOWN_STALLS)
     if result.sweep is None:
-        lines.append(f"Occupancy sweep: {result.sweep_note}" if result.sweep_note else "No occupancy sweep.")
+        lines.append(result.sweep_note or "No occupancy sweep.")
     if result.regions is None:
         lines.append(NOT_SHOWN_REGIONS)
     return lines

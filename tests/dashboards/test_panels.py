@@ -18,6 +18,7 @@ from tracekit import format as display
 from tracekit.dashboards import pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
+from tracekit.dashboards.panels import NEEDS_COUNTERS
 from tracekit.ingest import ingest
 
 VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
@@ -161,9 +162,12 @@ def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
 def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_store, sample_trace, xss_free_trace):
     [launch_id] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    assert by_id(page, "sweep-note").children.startswith(
-        "No occupancy sweep: 1 launch of this kernel at this problem size on this device"
+    missing = [item.children for item in by_id(page, "not-recorded").children]
+    assert any(
+        line.startswith("No occupancy sweep: 1 launch of this kernel at this problem size on this device")
+        for line in missing
     )
+    assert not [c for c in walk(page) if getattr(c, "id", None) == "sweep-panel"]  # no empty sweep section
     assert "No throughput prediction. No occupancy sweep" in by_id(page, "whatif-prediction").children
     # A synthetic trace records neither registers nor shared memory nor the compute capability.
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
@@ -223,7 +227,8 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     # abs_values was not profiled: nothing to borrow, and the panel says what is missing.
     [lone] = import_traces(sqlite_store, sample_trace, ["h100/abs_positive.csv.gz"])
     no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), lone)
-    assert "Needs Nsight Compute's warp stall metrics" in text_of(by_id(no_stalls, "stall-panel"))
+    assert not [c for c in walk(no_stalls) if getattr(c, "id", None) == "stall-panel"]  # no empty stall section
+    assert NEEDS_COUNTERS in [item.children for item in by_id(no_stalls, "not-recorded").children]
 
 
 # ---- compare ---------------------------------------------------------------------------------------------------
@@ -270,9 +275,9 @@ def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_sto
     calls: list[list[int]] = []
     real = api.analyze
 
-    def counting(inputs, targets=None, overrides=None):
+    def counting(inputs, targets=None, overrides=None, **options):
         calls.append(sorted(targets or []))
-        return real(inputs, targets=targets, overrides=overrides)
+        return real(inputs, targets=targets, overrides=overrides, **options)
 
     monkeypatch.setattr(api, "analyze", counting)
     ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
