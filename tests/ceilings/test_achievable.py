@@ -110,3 +110,37 @@ def test_roofline_of_the_cases(cases) -> None:
     compute = roofline(fma, H100)
     assert compute.bound_side == "compute" and compute.flop_kind == "fp32"
     assert compute.fraction_of_attainable == pytest.approx(60e12 / H100.fp32_flop_per_s.value)  # type: ignore[union-attr]
+
+
+def test_the_unit_at_its_ceiling_is_the_one_the_verdict_should_name(cases) -> None:
+    from tracekit.analysis.launch_ceilings import launch_ceilings, unit_at_ceiling
+
+    for name, unit, ceiling in (
+        ("scattered_gather", "dram", "dram_random_sector_bytes_per_s"),
+        ("stream_near_ceiling", "dram", "dram_stream_bytes_per_s"),
+        ("tiny_blocks_launch", "block_launch", "block_launch_per_s_per_sm"),
+    ):
+        work, row = cases[name]
+        section = launch_ceilings(
+            lambda *names, w=work: _getter(w, *names), H100, None, row["grid_x"], row["block_x"], 132
+        )
+        assert section is not None
+        top = unit_at_ceiling(section)
+        assert top is not None and (top.unit, top.ceiling_name) == (unit, ceiling), name
+        assert section.judged_by is top  # no limiter given: the unit nearest its ceiling
+
+
+def _getter(work: LaunchWork, *names: str) -> float | None:
+    """A counter getter that answers from a LaunchWork (the counters launch_work reads)."""
+    table = {
+        "gpu__time_duration.sum": work.duration_ns,
+        "dram__bytes.sum": work.dram_bytes,
+        "lts__t_sectors.sum": None if work.l2_bytes is None else work.l2_bytes / 32,
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": None
+        if work.shared_bytes is None
+        else work.shared_bytes / 128,
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": work.data_bytes_per_sector,
+        "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2": work.fp32_flop,
+        "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2": work.fp64_flop,
+    }
+    return next((table[n] for n in names if table.get(n) is not None), None)

@@ -81,3 +81,13 @@ def launch_ceilings(
         judged_by=judged,
         roofline=roofline(work, ceilings, pattern),
     )
+
+
+def unit_at_ceiling(section: LaunchCeilings | None) -> AchievableUtilization | None:
+    """The unit nearest its achievable ceiling when it is at it (>= AT_CEILING_FRACTION), else None: what the
+    throughput-bound rule should test instead of 80% of the nominal peak (a scattered gather at 60% of nominal DRAM
+    is at 97% of its scattered ceiling)."""
+    if section is None or not section.units:
+        return None
+    top = section.units[0]
+    return top if top.at_ceiling else None
