@@ -98,16 +98,30 @@ def _err(predicted: float, measured: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", action="store_true", help="print every configuration, not only the summary")
+    parser.add_argument("--ceilings", type=Path, help="a ceilings profile (default: the shipped one for the device)")
+    parser.add_argument("--nominal", action="store_true", help="judge by nominal peaks, no measured profile")
     args = parser.parse_args()
 
     from tracekit.analysis.predict import Change, SweepSample, inputs_from_result, predict, with_sweep
+    from tracekit.ceilings import ceilings_for
+    from tracekit.ceilings.nominal import nominal_peaks
+    from tracekit.ceilings.profile import nominal_ceilings
 
     timings = _timings()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         results, metrics = _load(Path(tmp))
     load_s = time.perf_counter() - t0
-    inputs = {name: inputs_from_result(r, metrics.get(name), sweep=[]) for name, r in results.items()}  # type: ignore[arg-type]
+    device = next(iter(results.values())).kernel.device  # type: ignore[attr-defined]
+    if args.nominal:
+        peaks, basis = nominal_peaks(device.name, device.cc)
+        ceilings = nominal_ceilings(device.name or "", device.cc, device.sm_count, peaks, basis)
+    else:
+        ceilings = ceilings_for(device.name, device.cc, device.sm_count, override=args.ceilings)
+    inputs = {
+        name: inputs_from_result(r, metrics.get(name), sweep=[], ceilings=ceilings)  # type: ignore[arg-type]
+        for name, r in results.items()
+    }
 
     def measured_ns(name: str) -> float:
         return float(timings[name]["median_ns"])
@@ -191,7 +205,8 @@ def main() -> int:
     closer = sum(e < ne for e, ne in compared) / len(compared)
     summary = [
         "",
-        f"sweep set: {len(results)} configurations imported and analysed in {load_s:.1f} s",
+        f"sweep set: {len(results)} configurations imported and analysed in {load_s:.1f} s; ceilings: "
+        f"{ceilings.source}",
         f"(a) from 3 occupancies (8, 32, 64 warps/SM): {within:.0%} of {len(a_errors)} other occupancies within 10% "
         f"(median error {statistics.median(a_errors):.1%}, max {max(a_errors):.1%}) -- target >= 90%: "
         f"{'met' if within >= 0.9 else 'NOT met'}",

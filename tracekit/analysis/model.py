@@ -9,6 +9,9 @@
 - Concurrency counts ILP as well as warps (Volkov 3.3: occupancy is not concurrency): c = warps x ILP.
 - A grid runs in waves of (blocks per SM x SMs) blocks; a partial last wave runs at lower concurrency (the tail),
   and blocks are started at a finite rate per SM (`launch_time_ns`), which binds for many small blocks.
+- Where a unit's loaded-latency curve is measured (DRAM, `tracekit calibrate`), saturation needs no sharpness
+  parameter: Little's law with latency that depends on throughput, X = c x b / W(X), where a warp's time W is a
+  fixed part plus its memory waits at latency(X) (`loaded_latency_throughput`).
 
 Pure functions over floats; no I/O.
 """
@@ -16,6 +19,7 @@ Pure functions over floats; no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # Sharpness of the saturation when only one launch is measured: p = 2 sits between the harmonic (queueing) bend
@@ -143,3 +147,54 @@ def remove_launch_time(total_ns: float, launch_ns: float, order: float = LAUNCH_
     """The work time inside a measured duration, given the launch time (inverse of `combine_times`)."""
     rest = total_ns**order - launch_ns**order
     return float(rest ** (1.0 / order)) if rest > 0 else total_ns * 0.05
+
+
+def loaded_latency_throughput(
+    scale: float,
+    throughput_now: float,
+    ceiling: float,
+    latency_at: Callable[[float], float],
+    memory_share: float = 1.0,
+) -> float:
+    """Throughput after the concurrency is multiplied by `scale`, by Little's law with a loaded latency.
+
+    Concurrency c = X x W: a warp's time W is (1 - f) fixed work plus f waiting for memory, and the memory wait
+    follows the unit's loaded-latency curve, latency_at(X) (ns at throughput X). So X(s) solves
+    X x W(X) / W(X0) = s x X0, with W(X) / W(X0) = (1 - f) + f x latency_at(X) / latency_at(X0); the curve's
+    steep end gives gradual saturation, and X never passes `ceiling` (the unit's achievable rate for the access
+    pattern). f = 1 is Little's law on bytes alone: bytes in flight = throughput x latency."""
+    if scale <= 0 or throughput_now <= 0:
+        return 0.0
+    f = min(max(memory_share, 0.0), 1.0)
+    top = ceiling * 0.999
+    lat_now = latency_at(min(throughput_now, top))
+    if lat_now <= 0:
+        return min(throughput_now * scale, top)
+
+    def excess(x: float) -> float:
+        return x * ((1.0 - f) + f * latency_at(x) / lat_now) - scale * throughput_now
+
+    if excess(top) <= 0:
+        return top
+    low, high = 0.0, top
+    for _ in range(80):
+        mid = 0.5 * (low + high)
+        if excess(mid) > 0:
+            high = mid
+        else:
+            low = mid
+    return 0.5 * (low + high)
+
+
+def interpolate_latency(curve: tuple[tuple[float, float], ...], fraction: float) -> float:
+    """Latency (ns) at `fraction` of a unit's achievable rate, on a curve of (fraction, latency) points sorted by
+    fraction: linear between points, flat below the first, the last point's latency at and beyond the last."""
+    if not curve:
+        return 0.0
+    if fraction <= curve[0][0]:
+        return curve[0][1]
+    for (f0, l0), (f1, l1) in zip(curve, curve[1:], strict=False):
+        if fraction <= f1:
+            t = 0.0 if f1 <= f0 else (fraction - f0) / (f1 - f0)
+            return l0 + t * (l1 - l0)
+    return curve[-1][1]

@@ -14,30 +14,20 @@ Pure functions: the caller reads the store (`inputs_from_result`) and passes wha
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import polars as pl
 
 from tracekit.analysis import counters as c
 from tracekit.analysis import model
+from tracekit.analysis.achievable import access_pattern, dram_ceiling
 from tracekit.analysis.occupancy import OccupancyResult, device_limits, theoretical_occupancy
+from tracekit.analysis.roofline import launch_work
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.ceilings.types import NOMINAL, Ceiling, DeviceCeilings
 from tracekit.errors import TracekitError
 
-# Achievable fractions of Nsight's "% of peak" when the device has no measured ceiling (tracekit.ceilings):
-# DRAM streams reach about 90% of peak cycles active; scattered 32-byte sectors keep DRAM busy only about half the
-# cycles (a random sector opens a row and a 64-byte burst for 32 useful bytes); L2 about 90%; one FFMA stream per
-# warp fills the FMA pipe's counted peak fully (a measured fp32 ceiling replaces this where the profile has one).
-ACHIEVABLE_DRAM_STREAM = 0.90
-ACHIEVABLE_DRAM_SCATTERED = 0.50
-ACHIEVABLE_L2 = 0.90
-ACHIEVABLE_ISSUE = 0.90
-ACHIEVABLE_FMA = 1.0
-SCATTERED_SECTORS_PER_REQUEST = 8.0  # a coalesced 4-byte load is 4 sectors per request; 32 when every lane scatters
-# Block launch rate per SM when the device has no measured one: H100, 1.65 blocks per ns over 132 SMs for blocks
-# of 64-128 threads whose work is short (sample_traces/sweeps, block_0064 of every memory kernel).
-DEFAULT_BLOCK_LAUNCH_PER_S_PER_SM = 1.25e7
 # Relative width at which an interval is "wide" and the prediction says what would narrow it.
 WIDE_INTERVAL = 1.25
 MIN_SWEEP_OCCUPANCIES = 3
@@ -87,16 +77,39 @@ class SweepSample:
 
 @dataclass(frozen=True)
 class UnitUse:
-    """One unit's measured use against its achievable peak for the launch's access pattern."""
+    """One unit's measured rate against its achievable ceiling for the launch's access pattern, in one unit
+    (`rate_unit`: B/s where bytes were counted, else Nsight's % of the nominal peak)."""
 
-    unit: str  # dram, l2, fma_pipe, issue
-    measured_pct: float  # Nsight's % of peak
-    achievable_pct: float  # the ceiling for this pattern, same scale
+    unit: str  # dram (stream), dram (scattered), l2, shared, fma pipe, fp64 pipe, tensor pipe, issue
+    achieved: float
+    ceiling: float
     source: str  # "measured: <profile>" or "nominal"
+    rate_unit: str = "% of peak"
 
     @property
     def utilization(self) -> float:
-        return self.measured_pct / self.achievable_pct if self.achievable_pct > 0 else 0.0
+        return self.achieved / self.ceiling if self.ceiling > 0 else 0.0
+
+    def describe(self) -> str:
+        if self.rate_unit == "B/s":
+            return f"{self.unit} {self.achieved / 1e12:.3g} TB/s of the {self.ceiling / 1e12:.3g} TB/s achievable"
+        return f"{self.unit} at {self.achieved:.1f}% of peak, of the {self.ceiling:.0f}% achievable"
+
+
+@dataclass(frozen=True)
+class DramCurve:
+    """DRAM's loaded-latency curve (tracekit calibrate) and where the launch sits on it."""
+
+    throughput_bytes_per_s: float  # the launch's DRAM bytes per second
+    ceiling_bytes_per_s: float  # achievable for its access pattern
+    latency: tuple[tuple[float, float], ...]  # (fraction of the curve's highest throughput, latency ns), sorted
+    memory_share: float  # share of a warp's time waiting for global memory (1: unknown)
+    source: str
+
+    def latency_at(self, throughput_bytes_per_s: float) -> float:
+        """Loaded latency at a throughput of this access pattern: the curve read at the same share of the
+        pattern's ceiling (a scattered access queues at a lower byte rate than the read stream that drew it)."""
+        return model.interpolate_latency(self.latency, throughput_bytes_per_s / self.ceiling_bytes_per_s)
 
 
 @dataclass(frozen=True)
@@ -126,8 +139,12 @@ class PredictInputs:
     units: tuple[UnitUse, ...] = ()
     sweep: tuple[SweepSample, ...] = ()
     nsight: tuple[NsightEstimate, ...] = ()
-    block_launch_per_s_per_sm: float | None = None
-    launch_rate_source: str = "nominal"
+    block_launch_per_s_per_sm: float | None = None  # one rate for every block size (tests, old callers)
+    launch_rate_source: str = NOMINAL
+    block_launch_rates: tuple[tuple[int, float], ...] = ()  # (threads per block, blocks/s per SM), measured
+    launch_overhead_ns: float | None = None  # GPU time per dependent launch (measured)
+    dram_curve: DramCurve | None = None
+    ceilings_source: str = NOMINAL  # "measured: <profile>" or "nominal"
     has_warp_trace: bool = False
     launch_id: int | None = None
     kernel_name: str | None = None
@@ -189,46 +206,142 @@ class Prediction:
 
 # ---- reading inputs ----------------------------------------------------------------------------------------
 
-_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",)
-_REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)
-_DRAM_ACTIVE = ("dram__cycles_active.avg.pct_of_peak_sustained_elapsed", *c.DRAM_THROUGHPUT_PCT)
 _FMA_PIPE = (
     "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
 )
+_FP64_PIPE = (
+    "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+)
+_TENSOR_PIPE = (
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+)
+_STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+# Stall reasons that are a warp waiting for a unit to have room (queueing), not for a latency to pass.
+_QUEUE_STALLS = (
+    "not_selected",
+    "dispatch_stall",
+    "math_pipe_throttle",
+    "lg_throttle",
+    "mio_throttle",
+    "tex_throttle",
+)
+_ALL_STALLS = (
+    "selected",
+    "wait",
+    "long_scoreboard",
+    "short_scoreboard",
+    "branch_resolving",
+    "no_instruction",
+    "drain",
+    "imc_miss",
+    "barrier",
+    "membar",
+    "misc",
+    "sleeping",
+    *_QUEUE_STALLS,
+)
 
 
-def _achievable(ceiling: object, fallback: float) -> tuple[float, str]:
-    fraction = getattr(ceiling, "fraction_of_nominal", None) if ceiling is not None else None
-    if fraction and getattr(ceiling, "measured", False):
-        return min(float(fraction), 1.0), str(getattr(ceiling, "source", "measured"))
-    return fallback, "nominal"
+def _pct_use(unit: str, pct: float | None, ceiling: Ceiling | None, source: str) -> UnitUse | None:
+    """A pipe's Nsight % of peak against the achievable share of that peak (the measured ceiling / nominal)."""
+    if pct is None:
+        return None
+    fraction = ceiling.fraction_of_nominal if ceiling is not None else None
+    if ceiling is None or not ceiling.measured or not fraction:
+        return UnitUse(unit, pct, 100.0, NOMINAL)
+    return UnitUse(unit, pct, 100.0 * min(fraction, 1.0), ceiling.source)
 
 
-def unit_uses(metrics: pl.DataFrame, ceilings: object | None = None) -> tuple[UnitUse, ...]:
-    """Each unit's % of peak from the launch's counters, against what is achievable for its access pattern."""
+def _stream_ceiling(ceilings: DeviceCeilings, read_bytes: float | None, write_bytes: float | None) -> Ceiling | None:
+    """A stream's achievable DRAM rate for its read/write mix: the read-only stream, the copy (half each) and the
+    write-only stream are measured; between them the DRAM time per byte is interpolated (bus turnarounds make a mix
+    slower than either direction alone)."""
+    copy, read, write = (
+        ceilings.dram_stream_bytes_per_s,
+        ceilings.dram_read_bytes_per_s,
+        ceilings.dram_write_bytes_per_s,
+    )
+    if copy is None or read is None or write is None or not read_bytes or write_bytes is None:
+        return copy
+    w = write_bytes / (read_bytes + write_bytes)
+    if w <= 0.5:
+        inverse = (1 - 2 * w) / read.value + 2 * w / copy.value
+    else:
+        inverse = (2 - 2 * w) / copy.value + (2 * w - 1) / write.value
+    return Ceiling(1.0 / inverse, copy.unit, copy.nominal, copy.source, None, f"stream, {w:.0%} writes")
+
+
+def unit_uses(
+    metrics: pl.DataFrame, ceilings: DeviceCeilings | None = None
+) -> tuple[tuple[UnitUse, ...], DramCurve | None]:
+    """Each unit's use from the launch's counters, against what is achievable for its access pattern on this device
+    (`tracekit.analysis.achievable`: streaming vs scattered 32-byte sectors from the sector counters), and DRAM's
+    loaded-latency curve with the launch's place on it. Without a DeviceCeilings, Nsight's % of nominal peak."""
+
+    def get(*names: str) -> float | None:
+        return c.metric(metrics, *names)
+
     uses: list[UnitUse] = []
-    sectors, requests = c.metric(metrics, *_SECTORS), c.metric(metrics, *_REQUESTS)
-    scattered = bool(sectors and requests and sectors / requests > SCATTERED_SECTORS_PER_REQUEST)
-    dram = c.metric(metrics, *_DRAM_ACTIVE)
-    if dram is not None:
-        if scattered:
-            uses.append(UnitUse("dram (scattered sectors)", dram, 100 * ACHIEVABLE_DRAM_SCATTERED, "nominal"))
-        else:
-            chosen = getattr(ceilings, "dram_stream_bytes_per_s", None)
-            fraction, source = _achievable(chosen, ACHIEVABLE_DRAM_STREAM)
-            uses.append(UnitUse("dram (stream)", dram, 100 * fraction, source))
-    l2 = c.metric(metrics, *c.L2_THROUGHPUT_PCT)
-    if l2 is not None and not scattered:
-        uses.append(UnitUse("l2", l2, 100 * ACHIEVABLE_L2, "nominal"))
-    fma = c.metric(metrics, *_FMA_PIPE)
-    if fma is not None:
-        fraction, source = _achievable(getattr(ceilings, "fp32_flop_per_s", None), ACHIEVABLE_FMA)
-        uses.append(UnitUse("fma pipe", fma, 100 * fraction, source))
-    issue = c.metric(metrics, *c.ISSUE_ACTIVE_PCT)
-    if issue is not None:
-        uses.append(UnitUse("issue", issue, 100 * ACHIEVABLE_ISSUE, "nominal"))
-    return tuple(uses)
+    work = launch_work(get)
+    pattern = access_pattern(*((work.data_bytes_per_sector, work.sectors_per_request) if work else (None, None)))
+    dram_curve = None
+    dram_pct = get("dram__cycles_active.avg.pct_of_peak_sustained_elapsed", *c.DRAM_THROUGHPUT_PCT)
+    chosen = dram_ceiling(ceilings, pattern) if ceilings is not None else None
+    if work is not None and work.dram_bytes is not None and chosen is not None and chosen[1].nominal:
+        ceiling = chosen[1]
+        if pattern.name == "stream" and ceilings is not None:
+            ceiling = _stream_ceiling(ceilings, get("dram__bytes_read.sum"), get("dram__bytes_write.sum")) or ceiling
+        rate = work.dram_bytes / (work.duration_ns * 1e-9)
+        label = f"dram ({pattern.name})"
+        uses.append(UnitUse(label, rate, ceiling.value, ceiling.source, "B/s"))
+        curve = ceilings.dram_latency_curve if ceilings is not None else ()
+        if curve and ceiling.measured:
+            top = max(p.throughput_bytes_per_s for p in curve)
+            points = tuple(sorted((p.throughput_bytes_per_s / top, p.latency_ns) for p in curve))
+            dram_curve = DramCurve(rate, ceiling.value, points, _memory_share(get), ceiling.source)
+    elif dram_pct is not None:
+        uses.append(UnitUse(f"dram ({pattern.name})", dram_pct, 100.0, NOMINAL))
+    l2_ceiling = ceilings.l2_bytes_per_s if ceilings is not None else None
+    if work is not None and work.l2_bytes is not None and l2_ceiling is not None:
+        uses.append(
+            UnitUse("l2", work.l2_bytes / (work.duration_ns * 1e-9), l2_ceiling.value, l2_ceiling.source, "B/s")
+        )
+    elif (l2 := get(*c.L2_THROUGHPUT_PCT)) is not None:
+        uses.append(UnitUse("l2", l2, 100.0, NOMINAL))
+    shared_ceiling = ceilings.shared_bytes_per_s if ceilings is not None else None
+    if work is not None and work.shared_bytes and shared_ceiling is not None:
+        rate = work.shared_bytes / (work.duration_ns * 1e-9)
+        uses.append(UnitUse("shared", rate, shared_ceiling.value, shared_ceiling.source, "B/s"))
+    tensor: Ceiling | None = None
+    if ceilings is not None and ceilings.tensor_flop_per_s:
+        tensor = max(ceilings.tensor_flop_per_s.values(), key=lambda t: t.fraction_of_nominal or 0.0)
+    pipes: tuple[tuple[str, float | None, Ceiling | None], ...] = (
+        ("fma pipe", get(*_FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
+        ("fp64 pipe", get(*_FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
+        ("tensor pipe", get(*_TENSOR_PIPE), tensor),
+    )
+    for unit, pct, pipe_ceiling in pipes:
+        found = _pct_use(unit, pct, pipe_ceiling, NOMINAL)
+        if found is not None and found.achieved > 0:
+            uses.append(found)
+    issue = get(*c.ISSUE_ACTIVE_PCT)
+    if issue is not None:  # calibrate measures no issue ceiling: one instruction per scheduler per cycle
+        uses.append(UnitUse("issue", issue, 100.0, NOMINAL))
+    return tuple(uses), dram_curve
+
+
+def _memory_share(get: Callable[..., float | None]) -> float:
+    """The share of a warp's time spent waiting for global memory (long-scoreboard stalls over all warp cycles per
+    issued instruction); 1 without the stall counters (Little's law on bytes alone)."""
+    stalls = {name: get(_STALL.format(name)) for name in _ALL_STALLS}
+    total = sum(v for v in stalls.values() if v)
+    memory = stalls.get("long_scoreboard")
+    if not total or memory is None:
+        return 1.0
+    return min(1.0, max(0.05, memory / total))
 
 
 def nsight_estimates(metrics: pl.DataFrame) -> tuple[NsightEstimate, ...]:
@@ -252,10 +365,11 @@ def inputs_from_result(
     result: LaunchAnalysis,
     metrics: pl.DataFrame | None = None,
     sweep: Sequence[SweepSample] | None = None,
-    ceilings: object | None = None,
+    ceilings: DeviceCeilings | None = None,
 ) -> PredictInputs:
     """The inputs of one analysed launch; `metrics` is its counters (Store.metrics), `sweep` other launches of
-    the same work (default: the result's fitted sweep, as throughputs), `ceilings` a DeviceCeilings."""
+    the same work (default: the result's fitted sweep, as throughputs), `ceilings` the device's (the caller reads
+    them: `tracekit.ceilings.ceilings_for`); without them, nominal peaks and no launch-rate term."""
     kernel, device = result.kernel, result.kernel.device
     missing = []
     if result.duration_ns is None:
@@ -282,10 +396,14 @@ def inputs_from_result(
                 for p in points
                 if p.throughput > 0
             ]
-    rate_ceiling = None
     threads = math.prod(int(v or 1) for v in kernel.block)
-    if ceilings is not None and hasattr(ceilings, "block_launch_ceiling"):
-        rate_ceiling = ceilings.block_launch_ceiling(threads)
+    units, dram_curve = unit_uses(frame, ceilings)
+    rates: tuple[tuple[int, float], ...] = ()
+    overhead = None
+    if ceilings is not None:
+        rates = tuple(sorted((int(k), float(v.value)) for k, v in ceilings.block_launch_per_s_per_sm.items()))
+        if ceilings.launch_overhead_s is not None:
+            overhead = ceilings.launch_overhead_s.value * 1e9
     return PredictInputs(
         compute_capability=str(device.cc),
         sm_count=int(device.sm_count or 0),
@@ -301,11 +419,14 @@ def inputs_from_result(
         ),
         achieved_warps_per_sm=result.occupancy.achieved_warps_per_sm
         or (result.warps.mean_occupancy_warps_per_sm if result.warps else None),
-        units=unit_uses(frame, ceilings),
+        units=units,
         sweep=tuple(sweep or ()),
         nsight=nsight_estimates(frame),
-        block_launch_per_s_per_sm=float(rate_ceiling.value) if rate_ceiling is not None else None,
-        launch_rate_source=str(rate_ceiling.source) if rate_ceiling is not None else "nominal",
+        launch_rate_source=ceilings.source if ceilings is not None and rates else NOMINAL,
+        block_launch_rates=rates,
+        launch_overhead_ns=overhead,
+        dram_curve=dram_curve,
+        ceilings_source=ceilings.source if ceilings is not None else NOMINAL,
         has_warp_trace=result.warps is not None,
         launch_id=result.launch_id,
         kernel_name=kernel.name,
@@ -331,31 +452,90 @@ def _occupancy(cc: str, block: int, regs: int, smem: int) -> OccupancyResult:
     return result
 
 
+Throughput = Callable[[float], float]  # concurrency (warps x ILP per SM) -> relative throughput
+
+
 @dataclass(frozen=True)
 class _Curve:
-    """Throughput as a function of concurrency, and how sure it is."""
+    """Throughput as a function of concurrency, the unit that binds it, and how sure it is."""
 
     fit: model.SaturationFit | None  # from a sweep
-    latency: float
-    bound: float | None
-    sharpness: float
-    alternatives: tuple[tuple[float, float | None, float], ...]  # (L, B, p) spanning the interval
+    throughput: Throughput
+    alternatives: tuple[Throughput, ...]  # spanning the interval
+    bound: float | None  # the throughput no concurrency passes (same scale)
+    needed: float | None  # concurrency at which the bound is (nearly) reached: Little's law L x B
     basis: str
-    unit: str | None
-    utilization: float | None
+    unit: str | None  # the binding unit (one launch's counters)
+    utilization: float | None  # of that unit, now
     relative_error: float  # added to the interval (fit residual)
     measured_range: tuple[float, float] | None
-
-    def throughput(self, conc: float) -> float:
-        return model.soft_min_throughput(conc, self.latency, self.bound, self.sharpness)
+    binding: Callable[[float], str | None]  # which unit binds at a concurrency
 
 
-def _curve(inputs: PredictInputs, current_conc: float, findings: list[Finding]) -> _Curve:
+@dataclass(frozen=True)
+class _Part:
+    """One unit's throughput against concurrency, relative to now (1 at the current concurrency)."""
+
+    unit: str
+    ratio: Callable[[float], float]  # concurrency scale -> throughput / throughput now
+    bound: float  # the ratio the unit cannot pass
+    needed_scale: float  # the concurrency scale at which it is (nearly) at its bound
+
+
+def _soft_part(unit: str, utilization: float, sharpness: float) -> _Part:
+    """A unit without a latency curve: the soft min of Volkov's n / L and its achievable bound, through now."""
+    latency, bound = model.from_utilization(1.0, 1.0, utilization, sharpness)
+    b = bound if bound is not None else math.inf
+
+    def ratio(scale: float) -> float:
+        return model.soft_min_throughput(scale, latency, bound, sharpness)
+
+    return _Part(unit, ratio, b, latency * b if bound is not None else math.inf)
+
+
+def _dram_part(unit: str, dram: DramCurve, share: float, ceiling_scale: float) -> _Part:
+    """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess."""
+    x0, top = dram.throughput_bytes_per_s, dram.ceiling_bytes_per_s * ceiling_scale
+    curve = replace(dram, ceiling_bytes_per_s=top)
+
+    def ratio(scale: float) -> float:
+        return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share) / x0
+
+    near = 0.95 * top
+    lat_now = curve.latency_at(min(x0, top * 0.999))
+    needed = near / x0 * ((1 - share) + share * curve.latency_at(near) / lat_now) if lat_now > 0 else math.inf
+    return _Part(unit, ratio, top / x0, needed)
+
+
+def _parts(inputs: PredictInputs, du: float = 0.0, p: float = model.DEFAULT_SHARPNESS, dc: float = 0.0) -> list[_Part]:
+    parts = []
+    for use in inputs.units:
+        u = min(max(use.utilization + du, 0.01), 0.999)
+        if use.unit.startswith("dram") and inputs.dram_curve is not None:
+            share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
+            parts.append(_dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc))
+        else:
+            parts.append(_soft_part(use.unit, u, p))
+    return parts
+
+
+def _min_of(parts: list[_Part], conc_now: float) -> Throughput:
+    def throughput(conc: float) -> float:
+        return min(part.ratio(conc / conc_now) for part in parts)
+
+    return throughput
+
+
+def _curve(
+    inputs: PredictInputs, current_conc: float, findings: list[Finding], work_of: Callable[[float], float]
+) -> _Curve:
+    """`work_of` turns a measured duration of the same grid into its work time (launch overhead and block starts
+    taken out), so a sweep is fitted on the work alone and block starts are added back once."""
     samples = [s for s in inputs.sweep if s.warps_per_sm > 0 and s.duration_ns > 0]
     levels = sorted({round(s.warps_per_sm * s.ilp, 1) for s in samples})
     if len(levels) >= MIN_SWEEP_OCCUPANCIES and levels[-1] / levels[0] >= MIN_SWEEP_SPAN:
         conc = [s.warps_per_sm * s.ilp for s in samples]
-        thr = [1.0 / s.duration_ns for s in samples]
+        thr = [1.0 / work_of(s.duration_ns) for s in samples]
         fit = model.fit_saturation(conc, thr)
         findings.append(
             Finding(
@@ -367,69 +547,102 @@ def _curve(inputs: PredictInputs, current_conc: float, findings: list[Finding]) 
                 fit.sharpness,
             )
         )
+
+        def fitted(conc: float) -> float:
+            return model.soft_min_throughput(conc, fit.latency, fit.bound, fit.sharpness)
+
         return _Curve(
-            fit,
-            fit.latency,
-            fit.bound,
-            fit.sharpness,
-            (),
-            "a measured sweep",
-            None,
-            None,
-            2 * fit.rms_log_error + 0.01,
-            (levels[0], levels[-1]),
+            fit=fit,
+            throughput=fitted,
+            alternatives=(),
+            bound=fit.bound,
+            needed=model.needed_concurrency(fit.latency, fit.bound) if fit.bound else None,
+            basis="a measured sweep",
+            unit=None,
+            utilization=None,
+            relative_error=2 * fit.rms_log_error + 0.01,
+            measured_range=(levels[0], levels[-1]),
+            binding=lambda conc: None,
         )
-    throughput = 1.0 / inputs.duration_ns
     if not inputs.units:
         raise PredictionRefused(
             "cannot tell latency-bound from throughput-bound: the launch has no Nsight Compute counters "
             "(SpeedOfLight, ComputeWorkloadAnalysis, SchedulerStats sections) and no occupancy sweep of three or "
             "more occupancies; profile it with ncu, or at two more occupancies"
         )
+    parts = _parts(inputs)
+    alternatives = tuple(
+        _min_of(_parts(inputs, sign * 0.05, p, sign * 0.05), current_conc)
+        for p in model.SHARPNESS_RANGE
+        for sign in (-1, 1)
+    )
+    tightest = min(parts, key=lambda part: part.bound)
     top = max(inputs.units, key=lambda u: u.utilization)
     u = min(top.utilization, 0.999)
-    latency, bound = model.from_utilization(throughput, current_conc, u, model.DEFAULT_SHARPNESS)
-    alternatives = []
-    for p in model.SHARPNESS_RANGE:
-        for du in (-0.05, 0.05):
-            uu = min(max(u + du, 0.01), 0.999)
-            lat, b = model.from_utilization(throughput, current_conc, uu, p)
-            alternatives.append((lat, b, p))
+    for use in sorted(inputs.units, key=lambda x: -x.utilization):
+        findings.append(
+            Finding(
+                "regime",
+                f"{use.describe()} ({use.source}): {use.utilization:.0%} of what it can reach",
+                use.utilization,
+            )
+        )
+    dram = inputs.dram_curve
+    if dram is not None:
+        findings.append(
+            Finding(
+                "model",
+                f"DRAM by Little's law with its loaded latency ({dram.source}): a warp waits for memory "
+                f"{dram.memory_share:.0%} of its time (long-scoreboard stalls), memory latency "
+                f"{dram.latency_at(min(dram.throughput_bytes_per_s, dram.ceiling_bytes_per_s * 0.999)):.0f} ns now, "
+                "growing along the measured curve as throughput nears the ceiling",
+                dram.memory_share,
+            )
+        )
     findings.append(
         Finding(
             "regime",
-            f"busiest unit: {top.unit} at {top.measured_pct:.1f}% of peak, {u:.0%} of the {top.achievable_pct:.0f}% "
-            f"achievable for its access pattern ({top.source}): "
+            f"busiest unit: {top.unit}, {u:.0%} of its achievable bound: "
             + ("throughput-bound" if u >= 0.9 else "latency-bound, below the knee" if u < 0.6 else "near the knee"),
             u,
         )
     )
+
+    def binding(conc: float) -> str | None:
+        return min(parts, key=lambda part: part.ratio(conc / current_conc)).unit
+
     return _Curve(
-        None,
-        latency,
-        bound,
-        model.DEFAULT_SHARPNESS,
-        tuple(alternatives),
-        "this launch's counters",
-        top.unit,
-        u,
-        0.02,
-        None,
+        fit=None,
+        throughput=_min_of(parts, current_conc),
+        alternatives=alternatives,
+        bound=tightest.bound,
+        needed=current_conc * min(part.needed_scale for part in parts),
+        basis="this launch's counters",
+        unit=top.unit,
+        utilization=u,
+        relative_error=0.02,
+        measured_range=None,
+        binding=binding,
     )
 
 
-def _launch_rate(inputs: PredictInputs, block: int) -> tuple[float, str]:
+def _launch_rate(inputs: PredictInputs, block: int) -> tuple[float, str] | None:
+    """Blocks started per second per SM for this block size: the measured rate of the nearest measured size at or
+    above it (the largest beyond the sweep); None when the device's rate was not measured."""
+    if inputs.block_launch_rates:
+        sizes = [size for size, _ in inputs.block_launch_rates]
+        chosen = next((size for size in sizes if size >= block), sizes[-1])
+        return dict(inputs.block_launch_rates)[chosen], inputs.launch_rate_source
     if inputs.block_launch_per_s_per_sm:
         return inputs.block_launch_per_s_per_sm, inputs.launch_rate_source
-    return DEFAULT_BLOCK_LAUNCH_PER_S_PER_SM, "nominal"
+    return None
 
 
-def _work_factor(throughput: object, conc: float, grid: int, blocks_per_sm: int, sm_count: int) -> float:
+def _work_factor(throughput: Throughput, conc: float, grid: int, blocks_per_sm: int, sm_count: int) -> float:
     """Time per unit of work, waves included: each wave's share of the work at its concurrency."""
-    thr = throughput  # callable conc -> throughput
     total = 0.0
     for share, fraction in model.wave_concurrency_shares(grid, blocks_per_sm, sm_count):
-        x = thr(conc * fraction)  # type: ignore[operator]
+        x = throughput(conc * fraction)
         total += share / x if x > 0 else math.inf
     return total
 
@@ -525,33 +738,34 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         )
     )
 
-    curve = _curve(inputs, conc_now, findings)
+    rated = _launch_rate(inputs, block)
+    rated_now = _launch_rate(inputs, inputs.threads_per_block)
+    overhead = inputs.launch_overhead_ns or 0.0
+    overhead = overhead if overhead < 0.5 * inputs.duration_ns else 0.0
+    launch_now = model.launch_time_ns(inputs.grid_blocks, rated_now[0], sms) if rated_now else 0.0
+    launch_new = model.launch_time_ns(grid_new, rated[0], sms) if rated else 0.0
+    fill_now = max(min(1.0, resident_now / blocks_now), 1e-9)
+
+    def work_of(duration_ns: float) -> float:
+        busy = duration_ns - overhead
+        return model.remove_launch_time(busy, launch_now) if launch_now else busy
+
+    curve = _curve(inputs, conc_now, findings, work_of)
     basis = [curve.basis]
     if inputs.has_warp_trace:
         basis.append("a warp trace")
-    if curve.unit is not None:
-        basis.append(
-            "the device's ceilings" + (" (nominal)" if all(u.source == "nominal" for u in inputs.units) else "")
-        )
+    if curve.unit is not None or rated is not None:
+        basis.append(f"the device's ceilings ({inputs.ceilings_source})")
 
-    rate, rate_source = _launch_rate(inputs, block)
-    launch_now = model.launch_time_ns(inputs.grid_blocks, rate, sms)
-    launch_new = model.launch_time_ns(grid_new, rate, sms)
-    work_now = model.remove_launch_time(inputs.duration_ns, launch_now)
-
-    def duration_with(lat: float, bound: float | None, p: float) -> float:
-        def thr(conc: float) -> float:
-            return model.soft_min_throughput(conc, lat, bound, p)
-
-        now = _work_factor(
-            thr, conc_now / max(min(1.0, resident_now / blocks_now), 1e-9), inputs.grid_blocks, blocks_now, sms
-        )
-        new = _work_factor(thr, conc_new, grid_new, blocks_new, sms)
-        return model.combine_times(work_now * new / now, launch_new)
+    def duration_with(throughput: Throughput) -> float:
+        now = _work_factor(throughput, conc_now / fill_now, inputs.grid_blocks, blocks_now, sms)
+        new = _work_factor(throughput, conc_new, grid_new, blocks_new, sms)
+        work = work_of(inputs.duration_ns) * new / now
+        return overhead + (model.combine_times(work, launch_new) if launch_new else work)
 
     # The current concurrency above already includes a partial single wave; the wave shares re-apply it.
-    predicted_ns = duration_with(curve.latency, curve.bound, curve.sharpness)
-    spread = [duration_with(lat, b, p) for lat, b, p in curve.alternatives] or [predicted_ns]
+    predicted_ns = duration_with(curve.throughput)
+    spread = [duration_with(alt) for alt in curve.alternatives] or [predicted_ns]
     err = curve.relative_error
     if curve.measured_range is not None:
         lo, hi = curve.measured_range
@@ -578,18 +792,24 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     findings.append(
         Finding(
             "launch_rate",
-            f"block starts at {rate / 1e6:.1f} per us per SM ({rate_source}): {launch_new / 1e3:.1f} us for "
-            f"{grid_new} blocks, now {launch_now / 1e3:.1f} us for {inputs.grid_blocks}",
-            launch_new,
-            "ns",
+            f"block starts at {rated[0] / 1e6:.1f} per us per SM for {block}-thread blocks ({rated[1]}): "
+            f"{launch_new / 1e3:.1f} us for {grid_new} blocks, now {launch_now / 1e3:.1f} us for "
+            f"{inputs.grid_blocks}"
+            + (f"; {overhead / 1e3:.2f} us per launch ({inputs.ceilings_source})" if overhead else "")
+            if rated
+            else "no measured block launch rate for this device (tracekit calibrate): block starts not modelled",
+            launch_new if rated else None,
+            "ns" if rated else None,
         )
     )
+    bound_now = curve.bound if curve.bound is not None and math.isfinite(curve.bound) else None
     regime = (
         "launch"
         if launch_new > 0.7 * predicted_ns
-        else ("throughput" if curve.bound is not None and curve.throughput(conc_new) > 0.9 * curve.bound else "latency")
+        else ("throughput" if bound_now is not None and curve.throughput(conc_new) > 0.9 * bound_now else "latency")
     )
-    needed = model.needed_concurrency(curve.latency, curve.bound) if curve.bound else None
+    needed = curve.needed if curve.needed is not None and math.isfinite(curve.needed) else None
+    binding_unit = curve.binding(conc_new) if curve.unit is not None else None
     if needed is not None:
         findings.append(
             Finding(
@@ -619,7 +839,7 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
             )
         else:
             narrow = "profile it at an occupancy beyond the measured range, near the one asked about"
-        if curve.unit is not None and all(u.source == "nominal" for u in inputs.units):
+        if curve.unit is not None and inputs.ceilings_source == NOMINAL:
             narrow += "; measure the device's ceilings (tracekit calibrate)"
     nsight = None
     if theo_new > theo_now:
@@ -648,8 +868,8 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         new=new_state,
         predicted=Predicted(predicted_ns, speedup, low, high, duration_low, duration_high),
         regime=regime,
-        binding_unit=curve.unit,
-        utilization=curve.utilization,
+        binding_unit=binding_unit,
+        utilization=next((u.utilization for u in inputs.units if u.unit == binding_unit), curve.utilization),
         needed_concurrency=needed,
         basis=tuple(basis),
         findings=tuple(findings),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -53,10 +54,22 @@ def predict_command(
     ilp: Annotated[float | None, typer.Option("--ilp", help="Independent requests per warp (now: 1).")] = None,
     grid: Annotated[int | None, typer.Option("--grid", help="Blocks in the grid (the same total work).")] = None,
     kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose name contains this.")] = None,
+    ceilings: Annotated[
+        Path | None,
+        typer.Option(
+            "--ceilings",
+            help="A ceilings profile (tracekit calibrate -o FILE); default: the device's shipped measured profile, "
+            "else nominal peaks.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Predict what a changed block size, registers, shared memory, occupancy, ILP or grid would buy a launch."""
+    if ceilings is not None:
+        from tracekit.ceilings import read_profile
+
+        read_profile(ceilings)  # a bad profile is one line, before anything is imported
     store = open_store(db)
     launches = resolve_launches(store, source, kernel)
     if launches.height == 0:
@@ -66,7 +79,7 @@ def predict_command(
         results = analyze_stored(store, launches)
     knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "ilp": ilp, "grid": grid}
     knobs = {k: v for k, v in knobs.items() if v is not None}
-    predictions = [predict_stored(store, result, **knobs) for result in results]
+    predictions = [predict_stored(store, result, ceilings, **knobs) for result in results]
     if as_json:
         print_json([prediction_dict(p) for p in predictions])
         return
