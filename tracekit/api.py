@@ -325,9 +325,10 @@ class TraceAnalysis:
         return analyze_stored(self.store, self.store.launches(import_id=import_id), pairs)
 
 
-def predict_stored(store: Store, result: LaunchAnalysis, **knobs: Any) -> Any:
+def predict_stored(store: Store, result: LaunchAnalysis, ceilings: Any = None, **knobs: Any) -> Any:
     """The prediction for one analysed launch, its counters and device ceilings read from `store`: the one
-    function behind `tracekit predict`, `results.predict(...)` and the dashboard's what-if."""
+    function behind `tracekit predict`, `results.predict(...)` and the dashboard's what-if. `ceilings`: a profile
+    path (`--ceilings FILE`) or DeviceCeilings; default the device's shipped profile, else nominal peaks."""
     from tracekit.analysis.predict import Change, predict
 
     change = Change(
@@ -341,31 +342,29 @@ def predict_stored(store: Store, result: LaunchAnalysis, **knobs: Any) -> Any:
     unknown = set(knobs) - {"block", "regs", "smem", "warps_per_sm", "ilp", "grid"}
     if unknown:
         raise TracekitError(f"unknown knob(s) {', '.join(sorted(unknown))}: block, regs, smem, warps_per_sm, ilp, grid")
-    return predict(predict_inputs(store, result), change)
+    return predict(predict_inputs(store, result, ceilings), change)
 
 
-def predict_inputs(store: Store, result: LaunchAnalysis) -> Any:
-    """`PredictInputs` of one analysed launch: its counters from `store`, the device's ceilings (nominal
-    fallbacks inside the model when `tracekit.ceilings` has no profile)."""
+def predict_inputs(store: Store, result: LaunchAnalysis, ceilings: Any = None) -> Any:
+    """`PredictInputs` of one analysed launch: its counters from `store` and the device's ceilings (`ceilings`: a
+    profile path or DeviceCeilings; default `ceilings_for` the device: its shipped measured profile, else nominal
+    peaks, which the prediction's basis names)."""
     from tracekit.analysis.predict import inputs_from_result
+    from tracekit.ceilings import DeviceCeilings, ceilings_for
 
     metrics = store.metrics([result.launch_id]) if result.launch_id is not None else None
-    ceilings = None
-    try:
-        from tracekit.ceilings import ceilings_for
-
-        device = result.kernel.device
-        ceilings = ceilings_for(device.name, device.cc, device.sm_count)
-    except (ImportError, TracekitError):
-        ceilings = None
+    device = result.kernel.device
+    if not isinstance(ceilings, DeviceCeilings):
+        ceilings = ceilings_for(device.name, device.cc, device.sm_count, override=ceilings)
     return inputs_from_result(result, metrics, ceilings=ceilings)
 
 
-def what_to_try_stored(store: Store, result: LaunchAnalysis, top: int = 3) -> list[Any]:
-    """The best few predicted changes for one launch (`tracekit.analysis.predict.what_to_try`), best first."""
+def what_to_try_stored(store: Store, result: LaunchAnalysis, top: int = 5, ceilings: Any = None) -> list[Any]:
+    """The best few predicted changes for one launch (`tracekit.analysis.predict.what_to_try`: block size,
+    registers, shared memory, ILP, grid), best first."""
     from tracekit.analysis.predict import what_to_try
 
-    return what_to_try(predict_inputs(store, result), top=top)
+    return what_to_try(predict_inputs(store, result, ceilings), top=top)
 
 
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows
