@@ -133,9 +133,18 @@ def test_html_report_content_and_escaping(cli, db_path, tmp_path, tiny_and_ncu):
     # (plotly.js itself names a few addresses in strings, e.g. map tile styles it never loads here)
     assert 'src="http' not in outside_bundle and 'href="http' not in outside_bundle
     assert "cdn" not in outside_bundle.lower()
-    # Figures: the traced launch's timeline heatmap, occupancy over time and latency histogram.
-    assert parser.figure_divs == 3
-    assert len(re.findall(r'<script type="application/json" id="fig-\d+-data">', text)) == 3
+    # Figures: the traced launch's timeline heatmap, occupancy over time and latency histogram; each counted
+    # launch's speed-of-light chart, and its roofline where FLOPs were counted (the launch page's figures).
+    counted = [r for r in results if r["classification"]["utilization"]]
+    rooflines = [
+        r
+        for r in counted
+        if (roof := (r.get("ceilings") or {}).get("roofline"))
+        and roof["achieved_flop_per_s"]
+        and any(p["arithmetic_intensity_flop_per_byte"] for p in roof["points"])
+    ]
+    assert counted and parser.figure_divs == 3 + len(counted) + len(rooflines)
+    assert len(re.findall(r'<script type="application/json" id="fig-\d+-data">', text)) == parser.figure_divs
 
 
 def test_markdown_report(cli, db_path, tiny_and_ncu):

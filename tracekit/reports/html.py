@@ -168,8 +168,19 @@ def _launch_section(
     parts = [
         f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
         f'<span class="kernel">{esc(content.kernel_name)}</span></h2>',
-        _verdict_block(content),
     ]
+    # The launch page's order: the engine's headline, speed of light and roofline (one figure builder for both),
+    # then the evidence and the tables.
+    if result.classification.headline:
+        parts.append(f'<p class="headline"><strong>{esc(result.classification.headline)}</strong></p>')
+    roofline = result.ceilings.roofline if result.ceilings else None
+    for title, figure in (
+        ("Speed of light", figures.speed_of_light_figure(result)),
+        ("Roofline", figures.roofline_figure(roofline) if roofline is not None else None),
+    ):
+        if figure is not None:
+            parts.append(f"<h3>{title}</h3>" + sink.embed(figure))
+    parts.append(_verdict_block(content))
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):
         parts.append(render_table(tables.pop(title)))
