@@ -28,8 +28,9 @@ DEFAULT_SHARPNESS = 2.0
 SHARPNESS_RANGE = (1.5, 4.0)
 # Fitted sharpness is searched over this grid (p from 0.3 to 8).
 _SHARPNESS_GRID = tuple(0.3 + 0.05 * i for i in range(155))
-# Time from block launches and time from the work overlap partly: combined as a p-norm of this order.
-LAUNCH_OVERLAP_ORDER = 2.0
+# Block starts (the block scheduler) and the work (the SMs) run on different hardware at the same time: the slower
+# binds, Volkov's sharp min for a deterministic server. A finite order would blend them as a p-norm.
+LAUNCH_OVERLAP_ORDER = math.inf
 
 
 def model_throughput(n: float, latency: float | None, bound: float | None) -> float | None:
@@ -139,14 +140,20 @@ def launch_time_ns(grid_blocks: int, blocks_per_s_per_sm: float, sm_count: int) 
 
 
 def combine_times(work_ns: float, launch_ns: float, order: float = LAUNCH_OVERLAP_ORDER) -> float:
-    """Work and block launches overlap partly: a p-norm of the two (max for order -> infinity, sum for 1)."""
+    """Work and block launches overlap: a p-norm of the two (max for order -> infinity, sum for 1)."""
+    if math.isinf(order):
+        return max(work_ns, launch_ns)
     return float((work_ns**order + launch_ns**order) ** (1.0 / order))
 
 
 def remove_launch_time(total_ns: float, launch_ns: float, order: float = LAUNCH_OVERLAP_ORDER) -> float:
-    """The work time inside a measured duration, given the launch time (inverse of `combine_times`)."""
+    """The work time inside a measured duration, given the launch time (inverse of `combine_times`). A launch at
+    its block launch rate hides its work: then the work is taken as the whole duration (a lower bound on what
+    larger blocks buy)."""
+    if math.isinf(order):
+        return total_ns
     rest = total_ns**order - launch_ns**order
-    return float(rest ** (1.0 / order)) if rest > 0 else total_ns * 0.05
+    return float(rest ** (1.0 / order)) if rest > 0 else total_ns
 
 
 def loaded_latency_throughput(
