@@ -17,6 +17,7 @@ from tracekit.store import Store
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE
 from .pages_launch import launch_table
+from .panels import GRAPH_CONFIG
 
 
 def _chooser(a: str | None, b: str | None) -> html.Form:
@@ -51,6 +52,30 @@ def _verdict(label: str, analysis: LaunchPage) -> html.Div:
         ],
         id=f"compare-verdict-{side}",
     )
+
+
+def answer_charts(analyses: dict[str, LaunchPage]) -> dict[str, list]:
+    """Each side's speed-of-light chart and roofline, on shared axes (the speed of light is always 0 to 110% of
+    the nominal peak; the rooflines share the ranges that hold both launches' points and ridges)."""
+    rooflines = {
+        label: a.result.ceilings.roofline
+        for label, a in analyses.items()
+        if a.result is not None and a.result.ceilings is not None and a.result.ceilings.roofline is not None
+    }
+    axes = figures.roofline_axes(list(rooflines.values()))
+    charts: dict[str, list] = {}
+    for label, analysis in analyses.items():
+        side = label.lower()
+        parts: list = []
+        result = analysis.result
+        sol = figures.speed_of_light_figure(result) if result is not None else None
+        if sol is not None:
+            parts += [html.H4("Speed of light"), dcc.Graph(id=f"compare-sol-{side}", figure=sol, config=GRAPH_CONFIG)]
+        roof = figures.roofline_figure(rooflines[label], axes) if label in rooflines and axes else None
+        if roof is not None:
+            parts += [html.H4("Roofline"), dcc.Graph(id=f"compare-roofline-{side}", figure=roof, config=GRAPH_CONFIG)]
+        charts[label] = parts
+    return charts
 
 
 def difference_table(analyses: dict[str, LaunchPage]) -> list:
@@ -119,6 +144,7 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
         page.append(html.P(f"No launch {' and '.join(missing)} in the store.", className="error"))
         return html.Div(page)
     analyses: dict[str, LaunchPage] = found  # type: ignore[assignment] - None ruled out above
+    charts = answer_charts(analyses)
     columns = []
     for label, analysis in analyses.items():
         launch_id = ids[label]
@@ -133,6 +159,7 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
                     ),
                     dcc.Link("open launch page", href=f"/launch/{launch_id}"),
                     _verdict(label, analysis),
+                    *charts[label],
                     launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
                 ],
                 className="compare-column",

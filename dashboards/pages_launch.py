@@ -351,7 +351,10 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
         {"label": f"SM {sm}", "value": str(sm)} for sm in (aggregates.sm_ids if aggregates else [])
     ]
     verdict, analysis_panels = page_sections(cache, analysis)
-    timeline_part = [timeline_section(*reversed(full_timeline(cache, launch)), sm_options)] if aggregates else []
+    timeline_part = []
+    if aggregates is not None:  # a traced launch: its warps on the SMs (no empty frame for the others)
+        figure, note = full_timeline(cache, launch)
+        timeline_part = [timeline_section(note, figure, sm_options)]
     return html.Div(
         [
             dcc.Store(id="launch-id", data=launch_id),

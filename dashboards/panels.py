@@ -96,7 +96,7 @@ NO_TRIES = (
     "No change the predictor models (block size, registers, shared memory, ILP, grid) is predicted to gain 2% or "
     "more for this launch."
 )
-GRAPH_CONFIG = {"displaylogo": False}
+GRAPH_CONFIG: Any = {"displaylogo": False}
 
 
 def verdict_line(result: LaunchAnalysis) -> str:

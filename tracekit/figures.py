@@ -673,9 +673,9 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
         )
     )
     ticks = [
-        (label, 100.0 * achievable[u.limiter].ceiling_value / achievable[u.limiter].nominal, u.limiter)
+        (label, 100.0 * ceiling.ceiling_value / nominal, u.limiter)
         for u, label in zip(rows, labels, strict=True)
-        if u.limiter in achievable and achievable[u.limiter].nominal
+        if (ceiling := achievable.get(u.limiter)) is not None and (nominal := ceiling.nominal)
     ]
     if ticks:
         figure.add_trace(
@@ -803,5 +803,42 @@ def roofline_figure(
         legend={"orientation": "h", "y": 1.12, "x": 0},
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP per byte)", "range": [x_low, x_high]},
         yaxis={"type": "log", "title": "FLOP/s", "range": [y_low, y_high]},
+    )
+    return figure
+
+
+def occupancy_figure(result: LaunchAnalysis) -> go.Figure | None:
+    """Warps per SM: theoretical (the calculator), achieved (the counter), resident on average (the trace) and the
+    occupancy that hides latency (the verdict's latency x throughput), against the device's warp slots."""
+    occupancy = result.occupancy
+    rows = [
+        ("theoretical", occupancy.theoretical_warps_per_sm),
+        ("achieved (counter)", occupancy.achieved_warps_per_sm),
+        ("resident, mean (trace)", result.warps.mean_occupancy_per_active_sm_warps if result.warps else None),
+        ("needed to hide latency", result.classification.needed_occupancy_warps_per_sm),
+    ]
+    shown = [(label, value) for label, value in rows if value is not None]
+    if not shown:
+        return None
+    figure = go.Figure(
+        go.Bar(
+            x=[value for _, value in shown],
+            y=[label for label, _ in shown],
+            orientation="h",
+            text=[f"{value:.1f}" for _, value in shown],
+            textposition="outside",
+            cliponaxis=False,
+            marker={"color": UNIT_COLOR},
+            hovertemplate="%{y}: %{x:.2f} warps per SM<extra></extra>",
+        )
+    )
+    if occupancy.max_warps_per_sm:
+        figure.add_vline(x=occupancy.max_warps_per_sm, line_dash="dot", line_color="#888")
+    figure.update_layout(
+        height=260,
+        margin={"l": 170, "r": 30, "t": 30, "b": 45},
+        plot_bgcolor="white",
+        xaxis={"title": "warps per SM", "rangemode": "tozero"},
+        showlegend=False,
     )
     return figure

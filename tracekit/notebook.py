@@ -1,0 +1,94 @@
+"""A result in a notebook: `LaunchAnalysis._repr_html_` (the headline, the speed-of-light chart, the roofline and
+What to try first) and `result.figure(name)` (plotly figures), mixed into the result type.
+
+Renders only what the engine returned, with the figure builder the dashboard and the report use
+(`tracekit.figures`). Everything from an input is escaped; plotly.js comes from its CDN (`include_plotlyjs`).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from tracekit.analysis.types import LaunchAnalysis
+
+FIGURES = ("speed_of_light", "roofline", "occupancy", "stalls", "sweep")
+
+
+def launch_figure(result: LaunchAnalysis, name: str) -> go.Figure:
+    """The named figure of one result; ValueError for an unknown name or a launch without its data."""
+    from tracekit import figures
+
+    if name not in FIGURES:
+        raise ValueError(f"no figure {name!r}: one of {', '.join(FIGURES)}")
+    figure: go.Figure | None = None
+    if name == "speed_of_light":
+        figure = figures.speed_of_light_figure(result)
+    elif name == "roofline":
+        roofline = result.ceilings.roofline if result.ceilings else None
+        figure = figures.roofline_figure(roofline) if roofline is not None else None
+    elif name == "occupancy":
+        figure = figures.occupancy_figure(result)
+    elif name == "stalls":
+        figure = figures.stall_figure(result.stalls.by_reason) if result.stalls.by_reason else None
+    elif name == "sweep":
+        figure = figures.sweep_figure(result.sweep) if result.sweep else None
+    if figure is None:
+        raise ValueError(f"launch {result.launch_id} has no data for the {name} figure")
+    return figure
+
+
+def _tries(result: LaunchAnalysis) -> list[Any]:
+    from tracekit.analysis.predict import what_to_try
+    from tracekit.errors import TracekitError
+
+    if not result.classification.utilization:
+        return []
+    try:
+        return what_to_try(result)
+    except (TracekitError, ValueError, TypeError):
+        return []
+
+
+def launch_html(result: LaunchAnalysis) -> str:
+    """The result as a notebook shows it: escaped text, the charts as plotly HTML (plotly.js from the CDN)."""
+    verdict = result.classification
+    name = html.escape(result.kernel.name or f"launch {result.launch_id}")
+    mode = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
+    parts = [
+        '<div class="tracekit-result">',
+        f"<h3 style='font-family:monospace'>{name}</h3>",
+        f"<p><b>{html.escape(verdict.headline or mode)}</b><br>{html.escape(mode)}</p>",
+    ]
+    script: str | bool = "cdn"
+    for figure_name in ("speed_of_light", "roofline"):
+        try:
+            figure = launch_figure(result, figure_name)
+        except ValueError:
+            continue
+        parts.append(figure.to_html(include_plotlyjs=script, full_html=False, default_height=300))
+        script = False  # one script tag for the cell
+    tries = _tries(result)
+    if tries:
+        items = "".join(
+            f"<li><b>{html.escape(t.change.describe())}</b>: {t.predicted.speedup:.2f}x "
+            f"({t.predicted.low:.2f}x to {t.predicted.high:.2f}x); {html.escape('; '.join(t.basis))}</li>"
+            for t in tries
+        )
+        parts.append(f"<h4>What to try first</h4><ol>{items}</ol>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+class NotebookDisplay:
+    """Mixed into `LaunchAnalysis`: how a result shows itself in Jupyter, and its figures."""
+
+    def _repr_html_(self) -> str:
+        return launch_html(self)  # type: ignore[arg-type]
+
+    def figure(self, name: str) -> go.Figure:
+        """`result.figure("speed_of_light" | "roofline" | "occupancy" | "stalls" | "sweep")`: a plotly figure."""
+        return launch_figure(self, name)  # type: ignore[arg-type]
