@@ -335,7 +335,7 @@ def _event_frames(path: Path, document: Any) -> dict[str, pl.DataFrame]:
             cat = event.get("cat")
         except AttributeError:
             raise InputError(str(path), f"traceEvents[{index}] is not an object") from None
-        if cat is not None:
+        if type(cat) is str:
             bucket = buckets.get(cat)
             if bucket is None:
                 bucket = buckets[cat] = []
@@ -394,6 +394,14 @@ def _event_frames(path: Path, document: Any) -> dict[str, pl.DataFrame]:
 
 
 def _assemble(path: Path, document: dict[str, Any], frames: dict[str, pl.DataFrame]) -> ParsedImport:
+    """The import from the event frames; a time beyond what int64 ns hold (±292 years) is refused."""
+    try:
+        return _assemble_frames(path, document, frames)
+    except pl.exceptions.InvalidOperationError:
+        raise InputError(str(path), "an event's ts or dur is beyond the nanosecond range (±292 years)") from None
+
+
+def _assemble_frames(path: Path, document: dict[str, Any], frames: dict[str, pl.DataFrame]) -> ParsedImport:
     kernel_frame, call_frame, range_frame, copy_frame = (
         frames[name] for name in ("kernels", "calls", "ranges", "copies")
     )

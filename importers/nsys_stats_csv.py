@@ -106,16 +106,20 @@ def _split_units(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]]:
     return frame.rename(renames), units
 
 
-def _number(path: Path, frame: pl.DataFrame, column: str, dtype: Any, line: int) -> pl.Series:
-    """A column as numbers; a cell that is not one is refused, naming its line."""
+def _number(path: Path, frame: pl.DataFrame, column: str, dtype: Any, line: int, scale: float = 1.0) -> pl.Series:
+    """A column as numbers (times `scale`); a cell that is not a finite number within int64 once scaled (ns,
+    bytes) is refused, naming its line."""
     text = frame[column].str.strip_chars()
     values = text.cast(dtype, strict=False)
     bad = values.is_null() & text.is_not_null() & (text != "")
+    if dtype == pl.Float64:
+        values = values * scale
+        bad = bad | ~(values.abs() < 2.0**63).fill_null(True)
     if bad.any():
         row = int(bad.arg_max() or 0)
-        raise InputError(
-            str(path), f"{column} is {text[row]!r}, not a number", line=line + 1 + row
-        )  # line of the header + row
+        raise InputError(  # the header's line + the row
+            str(path), f"{column} is {text[row]!r}, not a number in range", line=line + 1 + row
+        )
     return values
 
 
@@ -125,12 +129,14 @@ def _parse(path: Path, frame: pl.DataFrame, line: int) -> ParsedImport:
         if needed not in frame.columns:
             raise InputError(str(path), f"an nsys stats GPU trace without its {needed} column", line=line)
     warnings: list[str] = []
-    time_scale = {name: TIME_UNITS_NS.get(units.get(name, "ns")) for name in ("Start", "Duration")}
-    for name, scale in time_scale.items():
-        if scale is None:
-            raise InputError(str(path), f"{name}: unknown time unit {units[name]!r}", line=line)
-    start = (_number(path, frame, "Start", pl.Float64, line) * time_scale["Start"]).round().cast(pl.Int64)
-    duration = (_number(path, frame, "Duration", pl.Float64, line) * time_scale["Duration"]).round()
+    time_scale: dict[str, float] = {}
+    for name in ("Start", "Duration"):
+        unit = units.get(name, "ns")
+        if unit not in TIME_UNITS_NS:
+            raise InputError(str(path), f"{name}: unknown time unit {unit!r}", line=line)
+        time_scale[name] = TIME_UNITS_NS[unit]
+    start = _number(path, frame, "Start", pl.Float64, line, time_scale["Start"]).round().cast(pl.Int64)
+    duration = _number(path, frame, "Duration", pl.Float64, line, time_scale["Duration"]).round()
     columns: dict[str, pl.Series] = {"start_ns": start, "duration_ns": duration}
     for source, field in KERNEL_COLUMNS.items():
         if source in frame.columns:
@@ -142,7 +148,7 @@ def _parse(path: Path, frame: pl.DataFrame, line: int) -> ParsedImport:
             scale = SIZE_UNITS_BYTES.get(unit)
             if scale is None:
                 raise InputError(str(path), f"{source}: unknown size unit {unit!r}", line=line)
-            values = (_number(path, frame, source, pl.Float64, line) * scale).round().cast(pl.Int64)
+            values = _number(path, frame, source, pl.Float64, line, scale).round().cast(pl.Int64)
             if field != "bytes" and scale > 1:  # rounded to the unit's last decimal: not the launch's exact size
                 rounded_smem = True
                 continue

@@ -87,15 +87,16 @@ def read(path: Path, **options: Any) -> ParsedImport:
             if count is None or count < 1 or total is None:
                 raise InputError(str(path), f"kernel {name!r} ({where}) has no count or time (ns)")
             aggregated += count > 1
-            dropped += len(node.get("children") or [])
+            below = node.get("children") or []
+            dropped += len(below) if isinstance(below, list) else 0
             device = values.get("device_id")
             launches.append(
                 {
                     "launch_key": launch_key,
                     "kernel_name": demangle(name),
                     "mangled_name": name if name.startswith("_Z") else None,
-                    "device_id": int(device) if isinstance(device, int | str) and str(device).isdigit() else None,
-                    "device_type": values.get("device_type"),
+                    "device_id": int(device) if str(device).isdigit() and len(str(device)) < 10 else None,
+                    "device_type": values["device_type"] if isinstance(values.get("device_type"), str) else None,
                     "duration_ns": total / count,
                     "nvtx_path": " > ".join(scopes) or None,
                 }
