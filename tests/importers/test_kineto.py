@@ -12,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from tracekit.analysis.kernel_key import demangler_neutral, kernel_key, normalize_kernel_name
@@ -21,6 +23,7 @@ from tracekit.errors import InputError
 from tracekit.importers import detect_format, kineto, read_file
 from tracekit.ingest import ingest
 from tracekit.store import Store
+from tracekit.validate import check_values
 
 GH200 = "kineto_GH200_transformer.pt.trace.json"
 STEP = "torch_step/torch_step.pt.trace.json"
@@ -221,3 +224,35 @@ def test_a_cpu_only_trace_imports_with_a_warning(tmp_path) -> None:
     parsed = read_file(path)
     assert parsed.launches.height == 0
     assert any("no kernel events" in w for w in parsed.warnings)
+
+
+HOSTILE = [None, "x", -1, 1.5, [], {}, [1, 2], True, 2**70, "1e3", [1, "a", 3], -5.0, 1e300, 0]
+EVENT_KEYS = ["ts", "dur", "pid", "tid", "name", "ph", "cat"]
+ARG_KEYS = ["grid", "block", "shared memory", "registers per thread", "correlation", "device", "stream", "bytes"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from(EVENT_KEYS + ARG_KEYS), st.sampled_from(HOSTILE)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_any_event_values_give_an_import_or_one_input_error(sample_trace, tmp_path, changes) -> None:
+    """Hostile values in the recorded step's events: an import whose values pass the store's checks, or one
+    InputError line, never another exception."""
+    document = json.loads(sample_trace(STEP).read_text(encoding="utf-8"))
+    events = [e for e in document["traceEvents"] if e.get("cat") in ("kernel", "cuda_runtime", "gpu_memset", "cpu_op")]
+    for index, key, value in changes:
+        event = events[index % len(events)]
+        if key in EVENT_KEYS:
+            event[key] = value
+        else:
+            event.setdefault("args", {})[key] = value
+    path = tmp_path / "hostile.pt.trace.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    try:
+        check_values(str(path), kineto.read(path).conformed())
+    except InputError as error:
+        assert "\n" not in str(error)
