@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 import polars as pl
 
@@ -647,6 +648,31 @@ def _work_factor(throughput: Throughput, conc: float, grid: int, blocks_per_sm: 
     return total
 
 
+def _expected_max_normal(k: int) -> float:
+    """E[max of k independent standard normals] (Blom's approximation; 0 for one)."""
+    if k <= 1:
+        return 0.0
+    return NormalDist().inv_cdf((k - 0.375) / (k + 0.25))
+
+
+def _residency(keep: float, block_now: int, block_new: int, waves_now: float) -> tuple[float, str]:
+    """The share of theoretical warps a new block size keeps resident. A block frees its slot only when its last warp
+    ends, so the warps that finished first leave their slots idle: with warp lifetimes spread by a coefficient of
+    variation cv, a block of k warps lives E[max of k] = m (1 + cv x s_k) for mean m, and keeps m / E[max] of its
+    slots busy. cv is read from the launch's own lost share (the whole gap taken as end spread, so an upper bound:
+    block starts cost some too); only a launch of two or more waves shows it."""
+    k_now, k_new = max(1, math.ceil(block_now / 32)), max(1, math.ceil(block_new / 32))
+    s_now, s_new = _expected_max_normal(k_now), _expected_max_normal(k_new)
+    if k_new == k_now or s_now <= 0 or waves_now < 2 or keep >= 0.999:
+        return keep, "the same share: "
+    cv = (1.0 / keep - 1.0) / s_now
+    kept = 1.0 / (1.0 + cv * s_new)
+    return kept, (
+        f"a block frees its slot when its last warp ends: warp lifetimes spread by cv {cv:.2f} (from that lost "
+        f"share at {k_now} warps per block) keep {kept:.0%} at {k_new} warps per block: "
+    )
+
+
 def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Prediction:
     """The predicted duration of the launch under `change`, its interval, basis and reasoning."""
     if isinstance(inputs, LaunchAnalysis):
@@ -718,12 +744,14 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
             "warps/SM",
         )
     )
-    achieved_new = theo_new * keep
+    keep_new, spread_text = _residency(keep, inputs.threads_per_block, block, inputs.grid_blocks / (blocks_now * sms))
+    achieved_new = theo_new * keep_new
     findings.append(
         Finding(
             "achieved",
             f"the launch keeps {keep:.0%} of its theoretical warps resident ({achieved_now:.1f} of {theo_now:g}: "
-            f"block starts and finishes); the same share of {theo_new:g} is {achieved_new:.1f} warps per SM",
+            f"block starts and finishes); {spread_text}{keep_new:.0%} of {theo_new:g} is {achieved_new:.1f} warps "
+            "per SM",
             achieved_new,
             "warps/SM",
         )
