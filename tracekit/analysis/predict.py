@@ -329,9 +329,29 @@ def unit_uses(
         if found is not None and found.achieved > 0:
             uses.append(found)
     issue = get(*c.ISSUE_ACTIVE_PCT)
-    if issue is not None:  # calibrate measures no issue ceiling: one instruction per scheduler per cycle
-        uses.append(UnitUse("issue", issue, 100.0, NOMINAL))
+    if issue is not None:
+        uses.append(_issue_use(issue, get))
     return tuple(uses), dram_curve
+
+
+def _issue_use(issue_pct: float, get: Callable[..., float | None]) -> UnitUse:
+    """The issue slots: one instruction per scheduler per cycle nominal (calibrate measures no issue ceiling). Where
+    warps already queue for issue (not-selected and dispatch stalls), the queueing delay shows the rate this code
+    really issues at: an M/M/1 server of capacity mu at arrival rate lambda waits Wq = lambda / (mu (mu - lambda))
+    cycles, so mu = (Wq lambda + sqrt((Wq lambda)^2 + 4 Wq lambda)) / (2 Wq); the smaller of mu and 1 is the
+    ceiling (a dependent FMA chain with dispatch stalls issues at about 0.6 per cycle, not 1)."""
+    rate = issue_pct / 100.0
+    waits = [get(_STALL.format(name)) for name in ("not_selected", "dispatch_stall")]
+    wq = sum(w for w in waits if w)
+    cycle = sum(v for v in (get(_STALL.format(name)) for name in _ALL_STALLS) if v)
+    # Warps wake together (a load returns to many at once), so some waiting shows at any load; only a queue that
+    # takes a third or more of a warp's cycles says the server itself is near its capacity.
+    if wq <= 0 or rate <= 0 or wq < cycle / 3:
+        return UnitUse("issue", issue_pct, 100.0, NOMINAL)
+    mu = (wq * rate + math.sqrt((wq * rate) ** 2 + 4 * wq * rate)) / (2 * wq)
+    if mu >= 1.0:
+        return UnitUse("issue", issue_pct, 100.0, NOMINAL)
+    return UnitUse("issue", issue_pct, 100.0 * mu, f"queueing in this launch's issue stalls, {wq:.2g} cycles")
 
 
 def _memory_share(get: Callable[..., float | None]) -> float:
