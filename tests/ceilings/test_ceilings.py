@@ -21,6 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 RAW = REPO / "sample_traces" / "ceilings" / "h100"
 SHIPPED = REPO / "tracekit" / "ceilings" / "profiles" / "nvidia-h100-80gb-hbm3.json"
 H100 = "NVIDIA H100 80GB HBM3"
+# Each measured GPU: its two calibrate runs (sample_traces/ceilings/<gpu>/) and the profile shipped from run 1.
+MEASURED = {
+    "h100": (RAW, SHIPPED),
+    "h200": (
+        REPO / "sample_traces" / "ceilings" / "h200",
+        REPO / "tracekit" / "ceilings" / "profiles" / "nvidia-h200.json",
+    ),
+}
 
 # Two calibrate runs agree within the larger spread of their repeats, or within these run-to-run tolerances
 # (docs/ceilings.md): the repeats of one run share the SM clock of that process, two runs do not (FP32 FMA: 0.18%
@@ -47,9 +55,11 @@ def flat(profile: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def test_each_ceiling_of_run_1_is_within_the_spread_of_run_2() -> None:
-    one = flat(json.loads((RAW / "profile_run1.json").read_text()))
-    two = flat(json.loads((RAW / "profile_run2.json").read_text()))
+@pytest.mark.parametrize("gpu", sorted(MEASURED))
+def test_each_ceiling_of_run_1_is_within_the_spread_of_run_2(gpu: str) -> None:
+    raw_folder = MEASURED[gpu][0]
+    one = flat(json.loads((raw_folder / "profile_run1.json").read_text()))
+    two = flat(json.loads((raw_folder / "profile_run2.json").read_text()))
     assert one.keys() == two.keys() and len(one) >= 20
     for name, first in one.items():
         second = two[name]
@@ -58,9 +68,11 @@ def test_each_ceiling_of_run_1_is_within_the_spread_of_run_2() -> None:
         assert abs(first["value"] - second["value"]) <= tolerance * second["value"], (name, first, second)
 
 
-def test_the_shipped_profile_is_run_1_summarized_from_its_raw_output() -> None:
-    shipped = json.loads(SHIPPED.read_text())
-    raw = json.loads((RAW / "raw_run1.json").read_text())
+@pytest.mark.parametrize("gpu", sorted(MEASURED))
+def test_the_shipped_profile_is_run_1_summarized_from_its_raw_output(gpu: str) -> None:
+    raw_folder, shipped_file = MEASURED[gpu]
+    shipped = json.loads(shipped_file.read_text())
+    raw = json.loads((raw_folder / "raw_run1.json").read_text())
     again = summarize(raw, raw["command"])
     assert flat(again).keys() == flat(shipped).keys()
     for name, ceiling in flat(again).items():
@@ -89,6 +101,18 @@ def test_h100_lookup_returns_the_shipped_measured_profile() -> None:
     assert curve[-1].latency_ns > 3 * curve[0].latency_ns  # and climbs steeply near the ceiling
     assert profile.latency_at(0.0) == curve[0].latency_ns
     assert ceilings_for(H100.lower(), "90").source == profile.source  # name and CC spellings
+
+
+def test_h200_lookup_returns_its_own_measured_profile() -> None:
+    """The H200 has the H100's SMs and clocks with HBM3e: its compute ceilings match the H100's, its DRAM ones are
+    higher (measured on the lent H200, sample_traces/ceilings/h200/)."""
+    h200, h100 = ceilings_for("NVIDIA H200", "9.0", 132), ceilings_for(H100, "9.0", 132)
+    assert h200.source == "measured: tracekit/ceilings/profiles/nvidia-h200.json"
+    stream, h100_stream = h200.dram_stream_bytes_per_s, h100.dram_stream_bytes_per_s
+    assert stream is not None and h100_stream is not None and stream.nominal == 4.8e12
+    assert 0.75 < stream.fraction_of_nominal < 0.95 and stream.value > 1.2 * h100_stream.value  # type: ignore[operator]
+    assert h200.fp32_flop_per_s is not None and h100.fp32_flop_per_s is not None
+    assert h200.fp32_flop_per_s.value == pytest.approx(h100.fp32_flop_per_s.value, rel=0.03)
 
 
 def test_other_devices_get_nominal_peaks_and_say_so() -> None:
@@ -209,5 +233,5 @@ def test_no_device_and_no_gpu_is_one_line() -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "tracekit: error: no --device given and no NVIDIA GPU here: name one with --device "
-        "(shipped profiles: NVIDIA H100 80GB HBM3 (CC 9.0))"
+        "(shipped profiles: NVIDIA H100 80GB HBM3 (CC 9.0), NVIDIA H200 (CC 9.0))"
     )
