@@ -95,7 +95,7 @@ def read(path: Path, **options: Any) -> ParsedImport:
                     "launch_key": launch_key,
                     "kernel_name": demangle(name),
                     "mangled_name": name if name.startswith("_Z") else None,
-                    "device_id": int(device) if str(device).isdigit() and len(str(device)) < 10 else None,
+                    "device_id": int(str(device)) if str(device).isdigit() and len(str(device)) < 10 else None,
                     "device_type": values["device_type"] if isinstance(values.get("device_type"), str) else None,
                     "duration_ns": total / count,
                     "nvtx_path": " > ".join(scopes) or None,

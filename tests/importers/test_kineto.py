@@ -226,7 +226,7 @@ def test_a_cpu_only_trace_imports_with_a_warning(tmp_path) -> None:
     assert any("no kernel events" in w for w in parsed.warnings)
 
 
-HOSTILE = [None, "x", -1, 1.5, [], {}, [1, 2], True, 2**70, "1e3", [1, "a", 3], -5.0, 1e300, 0]
+HOSTILE: list[object] = [None, "x", -1, 1.5, [], {}, [1, 2], True, 2**70, "1e3", [1, "a", 3], -5.0, 1e300, 0]
 EVENT_KEYS = ["ts", "dur", "pid", "tid", "name", "ph", "cat"]
 ARG_KEYS = ["grid", "block", "shared memory", "registers per thread", "correlation", "device", "stream", "bytes"]
 
