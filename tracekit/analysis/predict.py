@@ -776,6 +776,27 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
             "warps/SM",
         )
     )
+    if regs < inputs.registers_per_thread:
+        findings.append(
+            Finding(
+                "occupancy",
+                f"registers capped at {regs} per thread (__launch_bounds__ or -maxrregcount) from "
+                f"{inputs.registers_per_thread}: assumes the compiler fits the kernel without spilling; spills add "
+                "local-memory traffic this prediction does not count",
+                float(regs),
+            )
+        )
+    if change.grid_blocks is not None and grid_new != inputs.grid_blocks:
+        trips = inputs.grid_blocks * inputs.threads_per_block / (grid_new * block)
+        findings.append(
+            Finding(
+                "waves",
+                f"the same work over {grid_new} blocks: each thread's loop runs {trips:.3g}x the iterations it runs "
+                "now (a grid-stride loop); the loop's own ILP and per-iteration cost are taken as now, which a "
+                "launch of one iteration per thread cannot show",
+                trips,
+            )
+        )
     conc_now, conc_new = achieved_now * ilp_now, achieved_new * ilp_new
     findings.append(
         Finding(
@@ -926,25 +947,86 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     )
 
 
-def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 3, min_speedup: float = 1.02) -> list[Prediction]:
-    """The best few predicted changes for a launch: full occupancy, more ILP, other block sizes, one wave of
-    blocks; refused or useless ones (under `min_speedup`) left out, best first."""
+KNOBS = ("block", "regs", "smem", "ilp", "grid", "warps_per_sm")
+
+
+def knob_of(change: Change) -> str:
+    """Which knob a change turns (the first set: block, regs, smem, ilp, grid, warps_per_sm)."""
+    for knob, value in zip(
+        KNOBS,
+        (
+            change.threads_per_block,
+            change.registers_per_thread,
+            change.dynamic_shared_mem_bytes,
+            change.ilp,
+            change.grid_blocks,
+            change.warps_per_sm,
+        ),
+        strict=True,
+    ):
+        if value is not None:
+            return knob
+    return "none"
+
+
+def _candidates(inputs: PredictInputs) -> list[Change]:
+    """The changes worth predicting, per knob: block sizes 64-1024; registers capped (__launch_bounds__) at the most
+    that fits each extra block per SM; dynamic shared memory cut to the most that fits each extra block; ILP 2x and
+    4x; the grid as one and two full waves."""
+    cc, block, regs = inputs.compute_capability, inputs.threads_per_block, inputs.registers_per_thread
+    limits = device_limits(cc)
+    smem_static, smem_dyn = inputs.static_shared_mem_bytes, inputs.dynamic_shared_mem_bytes
+    now = _occupancy(cc, block, regs, smem_static + smem_dyn)
+    changes = [Change(threads_per_block=b) for b in (64, 128, 256, 512, 1024) if b != block]
+    most_blocks = min(limits.max_blocks_per_sm, limits.max_warps_per_sm // now.warps_per_block)
+    for wanted in range(now.active_blocks_per_sm + 1, most_blocks + 1):
+        fitting = [
+            r
+            for r in range(16, regs, 8)
+            if theoretical_occupancy(cc, block, r, smem_static + smem_dyn).active_blocks_per_sm >= wanted
+        ]
+        if fitting:
+            changes.append(Change(registers_per_thread=max(fitting)))
+        if smem_dyn:
+            steps = [d for d in range(0, smem_dyn, 256)]
+            fits = [
+                d
+                for d in steps
+                if theoretical_occupancy(cc, block, regs, smem_static + d).active_blocks_per_sm >= wanted
+            ]
+            if fits:
+                changes.append(Change(dynamic_shared_mem_bytes=max(fits)))
+    changes += [Change(ilp=inputs.ilp * k) for k in (2, 4)]
+    blocks_per_sm = now.active_blocks_per_sm
+    for waves in (1, 2):
+        grid = waves * blocks_per_sm * inputs.sm_count
+        if grid != inputs.grid_blocks:
+            changes.append(Change(grid_blocks=grid))
+    unique: list[Change] = []
+    for change in changes:
+        if change not in unique:
+            unique.append(change)
+    return unique
+
+
+def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 5, min_speedup: float = 1.02) -> list[Prediction]:
+    """The best predicted change of each knob the issue names (block size, registers via __launch_bounds__, dynamic
+    shared memory, ILP, grid), best first; refused configurations and changes under `min_speedup` left out. Each is a
+    full Prediction: speed-up, interval, basis, and Nsight Compute's estimate where the report has one."""
     if isinstance(inputs, LaunchAnalysis):
         inputs = inputs_from_result(inputs)
-    limits = device_limits(inputs.compute_capability)
-    candidates: list[Change] = [Change(dynamic_shared_mem_bytes=0)] if inputs.dynamic_shared_mem_bytes else []
-    candidates += [Change(warps_per_sm=limits.max_warps_per_sm)]
-    candidates += [Change(ilp=inputs.ilp * k) for k in (2, 4)]
-    candidates += [Change(threads_per_block=b) for b in (128, 256, 512) if b != inputs.threads_per_block]
-    results: list[Prediction] = []
-    for change in candidates:
+    best: dict[str, Prediction] = {}
+    for change in _candidates(inputs):
         try:
-            results.append(predict(inputs, change))
+            found = predict(inputs, change)
         except PredictionRefused:
             continue
-    results = [r for r in results if r.predicted.speedup >= min_speedup]
-    results.sort(key=lambda r: -r.predicted.speedup)
-    return results[:top]
+        knob = knob_of(change)
+        if found.predicted.speedup >= min_speedup and (
+            knob not in best or found.predicted.speedup > best[knob].predicted.speedup
+        ):
+            best[knob] = found
+    return sorted(best.values(), key=lambda r: -r.predicted.speedup)[:top]
 
 
 def with_sweep(inputs: PredictInputs, samples: Sequence[SweepSample]) -> PredictInputs:
