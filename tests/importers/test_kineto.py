@@ -157,6 +157,26 @@ def test_each_profiled_kernel_pairs_with_its_kineto_launch_and_gets_the_same_ver
     assert not kernel_key({**reduce_traced, "dynamic_smem_bytes": 2048 + 32}).matches(kernel_key(reduce))
 
 
+def test_an_older_kineto_trace(sample_trace, tmp_path) -> None:
+    """Kineto of 2020-2021: capitalized categories (Kernel, Runtime, Operator, Memset), GPU rows named by text
+    (`"tid": "stream 7"`), no schemaVersion or deviceProperties header."""
+    document = json.loads(sample_trace(STEP).read_text(encoding="utf-8"))
+    renamed = {"kernel": "Kernel", "cuda_runtime": "Runtime", "cpu_op": "Operator", "gpu_memset": "Memset"}
+    for event in document["traceEvents"]:
+        if event.get("cat") in renamed:
+            event["cat"] = renamed[event["cat"]]
+        if event.get("cat") in ("Kernel", "Memset", "gpu_user_annotation"):
+            event["tid"] = f"stream {event['tid']}"
+    events = [e for e in document["traceEvents"] if e.get("cat") != "user_annotation"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    assert detect_format(path) == "kineto"
+    parsed = read_file(path)
+    assert parsed.launches.height == 12 and parsed.memcpys.height == 2
+    assert parsed.launches["nvtx_path"][0] == "aten::layer_norm > aten::native_layer_norm"
+    assert parsed.device is None and any("deviceProperties" in w for w in parsed.warnings)
+
+
 def test_demangler_spellings_are_one_name() -> None:
     gnu = "void at::native::reduce_kernel<512, 1, Op<float, f<float>::operator()(at::T&)::{lambda(float, float)#1}>>(X)"
     edg = (
