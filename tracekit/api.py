@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
-from tracekit.analysis.kernel_key import normalize_kernel_name
+from tracekit.analysis.kernel_key import demangler_neutral, normalize_kernel_name
 from tracekit.analysis.region_timeline import region_figure_frames
 from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
@@ -105,10 +105,16 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
         return pl.DataFrame(rows, infer_schema_length=None)
 
 
+def _context_name(name: str | None) -> str:
+    """The name a launch's context is gathered by: the key's name as any demangler spells it, so the context
+    holds every launch `KernelKey.matches` could pair (a PyTorch trace's kernel and ncu's spelling of it)."""
+    return demangler_neutral(normalize_kernel_name(name))
+
+
 def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
     """Each target's context: the stored launches of its normalized kernel name on a compatible device (same
     device name and compute capability, or one of them unknown)."""
-    names = {name: normalize_kernel_name(name) for name in catalog["kernel_name"].unique().to_list()}
+    names = {name: _context_name(name) for name in catalog["kernel_name"].unique().to_list()}
     groups: dict[tuple[str, str | None, str | None], list[int]] = {}
     for launch_id, name, device, cc in catalog.select(
         "id", "kernel_name", "device_name", "compute_capability"
@@ -122,7 +128,7 @@ def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int
     for launch_id, name, device, cc in targets.select(
         "id", "kernel_name", "device_name", "compute_capability"
     ).iter_rows():
-        key = (names.get(name) or normalize_kernel_name(name), device, cc)
+        key = (names.get(name) or _context_name(name), device, cc)
         if key not in memo:
             memo[key] = sorted(
                 i

@@ -137,6 +137,9 @@ def test_each_profiled_kernel_pairs_with_its_kineto_launch_and_gets_the_same_ver
     assert normalize_kernel_name(traced["kernel_name"][0]) != normalize_kernel_name(profiled["kernel_name"][0])
     both = pl.concat([traced, profiled], how="diagonal_relaxed")
     results = {r["launch_id"]: r for r in analyze_stored(store, both).to_dicts()}
+    # the same results whichever is opened: the Kineto launches alone take their context from the store
+    alone = {r["launch_id"]: r for r in analyze_stored(store, traced).to_dicts()}
+    assert all(alone[i] == results[i] for i in traced["id"].to_list())
     traced_ids, profiled_ids = traced["id"].to_list(), profiled["id"].to_list()
     for traced_id, profiled_id in zip(traced_ids, profiled_ids, strict=True):
         timed, twin = results[traced_id], results[profiled_id]
