@@ -68,10 +68,53 @@ def test_waves_and_tail() -> None:
 
 
 def test_launch_rate_binds_for_many_small_blocks() -> None:
-    # 1.25e7 blocks/s per SM over 132 SMs: 524,288 blocks take 318 us, far above a 140 us work time.
+    # 1.25e7 blocks/s per SM over 132 SMs: 524,288 blocks take 318 us, far above a 140 us work time: the block
+    # scheduler binds (it starts blocks while the SMs work, so the slower of the two is the duration).
     launch = model.launch_time_ns(524_288, 1.25e7, 132)
     assert launch == pytest.approx(317_750, rel=1e-3)
-    total = model.combine_times(140_000.0, launch)
-    assert launch < total < launch + 140_000
-    assert model.remove_launch_time(total, launch) == pytest.approx(140_000.0)
+    assert model.combine_times(140_000.0, launch) == launch
     assert model.combine_times(140_000.0, 5_000.0) == pytest.approx(140_000.0, rel=1e-3)  # few blocks: no cost
+
+
+# ---- Little's law with a loaded-latency curve (DRAM, tracekit calibrate) ----------------------------------
+
+
+def _flat_then_steep(throughput: float) -> float:
+    """A loaded-latency curve like the H100's: 400 ns up to 2 units of throughput, then rising to 1,600 ns at 3."""
+    return 400.0 if throughput <= 2.0 else 400.0 + 1200.0 * (throughput - 2.0)
+
+
+def test_little_law_on_the_flat_part_scales_with_concurrency() -> None:
+    # Latency flat: bytes in flight = X x L, so twice the concurrency moves twice the bytes.
+    x = model.loaded_latency_throughput(2.0, 0.5, 3.0, _flat_then_steep)
+    assert x == pytest.approx(1.0, rel=1e-6)
+
+
+def test_latency_grows_near_the_ceiling_so_throughput_bends_below_the_knee() -> None:
+    # Concurrency x6 from 0.5: the sharp knee says min(3, 3) = 3; latency rising past 2 holds it below: bytes in
+    # flight X x L(X) stay 6 x 0.5 x 400 = 1,200.
+    x = model.loaded_latency_throughput(6.0, 0.5, 3.0, _flat_then_steep)
+    assert 2.0 < x < 3.0
+    assert x * _flat_then_steep(x) == pytest.approx(6.0 * 0.5 * 400.0, rel=1e-4)
+
+
+def test_the_ceiling_is_never_passed_and_fixed_work_dilutes_the_latency() -> None:
+    assert model.loaded_latency_throughput(1000.0, 0.5, 3.0, _flat_then_steep) == pytest.approx(3.0, rel=1e-2)
+    # A warp waiting for memory half its time: latency growth costs it only half as much.
+    pure = model.loaded_latency_throughput(6.0, 0.5, 3.0, _flat_then_steep, memory_share=1.0)
+    half = model.loaded_latency_throughput(6.0, 0.5, 3.0, _flat_then_steep, memory_share=0.5)
+    assert half > pure
+
+
+def test_latency_curve_interpolates_and_holds_its_ends() -> None:
+    curve = ((0.1, 350.0), (0.5, 450.0), (1.0, 1450.0))
+    assert model.interpolate_latency(curve, 0.0) == 350.0
+    assert model.interpolate_latency(curve, 0.3) == pytest.approx(400.0)
+    assert model.interpolate_latency(curve, 1.2) == 1450.0
+
+
+def test_block_starts_and_work_overlap_the_slower_binds() -> None:
+    assert model.combine_times(100.0, 60.0) == 100.0
+    assert model.combine_times(100.0, 160.0) == 160.0
+    assert model.remove_launch_time(100.0, 60.0) == 100.0
+    assert model.combine_times(3.0, 4.0, order=2.0) == pytest.approx(5.0)
