@@ -63,6 +63,7 @@ NOT_FOR_DETAILS = (
     "numpy",
     "pandas",
     "pyarrow",
+    "isal",  # the warp-trace reader's gzip check: detection imports only its sniff
     "plotly",
     "dash",
     "flask",
