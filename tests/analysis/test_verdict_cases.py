@@ -113,3 +113,25 @@ def test_what_costs_the_most_sm_time_leads(verdicts) -> None:
         (f["sm_time_fraction"] for f in imbalanced), reverse=True
     )
     assert saturated[0]["kind"] == "limiter" and saturated[0]["sm_time_fraction"] > 0.9
+
+
+def test_the_throughput_bound_rule_reads_the_achievable_ceiling_of_the_access_pattern(verdicts) -> None:
+    """Issue 20: the scattered gather (60.3% of nominal DRAM) is saturated at its scattered ceiling, and the
+    stream_ilp4 copy at 76% of nominal is at ~91% of the stream ceiling: both DRAM-bound by the saturated-unit rule
+    against the measured profile, not by the 60% gradual-saturation fallback or the 80%-of-nominal rule."""
+    for name, ceiling in (
+        ("scattered_gather", "dram_random_sector_bytes_per_s"),
+        ("stream_ilp4", "dram_stream_bytes_per_s"),
+    ):
+        result = verdicts[name]
+        verdict, judged = result["classification"], result["ceilings"]["judged_by"]
+        decided = [f["id"] for f in verdict["rule_findings"] if f["rule"] == "saturated-unit"]
+        assert "saturated-unit.at-ceiling" in decided, (name, decided)
+        assert judged["ceiling_name"] == ceiling and judged["at_ceiling"] is True and judged["of_nominal"] < 0.8
+        assert (
+            judged["ceiling_source"].startswith("measured: ")
+            and result["ceilings"]["source"] == judged["ceiling_source"]
+        )
+        assert verdict["evidence"][-1] == judged["text"] + "."
+    # a verdict whose limiter has no measured ceiling names none (the XU pipe is judged by its counter)
+    assert verdicts["sfu_bound"]["ceilings"]["judged_by"] is None

@@ -20,6 +20,7 @@ import polars as pl
 
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric_row, pipe_utilization_pct
+from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.rules import render, verdict
 from tracekit.analysis.rules.base import (
     COMPOSITE_UNITS,
@@ -91,6 +92,9 @@ class ClassificationInputs:
     #   included: the trace header's `launch_duration_ns` (the launch row's duration_ns of a warp trace)
     grid_blocks: int | None = None  # blocks in the grid (Kernel.grid product)
     sm_count: int | None = None  # the device's SMs (Kernel.device.sm_count)
+    # Issue 20: each unit against its nominal peak and its achievable ceiling (launch_ceilings.launch_ceilings; its
+    # source "nominal" without a measured profile for the device); the rules judge saturation against it.
+    ceilings: LaunchCeilings | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,9 @@ class Classification:
     tied_limiters: list[str] = field(default_factory=list)  # units within a few points of the limiter, named too
     nsight_rules: list[NsightRule] = field(default_factory=list)  # Nsight Compute's own rule results (evidence)
     rule_findings: list[Finding] = field(default_factory=list)  # every rule's finding, in evidence order, as data
+    # the inputs' ceilings as the verdict judged them: `judged_by` the ceiling it used, every unit's sentence written
+    # by rules/render (in JSON as the result's own `ceilings` section, not here)
+    ceilings: LaunchCeilings | None = field(default=None, metadata={"json": False})
 
 
 def unit_utilizations(metrics: pl.DataFrame) -> list[UnitUtilization]:
@@ -218,7 +225,19 @@ def build_context(inputs: ClassificationInputs) -> RuleContext:
         device=DeviceFacts(
             max_warps_per_sm=inputs.max_warps_per_sm, sm_count=inputs.sm_count, grid_blocks=inputs.grid_blocks
         ),
+        ceilings=inputs.ceilings,
     )
+
+
+def _judged_ceilings(section: LaunchCeilings | None, outcome: verdict.Outcome) -> LaunchCeilings | None:
+    """The section with the ceiling the verdict used as `judged_by`, and every unit's sentence from rules/render."""
+    if section is None:
+        return None
+    device = None if section.measured else section.device_name or "this device"
+    units = tuple(replace(u, text=render.achievable_sentence(u, device)) for u in section.units)
+    judged = outcome.judged_by
+    chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)
+    return replace(section, units=units, judged_by=chosen)
 
 
 def classify(inputs: ClassificationInputs) -> Classification:
@@ -245,4 +264,5 @@ def classify(inputs: ClassificationInputs) -> Classification:
         tied_limiters=list(outcome.tied),
         nsight_rules=list(outcome.nsight),
         rule_findings=texts,
+        ceilings=_judged_ceilings(inputs.ceilings, outcome),
     )

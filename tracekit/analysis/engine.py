@@ -388,6 +388,20 @@ def _finish(
     ceilings_for: CeilingsFor | None = None,
 ) -> LaunchAnalysis:
     occupancy = measured.occupancy
+    kernel = measured.kernel
+    section = None
+    device_ceilings = ceilings_for(kernel.device) if ceilings_for is not None else None
+    if device_ceilings is not None and measured.metrics.height:
+        # each unit against its nominal peak and the achievable ceiling of its access pattern (issue 20): the rules
+        # judge saturation against them, and the verdict names the ceiling it used (`judged_by`)
+        section = launch_ceilings(
+            lambda *names: counters.metric(measured.metrics, *names),
+            device_ceilings,
+            None,
+            product(kernel.grid),
+            product(kernel.block),
+            kernel.device.sm_count,
+        )
     verdict = classify(
         ClassificationInputs(
             metrics=measured.metrics,
@@ -395,9 +409,11 @@ def _finish(
             theoretical_occupancy_pct=occupancy.theoretical_pct,
             max_warps_per_sm=occupancy.max_warps_per_sm,
             sweep=fit,
+            ceilings=section,
             **measured.classification_inputs,
         )
     )
+    section = verdict.ceilings
     launch = measured.data.launch
     incomplete = next(
         (w.removeprefix("INCOMPLETE: ") for w in launch.get("import_warnings") or [] if w.startswith("INCOMPLETE")),
@@ -410,21 +426,6 @@ def _finish(
             flags=["incomplete-trace", *verdict.flags],
             evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
         )
-    section = None
-    device_ceilings = ceilings_for(measured.kernel.device) if ceilings_for is not None else None
-    if device_ceilings is not None and measured.metrics.height:
-        kernel = measured.kernel
-        section = launch_ceilings(
-            lambda *names: counters.metric(measured.metrics, *names),
-            device_ceilings,
-            verdict.limiter,
-            product(kernel.grid),
-            product(kernel.block),
-            kernel.device.sm_count,
-        )
-        if section is not None and section.judged_by is not None:
-            # the unit against what it can reach on this GPU, beside its share of the nominal peak (issue 20)
-            verdict = replace(verdict, evidence=[*verdict.evidence, section.judged_by.sentence() + "."])
     return LaunchAnalysis(
         schema=SCHEMA,
         engine_version=ENGINE_VERSION,

@@ -16,7 +16,7 @@ from tracekit.analysis.achievable import (
     unit_utilization,
 )
 from tracekit.analysis.roofline import MetricGetter, Roofline, launch_work, roofline
-from tracekit.ceilings.types import DeviceCeilings
+from tracekit.ceilings.types import NOMINAL, DeviceCeilings
 
 # The verdict's limiter -> the unit whose ceiling judges it.
 LIMITER_UNITS = {
@@ -33,11 +33,23 @@ LIMITER_UNITS = {
 class LaunchCeilings:
     source: str  # "measured: <file>" or "nominal"
     basis: str  # where the nominal peaks come from
+    device_name: str  # the device the ceilings are of (named where no measured profile exists for it)
     access_pattern: str  # stream, scattered, mixed (...)
     access_basis: str  # the counter the pattern was read from
     units: tuple[AchievableUtilization, ...]  # every unit with a rate and a ceiling, nearest its ceiling first
-    judged_by: AchievableUtilization | None  # the verdict's limiter's ceiling, else the unit nearest its ceiling
+    judged_by: AchievableUtilization | None  # the ceiling the verdict was judged by (classification sets it)
     roofline: Roofline | None
+    # DRAM's mean load latency on the calibrated loaded-latency curve at the launch's DRAM throughput, and unloaded
+    # (Little's law: bytes in flight = throughput x latency); None without a measured curve or DRAM bytes.
+    dram_loaded_latency_ns: float | None = None
+    dram_unloaded_latency_ns: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.source != NOMINAL
+
+    def unit(self, name: str) -> AchievableUtilization | None:
+        return next((u for u in self.units if u.unit == name), None)
 
 
 def launch_ceilings(
@@ -68,6 +80,11 @@ def launch_ceilings(
     if grid_blocks and threads_per_block and sm_count:
         found.append(block_launch_utilization(grid_blocks, work.duration_ns, sm_count, threads_per_block, ceilings))
     units = tuple(sorted((u for u in found if u is not None), key=lambda u: -u.of_achievable))
+    loaded = unloaded = None
+    if work.dram_bytes is not None and ceilings.dram_latency_curve:
+        loaded = ceilings.latency_at(work.dram_bytes / seconds)
+        measured = ceilings.dram_unloaded_latency_ns
+        unloaded = measured.value if measured is not None else ceilings.latency_at(0.0)
     wanted = LIMITER_UNITS.get(limiter or "")
     judged = next((u for u in units if u.unit == wanted), None) if wanted else None
     if judged is None and wanted is None and units:
@@ -75,11 +92,14 @@ def launch_ceilings(
     return LaunchCeilings(
         source=ceilings.source,
         basis=ceilings.basis,
+        device_name=ceilings.device_name,
         access_pattern=pattern.name,
         access_basis=pattern.basis,
         units=units,
         judged_by=judged,
         roofline=roofline(work, ceilings, pattern),
+        dram_loaded_latency_ns=loaded,
+        dram_unloaded_latency_ns=unloaded,
     )
 
 

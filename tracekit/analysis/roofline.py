@@ -59,16 +59,15 @@ def launch_work(metric: MetricGetter) -> LaunchWork | None:
         return None if rate is None or cycles is None else weight * rate * cycles
 
     def fma(name: str, weight: float) -> float | None:
+        # Nsight's roofline derived metrics are rates: the .sum.per_cycle_elapsed counter times the weight.
         derived = metric(f"derived__smsp__sass_thread_inst_executed_op_{name}_pred_on_x{int(weight)}")
-        return derived if derived is not None else per_cycle(name, weight)
+        if derived is not None and cycles is not None:
+            return derived * cycles
+        return per_cycle(name, weight)
 
     fp32 = _sum(fma("ffma", 2), per_cycle("fadd"), per_cycle("fmul"))
     fp64 = _sum(fma("dfma", 2), per_cycle("dadd"), per_cycle("dmul"))
-    fp16 = _sum(
-        metric("derived__smsp__sass_thread_inst_executed_op_hfma_pred_on_x4"),
-        metric("derived__smsp__sass_thread_inst_executed_op_hadd_pred_on_x2"),
-        metric("derived__smsp__sass_thread_inst_executed_op_hmul_pred_on_x2"),
-    )
+    fp16 = _sum(fma("hfma", 4), fma("hadd", 2), fma("hmul", 2))
     dram = metric("dram__bytes.sum")
     if dram is None:
         dram = _sum(metric("dram__bytes_read.sum"), metric("dram__bytes_write.sum"))

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from tracekit.analysis.launch_ceilings import LaunchCeilings, launch_ceilings
 from tracekit.analysis.rules.base import (
     DeviceFacts,
     Finding,
@@ -19,8 +20,12 @@ from tracekit.analysis.rules.base import (
 )
 from tracekit.analysis.rules.render import advice, sentence
 from tracekit.analysis.stalls import stall_breakdown
+from tracekit.ceilings.lookup import ceilings_for
 
 COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
+H100 = "NVIDIA H100 80GB HBM3"  # a measured profile ships for it (tracekit/ceilings/profiles/)
+A100 = "NVIDIA A100-SXM4-80GB"  # none does: nominal peaks
+H100_NOMINAL_DRAM = 3.35e12
 
 
 def frame(rows: Mapping[str, float], texts: dict[str, tuple[str, float | None]] | None = None) -> pl.DataFrame:
@@ -78,3 +83,32 @@ def texts(found: list[Finding]) -> str:
     out = [s for f in found if (s := sentence(f))]
     out += [advice(a, f) for f in found for a in f.advice]
     return "\n".join(out)
+
+
+def ceilings(
+    device: str = H100,
+    cc: str = "9.0",
+    sm_count: int = 132,
+    duration_ns: float = 1e6,
+    dram_bytes_per_s: float | None = None,
+    bytes_per_sector: float | None = 32.0,
+    grid_blocks: int | None = None,
+    threads_per_block: int | None = None,
+) -> LaunchCeilings:
+    """The ceilings section of a launch on a real device profile (the shipped H100 one, or nominal peaks), from the
+    counters launch_ceilings reads: a duration, DRAM bytes and the bytes used per sector of global loads."""
+    rows = {
+        "gpu__time_duration.sum": duration_ns,
+        "dram__bytes.sum": None if dram_bytes_per_s is None else dram_bytes_per_s * duration_ns * 1e-9,
+        "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": bytes_per_sector,
+    }
+    section = launch_ceilings(
+        lambda *names: next((rows[n] for n in names if rows.get(n) is not None), None),
+        ceilings_for(device, cc, sm_count),
+        None,
+        grid_blocks,
+        threads_per_block,
+        sm_count,
+    )
+    assert section is not None
+    return section

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.analysis.rules.ctx import context, ids, texts, unit
+from tests.analysis.rules.ctx import A100, H100_NOMINAL_DRAM, ceilings, context, ids, texts, unit
 from tracekit.analysis.rules import saturated_unit
 
 
@@ -20,3 +20,44 @@ def test_issue_slots_full_of_fma_name_the_fma_pipe() -> None:
 
 def test_nothing_at_80_percent_does_not_fire() -> None:
     assert saturated_unit.apply(context(units=(unit("DRAM", "dram", 79.7),))) == []
+
+
+# Issue 20: saturation judged against the achievable ceiling of the access pattern (the shipped H100 profile).
+SCATTERED_DRAM = 0.603 * H100_NOMINAL_DRAM  # the scattered_gather case: 2.02 TB/s, 60.3% of nominal
+
+
+def test_scattered_gather_at_its_scattered_ceiling_is_saturated_far_below_80_percent_of_nominal() -> None:
+    section = ceilings(dram_bytes_per_s=SCATTERED_DRAM, bytes_per_sector=4.0)
+    ctx = context(units=(unit("DRAM", "dram", 60.3), unit("L2", "l2", 77.9)), ceilings=section)
+    found = saturated_unit.apply(ctx)
+    assert ids(found) == ["saturated-unit.at-ceiling", "saturated-unit.limiter"] and found[-1].limiter == "dram"
+    assert found[0].get("ceiling_ceiling_name") == "dram_random_sector_bytes_per_s"
+    share = found[0].get("ceiling_of_achievable")
+    assert isinstance(share, float) and 0.96 < share < 0.98
+    text = texts(found)
+    assert "DRAM 2.02 TB/s is 96.8% of 2.086 TB/s, what scattered 32-byte sectors reach on this GPU" in text
+    assert "counter reads 60.3% of the nominal peak" in text and "measured: tracekit/ceilings/profiles/" in text
+
+
+def test_the_same_dram_rate_as_a_stream_is_far_from_its_ceiling() -> None:
+    section = ceilings(dram_bytes_per_s=SCATTERED_DRAM, bytes_per_sector=32.0)  # 72% of the stream ceiling
+    assert saturated_unit.apply(context(units=(unit("DRAM", "dram", 60.3),), ceilings=section)) == []
+
+
+def test_stream_at_76_percent_of_nominal_with_a_measured_profile_is_dram_bound() -> None:
+    section = ceilings(dram_bytes_per_s=0.764 * H100_NOMINAL_DRAM)
+    found = saturated_unit.apply(context(units=(unit("DRAM", "dram", 76.4),), ceilings=section))
+    assert found[-1].limiter == "dram" and found[0].get("ceiling_ceiling_name") == "dram_stream_bytes_per_s"
+    assert "91% of 2.814 TB/s, what a stream reaches on this GPU" in texts(found)
+
+
+def test_without_a_profile_the_nominal_rule_judges_and_says_so() -> None:
+    nominal = ceilings(device=A100, cc="8.0", sm_count=108, dram_bytes_per_s=0.764 * 2.039e12)
+    assert nominal.source == "nominal"
+    assert saturated_unit.apply(context(units=(unit("DRAM", "dram", 76.4),), ceilings=nominal)) == []
+    found = saturated_unit.apply(context(units=(unit("DRAM", "dram", 91.0),), ceilings=nominal))
+    assert ids(found) == ["saturated-unit.unit", "saturated-unit.limiter"]
+    assert texts(found).startswith(
+        "DRAM throughput is 91% of peak (dram__throughput.avg.pct_of_peak), above the 80% at which a unit counts as "
+        "saturated (against nominal peaks: no measured profile for NVIDIA A100-SXM4-80GB)."
+    )

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from tracekit.analysis.achievable import AT_CEILING_FRACTION, AchievableUtilization
+from tracekit.analysis.launch_ceilings import LIMITER_UNITS, LaunchCeilings
 from tracekit.analysis.stalls import StallBreakdown
 from tracekit.analysis.sweep import SweepFit
+from tracekit.ceilings.types import NOMINAL
 
 # Totals over other units: never the limiter when a unit inside them is measured ("shared pipe" is Volta-Hopper's
 # FP64 + tensor pipe pair).
@@ -26,6 +29,11 @@ SATURATION_PCT = 80.0
 # Gradual saturation (Volkov 2016, ch. 3): latency grows as a throughput limit is approached, so a memory unit
 # well below the nominal peak can already be the bound (rules/gradual_saturation.py says how 60% was chosen).
 GRADUAL_SATURATION_PCT = 60.0
+# With a measured profile (issue 20): a unit at AT_CEILING_FRACTION (85%) of the achievable ceiling of its access
+# pattern is saturated whatever its share of the nominal peak; gradual saturation starts at this share of it
+# (rules/gradual_saturation.py says how 70% was chosen).
+SATURATION_FRACTION_OF_ACHIEVABLE = AT_CEILING_FRACTION
+GRADUAL_SATURATION_FRACTION_OF_ACHIEVABLE = 0.7
 # Achieved occupancy below this share of theoretical is a gap worth explaining.
 OCCUPANCY_GAP_FRACTION = 0.8
 
@@ -136,8 +144,7 @@ class VerdictState:
 class RuleContext:
     """Everything one launch offers the rules; any part may be missing (None or empty).
 
-    A new input is one field here (with a default), filled in `classification.build_context`; measured device
-    ceilings (issue 20) would be `ceilings: Ceilings | None = None`."""
+    A new input is one field here (with a default), filled in `classification.build_context`."""
 
     metrics: pl.DataFrame = field(default_factory=pl.DataFrame)  # the launch's counters (Store.metrics rows)
     units: tuple[UnitUtilization, ...] = ()  # each unit's % of peak, highest first
@@ -147,6 +154,9 @@ class RuleContext:
     sweep: SweepFit | None = None  # the kernel's occupancy sweep: throughput against warps per SM
     device: DeviceFacts = field(default_factory=DeviceFacts)
     state: VerdictState = field(default_factory=VerdictState)
+    # Each unit's rate against its nominal peak and the achievable ceiling of its access pattern (issue 20); its
+    # source is "nominal" without a measured profile for the device; None without counters or ceilings.
+    ceilings: LaunchCeilings | None = None
 
 
 def specific(units: Iterable[UnitUtilization]) -> list[UnitUtilization]:
@@ -161,3 +171,49 @@ def unit(units: Iterable[UnitUtilization], limiter: str) -> UnitUtilization | No
 def unit_values(prefix: str, u: UnitUtilization) -> tuple[Value, ...]:
     """A unit as a finding's values: `<prefix>_label`, `<prefix>_pct` (%), `<prefix>_metric`."""
     return values((f"{prefix}_label", u.label), (f"{prefix}_pct", u.pct, "%"), (f"{prefix}_metric", u.metric))
+
+
+def achievable(ctx: RuleContext, limiter: str) -> AchievableUtilization | None:
+    """The unit behind a verdict limiter (`dram`, `l2`, `l1/shared`, `fma`, `fp64`, `block-launch`) against a measured
+    achievable ceiling; None without a measured profile or without a measured ceiling for that unit (the nominal
+    rules then judge it)."""
+    section = ctx.ceilings
+    name = LIMITER_UNITS.get(limiter)
+    if section is None or name is None or not section.measured:
+        return None
+    found = section.unit(name)
+    return found if found is not None and found.ceiling_source != NOMINAL else None
+
+
+def closeness(ctx: RuleContext, u: UnitUtilization) -> float:
+    """How near a unit is to what it can reach, as a fraction: the larger of its share of the nominal peak and of its
+    measured achievable ceiling (the counters' % of peak also sees sub-units the ceilings do not measure)."""
+    measured = achievable(ctx, u.limiter)
+    return max(u.pct / 100.0, measured.of_achievable if measured is not None else 0.0)
+
+
+def nominal_note(ctx: RuleContext) -> tuple[Value, ...]:
+    """`nominal_device`: the device whose ceilings are nominal (no measured profile), for the sentences that judge
+    against nominal peaks to say so; nothing with a measured profile or without ceilings."""
+    section = ctx.ceilings
+    if section is None or section.measured:
+        return ()
+    return (Value("nominal_device", section.device_name or "this device"),)
+
+
+def achievable_values(prefix: str, u: AchievableUtilization) -> tuple[Value, ...]:
+    """A unit against its ceilings as a finding's values (`<prefix>_achieved`, `_rate_unit`, `_of_nominal`,
+    `_of_achievable`, `_ceiling_name`, `_ceiling_value`, `_ceiling_source`, `_pattern`, `_unit`)."""
+    rate_unit = {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(u.rate_unit, u.rate_unit)
+    return values(
+        (f"{prefix}_unit", u.unit),
+        (f"{prefix}_achieved", u.achieved, rate_unit),
+        (f"{prefix}_rate_unit", rate_unit),
+        (f"{prefix}_nominal", u.nominal, rate_unit),
+        (f"{prefix}_of_nominal", u.of_nominal, "fraction"),
+        (f"{prefix}_ceiling_name", u.ceiling_name),
+        (f"{prefix}_ceiling_value", u.ceiling_value, rate_unit),
+        (f"{prefix}_of_achievable", u.of_achievable, "fraction"),
+        (f"{prefix}_ceiling_source", u.ceiling_source),
+        (f"{prefix}_pattern", u.pattern),
+    )

@@ -1,20 +1,32 @@
 """Blocks arriving faster than the SMs can launch them bound the launch: throughput-bound by the block launch rate.
 
-Hardware reason: an SM takes about 80 ns to launch a block on an H100 (issue 11, measured on the team's H100: the
-verdict set's small_blocks case ran 16384 64-thread blocks on 132 SMs in 12.45 us = 100 ns per block per SM, ramp
-included). Short blocks launched at 70% of that rate or more wait on the block scheduler, not on a unit.
-Reference: Volkov 2016, ch. 3 (a throughput limit need not be a functional unit); CUDA C++ Programming Guide,
-"Hardware Implementation" (blocks are distributed to SMs as resources free up).
+Hardware reason: an SM launches blocks at a limited rate. With a measured profile (issue 20) that rate is the
+calibrated one for the launch's block size (`block_launch_per_s_per_sm`: ~12.2 M blocks/s per SM, ~82 ns per block,
+for 64-thread blocks on the H100); without one, about 80 ns per block per SM (issue 11, measured on the team's H100:
+the verdict set's small_blocks case ran 16384 64-thread blocks on 132 SMs in 12.45 us = 100 ns per block per SM,
+ramp included). Short blocks launched at 70% of that rate or more wait on the block scheduler, not on a unit: the
+calibrated rate is a plateau over a long grid, while a launch of ~12 us spends 1-2 us in its launch ramp and drain
+(launch overhead ~0.8 us), so a launch-rate-bound grid that short reads ~80% of it. Reference: Volkov 2016, ch. 3
+(a throughput limit need not be a functional unit); CUDA C++ Programming Guide, "Hardware Implementation" (blocks
+are distributed to SMs as resources free up).
 """
 
 from __future__ import annotations
 
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric, metric_row
-from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.analysis.rules.base import (
+    Finding,
+    RuleContext,
+    Value,
+    achievable,
+    achievable_values,
+    nominal_note,
+    values,
+)
 
 RULE_ID = "block-launch-rate"
-INPUTS = ("metrics", "trace", "device")
+INPUTS = ("metrics", "trace", "device", "ceilings")
 FLAGS: tuple[str, ...] = ("block-launch-rate",)  # the flags it can raise
 BLOCK_LAUNCH_NS_PER_SM = 80.0
 BLOCK_LAUNCH_RATE_FRACTION = 0.7
@@ -36,6 +48,14 @@ def rate(ctx: RuleContext) -> Finding | None:
     else:
         return None
     per_block_ns = span * sms / blocks
+    measured = achievable(ctx, "block-launch")
+    launch_ns = 1e9 / measured.ceiling_value if measured is not None else BLOCK_LAUNCH_NS_PER_SM
+    if measured is not None:
+        basis: tuple[Value, ...] = achievable_values("ceiling", measured)
+    elif ctx.ceilings is not None:
+        basis = nominal_note(ctx) or values(("assumed_rate", True))  # a profile without a block launch rate
+    else:
+        basis = ()
     return Finding(
         "block-launch-rate.rate",
         RULE_ID,
@@ -48,9 +68,11 @@ def rate(ctx: RuleContext) -> Finding | None:
             ("blocks_metric", cited[0] if cited else None),
             ("duration_metric", cited[1] if cited else None),
             ("per_block_ns", per_block_ns, "ns"),
-            ("share", BLOCK_LAUNCH_NS_PER_SM / per_block_ns, "fraction"),
-            ("launch_ns_per_sm", BLOCK_LAUNCH_NS_PER_SM, "ns"),
-        ),
+            ("share", launch_ns / per_block_ns, "fraction"),
+            ("launch_ns_per_sm", launch_ns, "ns"),
+            ("threshold", BLOCK_LAUNCH_RATE_FRACTION, "fraction"),
+        )
+        + basis,
         metrics=cited,
     )
 

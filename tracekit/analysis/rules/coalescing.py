@@ -12,10 +12,10 @@ import polars as pl
 
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric, metric_row
-from tracekit.analysis.rules.base import Finding, RuleContext, Value, values
+from tracekit.analysis.rules.base import Finding, RuleContext, Value, nominal_note, values
 
 RULE_ID = "coalescing"
-INPUTS = ("metrics", "units")
+INPUTS = ("metrics", "units", "ceilings")
 FLAGS: tuple[str, ...] = ("uncoalesced-access",)  # the flags it can raise
 # 32 threads x 4 bytes / 32-byte sectors = 4 sectors per request for coalesced 32-bit loads.
 IDEAL_SECTORS_PER_REQUEST_32BIT = 4.0
@@ -82,7 +82,10 @@ def apply(ctx: RuleContext) -> list[Finding]:
                 advice=("coalesce",),
             )
         ]
-    quiet = values(("memory_busy_pct", memory_busy, "%"), ("busy_threshold_pct", WASTE_MEMORY_BUSY_PCT, "%"))
+    quiet = (
+        *values(("memory_busy_pct", memory_busy, "%"), ("busy_threshold_pct", WASTE_MEMORY_BUSY_PCT, "%")),
+        *nominal_note(ctx),
+    )
     return [
         Finding(
             "coalescing.uncoalesced-quiet", RULE_ID, "coalescing.uncoalesced-quiet", (*measured, *quiet), metrics=cited

@@ -13,10 +13,12 @@ import polars as pl
 from tracekit.analysis import counters as c
 from tracekit.analysis.counters import metric_row
 from tracekit.analysis.rules.base import (
+    GRADUAL_SATURATION_FRACTION_OF_ACHIEVABLE,
     GRADUAL_SATURATION_PCT,
     Finding,
     RuleContext,
     UnitUtilization,
+    achievable,
     specific,
     unit,
     unit_values,
@@ -24,7 +26,7 @@ from tracekit.analysis.rules.base import (
 )
 
 RULE_ID = "dram-vs-l2"
-INPUTS = ("metrics", "units")
+INPUTS = ("metrics", "units", "ceilings")
 FLAGS: tuple[str, ...] = ()  # the flags it can raise
 # L2 read hit rate below this: most L2 traffic is misses the DRAM must serve.
 L2_MISS_STREAM_HIT_RATE_PCT = 50.0
@@ -40,7 +42,12 @@ def attribute(ctx: RuleContext, top: UnitUtilization) -> tuple[UnitUtilization, 
         return top, []
     m = ctx.metrics
     dram, hit = unit(ctx.units, "dram"), l2_read_hit_rate(m)
-    if dram is None or hit is None or hit[1] >= L2_MISS_STREAM_HIT_RATE_PCT or dram.pct < GRADUAL_SATURATION_PCT:
+    measured = achievable(ctx, "dram") if dram is not None else None
+    dram_busy = dram is not None and (
+        dram.pct >= GRADUAL_SATURATION_PCT
+        or (measured is not None and measured.of_achievable >= GRADUAL_SATURATION_FRACTION_OF_ACHIEVABLE)
+    )
+    if dram is None or hit is None or hit[1] >= L2_MISS_STREAM_HIT_RATE_PCT or not dram_busy:
         if hit is None:
             return top, []
         serves = Finding(

@@ -2,17 +2,29 @@
 
 Hardware reason (Volkov 2016, ch. 3; Little's law): the warps in flight equal warp latency times warp throughput,
 so reaching a unit's bound needs about (warps now) x (100 / its % of peak) warps at the same latency, a lower
-bound since latency grows near saturation. A measured occupancy sweep gives n* = L x B directly, from the fit
+bound since latency grows near saturation; with a measured profile (issue 20) the bound is what the unit can really
+reach, its achievable ceiling for the access pattern, when that is nearer than the nominal peak. A measured
+occupancy sweep gives n* = L x B directly, from the fit
 throughput ~ min(n / L, B), and says whether its points reach a plateau. Reference: PMPP (4th ed.) ch. 4
 (occupancy and latency tolerance).
 """
 
 from __future__ import annotations
 
-from tracekit.analysis.rules.base import Finding, RuleContext, specific, unit_values, values
+from tracekit.analysis.rules.base import (
+    Finding,
+    RuleContext,
+    UnitUtilization,
+    achievable,
+    closeness,
+    nominal_note,
+    specific,
+    unit_values,
+    values,
+)
 
 RULE_ID = "needed-occupancy"
-INPUTS = ("sweep", "trace", "occupancy", "units", "state")
+INPUTS = ("sweep", "trace", "occupancy", "units", "state", "ceilings")
 FLAGS: tuple[str, ...] = ()  # the flags it can raise
 
 
@@ -22,10 +34,16 @@ def needed(ctx: RuleContext) -> float | None:
     if sweep is not None and sweep.needed_occupancy_warps_per_sm is not None:
         return sweep.needed_occupancy_warps_per_sm
     warps = ctx.occupancy.achieved_warps
-    units = specific(ctx.units) or list(ctx.units)
-    if warps is None or not units or units[0].pct <= 0:
+    busiest = _busiest(ctx)
+    if warps is None or busiest is None or closeness(ctx, busiest) <= 0:
         return None
-    return warps * 100.0 / units[0].pct
+    return warps / closeness(ctx, busiest)
+
+
+def _busiest(ctx: RuleContext) -> UnitUtilization | None:
+    """The unit nearest what it can reach (its measured ceiling or its nominal peak)."""
+    units = specific(ctx.units) or list(ctx.units)
+    return min(units, key=lambda u: -closeness(ctx, u)) if units else None
 
 
 def _sweep_findings(ctx: RuleContext) -> list[Finding]:
@@ -87,9 +105,15 @@ def apply(ctx: RuleContext) -> list[Finding]:
             )
         )
     n = needed(ctx)
-    units = specific(ctx.units) or list(ctx.units)
-    if n is None or ctx.occupancy.achieved_warps is None:
+    busiest = _busiest(ctx)
+    if n is None or busiest is None or ctx.occupancy.achieved_warps is None:
         return found
+    measured = achievable(ctx, busiest.limiter)
+    reach = (
+        values(("unit_of_achievable", measured.of_achievable, "fraction"))
+        if measured is not None and measured.of_achievable * 100.0 > busiest.pct
+        else nominal_note(ctx)
+    )
     device_max = ctx.occupancy.device_max_warps
     found.append(
         Finding(
@@ -98,14 +122,15 @@ def apply(ctx: RuleContext) -> list[Finding]:
             "needed-occupancy.littles-law",
             (
                 *values(("warps", ctx.occupancy.achieved_warps, "warps/SM")),
-                *unit_values("unit", units[0]),
+                *unit_values("unit", busiest),
                 *values(
                     ("needed_warps", n, "warps/SM"),
                     ("device_max_warps", device_max if device_max is not None and n > device_max else None, "warps/SM"),
                     ("throughput_bound", ctx.state.mode == "throughput-bound"),
                 ),
+                *reach,
             ),
-            metrics=(units[0].metric,),
+            metrics=(busiest.metric,),
         )
     )
     return found

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.rules.base import Finding, Scalar
+from tracekit.analysis.achievable import UNIT_LABELS, AchievableUtilization
+from tracekit.analysis.rules.base import Finding, Scalar, achievable_values, values
 
 
 def _P(value: float) -> str:
@@ -61,6 +62,56 @@ class _V:
 def _unit(v: _V, prefix: str = "unit") -> str:
     """ "DRAM at 91.2% (dram__...)"-style pieces: label, pct and metric of a unit value group."""
     return f"{v.s(prefix + '_label')} {_P(v.n(prefix + '_pct'))} ({v.s(prefix + '_metric')})"
+
+
+def _amount(v: _V, prefix: str, name: str) -> str:
+    """A rate value of a unit: 2.02 TB/s, 63.6 TFLOP/s, 12.2 Mblocks/s per SM."""
+    unit, value = v.s(prefix + "_rate_unit"), v.n(f"{prefix}_{name}")
+    rate = fmt.bandwidth(value) if unit == "B/s" else fmt.si(value, unit)
+    return rate + (" per SM" if v.o(prefix + "_unit") == "block_launch" else "")
+
+
+def _rate(v: _V, prefix: str) -> str:
+    return _amount(v, prefix, "achieved")
+
+
+def _label(v: _V, prefix: str) -> str:
+    name = v.s(prefix + "_unit")
+    return UNIT_LABELS.get(name) or "Tensor " + name.removeprefix("tensor_")
+
+
+def _what(v: _V, prefix: str) -> str:
+    """What the ceiling is: "what a stream reaches", "what scattered 32-byte sectors reach", ..."""
+    pattern = v.s(prefix + "_pattern") if v.o(prefix + "_pattern") else ""
+    return {"stream": "what a stream reaches", "scattered": "what scattered 32-byte sectors reach"}.get(
+        pattern, f"what a {pattern} access reaches" if pattern else "the measured ceiling"
+    )
+
+
+def _against(v: _V, prefix: str) -> str:
+    """ "60.3% of nominal, 96.8% of what scattered 32-byte sectors reach on this GPU (measured: <file>)"; against
+    nominal ceilings only its share of nominal."""
+    share = _F(v.n(prefix + "_of_achievable"))
+    if v.o(prefix + "_ceiling_source") == "nominal":
+        return f"{share} of nominal"
+    what = _what(v, prefix)
+    nominal = f"{_F(v.n(prefix + '_of_nominal'))} of nominal, " if v.o(prefix + "_of_nominal") is not None else ""
+    return f"{nominal}{share} of {what} on this GPU ({v.s(prefix + '_ceiling_source')})"
+
+
+def _judged_by(v: _V) -> str:
+    return f"{_label(v, 'judged')} {_rate(v, 'judged')}: {_against(v, 'judged')}."
+
+
+def _at_ceiling(v: _V) -> str:
+    return (
+        f"{_label(v, 'ceiling')} {_rate(v, 'ceiling')} is {_F(v.n('ceiling_of_achievable'))} of "
+        f"{_amount(v, 'ceiling', 'ceiling_value')}, {_what(v, 'ceiling')} on this GPU "
+        f"({v.s('ceiling_ceiling_name')}, {v.s('ceiling_ceiling_source')}): at or above the "
+        f"{_F(v.n('at_ceiling_fraction'))} at which a unit is at its ceiling, so {v.s('unit_label')} is saturated "
+        f"though its counter reads {_P(v.n('unit_pct'))} of the nominal peak ({v.s('unit_metric')}), below "
+        f"{_P(v.n('threshold_pct'))}."
+    )
 
 
 # ---- sentences --------------------------------------------------------------------------------------------------
@@ -123,21 +174,53 @@ def _launch_rate(v: _V) -> str:
         if v.o("source") == "counters"
         else "grid blocks over the warp trace's span"
     )
+    if v.o("ceiling_achieved") is not None:
+        rate = (
+            f"an SM launches at most one block per {_D(v.n('launch_ns_per_sm'))} "
+            f"({fmt.si(v.n('ceiling_ceiling_value'), 'blocks/s')} per SM, the measured rate on this GPU, "
+            f"{v.s('ceiling_ceiling_source')})"
+        )
+    elif v.o("nominal_device") is not None:
+        rate = (
+            f"an SM launches about one block per {_D(v.n('launch_ns_per_sm'))} (assumed: no measured profile for "
+            f"{v.s('nominal_device')})"
+        )
+    else:
+        rate = f"an SM launches about one block per {_D(v.n('launch_ns_per_sm'))}"
+    verdict = (
+        "the launch rate, not a unit, bounds this launch"
+        if v.n("share") >= v.n("threshold")
+        else f"below the {_F(v.n('threshold'))} at which the launch rate is the bound"
+    )
     return (
         f"{_N(v.n('blocks'))} blocks on {int(v.n('sms'))} SMs in {_D(v.n('span_ns'))} ({source}): one block "
-        f"per SM every {_D(v.n('per_block_ns'))}; an SM launches about one block per "
-        f"{_D(v.n('launch_ns_per_sm'))}, so blocks arrive at {_F(v.n('share'))} of the SMs' block launch "
-        f"rate: the launch rate, not a unit, bounds this launch."
+        f"per SM every {_D(v.n('per_block_ns'))}; {rate}, so blocks arrive at {_F(v.n('share'))} of the SMs' "
+        f"block launch rate: {verdict}."
     )
 
 
 def _gradual(v: _V) -> str:
+    if v.o("ceiling_achieved") is not None:
+        load = (
+            f"{v.s('unit_label')} runs at {_P(v.n('unit_pct'))} of its nominal peak ({v.s('unit_metric')}); "
+            f"{_label(v, 'ceiling')} {_rate(v, 'ceiling')} is {_against(v, 'ceiling')}: below the "
+            f"{_F(v.n('at_ceiling_fraction'))} of a unit at its ceiling but above {_F(v.n('gradual_fraction'))}"
+        )
+        if v.o("loaded_latency_ns") is not None:
+            load += (
+                f", where the calibrated loaded-latency curve puts DRAM latency at {_D(v.n('loaded_latency_ns'))}, "
+                f"{_N(v.n('loaded_latency_ns') / v.n('unloaded_latency_ns'))}x its unloaded "
+                f"{_D(v.n('unloaded_latency_ns'))}"
+            )
+    else:
+        load = (
+            f"{v.s('unit_label')} runs at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}), below the "
+            f"{_P(v.n('threshold_pct'))} of a saturated unit but above {_P(v.n('gradual_pct'))}"
+        )
     return (
-        f"{v.s('unit_label')} runs at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}), below the "
-        f"{_P(v.n('threshold_pct'))} of a saturated unit but above {_P(v.n('gradual_pct'))}, and "
-        f"{_F(v.n('memory_stall_share'))} of the stalled cycles wait on memory ({v.s('reasons')}), at the "
-        f"launch's theoretical occupancy: the memory system is in gradual saturation, where latency grows with load "
-        f"(Volkov 2016, ch. 3), so the launch is memory-bound rather than short of warps."
+        f"{load}, and {_F(v.n('memory_stall_share'))} of the stalled cycles wait on memory ({v.s('reasons')}), at "
+        f"the launch's theoretical occupancy: the memory system is in gradual saturation, where latency grows with "
+        f"load (Volkov 2016, ch. 3), so the launch is memory-bound rather than short of warps."
     )
 
 
@@ -201,11 +284,16 @@ def _sweep_levels(v: _V) -> str:
 
 
 def _littles_law(v: _V) -> str:
+    reach = (
+        f", {_F(v.n('unit_of_achievable'))} of what it can reach on this GPU; at the same warp latency about "
+        f"{_N(v.n('needed_warps'))} warps per SM would reach that ceiling"
+        if v.o("unit_of_achievable") is not None
+        else f"; at the same warp latency about {_N(v.n('needed_warps'))} warps per SM would reach its peak"
+    )
     sentence = (
         f"By Little's law the {_N(v.n('warps'))} warps per SM now in flight keep the busiest unit, "
-        f"{v.s('unit_label')}, at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}); at the same warp latency "
-        f"about {_N(v.n('needed_warps'))} warps per SM would reach its peak (a lower bound: latency grows near "
-        f"saturation)."
+        f"{v.s('unit_label')}, at {_P(v.n('unit_pct'))} of peak ({v.s('unit_metric')}){reach} (a lower bound: "
+        f"latency grows near saturation)."
     )
     if v.o("device_max_warps") is not None:
         sentence += (
@@ -346,9 +434,16 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
     "sweep-plateau.still-rising": _still_rising,
     "sweep-plateau.plateau-no-unit": _plateau_no_unit,
     "verdict.no-unit-saturated": lambda v: (
-        f"No unit reaches {_P(v.n('threshold_pct'))} of peak: the busiest is {v.s('unit_label')} at "
-        f"{_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
+        f"No unit reaches {_P(v.n('threshold_pct'))} of peak"
+        + (
+            f" or {_F(v.n('at_ceiling_fraction'))} of its measured achievable ceiling"
+            if v.o("at_ceiling_fraction") is not None
+            else ""
+        )
+        + f": the busiest is {v.s('unit_label')} at {_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
     ),
+    "verdict.judged-by": _judged_by,
+    "saturated-unit.at-ceiling": _at_ceiling,
     "verdict.no-stall-breakdown": lambda v: (
         "The report has no stall breakdown; by Volkov's rule a launch that reaches no "
         "throughput limit is latency-bound."
@@ -555,7 +650,24 @@ def sentence(finding: Finding) -> str | None:
         return None
     if finding.template in REASONS:
         return f"Undetermined: {reason(finding)}"
-    return TEMPLATES[finding.template](_V(finding))
+    text = TEMPLATES[finding.template](_V(finding))
+    device = finding.get("nominal_device")
+    if device is not None and finding.template not in _OWN_NOMINAL_NOTE:
+        # a sentence judged against datasheet peaks says so (issue 20)
+        text = f"{text.removesuffix('.')} (against nominal peaks: no measured profile for {device})."
+    return text
+
+
+# Templates that word the missing profile themselves.
+_OWN_NOMINAL_NOTE = frozenset({"block-launch-rate.rate", "block-launch-rate.bound"})
+
+
+def achievable_sentence(u: AchievableUtilization, nominal_device: str | None = None) -> str:
+    """A unit against its nominal peak and its achievable ceiling, without the final period: "DRAM 2.02 TB/s: 60.3%
+    of nominal, 96.8% of what scattered 32-byte sectors reach on this GPU (measured: <file>)"."""
+    note = values(("nominal_device", nominal_device)) if nominal_device is not None else ()
+    finding = Finding("verdict.judged-by", "verdict", "verdict.judged-by", (*achievable_values("judged", u), *note))
+    return (sentence(finding) or "").removesuffix(".")
 
 
 def reason(finding: Finding) -> str:

@@ -1,9 +1,15 @@
-"""A unit at or above 80% of its peak bounds the launch: throughput-bound, by that unit.
+"""A unit at or above 80% of its nominal peak, or at 85% of the achievable ceiling of its access pattern, bounds the
+launch: throughput-bound, by that unit.
 
 Hardware reason (Volkov 2016, ch. 3): latency is hidden when some throughput limit is reached, not when units look
 busy; sustained throughput rarely exceeds 80-90% of the nominal peak (DRAM refresh and turnarounds, issue
-conflicts), so 80% is where the limit is reached. When the issue slots are full of one pipe's instructions, that
-pipe is the limiter. Reference: Nsight Compute Kernel Profiling Guide, "GPU Speed Of Light Throughput".
+conflicts), so 80% is where the limit is reached. What a unit can really reach depends on the access pattern: on the
+H100 a stream plateaus at ~84% of nominal DRAM bandwidth and random 32-byte sectors at ~62% (issue 20, measured by
+`tracekit calibrate`), so with a measured profile a unit at AT_CEILING_FRACTION (85%) of its achievable ceiling is
+saturated however far it is from 80% of nominal (a scattered gather at 60% of nominal is at 97% of its ceiling).
+When the issue slots are full of one pipe's instructions, that pipe is the limiter. References: Nsight Compute
+Kernel Profiling Guide, "GPU Speed Of Light Throughput"; the Empirical Roofline Toolkit (Berkeley Lab) for
+measured ceilings.
 """
 
 from __future__ import annotations
@@ -11,16 +17,22 @@ from __future__ import annotations
 from tracekit.analysis.rules import memory_attribution
 from tracekit.analysis.rules.base import (
     MEMORY_LIMITERS,
+    SATURATION_FRACTION_OF_ACHIEVABLE,
     SATURATION_PCT,
     Finding,
     RuleContext,
+    UnitUtilization,
+    achievable,
+    achievable_values,
+    closeness,
+    nominal_note,
     specific,
     unit_values,
     values,
 )
 
 RULE_ID = "saturated-unit"
-INPUTS = ("units", "metrics")
+INPUTS = ("units", "metrics", "ceilings")
 FLAGS: tuple[str, ...] = ()  # the flags it can raise
 KNOWN_ADVICE = ("dram", "l2", "l1/shared", "issue", "memory")  # limiters with their own advice (rules.render)
 
@@ -30,22 +42,49 @@ def unit_advice(limiter: str, fallback: str) -> str:
     return f"reduce.{limiter}" if limiter in KNOWN_ADVICE else fallback
 
 
-def apply(ctx: RuleContext) -> list[Finding]:
-    saturated = [u for u in ctx.units if u.pct >= SATURATION_PCT]
-    if not saturated:
-        return []
-    named = specific(saturated)
-    top = (named or saturated)[0]
-    found = [
-        Finding(
-            "saturated-unit.unit",
+def at_ceiling(ctx: RuleContext, u: UnitUtilization) -> bool:
+    """The unit is at its measured achievable ceiling (never true without a measured profile)."""
+    measured = achievable(ctx, u.limiter)
+    return measured is not None and measured.of_achievable >= SATURATION_FRACTION_OF_ACHIEVABLE
+
+
+def _unit_finding(ctx: RuleContext, u: UnitUtilization) -> Finding:
+    """Why the unit counts as saturated: its share of the nominal peak, or of its measured ceiling when that is what
+    puts it there."""
+    measured = achievable(ctx, u.limiter)
+    if u.pct < SATURATION_PCT and measured is not None:
+        return Finding(
+            "saturated-unit.at-ceiling",
             RULE_ID,
-            "saturated-unit.unit",
-            (*unit_values("unit", u), *values(("threshold_pct", SATURATION_PCT, "%"))),
+            "saturated-unit.at-ceiling",
+            (
+                *unit_values("unit", u),
+                *achievable_values("ceiling", measured),
+                *values(
+                    ("threshold_pct", SATURATION_PCT, "%"),
+                    ("at_ceiling_fraction", SATURATION_FRACTION_OF_ACHIEVABLE, "fraction"),
+                ),
+            ),
             metrics=(u.metric,),
         )
-        for u in saturated
-    ]
+    return Finding(
+        "saturated-unit.unit",
+        RULE_ID,
+        "saturated-unit.unit",
+        (*unit_values("unit", u), *values(("threshold_pct", SATURATION_PCT, "%")), *nominal_note(ctx)),
+        metrics=(u.metric,),
+    )
+
+
+def apply(ctx: RuleContext) -> list[Finding]:
+    saturated = [u for u in ctx.units if u.pct >= SATURATION_PCT or at_ceiling(ctx, u)]
+    if not saturated:
+        return []
+    # nearest what it can reach first (the counters' order where no measured ceiling reorders them)
+    saturated.sort(key=lambda u: -closeness(ctx, u))
+    named = specific(saturated)
+    top = (named or saturated)[0]
+    found = [_unit_finding(ctx, u) for u in saturated]
     if not named:
         found.append(
             Finding(

@@ -8,11 +8,19 @@ The model's knee is an idealization, so the measured points decide, not the fit.
 
 from __future__ import annotations
 
-from tracekit.analysis.rules.base import SATURATION_PCT, Finding, RuleContext, specific, unit_values, values
+from tracekit.analysis.rules.base import (
+    SATURATION_PCT,
+    Finding,
+    RuleContext,
+    nominal_note,
+    specific,
+    unit_values,
+    values,
+)
 from tracekit.analysis.rules.saturated_unit import unit_advice
 
 RULE_ID = "sweep-plateau"
-INPUTS = ("sweep", "occupancy", "units")
+INPUTS = ("sweep", "occupancy", "units", "ceilings")
 FLAGS: tuple[str, ...] = ()  # the flags it can raise
 
 
@@ -37,7 +45,7 @@ def apply(ctx: RuleContext) -> list[Finding]:
                 "sweep-plateau.on-plateau",
                 RULE_ID,
                 "sweep-plateau.on-plateau",
-                (*here, *unit_values("unit", top), *values(("threshold_pct", SATURATION_PCT, "%"))),
+                (*here, *unit_values("unit", top), *values(("threshold_pct", SATURATION_PCT, "%")), *nominal_note(ctx)),
                 metrics=(top.metric,),
                 limiter=top.limiter,
                 advice=("plateau-busiest", unit_advice(top.limiter, "reduce.unit")),

@@ -4,7 +4,9 @@ Volkov's rule (2016, ch. 3): latency is hidden when some throughput limit is rea
 The bound rules are tried in this order, the first that fires decides: a saturated unit (`saturated_unit`), a hot
 L2 slice (`atomics_contention`), the block launch rate, gradual memory saturation, the measured sweep's plateau;
 then the stall split (latency-bound when most stalled cycles wait on latency); with no utilization counters, the
-sweep alone. The explaining rules run after, with the verdict in their context (`RuleContext.state`).
+sweep alone. The explaining rules run after, with the verdict in their context (`RuleContext.state`). Last, the
+ceiling the verdict was judged by (issue 20): the limiter's unit against its achievable ceiling, or for a launch
+bound by no unit the unit nearest its ceiling; its sentence is the last evidence line.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from tracekit.analysis.achievable import AchievableUtilization
+from tracekit.analysis.launch_ceilings import LIMITER_UNITS
 from tracekit.analysis.rules import (
     atomics_contention,
     bank_conflicts,
@@ -39,11 +43,15 @@ from tracekit.analysis.rules import (
 )
 from tracekit.analysis.rules.base import (
     MEMORY_LIMITERS,
+    SATURATION_FRACTION_OF_ACHIEVABLE,
     SATURATION_PCT,
     Finding,
     RuleContext,
     Scalar,
     VerdictState,
+    achievable_values,
+    closeness,
+    nominal_note,
     unit,
     unit_values,
     values,
@@ -65,6 +73,7 @@ class Outcome:
     findings: tuple[Finding, ...]  # every finding, in evidence order
     ranked: tuple[Finding, ...]  # the findings that cost SM time, largest first
     nsight: tuple[NsightRule, ...]
+    judged_by: AchievableUtilization | None = None  # the ceiling the verdict was judged by (issue 20)
 
     @property
     def flags(self) -> list[str]:
@@ -129,13 +138,20 @@ def decide(ctx: RuleContext) -> tuple[str, str | None, Finding | None, list[str]
     if units:
         if plateau:
             return "throughput-bound", plateau[0].limiter, None, [], plateau
-        top = units[0]
+        top = min(units, key=lambda u: -closeness(ctx, u))  # units[0] without measured ceilings
+        profiled = ctx.ceilings is not None and ctx.ceilings.measured
+        at_ceiling = values(("at_ceiling_fraction", SATURATION_FRACTION_OF_ACHIEVABLE, "fraction")) if profiled else ()
         found = [
             Finding(
                 "verdict.no-unit-saturated",
                 RULE_ID,
                 "verdict.no-unit-saturated",
-                (*unit_values("unit", top), *values(("threshold_pct", SATURATION_PCT, "%"))),
+                (
+                    *unit_values("unit", top),
+                    *values(("threshold_pct", SATURATION_PCT, "%")),
+                    *at_ceiling,
+                    *nominal_note(ctx),
+                ),
                 metrics=(top.metric,),
             )
         ]
@@ -216,4 +232,30 @@ def run(ctx: RuleContext) -> Outcome:
         )
     )
     ranked = sorted(costs, key=lambda f: -(f.sm_time_fraction or 0.0))
-    return Outcome(mode, limiter, reason, tuple(tied), needed, tuple(found), tuple(ranked), tuple(nsight))
+    hot_slice = any(f.rule == atomics_contention.RULE_ID for f in found)  # one L2 slice, not L2's bandwidth
+    judged = None if hot_slice else judged_by(ctx, mode, limiter)
+    if judged is not None:
+        found.append(
+            Finding(
+                "verdict.judged-by",
+                RULE_ID,
+                "verdict.judged-by",
+                (*achievable_values("judged", judged), *nominal_note(ctx)),
+            )
+        )
+    return Outcome(mode, limiter, reason, tuple(tied), needed, tuple(found), tuple(ranked), tuple(nsight), judged)
+
+
+def judged_by(ctx: RuleContext, mode: str, limiter: str | None) -> AchievableUtilization | None:
+    """The ceiling the verdict was judged by: the limiter's unit against its achievable ceiling (None for a limiter
+    without one: a pipe other than FMA and FP64, the issue slots); for a launch no unit bounds, the unit nearest its
+    ceiling (which it did not reach); None without ceilings."""
+    section = ctx.ceilings
+    if section is None:
+        return None
+    if limiter is not None:
+        name = LIMITER_UNITS.get(limiter)
+        return section.unit(name) if name is not None else None
+    if mode == "throughput-bound":
+        return None  # bound by a limit no unit names (the measured sweep's plateau)
+    return section.units[0] if section.units else None
