@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from statistics import NormalDist
 
 import polars as pl
@@ -473,6 +474,12 @@ def _occupancy(cc: str, block: int, regs: int, smem: int) -> OccupancyResult:
     return result
 
 
+@lru_cache(maxsize=256)
+def _fit(concurrencies: tuple[float, ...], throughputs: tuple[float, ...]) -> model.SaturationFit:
+    """The sweep's fit, once per sweep (what_to_try predicts many changes from the same one)."""
+    return model.fit_saturation(list(concurrencies), list(throughputs))
+
+
 Throughput = Callable[[float], float]  # concurrency (warps x ILP per SM) -> relative throughput
 
 
@@ -557,7 +564,7 @@ def _curve(
     if len(levels) >= MIN_SWEEP_OCCUPANCIES and levels[-1] / levels[0] >= MIN_SWEEP_SPAN:
         conc = [s.warps_per_sm * s.ilp for s in samples]
         thr = [1.0 / work_of(s.duration_ns) for s in samples]
-        fit = model.fit_saturation(conc, thr)
+        fit = _fit(tuple(conc), tuple(thr))
         findings.append(
             Finding(
                 "model",
@@ -969,6 +976,27 @@ def knob_of(change: Change) -> str:
     return "none"
 
 
+def _largest(low: int, high: int, step: int, blocks_at: Callable[[int], int]) -> Callable[[int], int | None] | None:
+    """For a resource whose use lowers blocks per SM (registers, shared memory): the largest amount, in `step`s from
+    `low` up to `high`, that still fits `wanted` blocks (binary search: blocks per SM never rise with use)."""
+    if high < low:
+        return None
+
+    def largest(wanted: int) -> int | None:
+        lo, hi = 0, (high - low) // step
+        if blocks_at(low) < wanted:
+            return None
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if blocks_at(low + mid * step) >= wanted:
+                lo = mid
+            else:
+                hi = mid - 1
+        return low + lo * step
+
+    return largest
+
+
 def _candidates(inputs: PredictInputs) -> list[Change]:
     """The changes worth predicting, per knob: block sizes 64-1024; registers capped (__launch_bounds__) at the most
     that fits each extra block per SM; dynamic shared memory cut to the most that fits each extra block; ILP 2x and
@@ -980,22 +1008,20 @@ def _candidates(inputs: PredictInputs) -> list[Change]:
     changes = [Change(threads_per_block=b) for b in (64, 128, 256, 512, 1024) if b != block]
     most_blocks = min(limits.max_blocks_per_sm, limits.max_warps_per_sm // now.warps_per_block)
     for wanted in range(now.active_blocks_per_sm + 1, most_blocks + 1):
-        fitting = [
-            r
-            for r in range(16, regs, 8)
-            if theoretical_occupancy(cc, block, r, smem_static + smem_dyn).active_blocks_per_sm >= wanted
-        ]
-        if fitting:
-            changes.append(Change(registers_per_thread=max(fitting)))
+        capped = _largest(
+            16, regs - 1, 8, lambda r: theoretical_occupancy(cc, block, r, smem_static + smem_dyn).active_blocks_per_sm
+        )
+        if capped is not None and capped(wanted) is not None:
+            changes.append(Change(registers_per_thread=capped(wanted)))
         if smem_dyn:
-            steps = [d for d in range(0, smem_dyn, 256)]
-            fits = [
-                d
-                for d in steps
-                if theoretical_occupancy(cc, block, regs, smem_static + d).active_blocks_per_sm >= wanted
-            ]
-            if fits:
-                changes.append(Change(dynamic_shared_mem_bytes=max(fits)))
+            cut = _largest(
+                0,
+                smem_dyn - 1,
+                256,
+                lambda d: theoretical_occupancy(cc, block, regs, smem_static + d).active_blocks_per_sm,
+            )
+            if cut is not None and cut(wanted) is not None:
+                changes.append(Change(dynamic_shared_mem_bytes=cut(wanted)))
     changes += [Change(ilp=inputs.ilp * k) for k in (2, 4)]
     blocks_per_sm = now.active_blocks_per_sm
     for waves in (1, 2):
