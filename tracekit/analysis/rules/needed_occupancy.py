@@ -37,6 +37,8 @@ def needed(ctx: RuleContext) -> float | None:
     busiest = _busiest(ctx)
     if warps is None or busiest is None or closeness(ctx, busiest) <= 0:
         return None
+    if achievable(ctx, busiest.limiter) is None:
+        return warps * 100.0 / busiest.pct  # against the nominal peak
     return warps / closeness(ctx, busiest)
 
 
@@ -127,6 +129,7 @@ def apply(ctx: RuleContext) -> list[Finding]:
                     ("needed_warps", n, "warps/SM"),
                     ("device_max_warps", device_max if device_max is not None and n > device_max else None, "warps/SM"),
                     ("throughput_bound", ctx.state.mode == "throughput-bound"),
+                    ("limiter", ctx.state.limiter),
                 ),
                 *reach,
             ),

@@ -299,7 +299,9 @@ def _littles_law(v: _V) -> str:
         sentence += (
             f" No occupancy can reach that: the device holds at most {_N(v.n('device_max_warps'))} warps per SM"
             + (
-                "; near saturation the latency grows instead, which is why the unit is the bound."
+                "; here the block launch rate, not the units, keeps fewer warps resident."
+                if v.o("limiter") == "block-launch"
+                else "; near saturation the latency grows instead, which is why the unit is the bound."
                 if v.o("throughput_bound")
                 else "; only more independent work per warp (ILP) can put that much in flight."
             )
