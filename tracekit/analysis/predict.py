@@ -682,21 +682,25 @@ def _expected_max_normal(k: int) -> float:
     return NormalDist().inv_cdf((k - 0.375) / (k + 0.25))
 
 
-def _residency(keep: float, block_now: int, block_new: int, waves_now: float) -> tuple[float, str]:
-    """The share of theoretical warps a new block size keeps resident. A block frees its slot only when its last warp
-    ends, so the warps that finished first leave their slots idle: with warp lifetimes spread by a coefficient of
-    variation cv, a block of k warps lives E[max of k] = m (1 + cv x s_k) for mean m, and keeps m / E[max] of its
+def _residency(keep: float, block_now: int, block_new: int, waves_now: float, trips: float = 1.0) -> tuple[float, str]:
+    """The share of theoretical warps a new configuration keeps resident. A block frees its slot only when its last
+    warp ends, so the warps that finished first leave their slots idle: with warp lifetimes spread by a coefficient
+    of variation cv, a block of k warps lives E[max of k] = m (1 + cv x s_k) for mean m, and keeps m / E[max] of its
     slots busy. cv is read from the launch's own lost share (the whole gap taken as end spread, so an upper bound:
-    block starts cost some too); only a launch of two or more waves shows it."""
+    block starts cost some too); only a launch of two or more waves shows it. A warp that runs `trips` times the
+    loop iterations (the same work over fewer threads) sums that many iteration times, so its spread shrinks as
+    1 / sqrt(trips) (central limit)."""
     k_now, k_new = max(1, math.ceil(block_now / 32)), max(1, math.ceil(block_new / 32))
     s_now, s_new = _expected_max_normal(k_now), _expected_max_normal(k_new)
-    if k_new == k_now or s_now <= 0 or waves_now < 2 or keep >= 0.999:
+    if (k_new == k_now and abs(trips - 1.0) < 1e-9) or s_now <= 0 or waves_now < 2 or keep >= 0.999:
         return keep, "the same share: "
     cv = (1.0 / keep - 1.0) / s_now
-    kept = 1.0 / (1.0 + cv * s_new)
+    cv_new = cv / math.sqrt(max(trips, 1.0))
+    kept = 1.0 / (1.0 + cv_new * s_new)
+    longer = f", {trips:.3g}x the loop iterations per warp (cv / sqrt of it)" if trips > 1.0 else ""
     return kept, (
         f"a block frees its slot when its last warp ends: warp lifetimes spread by cv {cv:.2f} (from that lost "
-        f"share at {k_now} warps per block) keep {kept:.0%} at {k_new} warps per block: "
+        f"share at {k_now} warps per block){longer} keep {kept:.0%} at {k_new} warps per block: "
     )
 
 
@@ -771,7 +775,10 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
             "warps/SM",
         )
     )
-    keep_new, spread_text = _residency(keep, inputs.threads_per_block, block, inputs.grid_blocks / (blocks_now * sms))
+    trips = inputs.grid_blocks * inputs.threads_per_block / (grid_new * block)
+    keep_new, spread_text = _residency(
+        keep, inputs.threads_per_block, block, inputs.grid_blocks / (blocks_now * sms), trips
+    )
     achieved_new = theo_new * keep_new
     findings.append(
         Finding(
