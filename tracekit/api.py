@@ -358,7 +358,8 @@ def predict_inputs(store: Store, result: LaunchAnalysis, ceilings: Any = None) -
     from tracekit.analysis.predict import inputs_from_result
     from tracekit.ceilings import DeviceCeilings, ceilings_for
 
-    metrics = store.metrics([result.launch_id]) if result.launch_id is not None else None
+    source = result.pairing.counters_launch_id or result.launch_id  # a trace's paired profiled launch
+    metrics = store.metrics([source]) if source is not None else None
     device = result.kernel.device
     if not isinstance(ceilings, DeviceCeilings):
         ceilings = ceilings_for(device.name, device.cc, device.sm_count, override=ceilings)
