@@ -80,12 +80,12 @@ def assemble(path: Path, table: Table, clock_hz: float | None, allow_incomplete:
     duplicate = first_duplicate(rows)
     if duplicate is not None:
         key = rows.row(duplicate, named=True)
-        first = first_true(
-            rows,
+        same = (
             (pl.col("launch_key") == key["launch_key"])
             & (pl.col("block_id") == key["block_id"])
-            & (pl.col("warp_in_block") == key["warp_in_block"]),
+            & (pl.col("warp_in_block") == key["warp_in_block"])
         )
+        first = first_true(rows, same) or 0  # never None: the duplicate itself matches
         first_place = table.where(int(rows["__row"][first]) if "__row" in rows.columns else first)
         raise fail(
             rows,
