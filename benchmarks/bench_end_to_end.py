@@ -523,10 +523,10 @@ def first_draw_s(url: str, launch_id: str) -> tuple[float, float]:
         server.wait(30)
 
 
-def library_view_s(url: str) -> float:
+def library_view_s(url: str) -> tuple[float, float]:
     """A fresh `tracekit serve` process on the store; headless Chromium loads the app once (its scripts cached),
-    then the seconds from navigating to the library to its launches table's first page shown with each
-    launch's verdict (the server analyses the page's launches that the store has no result for)."""
+    then the seconds from navigating to the library to its launches table's first page shown, and to each of
+    its launches' verdicts shown (the server analyses the page's launches that the store has no result for)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -556,29 +556,41 @@ def library_view_s(url: str) -> float:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
-        started = time.perf_counter()
         driver.get(f"{base}/library")
-        WebDriverWait(driver, 300, poll_frequency=0.05).until(
-            lambda d: len(cells := d.find_elements(By.CSS_SELECTOR, verdicts)) >= 25 and all(c.text for c in cells)
-        )
-        return time.perf_counter() - started
+        # Timed by the page's own clock (ms since navigation started), polled inside the page: the WebDriver's
+        # own polling waits on a busy renderer.
+        driver.set_script_timeout(300)
+        when = """
+            const [selector, rowsOnly, done] = arguments;
+            (function check() {
+                const cells = [...document.querySelectorAll(selector)];
+                if (cells.length >= 25 && cells.every(c => rowsOnly || c.innerText !== "analysing...")) {
+                    done(performance.now());
+                } else { setTimeout(check, 20); }
+            })();
+        """
+        shown = driver.execute_async_script(when, verdicts, True) / 1000
+        return shown, driver.execute_async_script(when, verdicts, False) / 1000
     finally:
         driver.quit()
         server.terminate()
         server.wait(30)
 
 
-def measure_library(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> Figure:
-    """The library's first page over the 100k-launch Nsight Systems import; `cold`: no analysis cached."""
+def measure_library(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> tuple[Figure, Figure]:
+    """(first page shown, its verdicts shown) in the library of the 100k-launch Nsight Systems import; `cold`:
+    no analysis cached."""
     url, _ = kept_import(backend, files, "nsys")
     if not cold:  # the first page's analyses kept in the store by a first view
         library_view_s(url)
-    figure = Figure()
+    shown, verdicts = Figure(), Figure()
     for _ in range(repeat):
         if cold:
             backend.clear_cache(url)
-        figure.wall_s.append(library_view_s(url))
-    return figure
+        shown_s, verdicts_s = library_view_s(url)
+        shown.wall_s.append(shown_s)
+        verdicts.wall_s.append(verdicts_s)
+    return shown, verdicts
 
 
 def measure_draws(backend: Backend, files: dict[str, Path], repeat: int, cold: bool) -> tuple[Figure, Figure]:
@@ -693,10 +705,13 @@ def main() -> None:
                 print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{target:>8}{'':>9} {verdict}")
     for cold in (True, False) if draws else ():
         for backend in backends:
-            figure = measure_library(backend, files, options.repeat, cold)
-            label = f"library first page, 100k launches ({'first view' if cold else 'analyses cached'})"
-            verdict = "ok" if figure.wall <= 2.0 else "MISS"
-            print(f"{label:<54}{backend.name:>9}{figure.wall:>12.2f}{'':>9}{'':>8}{'<=2 s':>8}{'':>9} {verdict}")
+            shown, verdicts = measure_library(backend, files, options.repeat, cold)
+            state = "first view" if cold else "analyses cached"
+            verdict = "ok" if shown.wall <= 2.0 else "MISS"
+            label = f"library first page, 100k launches ({state})"
+            print(f"{label:<54}{backend.name:>9}{shown.wall:>12.2f}{'':>9}{'':>8}{'<=2 s':>8}{'':>9} {verdict}")
+            label = f"  its verdicts shown ({state})"
+            print(f"{label:<54}{backend.name:>9}{verdicts.wall:>12.2f}")
 
 
 if __name__ == "__main__":

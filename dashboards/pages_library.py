@@ -278,14 +278,15 @@ def gpu_time_rows(store: Store, import_id: int, catalog: pl.DataFrame | None = N
     return rows(summary.kernels), rows(summary.memcpys)
 
 
-def gpu_time_section(store: Store, catalog: pl.DataFrame | None = None) -> html.Section:
-    """Per-kernel and per-copy GPU time of an Nsight Systems import (as `nsys stats` and `tracekit summary`)."""
+def gpu_time_section(store: Store, catalog: pl.DataFrame | None = None, deferred: bool = False) -> html.Section:
+    """Per-kernel and per-copy GPU time of an Nsight Systems import (as `nsys stats` and `tracekit summary`);
+    `deferred`: the tables are filled after the page is drawn (a large store)."""
     imports = store.imports()
     timed = imports.filter(pl.col("format") == "nsys-sqlite") if imports.height else imports
     options = [
         {"label": f"import {row['id']}: {row['name']}", "value": row["id"]} for row in timed.iter_rows(named=True)
     ]
-    kernels, copies = gpu_time_rows(store, options[0]["value"], catalog) if options else ([], [])
+    kernels, copies = gpu_time_rows(store, options[0]["value"], catalog) if options and not deferred else ([], [])
     return html.Section(
         [
             html.H3("GPU time (Nsight Systems)"),
@@ -362,7 +363,10 @@ def _table(
 
 def layout(store: Store, read_only: bool = False) -> html.Div:
     imports = import_rows(store)
-    catalog = catalog_of(store)  # one read for the page: the table, the verdicts' contexts and the GPU time
+    # A large store's page is drawn from its first launches alone; the verdicts, which need every launch of
+    # their kernels, and the GPU time follow (`fill_first_page`). A small one is read once and drawn whole.
+    large = store.launch_count() > PAGED_LAUNCHES
+    catalog = None if large else catalog_of(store)
     if read_only:
         actions = html.Div(
             html.Span("This dashboard is read-only: imports cannot be deleted here.", className="hint"),
@@ -391,9 +395,13 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
             _table("imports-table", IMPORT_COLUMNS, imports),
             actions,
             html.H3("Launches"),
-            *launches_table(store, catalog),
+            *(first_page_table(store) if large else launches_table(store, catalog)),
+            # A large store's page, once drawn, asks for its first page's verdicts and its GPU time: a timer that
+            # fires once after the page is up (a callback chained to the page's own render held its draw back).
+            dcc.Interval(id="launches-tick", interval=100, max_intervals=1 if large else 0, disabled=not large),
+            dcc.Store(id="launches-request"),  # set once the table is drawn (TABLE_FIRST)
             html.Div(id="compare-link", className="actions"),
-            gpu_time_section(store, catalog),
+            gpu_time_section(store, catalog, deferred=large),
         ]
     )
 
@@ -415,6 +423,28 @@ PAGED_NOTE = (
 )
 
 
+ANALYSING = "analysing..."
+
+
+def first_page_table(store: Store) -> list:
+    """A large store's launches table as the page opens: its first page of launches (a query of PAGE_SIZE rows,
+    not the whole catalog), each verdict "analysing..." until `fill_first_page` answers (`launches-tick`)."""
+    count = store.launch_count()
+    with store.engine.connect() as connection:
+        ids = connection.scalars(
+            select(LaunchRow.id).order_by(LaunchRow.import_id, LaunchRow.launch_index).limit(PAGE_SIZE)
+        ).all()
+    rows = launch_frame(store.launches(launch_ids=list(ids))).to_dicts() if ids else []
+    for row in rows:
+        row["verdict"], row["limiter"] = ANALYSING, ""
+    pages = max(1, -(-count // PAGE_SIZE))
+    return [
+        html.P(PAGED_NOTE.format(count=count), id="launches-note", className="hint"),
+        dcc.Store(id="launches-paged", data=True),
+        _table("launches-table", LAUNCH_COLUMNS, rows, markdown=("link",), page_count=pages),
+    ]
+
+
 def launches_table(store: Store, catalog: pl.DataFrame | None = None) -> list:
     rows, pages, note = first_launch_rows(store, catalog)
     return [
@@ -422,6 +452,25 @@ def launches_table(store: Store, catalog: pl.DataFrame | None = None) -> list:
         dcc.Store(id="launches-paged", data=pages is not None),
         _table("launches-table", LAUNCH_COLUMNS, rows, markdown=("link",), page_count=pages),
     ]
+
+
+# The verdicts and the GPU time are asked for once the table's first rows are drawn (or after 3 s, whatever
+# happens): computed while the browser draws, they would take the CPU the drawing needs.
+TABLE_FIRST = """
+function (ticks) {
+    if (!ticks) { return window.dash_clientside.no_update; }
+    const asked = Date.now();
+    return new Promise(function (resolve) {
+        (function check() {
+            if (document.querySelector("#launches-table td") || Date.now() - asked > 3000) {
+                resolve(ticks);
+            } else {
+                setTimeout(check, 50);
+            }
+        })();
+    });
+}
+"""
 
 
 def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None:
@@ -432,15 +481,37 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         Output("gpu-time-kernels", "data"),
         Output("gpu-time-memcpys", "data"),
         Input("gpu-time-import", "value"),
+        Input("launches-request", "data"),
         prevent_initial_call=True,
     )
-    def show_gpu_time(import_id: int | None):
+    def show_gpu_time(import_id: int | None, _request: object = None):
         if not isinstance(import_id, int) or isinstance(import_id, bool):
             return [], []
         try:
-            return gpu_time_rows(store, import_id)
+            return gpu_time_rows(store, import_id, catalog_of(store))
         except NotFoundError:
             return [], []
+
+    app.clientside_callback(TABLE_FIRST, Output("launches-request", "data"), Input("launches-tick", "n_intervals"))
+
+    @app.callback(
+        Output("launches-table", "data", allow_duplicate=True),
+        Input("launches-request", "data"),
+        State("launches-table", "page_current"),
+        State("launches-table", "page_size"),
+        State("launches-table", "sort_by"),
+        State("launches-table", "filter_query"),
+        prevent_initial_call=True,
+    )
+    def fill_first_page(
+        request: int | None, page: int | None, size: int | None, sort_by: list | None, query: str | None
+    ):
+        """The page shown, with its launches' verdicts (the engine's, computed now where the store has none)."""
+        if not request:
+            return no_update
+        return launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, catalog_of(store))[0]
+
+    app.clientside_callback(TABLE_FIRST, Output("launches-request", "data"), Input("launches-tick", "n_intervals"))
 
     @app.callback(
         Output("launches-table", "data", allow_duplicate=True),

@@ -151,11 +151,22 @@ def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_e
         assert driver.find_element(By.ID, slot).is_displayed()
 
 
+def ready_to_zoom(driver, graph: str) -> bool:
+    """The figure is drawn, dcc.Graph listens to its relayout events (it binds them once plotly's draw has
+    resolved, a moment after the first SVG appears) and Dash waits for no callback's answer."""
+    return driver.execute_script(
+        "const gd = document.querySelector(arguments[0]);"
+        "return !!(gd && gd.querySelector('.main-svg') && gd._ev && gd._ev.listeners('plotly_relayout').length)"
+        " && !document.querySelector('[data-dash-is-loading=\"true\"]');",
+        graph,
+    )
+
+
 def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, files, real_export, shots, synthetic_warps):
     db_url, base_url, driver = site
     launch_id = launch_id_of(db_url, "big_kernel", files, real_export)
     driver.get(f"{base_url}/launch/{launch_id}")
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"{GRAPH} .main-svg"))
+    wait(driver, lambda d: ready_to_zoom(d, GRAPH))
     types, points = graph_points(driver)
     assert types == ["heatmap"] and points <= 20_000
     # Zoom as a drag on the time axis does: the server sends the warps of [2, 5.5] µs.
@@ -166,6 +177,7 @@ def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(site, file
     wait(driver, lambda d: graph_points(d)[0][0] == "scatter")
     shots(driver, "launch_zoomed")
     assert graph_points(driver)[1] == 3 * expected
+    wait(driver, lambda d: ready_to_zoom(d, GRAPH))
     driver.execute_script(f"Plotly.relayout(document.querySelector('{GRAPH}'), {{'xaxis.autorange': true}});")
     wait(driver, lambda d: graph_points(d)[0] == ["heatmap"])
 

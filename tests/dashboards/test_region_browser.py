@@ -98,6 +98,14 @@ def dash_idle(driver) -> bool:
 def zoom(driver, update: str) -> None:
     """`Plotly.relayout` on the timeline once every earlier answer has arrived, as a user's next drag would be."""
     wait(driver, dash_idle)
+    # dcc.Graph binds its relayout listener once plotly's draw resolves, a moment after the first SVG appears.
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            f"const gd = document.querySelector('{TIMELINE}');"
+            "return !!(gd._ev && gd._ev.listeners('plotly_relayout').length);"
+        ),
+    )
     driver.execute_script(f"Plotly.relayout(document.querySelector('{TIMELINE}'), {update});")
 
 
