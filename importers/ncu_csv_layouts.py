@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from tracekit.errors import InputError
@@ -186,6 +185,7 @@ def _raw_metrics(
     cells that do not cast (text, separators, instance lists) go through the slower cleaning path, and only for
     those cells. A numeric column's kind is "int" when every value in it is integral, else "float".
     """
+    import numpy as np  # here: only the raw page needs it, and it costs other imports start-up time
 
     count = rows.height
     normalized = {c: normalized_unit(units[c]) for c in metric_columns}
