@@ -56,7 +56,7 @@ def create_app(
     app = Dash(
         __name__,
         title="tracekit",
-        update_title=None,
+        update_title=None,  # type: ignore[arg-type]  # Dash documents None (no "Updating..." title); typed str
         assets_folder=str(ASSETS_DIR),
         suppress_callback_exceptions=True,
         serve_locally=True,

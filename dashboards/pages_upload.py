@@ -99,10 +99,11 @@ def import_uploads(store: Store, files: list[tuple[str, str]], max_upload_bytes:
             item if isinstance(item, UploadStatus) else _not_kept(name, failed.file_name)
             for name, item in zip(names, decoded, strict=True)
         ]
+    contents = [item for item in decoded if not isinstance(item, UploadStatus)]  # all of them: none failed
     remove_stale()
     with tempfile.TemporaryDirectory(prefix=prefix("upload"), dir=scratch_dir()) as temp_dir:
         paths = []
-        for index, (file_name, raw) in enumerate(zip(names, decoded, strict=True)):
+        for index, (file_name, raw) in enumerate(zip(names, contents, strict=True)):
             folder = Path(temp_dir) / str(index)  # one folder per file: two files may share a name
             folder.mkdir()
             path = folder / _safe_file_name(file_name)

@@ -126,7 +126,9 @@ class Settings:
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             return False  # "null" (sandboxed frames, file: pages) and anything odd
-        return bool(host_header) and parts.netloc.lower() == host_header.strip().lower()
+        if not host_header:
+            return False
+        return parts.netloc.lower() == host_header.strip().lower()
 
 
 def _refuse(status: int, message: str) -> Response:
