@@ -33,6 +33,7 @@ from tracekit.analysis.rules.base import (
     TraceStats,
     UnitUtilization,
     Value,
+    nominal_note,
 )
 from tracekit.analysis.rules.nsight_rules import RULE_FLAGS, NsightRule
 from tracekit.analysis.stalls import StallBreakdown, stall_breakdown
@@ -233,8 +234,8 @@ def _judged_ceilings(section: LaunchCeilings | None, outcome: verdict.Outcome) -
     """The section with the ceiling the verdict used as `judged_by`, and every unit's sentence from rules/render."""
     if section is None:
         return None
-    device = None if section.measured else section.device_name or "this device"
-    units = tuple(replace(u, text=render.achievable_sentence(u, device)) for u in section.units)
+    note = next((v.value for v in nominal_note(RuleContext(ceilings=section))), None)
+    units = tuple(replace(u, text=render.achievable_sentence(u, str(note) if note else None)) for u in section.units)
     judged = outcome.judged_by
     chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)
     return replace(section, units=units, judged_by=chosen)

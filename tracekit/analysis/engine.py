@@ -23,7 +23,7 @@ from tracekit.analysis.blocks import BlockReplacement, block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
 from tracekit.analysis.kernel_key import KernelKey, kernel_key, product
 from tracekit.analysis.latency import latency_stats
-from tracekit.analysis.launch_ceilings import launch_ceilings
+from tracekit.analysis.launch_ceilings import launch_ceilings, without_rates
 from tracekit.analysis.littles_law import check_littles_law
 from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoretical_occupancy, waves_per_sm
 from tracekit.analysis.pairing import PairingCandidate, pair_launch
@@ -389,7 +389,7 @@ def _finish(
 ) -> LaunchAnalysis:
     occupancy = measured.occupancy
     kernel = measured.kernel
-    section = None
+    section = judged = None
     device_ceilings = ceilings_for(kernel.device) if ceilings_for is not None else None
     if device_ceilings is not None and measured.metrics.height:
         # each unit against its nominal peak and the achievable ceiling of its access pattern (issue 20): the rules
@@ -402,6 +402,8 @@ def _finish(
             product(kernel.block),
             kernel.device.sm_count,
         )
+        # without a duration no rate, but the rules still know whether the device's peaks are nominal
+        judged = section if section is not None else without_rates(device_ceilings)
     verdict = classify(
         ClassificationInputs(
             metrics=measured.metrics,
@@ -409,11 +411,11 @@ def _finish(
             theoretical_occupancy_pct=occupancy.theoretical_pct,
             max_warps_per_sm=occupancy.max_warps_per_sm,
             sweep=fit,
-            ceilings=section,
+            ceilings=judged,
             **measured.classification_inputs,
         )
     )
-    section = verdict.ceilings
+    section = verdict.ceilings if section is not None else None
     launch = measured.data.launch
     incomplete = next(
         (w.removeprefix("INCOMPLETE: ") for w in launch.get("import_warnings") or [] if w.startswith("INCOMPLETE")),

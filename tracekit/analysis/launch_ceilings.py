@@ -103,6 +103,21 @@ def launch_ceilings(
     )
 
 
+def without_rates(ceilings: DeviceCeilings) -> LaunchCeilings:
+    """The section of a launch whose counters give no duration, so no rate: only which ceilings judge its device
+    (for the rules, to say when its peaks are nominal); the result keeps no section for it."""
+    return LaunchCeilings(
+        source=ceilings.source,
+        basis=ceilings.basis,
+        device_name=ceilings.device_name,
+        access_pattern="",
+        access_basis="no duration counter",
+        units=(),
+        judged_by=None,
+        roofline=None,
+    )
+
+
 def unit_at_ceiling(section: LaunchCeilings | None) -> AchievableUtilization | None:
     """The unit nearest its achievable ceiling when it is at it (>= AT_CEILING_FRACTION), else None: what the
     throughput-bound rule should test instead of 80% of the nominal peak (a scattered gather at 60% of nominal DRAM

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.analysis.rules.ctx import A100, H100_NOMINAL_DRAM, ceilings, context, frame, stall, unit
 from tracekit.analysis.classification import ClassificationInputs, classify
+from tracekit.analysis.launch_ceilings import without_rates
 from tracekit.analysis.rules import verdict
 from tracekit.analysis.rules.base import OccupancyView
 from tracekit.analysis.rules.render import sentence
+from tracekit.ceilings.lookup import ceilings_for
 
 FULL = OccupancyView(achieved_warps=58.0, theoretical_warps=64.0)
 
@@ -97,3 +101,13 @@ def test_a_pipe_without_a_ceiling_is_judged_by_none() -> None:
     section = ceilings(dram_bytes_per_s=1e11)
     outcome = verdict.run(context(units=(unit("xu pipe", "xu", 99.0),), ceilings=section))
     assert (outcome.mode, outcome.limiter, outcome.judged_by) == ("throughput-bound", "xu", None)
+
+
+def test_counters_without_a_duration_still_say_their_peaks_are_nominal() -> None:
+    """No rate can be judged without a duration, but the device's lack of a profile is still known."""
+    for device, cc, named in ((A100, "8.0", A100), (None, None, "this device (the report does not name it)")):
+        ctx = context(units=QUIET, stalls={"long_scoreboard": 9.0, "selected": 1.0}, occupancy=OccupancyView(16.0))
+        outcome = verdict.run(replace(ctx, ceilings=without_rates(ceilings_for(device, cc))))
+        assert outcome.mode == "latency-bound" and outcome.judged_by is None
+        no_unit = next(f for f in outcome.findings if f.id == "verdict.no-unit-saturated")
+        assert (sentence(no_unit) or "").endswith(f"(against nominal peaks: no measured profile for {named}).")

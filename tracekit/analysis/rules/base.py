@@ -198,7 +198,8 @@ def nominal_note(ctx: RuleContext) -> tuple[Value, ...]:
     section = ctx.ceilings
     if section is None or section.measured:
         return ()
-    return (Value("nominal_device", section.device_name or "this device"),)
+    known = section.device_name and section.device_name.strip().lower() not in ("unknown", "none")
+    return (Value("nominal_device", section.device_name if known else "this device (the report does not name it)"),)
 
 
 def achievable_values(prefix: str, u: AchievableUtilization) -> tuple[Value, ...]:

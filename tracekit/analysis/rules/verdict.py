@@ -139,7 +139,7 @@ def decide(ctx: RuleContext) -> tuple[str, str | None, Finding | None, list[str]
         if plateau:
             return "throughput-bound", plateau[0].limiter, None, [], plateau
         top = min(units, key=lambda u: -closeness(ctx, u))  # units[0] without measured ceilings
-        profiled = ctx.ceilings is not None and ctx.ceilings.measured
+        profiled = ctx.ceilings is not None and ctx.ceilings.measured and bool(ctx.ceilings.units)
         at_ceiling = values(("at_ceiling_fraction", SATURATION_FRACTION_OF_ACHIEVABLE, "fraction")) if profiled else ()
         found = [
             Finding(
