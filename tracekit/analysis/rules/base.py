@@ -218,3 +218,12 @@ def achievable_values(prefix: str, u: AchievableUtilization) -> tuple[Value, ...
         (f"{prefix}_ceiling_source", u.ceiling_source),
         (f"{prefix}_pattern", u.pattern),
     )
+
+
+def ceiling_note(ctx: RuleContext) -> tuple[Value, ...]:
+    """What a "no unit is saturated" sentence judged against: `at_ceiling_fraction` with measured rates, else the
+    nominal note."""
+    section = ctx.ceilings
+    if section is not None and section.measured and section.units:
+        return values(("at_ceiling_fraction", SATURATION_FRACTION_OF_ACHIEVABLE, "fraction"))
+    return nominal_note(ctx)

@@ -228,7 +228,13 @@ def _on_plateau(v: _V) -> str:
     return (
         f"The launch runs {_N(v.n('achieved_warps'))} warps per SM ({v.s('achieved_source')}), at or past the "
         f"{_N(v.n('at_95_warps'))} where the measured sweep reaches 95% of its highest throughput: a throughput limit "
-        f"is reached although no counter shows {_P(v.n('threshold_pct'))} of peak; the busiest unit is "
+        f"is reached although no counter shows {_P(v.n('threshold_pct'))} of peak"
+        + (
+            f" nor any unit {_F(v.n('at_ceiling_fraction'))} of its measured achievable ceiling"
+            if v.o("at_ceiling_fraction") is not None
+            else ""
+        )
+        + f"; the busiest unit is "
         f"{v.s('unit_label')} at {_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
     )
 

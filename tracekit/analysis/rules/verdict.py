@@ -43,13 +43,13 @@ from tracekit.analysis.rules import (
 )
 from tracekit.analysis.rules.base import (
     MEMORY_LIMITERS,
-    SATURATION_FRACTION_OF_ACHIEVABLE,
     SATURATION_PCT,
     Finding,
     RuleContext,
     Scalar,
     VerdictState,
     achievable_values,
+    ceiling_note,
     closeness,
     nominal_note,
     unit,
@@ -139,8 +139,6 @@ def decide(ctx: RuleContext) -> tuple[str, str | None, Finding | None, list[str]
         if plateau:
             return "throughput-bound", plateau[0].limiter, None, [], plateau
         top = min(units, key=lambda u: -closeness(ctx, u))  # units[0] without measured ceilings
-        profiled = ctx.ceilings is not None and ctx.ceilings.measured and bool(ctx.ceilings.units)
-        at_ceiling = values(("at_ceiling_fraction", SATURATION_FRACTION_OF_ACHIEVABLE, "fraction")) if profiled else ()
         found = [
             Finding(
                 "verdict.no-unit-saturated",
@@ -149,8 +147,7 @@ def decide(ctx: RuleContext) -> tuple[str, str | None, Finding | None, list[str]
                 (
                     *unit_values("unit", top),
                     *values(("threshold_pct", SATURATION_PCT, "%")),
-                    *at_ceiling,
-                    *nominal_note(ctx),
+                    *ceiling_note(ctx),
                 ),
                 metrics=(top.metric,),
             )
