@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dash import html
+from dash.dash_table.DataTable import DataTable as DataTableClass
+
+# dash.dash_table's __init__ is untyped (`# type: ignore`), so mypy finds no DataTable there, and the class's generated
+# hints take dict-invariant types (data: Sequence[dict[str | float | int, ...]]) that no list of row dicts fits:
+# tables are built through this untyped name, and annotations name the class.
+DataTable: Any = DataTableClass
 
 TABLE_STYLE = {
     "style_table": {"overflowX": "auto"},

@@ -4,7 +4,7 @@ histograms overlaid, and the metrics both recorded."""
 
 from __future__ import annotations
 
-from dash import dash_table, dcc, html
+from dash import dcc, html
 from dash.dash_table.Format import Format, Group, Scheme, Trim
 
 from tracekit import figures
@@ -15,7 +15,7 @@ from tracekit.reports.content import comparison_table, verdict_text
 from tracekit.store import Store
 
 from .analysis_cache import AnalysisCache, LaunchPage
-from .common import TABLE_STYLE
+from .common import TABLE_STYLE, DataTable
 from .pages_launch import launch_table
 from .panels import GRAPH_CONFIG
 
@@ -138,12 +138,12 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
     if bad:
         page.append(html.P(f"Launch {' and '.join(bad)} is not a launch id (a number).", className="error"))
         return html.Div(page)
-    found = {label: cache.get(launch_id) for label, launch_id in ids.items()}
+    found = {label: cache.get(launch_id) for label, launch_id in ids.items() if launch_id is not None}  # both
     missing = [f"{label} = {ids[label]}" for label, analysis in found.items() if analysis is None]
     if missing:
         page.append(html.P(f"No launch {' and '.join(missing)} in the store.", className="error"))
         return html.Div(page)
-    analyses: dict[str, LaunchPage] = found  # type: ignore[assignment] - None ruled out above
+    analyses = {label: analysis for label, analysis in found.items() if analysis is not None}  # both
     charts = answer_charts(analyses)
     columns = []
     for label, analysis in analyses.items():
@@ -188,7 +188,7 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
         html.Section(
             [
                 html.H3(f"Metrics in both ({shared.height})"),
-                dash_table.DataTable(
+                DataTable(
                     id="compare-metrics-table",
                     columns=[
                         {"id": key, "name": name, "type": kind}

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Literal
 
 import plotly.graph_objects as go
 import polars as pl
-from dash import Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
+from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from tracekit import figures
 from tracekit import format as display
@@ -25,7 +26,7 @@ from tracekit.store import Store
 
 from . import panels, region_views
 from .analysis_cache import MAX_WARP_BARS, AnalysisCache, LaunchPage, full_view_bins
-from .common import TABLE_STYLE, not_found
+from .common import TABLE_STYLE, DataTable, DataTableClass, not_found
 from .region_views import RegionView
 
 ALL_SMS = "all"
@@ -79,7 +80,7 @@ def launch_table(launch: dict, table_id: str = "launch-table") -> html.Table:
     return html.Table(html.Tbody(rows), id=table_id, className="table fields")
 
 
-def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> dash_table.DataTable:
+def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> DataTableClass:
     columns = [
         ("section", "section", "text"),
         ("name", "metric", "text"),
@@ -87,7 +88,7 @@ def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> das
         ("value", "value", "numeric"),
         ("text_value", "as written", "text"),
     ]
-    return dash_table.DataTable(
+    return DataTable(
         id=table_id,
         columns=[{"id": key, "name": name, "type": kind} for key, name, kind in columns],
         data=metrics.select([key for key, _, _ in columns]).to_dicts(),
@@ -98,7 +99,7 @@ def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> das
     )
 
 
-def metrics_section(metrics: pl.DataFrame) -> html.Div | dash_table.DataTable:
+def metrics_section(metrics: pl.DataFrame) -> html.P | DataTableClass:
     if metrics.height == 0:
         return html.P(
             "No metrics were recorded for this launch (warp traces and Nsight Systems carry none).",
@@ -157,6 +158,8 @@ def what_if_view(
             f"Enter {', '.join(missing)} (whole numbers; the launch does not record every one of them).",
             note,
         )
+    assert threads_per_block is not None and registers_per_thread is not None  # none missing
+    assert shared_mem_per_block_bytes is not None
     if any(float(v) != int(v) for v in (threads_per_block, registers_per_thread, shared_mem_per_block_bytes)):
         return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", note)
     if analysis.result is None:
@@ -283,7 +286,7 @@ def full_timeline(cache: AnalysisCache, launch: dict) -> tuple[go.Figure, str]:
     return cache.figures.get(int(launch["id"]), build)
 
 
-def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | bool:
+def window_from_relayout(relayout: dict | None) -> tuple[int, int] | None | Literal[False]:
     """The x window (relative ns) a relayout event asks for; None for the full view; False when x is unchanged."""
     if not relayout:
         return False

@@ -9,7 +9,7 @@ import weakref
 from threading import Lock
 
 import polars as pl
-from dash import Dash, Input, Output, State, dash_table, dcc, html, no_update
+from dash import Dash, Input, Output, State, dcc, html, no_update
 from dash.dash_table.Format import Format, Group, Scheme, Symbol, Trim
 from sqlalchemy import func, select
 
@@ -20,7 +20,7 @@ from tracekit.errors import NotFoundError, TracekitError
 from tracekit.store import Store
 from tracekit.store.schema import LaunchRow
 
-from .common import TABLE_STYLE
+from .common import TABLE_STYLE, DataTable, DataTableClass
 
 IMPORT_COLUMNS = [
     ("id", "id", "numeric"),
@@ -311,8 +311,8 @@ def gpu_time_section(store: Store, catalog: pl.DataFrame | None = None, deferred
     )
 
 
-def _time_table(table_id: str, rows: list[dict]) -> dash_table.DataTable:
-    return dash_table.DataTable(
+def _time_table(table_id: str, rows: list[dict]) -> DataTableClass:
+    return DataTable(
         id=table_id,
         columns=[
             {"id": key, "name": name, "type": kind, **({"format": TIME_FORMATS[key]} if key in TIME_FORMATS else {})}
@@ -337,7 +337,7 @@ def _table(
     and pages (`launch_page`)."""
     action = "native" if page_count is None else "custom"
     paging = {} if page_count is None else {"page_action": "custom", "page_current": 0, "page_count": page_count}
-    return dash_table.DataTable(
+    return DataTable(
         id=table_id,
         columns=[
             {

@@ -80,8 +80,9 @@ def _before_edges(
     )
 
 
-def warps_in_window(warps: pl.DataFrame, window: Window, max_warps: int = 20000) -> pl.DataFrame:
-    """The warps resident in `window` (relative ns), the `max_warps` earliest-starting ones, with their slot.
+def warps_in_window(warps: pl.DataFrame, window: Window | None, max_warps: int = 20000) -> pl.DataFrame:
+    """The warps resident in `window` (relative ns; None: the whole launch), the `max_warps` earliest-starting ones,
+    with their slot.
 
     Columns: sm_id, block_id, warp_in_block, start_rel_ns, end_rel_ns, latency_ns, slot; sorted by SM and start.
     `slot` is the lowest slot free on the warp's SM when it starts (a warp ending at t frees its slot for one
