@@ -41,6 +41,8 @@ class LaunchContent:
     evidence: list[str]
     advice: list[str]
     tables: list[Table] = field(default_factory=list)
+    headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
+    findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
 
 
 # ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
@@ -298,6 +300,8 @@ def launch_content(
         flags=list(verdict.flags),
         evidence=list(verdict.evidence),
         advice=list(verdict.advice),
+        headline=verdict.headline,
+        findings=[(f.sm_time_fraction, f.text) for f in verdict.findings],
     )
     if not tables:
         return content

@@ -25,6 +25,7 @@ from tracekit.reports.content import (
     LaunchContent,
     Table,
     comparison_table,
+    fraction,
     index_table,
     launch_content,
     pair_heading,
@@ -173,6 +174,9 @@ def _launch_section(
     # then the evidence and the tables.
     if result.classification.headline:
         parts.append(f'<p class="headline"><strong>{esc(result.classification.headline)}</strong></p>')
+    if len(content.findings) > 1:
+        items = "".join(f"<li>{esc(fraction(share))}: {esc(text)}</li>" for share, text in content.findings)
+        parts.append(f'<p class="note">Findings, by the time they cost:</p><ul class="findings">{items}</ul>')
     roofline = result.ceilings.roofline if result.ceilings else None
     for title, figure in (
         ("Speed of light", figures.speed_of_light_figure(result)),

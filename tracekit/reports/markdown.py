@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.reports.content import (
     ComparedPair,
@@ -52,6 +53,11 @@ def render_table(table: Table, link_column: int | None = None, heading: bool = T
 def _launch_lines(content: LaunchContent) -> list[str]:
     lines = [f'<a id="{content.anchor}"></a>', "", f"### Launch {content.launch_id}: {md(content.kernel_name)}", ""]
     flags = f" ({', '.join(md(flag) for flag in content.flags)})" if content.flags else ""
+    if content.headline:  # the launch page's order: the headline, the findings by cost, then the evidence
+        lines += [f"**{md(content.headline)}**", ""]
+    if len(content.findings) > 1:
+        lines += ["Findings, by the time they cost:", ""]
+        lines += [f"- {fmt.fraction(share)}: {md(text)}" for share, text in content.findings] + [""]
     lines += [f"**Verdict: {md(content.verdict)}**{flags}", ""]
     lines += [f"- {md(line)}" for line in content.evidence] + [""]
     if content.advice:
