@@ -107,7 +107,8 @@ def full_sections(results: Sequence[LaunchAnalysis], chosen: list[int], top: int
         (r for r in results if r.launch_id is not None),
         key=lambda r: (r.duration_ns is None, -(r.duration_ns or 0.0), r.launch_id),
     )
-    full = {int(i) for i in chosen} | {int(r.launch_id) for r in by_time[:count]}  # type: ignore[arg-type]
+    longest = {r.launch_id for r in by_time[:count] if r.launch_id is not None}  # by_time has ids only
+    full = {int(i) for i in chosen} | longest
     if len(full) >= len(results):
         return full, ""
     parts = []
