@@ -652,7 +652,7 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
         if limiter is not None:
             achievable[limiter] = unit
     rows = list(reversed(shown))  # plotly draws the first row at the bottom: the busiest on top
-    labels = [u.label + ("  (binds)" if u.limiter == binding else "") for u in rows]
+    labels = [u.label + (" (binds)" if u.limiter == binding else "") for u in rows]
     hover = [
         f"{u.label}: {u.pct:.1f}% of peak ({u.metric})"
         + (f"<br>{html.escape(achievable[u.limiter].sentence())}" if u.limiter in achievable else "")
@@ -772,9 +772,13 @@ def roofline_figure(
                 showlegend=False,
             )
         )
+        # The label where the roof leaves the drawn area (a memory roof's right end may lie above it).
+        label_x = math.log10(xs[-1])
+        if roof.kind == "memory":
+            label_x = min(label_x, y_high - 0.15 - math.log10(roof.value))
         figure.add_annotation(
-            x=math.log10(xs[-1]),
-            y=math.log10(ys[-1]),
+            x=label_x,
+            y=math.log10(roof.value * 10**label_x) if roof.kind == "memory" else math.log10(ys[-1]),
             text=roof.name,
             showarrow=False,
             xanchor="right",
