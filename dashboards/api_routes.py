@@ -1,5 +1,6 @@
 """JSON routes: what the dashboard shows, for scripts. `GET /api/launches/<id>/analysis` is the launch's result as
-`tracekit analyze --json` prints it (schema "tracekit.analysis/2"), from the same engine and the same cache;
+`tracekit analyze --json` prints it (schema "tracekit.analysis/2" with `what_to_try`), from the same engine, the same
+cache and the same predictor;
 `?pair=<profiled launch id>` takes the counters from that launch, as `--pair` does.
 The server's protection (Host, token, read-only) covers these routes like every other."""
 
@@ -9,7 +10,7 @@ import json
 
 from flask import Flask, Response, request
 
-from tracekit.analysis.types import to_json_dict
+from tracekit.api import analysis_dict
 from tracekit.errors import TracekitError
 
 from .analysis_cache import AnalysisCache
@@ -27,7 +28,7 @@ def register_api(server: Flask, cache: AnalysisCache) -> None:
             result = cache.result(launch_id, int(pair) if pair is not None else None)
         except TracekitError as exc:
             return _json({"error": str(exc)}, 422)
-        return _json(to_json_dict(result), 200)
+        return _json(analysis_dict(cache.store, result), 200)
 
 
 def _json(payload: object, status: int) -> Response:

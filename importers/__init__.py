@@ -11,6 +11,7 @@ import importlib
 import re
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from tracekit.errors import InputError
 from tracekit.parsed import ParsedImport
@@ -33,6 +34,7 @@ READER_MODULES = [
     "ncu_csv",
 ]
 SNIFF_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def reader(name: str) -> ModuleType:
@@ -59,7 +61,30 @@ def detect_format(path: Path) -> str:
     for fmt, module in formats().items():
         if module.sniff(head):
             return fmt
+    from tracekit.importers.regions_common import plain_head
+
+    inner = plain_head(head) if head.startswith(GZIP_MAGIC) else b""
+    if inner:  # a gzip of a format whose reader takes plain files: read_file inflates it first
+        other = known_other_output(inner, path.name)
+        if other:
+            raise InputError(str(path), f"gzip-compressed {other}")
+        for fmt, module in formats().items():
+            if module.sniff(inner):
+                return fmt
     raise InputError(str(path), NOT_A_FORMAT)
+
+
+def _read_inflated(path: Path, module: ModuleType, options: dict[str, Any]) -> ParsedImport:
+    """A gzip file whose reader takes plain files (an ncu CSV page, an nsys SQLite export, ...): read from a
+    temporary inflated copy (bounded like every gzip tracekit inflates), errors naming the file given."""
+    from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES
+    from tracekit.importers.warp_trace_content import plain_content
+
+    with plain_content(path, DEFAULT_MAX_INFLATED_BYTES) as plain:
+        try:
+            return module.read(plain, **options)
+        except InputError as exc:
+            raise InputError(str(path), exc.message, exc.line, exc.column) from None
 
 
 NOT_A_FORMAT = (
@@ -121,4 +146,9 @@ def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImpo
     known = formats()
     if fmt not in known:
         raise InputError(str(path), f"unknown format {fmt!r} (known: {', '.join(sorted(known))})")
-    return known[fmt].read(path, **options)
+    module = known[fmt]
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if head.startswith(GZIP_MAGIC) and not module.sniff(head):  # the reader does not take gzip itself
+        return _read_inflated(path, module, options)
+    return module.read(path, **options)

@@ -14,6 +14,7 @@ version and by a digest of that context: an import or a delete that changes the 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -75,8 +76,11 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
         return predict_stored(self.store, self.by_launch(int(launch_id or 0)), **knobs)
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        """The "tracekit.analysis/2" objects, as `tracekit analyze --json` prints them."""
-        return [to_json_dict(result) for result in self.results]
+        """The "tracekit.analysis/2" objects, as `tracekit analyze --json` prints them: with `what_to_try` when the
+        results came from a store (the predictor needs the launch's counters and the device's ceilings)."""
+        if self.store is None:
+            return [to_json_dict(result) for result in self.results]
+        return [analysis_dict(self.store, result) for result in self.results]
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dicts(), indent=indent, allow_nan=False)
@@ -372,6 +376,53 @@ def what_to_try_stored(store: Store, result: LaunchAnalysis, top: int = 5, ceili
     from tracekit.analysis.predict import what_to_try
 
     return what_to_try(predict_inputs(store, result, ceilings), top=top)
+
+
+def what_to_try_for(store: Store, result: LaunchAnalysis, top: int = 5) -> list[Any] | str:
+    """The best predicted change per knob for one launch, or why there is none (a launch without counters or a
+    sweep is not predicted: nothing is read for it). What `analyze`, the report, the HTTP API and the launch page
+    show."""
+    if not result.classification.utilization and result.sweep is None:
+        return "no Nsight Compute counters and no occupancy sweep to predict from"
+    try:
+        return list(what_to_try_stored(store, result, top=top))
+    except TracekitError as exc:
+        return str(exc)
+
+
+def suggestion_dict(prediction: Any) -> dict[str, Any]:
+    """One entry of `what_to_try` in the analysis JSON (the full object: `tracekit predict --json`)."""
+    from tracekit.analysis.predict import knob_of
+
+    p = prediction
+    nsight = None
+    if p.nsight is not None:
+        nsight = {
+            "rule": p.nsight.rule,
+            "speedup": p.nsight.speedup,
+            "estimated_speedup_pct": p.nsight.estimated_speedup_pct,
+        }
+    return {
+        "knob": knob_of(p.change),
+        "change": {k: v for k, v in dataclasses.asdict(p.change).items() if v is not None},
+        "description": p.change.describe(),
+        "speedup": p.predicted.speedup,
+        "low": p.predicted.low,
+        "high": p.predicted.high,
+        "duration_ns": p.predicted.duration_ns,
+        "regime": p.regime,
+        "binding_unit": p.binding_unit,
+        "basis": list(p.basis),
+        "nsight": nsight,
+    }
+
+
+def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
+    """One launch's "tracekit.analysis/2" object with its `what_to_try` (null when nothing can be predicted):
+    `tracekit analyze --json`, `report --format json` and `GET /api/launches/<id>/analysis` print exactly this."""
+    found = what_to_try_for(store, result)
+    tries = [suggestion_dict(p) for p in found] if isinstance(found, list) else None
+    return {**to_json_dict(result), "what_to_try": tries}
 
 
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows

@@ -24,7 +24,7 @@ class InputError(TracekitError):
             if column is not None:
                 where += f":{column}" if isinstance(column, int) else f" (column {column!r})"
         super().__init__(f"{where}: {message}")
-        self.path, self.line, self.column = str(path), line, column
+        self.path, self.line, self.column, self.message = str(path), line, column, message
 
 
 class NotFoundError(TracekitError):

@@ -100,18 +100,14 @@ def analyze_command(
     launches = launches.unique("id", keep="first", maintain_order=True)
     with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
         results = analyze_stored(store, launches, pairs)
-    from tracekit.cli.predict_command import suggestion_dict, suggestion_lines, what_to_try_for
-
-    tries = [what_to_try_for(store, result) for result in results]  # docs/predict.md
     if as_json:
-        print_json(
-            [
-                {**d, "what_to_try": [suggestion_dict(p) for p in t] if isinstance(t, list) else None}
-                for d, t in zip(results.to_dicts(), tries, strict=True)
-            ]
-        )
+        print_json(results.to_dicts())  # with what_to_try (docs/predict.md)
         return
-    for result, found in zip(results, tries, strict=True):
+    from tracekit.api import what_to_try_for
+    from tracekit.cli.predict_command import suggestion_lines
+
+    for result in results:
+        found = what_to_try_for(store, result)
         print_summary(result, names)
         for line in suggestion_lines(found):
             console.print(line, markup=False)

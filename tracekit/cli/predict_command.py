@@ -9,9 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction, knob_of
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, predict_stored, what_to_try_stored
+from tracekit.analysis.predict import Prediction
+from tracekit.api import analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.selection import resolve_launches
@@ -22,42 +21,6 @@ PREDICTION_SCHEMA = "tracekit.prediction/1"
 def prediction_dict(prediction: Prediction) -> dict[str, Any]:
     """The --json object (docs/predict.md documents each field)."""
     return {"schema": PREDICTION_SCHEMA, **asdict(prediction)}
-
-
-def what_to_try_for(store: Any, result: LaunchAnalysis, top: int = 5) -> list[Prediction] | str:
-    """The best predicted change per knob for one launch, or why there is none (a launch without counters or a
-    sweep is not predicted: nothing is read for it)."""
-    if not result.classification.utilization and result.sweep is None:
-        return "no Nsight Compute counters and no occupancy sweep to predict from"
-    try:
-        return list(what_to_try_stored(store, result, top=top))
-    except TracekitError as exc:
-        return str(exc)
-
-
-def suggestion_dict(p: Prediction) -> dict[str, Any]:
-    """One entry of `what_to_try` in `analyze --json` (the full object: `tracekit predict --json`)."""
-    change = {k: v for k, v in asdict(p.change).items() if v is not None}
-    nsight = None
-    if p.nsight is not None:
-        nsight = {
-            "rule": p.nsight.rule,
-            "speedup": p.nsight.speedup,
-            "estimated_speedup_pct": p.nsight.estimated_speedup_pct,
-        }
-    return {
-        "knob": knob_of(p.change),
-        "change": change,
-        "description": p.change.describe(),
-        "speedup": p.predicted.speedup,
-        "low": p.predicted.low,
-        "high": p.predicted.high,
-        "duration_ns": p.predicted.duration_ns,
-        "regime": p.regime,
-        "binding_unit": p.binding_unit,
-        "basis": list(p.basis),
-        "nsight": nsight,
-    }
 
 
 def suggestion_lines(found: list[Prediction] | str) -> list[str]:
