@@ -41,18 +41,17 @@ import polars as pl
 
 from tracekit.errors import InputError
 from tracekit.importers.units import normalize_unit
-from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
+from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC, LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
 from tracekit.scratch import prefix as scratch_prefix
 from tracekit.scratch import scratch_dir
 
 FORMAT = "ncu-rep"
-# A launch whose profiling did not finish (the application ended mid-profile): kept, with this text metric, which
-# the analysis shows as a warning rule (rows named `rule:<id>` are Nsight's rule results).
+# A launch whose profiling did not finish (the application ended mid-profile): kept, with a text metric saying what
+# it lacks (tracekit.parsed.INCOMPLETE_LAUNCH_METRIC), which the analysis flags; it is not one of Nsight's rules.
 INCOMPLETE_SECTION = "tracekit"
-INCOMPLETE_METRIC = "rule:IncompleteLaunch"
 INCOMPLETE_TEXT = (
-    "[WRN] Marked by tracekit on import: the report holds no %s for this launch; ncu's profiling of it did not "
-    "finish (the application ended or was stopped mid-profile), so its timing and launch configuration are unknown"
+    "the report holds no %s for this launch: ncu's profiling of it did not finish (the application ended or was "
+    "stopped mid-profile), so its timing and launch configuration are unknown"
 )
 MAGIC = b"NVR\x00"
 INSTALL_HINT = "reading .ncu-rep files needs NVIDIA's ncu_report module: pip install 'tracekit[ncu]'"
@@ -303,7 +302,8 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         if lacks:
             launch["duration_ns"] = None  # NaN: ncu could not compute it
             what = _join(lacks)
-            metric_rows.append((key, INCOMPLETE_SECTION, INCOMPLETE_METRIC, None, None, INCOMPLETE_TEXT % what, "text"))
+            marker = (key, INCOMPLETE_SECTION, INCOMPLETE_LAUNCH_METRIC, None, None, INCOMPLETE_TEXT % what, "text")
+            metric_rows.append(marker)
             warnings.append(
                 f"launch {key + 1} of {len(actions)} (ID {key!r}, {launch['kernel_name']}) has no {what}: "
                 "ncu's profiling of it did not finish; imported marked incomplete"

@@ -15,6 +15,10 @@ import polars as pl
 DType = pl.DataType | type[pl.DataType]
 ColumnTypes = Mapping[str, DType]  # column name -> type
 
+# A text metric an importer adds to a launch whose profile did not finish (an .ncu-rep cut off mid-profile): what it
+# lacks. Not one of Nsight's rule results (those are named `rule:<id>`): the analysis flags the launch incomplete.
+INCOMPLETE_LAUNCH_METRIC = "tracekit__incomplete_launch"
+
 # One row per kernel launch. `launch_key` is the importer's own 0-based index, used to join the other frames.
 LAUNCH_SCHEMA: ColumnTypes = {
     "launch_key": pl.Int64,

@@ -52,4 +52,11 @@ def test_cut_off_launch_is_kept_marked_incomplete(real_export, tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)[0]
     assert result["duration_ns"] is None and result["kernel"]["grid"] == [None, None, None]
-    assert any("holds no duration, grid or block for this launch" in e for e in result["classification"]["evidence"])
+    verdict = result["classification"]
+    assert verdict["flags"][0] == "incomplete-launch"
+    assert verdict["evidence"][0].startswith("The launch's profile is incomplete: the report holds no duration, grid")
+    assert not any(rule["name"] == "IncompleteLaunch" for rule in verdict["nsight_rules"])  # not one of Nsight's
+    done = subprocess.run(
+        [*run, "analyze", "launch:44", "--json", "--db", str(db)], capture_output=True, text=True, timeout=300
+    )
+    assert "incomplete-launch" not in json.loads(done.stdout)[0]["classification"]["flags"]  # a finished launch

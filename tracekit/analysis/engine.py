@@ -54,6 +54,7 @@ from tracekit.analysis.types import (
 from tracekit.analysis.warp_occupancy import launch_steps, mean_occupancy, relative_times, trace_vs_counter
 from tracekit.ceilings.types import DeviceCeilings
 from tracekit.errors import TracekitError
+from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC
 
 # The ceilings that judge a device (tracekit.ceilings.ceilings_for, called by the caller: it reads package data).
 CeilingsFor = Callable[[Device], DeviceCeilings | None]
@@ -427,6 +428,14 @@ def _finish(
             verdict,
             flags=["incomplete-trace", *verdict.flags],
             evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
+        )
+    lacks = counters.metric_text(measured.data.metrics, INCOMPLETE_LAUNCH_METRIC)
+    if lacks is not None:
+        # A profile cut off mid-launch (an .ncu-rep whose application ended): said first, with what it lacks.
+        verdict = replace(
+            verdict,
+            flags=["incomplete-launch", *verdict.flags],
+            evidence=[f"The launch's profile is incomplete: {lacks}.", *verdict.evidence],
         )
     return LaunchAnalysis(
         schema=SCHEMA,
