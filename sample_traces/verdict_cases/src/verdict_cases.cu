@@ -77,6 +77,24 @@ __global__ void stream_copy_vec4(const float4* __restrict__ in, float4* __restri
     WARP_TRACE_END(rec);
 }
 
+// stream_copy_ilp4's body with a dynamic shared array, for an occupancy sweep of one kernel (issue 19).
+__global__ void copy_ilp4_padded(const float* __restrict__ in, float* __restrict__ out, int per_thread,
+                                 WarpRecord* rec) {
+    WARP_TRACE_BEGIN(rec);
+    extern __shared__ float pad[];  // only there to limit the occupancy
+    const size_t base = (size_t)blockIdx.x * blockDim.x * per_thread + threadIdx.x;
+#pragma unroll 1
+    for (int k = 0; k < per_thread; k += 4) {
+        float v[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] = in[base + (size_t)(k + j) * blockDim.x];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) out[base + (size_t)(k + j) * blockDim.x] = v[j];
+    }
+    if (per_thread < 0) pad[threadIdx.x] = 0.0f;  // never true; keeps the array
+    WARP_TRACE_END(rec);
+}
+
 // Volkov: few warps, many independent 16-byte loads each (8 float4 in flight per thread).
 __global__ void volkov_ilp_copy(const float4* __restrict__ in, float4* __restrict__ out, int per_thread,
                                 WarpRecord* rec) {
@@ -594,6 +612,20 @@ int main(int argc, char** argv) {
         const dim3 g(sms * 1024), b(64);
         cases.push_back({"tiny_blocks_launch", "small_blocks", (const void*)small_blocks, g, b, 0,
                          2.0 * g.x * b.x * 4, [=](WarpRecord* r) { small_blocks<<<g, b>>>(d_big_in, d_big_out, r); }});
+    }
+
+    // 12. Issue 19: the ILP-4 copy (128 MiB, 4096 blocks) at 8, 32 and 64 warps per SM, set with dynamic shared
+    // memory: one sweep family whose throughput stops growing before the device's 64 warps per SM.
+    for (int warps : {8, 32, 64}) {
+        const size_t half = big / 2;
+        const dim3 g((unsigned)(half / (threads * per_thread)));  // 4096 blocks
+        const size_t smem = smem_for_blocks_per_sm((const void*)copy_ilp4_padded, threads, warps / 8);
+        char name[64];
+        std::snprintf(name, sizeof name, "ilp4_occ%02d", warps);
+        cases.push_back({name, "copy_ilp4_padded", (const void*)copy_ilp4_padded, g, block, smem, 2.0 * half * 4,
+                         [=](WarpRecord* r) {
+                             copy_ilp4_padded<<<g, block, smem>>>(d_big_in, d_big_out, per_thread, r);
+                         }});
     }
 
     if (list) {
