@@ -1,9 +1,9 @@
 """Every rule has a test of its own and a labelled verdict case that exercises it, or is named below.
 
 A labelled case (sample_traces/verdict_cases/labels.toml) exercises a rule when its `must` holds a flag the rule
-raises (the rule module's `FLAGS`). Rules without such a case are listed in `WITHOUT_CASE`, each with why, so the
-list is visible and shrinks as cases are recorded; a listed rule that gains a case fails the test until it is
-taken off the list.
+raises (the rule module's `FLAGS`) or its `rules` names the rule (it must return a finding on the case). Rules
+without such a case are listed in `WITHOUT_CASE`, each with why, so the list is visible and shrinks as cases are
+recorded; a listed rule that gains a case fails the test until it is taken off the list.
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ WITHOUT_CASE = {
     "dram-vs-l2": "names DRAM behind a busy L2 (stream_ilp4 checks it by limiter)",
     "tied-limiters": "names ties beside the limiter",
     "gradual-saturation": "names the memory limiter (stream_occ64 checks it by limiter)",
-    "sweep-plateau": "decides from the sweep (stream_occ* check it by mode)",
+    "sweep-plateau": "decides where no counter does: fires on ilp4_occ* analysed from their traces alone "
+    "(tests/analysis/test_verdict_cases.py)",
     "stall-summary": "describes the stalls",
     "needed-occupancy": "gives n* (needed_occupancy_warps_per_sm)",
     "occupancy-gap": "describes achieved vs theoretical occupancy",
     "trace-tail": "describes the trace's tail",
-    "nsight-cross-check": "cross-checks Nsight's rules",
-    "launch-overhead": "a ranked cost, no flag",
+    "nsight-cross-check": "cross-checks Nsight's rules: fires on the cases' details pages (test_verdict_cases.py)",
 }
 
 
 def _exercised() -> dict[str, list[str]]:
     return {
-        module.RULE_ID: sorted(name for name, label in LABELS.items() if set(module.FLAGS) & set(label["must"]))
+        module.RULE_ID: sorted(
+            name
+            for name, label in LABELS.items()
+            if set(module.FLAGS) & set(label["must"]) or module.RULE_ID in label.get("rules", [])
+        )
         for module in RULES
     }
 
