@@ -172,6 +172,8 @@ def test_launch_page_in_chromium_shows_the_engines_verdict(store_url, engine_res
         shown = WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "verdict-mode"))[0].text
         verdict = engine_results[launch_id]["classification"]
         expected = verdict["mode"] + (f", limited by {verdict['limiter']}" if verdict["limiter"] else "")
+        if verdict["tied_limiters"]:  # the units within a few points of the limiter, named too
+            expected += f" (tied with {', '.join(verdict['tied_limiters'])})"
         assert shown == expected, launch_id
         api = browser.execute_script(
             "const r = new XMLHttpRequest(); r.open('GET', arguments[0], false); r.send(); return r.responseText;",
