@@ -62,9 +62,18 @@ def test_from_utilization_passes_through_the_point() -> None:
 
 def test_waves_and_tail() -> None:
     assert model.waves(264, 2, 132) == 1.0
-    shares = model.wave_concurrency_shares(1584, 8, 132)
-    assert shares == [(1056 / 1584, 1.0), (528 / 1584, 0.5)]
-    assert model.wave_concurrency_shares(132, 8, 132) == [(1.0, 0.125)]
+    # 1.5 waves of equal blocks in lockstep: two block times, slots held 1.5 of 2 (PMPP's partial last wave).
+    assert model.wave_residency(1.5, 0.0) == pytest.approx(0.75)
+    # Blocks of unequal length: finishes spread over one block time, makespan W + 1/2.
+    assert model.wave_residency(1.5, 1.0) == pytest.approx(0.75)
+    assert model.wave_residency(1.9, 1.0) == pytest.approx(1.9 / 2.4)
+    assert model.wave_residency(1.9, 0.0) == pytest.approx(0.95)
+    assert model.wave_residency(10.0, 0.0) == 1.0
+    assert model.wave_residency(10.0, 1.0) == pytest.approx(10 / 10.5)
+    # Under one wave: a block time at least, W of the slots whatever the smear.
+    assert model.wave_residency(0.125, 0.0) == model.wave_residency(0.125, 1.0) == pytest.approx(0.125)
+    # Many waves approach full residency either way; few waves lose the most.
+    assert model.wave_residency(200.0) > 0.995 > model.wave_residency(10.0) > model.wave_residency(1.9)
 
 
 def test_launch_rate_binds_for_many_small_blocks() -> None:

@@ -221,6 +221,26 @@ def test_a_block_frees_its_slot_only_when_its_last_warp_ends() -> None:
     assert 0.85 < bigger.predicted.speedup < 1.0
 
 
+def test_few_waves_keep_fewer_warps_resident_than_many() -> None:
+    # The same 16 -> 64 warp change, latency-bound (n / L holds), at the same theoretical occupancy: a grid that
+    # runs 1.5 waves after it holds its slots 75% of the time (the partial last wave idles half of them for a block
+    # time), one of 10 waves nearly all of it; the prediction is the time average, not the theoretical 64.
+    change = Change(dynamic_shared_mem_bytes=0)
+    few = predict(_launch(2.0, grid_blocks=1584), change)
+    many = predict(_launch(2.0, grid_blocks=10_560), change)
+    assert few.new.theoretical_warps_per_sm == many.new.theoretical_warps_per_sm == 64
+    assert (few.new.waves, many.new.waves) == (1.5, 10.0)
+    assert few.new.achieved_warps_per_sm == pytest.approx(64 * 0.75)
+    assert many.new.achieved_warps_per_sm == pytest.approx(64 * 10 / 10.25)
+    assert few.predicted.speedup < 0.85 * many.predicted.speedup
+    # 1.75 waves: lockstep equal blocks hold 87.5% of the slots, a tail spread over a block time 78%; the interval
+    # spans both, the 10-wave one hardly moves.
+    mid = predict(_launch(2.0, grid_blocks=1848), change)
+    assert mid.new.achieved_warps_per_sm == pytest.approx(64 * 1.75 / 2.125)
+    assert mid.predicted.high / mid.predicted.low > 1.03 * (many.predicted.high / many.predicted.low)
+    assert mid.predicted.low < 4 * 1.75 / 2.25 < 4 * 0.875 < mid.predicted.high
+
+
 def test_queueing_for_issue_shows_the_issue_rate_the_code_reaches() -> None:
     # Warps stalled 3.6 of 9.6 cycles per instruction waiting to be selected or dispatched at 59.5% issue: an
     # M/M/1 server of capacity ~0.8 instruction per cycle, not 1 (a dependent FMA chain with dispatch stalls).

@@ -7,8 +7,10 @@
   below the knee. `soft_min_throughput` writes that as a p-norm, X = ((c / L)^-p + B^-p)^(-1/p): p -> infinity
   is the sharp knee, p = 1 is the M/M/1-like harmonic sum 1 / X = L / c + 1 / B (latency L / (1 - X / B)).
 - Concurrency counts ILP as well as warps (Volkov 3.3: occupancy is not concurrency): c = warps x ILP.
-- A grid runs in waves of (blocks per SM x SMs) blocks; a partial last wave runs at lower concurrency (the tail),
-  and blocks are started at a finite rate per SM (`launch_time_ns`), which binds for many small blocks.
+- A grid runs in waves of (blocks per SM x SMs) blocks; a partial last wave and blocks of unequal length leave
+  slots idle at the end (the tail), so the warps a launch keeps resident on average fall with few waves
+  (`wave_residency`); blocks are started at a finite rate per SM (`launch_time_ns`), which binds for many small
+  blocks.
 - Where a unit's loaded-latency curve is measured (DRAM, `tracekit calibrate`), saturation needs no sharpness
   parameter: Little's law with latency that depends on throughput, X = c x b / W(X), where a warp's time W is a
   fixed part plus its memory waits at latency(X) (`loaded_latency_throughput`).
@@ -123,15 +125,27 @@ def waves(grid_blocks: int, blocks_per_sm: int, sm_count: int) -> float:
     return grid_blocks / (blocks_per_sm * sm_count)
 
 
-def wave_concurrency_shares(grid_blocks: int, blocks_per_sm: int, sm_count: int) -> list[tuple[float, float]]:
-    """(share of the blocks, share of full concurrency) per wave: full waves at 1, the partial last wave at its
-    fraction of the resident slots (the tail runs with fewer warps in flight)."""
-    slots = blocks_per_sm * sm_count
-    full, rest = divmod(grid_blocks, slots)
-    shares = [(slots / grid_blocks, 1.0)] * full if full else []
-    if rest:
-        shares.append((rest / grid_blocks, rest / slots))
-    return shares
+# How desynchronised the blocks of a launch are at its end: 0 is Volkov's and PMPP's lockstep waves of equal blocks
+# (the partial last wave runs alone), 1 is blocks of unequal length whose finishes spread evenly over one block time
+# (each slot idles half a block at the end). Without a measurement of the new configuration's block lengths the
+# point is the middle and the interval spans TAIL_SMEAR_RANGE.
+TAIL_SMEAR = 0.5
+TAIL_SMEAR_RANGE = (0.0, 1.0)
+
+
+def wave_residency(waves_count: float, smear: float = TAIL_SMEAR) -> float:
+    """The time-averaged share of a launch's resident block slots that hold a block, from its waves and its tail.
+
+    W waves of blocks of one mean length m: the slots hold W x m of block time over the launch's makespan. Equal
+    blocks started together run ceil(W) lockstep waves (the last wave f full leaves 1 - f of the slots idle for a
+    whole block time); blocks of unequal length desynchronise, so the last slots free up one by one over about one
+    block time (makespan W + 1/2). `smear` weighs the two; a grid under one wave never runs shorter than one block,
+    so it keeps W of the slots whatever the smear. Few waves lose the most; many waves approach 1 either way."""
+    if waves_count <= 0:
+        return 0.0
+    s = min(max(smear, 0.0), 1.0)
+    makespan = max(1.0, (1.0 - s) * math.ceil(waves_count - 1e-9) + s * (waves_count + 0.5))
+    return min(1.0, waves_count / makespan)
 
 
 def launch_time_ns(grid_blocks: int, blocks_per_s_per_sm: float, sm_count: int) -> float:

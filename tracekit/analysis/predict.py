@@ -666,15 +666,6 @@ def _launch_rate(inputs: PredictInputs, block: int) -> tuple[float, str] | None:
     return None
 
 
-def _work_factor(throughput: Throughput, conc: float, grid: int, blocks_per_sm: int, sm_count: int) -> float:
-    """Time per unit of work, waves included: each wave's share of the work at its concurrency."""
-    total = 0.0
-    for share, fraction in model.wave_concurrency_shares(grid, blocks_per_sm, sm_count):
-        x = throughput(conc * fraction)
-        total += share / x if x > 0 else math.inf
-    return total
-
-
 def _expected_max_normal(k: int) -> float:
     """E[max of k independent standard normals] (Blom's approximation; 0 for one)."""
     if k <= 1:
@@ -719,9 +710,15 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     occ_now = _occupancy(cc, inputs.threads_per_block, inputs.registers_per_thread, smem_now)
     blocks_now = occ_now.active_blocks_per_sm
     theo_now = float(occ_now.theoretical_warps_per_sm)
-    resident_now = min(blocks_now, max(inputs.grid_blocks / sms, 1e-9))  # a grid under one wave holds fewer
-    achieved_now = inputs.achieved_warps_per_sm or theo_now * min(1.0, resident_now / blocks_now)
-    keep = min(1.0, achieved_now / (theo_now * min(1.0, resident_now / blocks_now)))
+    waves_now = model.waves(inputs.grid_blocks, blocks_now, sms)
+    # The measured achieved warps are a time average: they include this launch's own tail (and a grid under one
+    # wave holds fewer blocks). What is left of the gap is the blocks' own residency (warps that end early).
+    achieved_now = inputs.achieved_warps_per_sm or theo_now * model.wave_residency(waves_now)
+
+    def kept(smear: float) -> float:
+        return min(1.0, achieved_now / (theo_now * model.wave_residency(waves_now, smear)))
+
+    keep = kept(model.TAIL_SMEAR)
 
     # New configuration.
     block = change.threads_per_block or inputs.threads_per_block
@@ -776,16 +773,32 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         )
     )
     trips = inputs.grid_blocks * inputs.threads_per_block / (grid_new * block)
-    keep_new, spread_text = _residency(
-        keep, inputs.threads_per_block, block, inputs.grid_blocks / (blocks_now * sms), trips
-    )
-    achieved_new = theo_new * keep_new
+    waves_new = model.waves(grid_new, blocks_new, sms)
+
+    def achieved_at(smear: float) -> tuple[float, float, str]:
+        # (achieved warps per SM after the change, block residency kept, its reasoning) at a tail smear
+        # A block that loops `trips` times the iterations sums them, so its length spreads 1 / sqrt(trips) as much
+        # (central limit) and its tail is nearer lockstep.
+        keep_new, text = _residency(kept(smear), inputs.threads_per_block, block, waves_now, trips)
+        return theo_new * keep_new * model.wave_residency(waves_new, smear / math.sqrt(max(trips, 1.0))), keep_new, text
+
+    achieved_new, keep_new, spread_text = achieved_at(model.TAIL_SMEAR)
+    tail_now = model.wave_residency(waves_now)
+    tail_new = model.wave_residency(waves_new, model.TAIL_SMEAR / math.sqrt(max(trips, 1.0)))
+    achieved_span = [achieved_at(s)[0] for s in model.TAIL_SMEAR_RANGE]
     findings.append(
         Finding(
             "achieved",
-            f"the launch keeps {keep:.0%} of its theoretical warps resident ({achieved_now:.1f} of {theo_now:g}: "
-            f"block starts and finishes); {spread_text}{keep_new:.0%} of {theo_new:g} is {achieved_new:.1f} warps "
-            "per SM",
+            f"the launch keeps {achieved_now:.1f} of {theo_now:g} warps resident on average: {tail_now:.0%} of its "
+            f"block slots held over {waves_now:.2f} waves (the tail) and {keep:.0%} of each block's warps; "
+            f"{spread_text}{keep_new:.0%} of {theo_new:g} warps x {tail_new:.0%} of the slots held over "
+            f"{waves_new:.2f} waves is {achieved_new:.1f} warps per SM on average"
+            + (
+                f" ({min(achieved_span):.1f}-{max(achieved_span):.1f} from a tail spread over a block time to "
+                "lockstep equal blocks)"
+                if max(achieved_span) - min(achieved_span) > 0.005 * achieved_new
+                else ""
+            ),
             achieved_new,
             "warps/SM",
         )
@@ -827,7 +840,6 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     overhead = overhead if overhead < 0.5 * inputs.duration_ns else 0.0
     launch_now = model.launch_time_ns(inputs.grid_blocks, rated_now[0], sms) if rated_now else 0.0
     launch_new = model.launch_time_ns(grid_new, rated[0], sms) if rated else 0.0
-    fill_now = max(min(1.0, resident_now / blocks_now), 1e-9)
 
     def work_of(duration_ns: float) -> float:
         busy = duration_ns - overhead
@@ -840,34 +852,35 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     if curve.unit is not None or rated is not None:
         basis.append(f"the device's ceilings ({inputs.ceilings_source})")
 
-    def duration_with(throughput: Throughput) -> float:
-        now = _work_factor(throughput, conc_now / fill_now, inputs.grid_blocks, blocks_now, sms)
-        new = _work_factor(throughput, conc_new, grid_new, blocks_new, sms)
-        work = work_of(inputs.duration_ns) * new / now
+    def duration_with(throughput: Throughput, conc: float = conc_new) -> float:
+        # Both concurrencies are time averages over their launch, tail included, as the sweep's points are.
+        x_now, x_new = throughput(conc_now), throughput(conc)
+        work = work_of(inputs.duration_ns) * (x_now / x_new if x_new > 0 else math.inf)
         return overhead + (model.combine_times(work, launch_new) if launch_new else work)
 
-    # The current concurrency above already includes a partial single wave; the wave shares re-apply it.
     predicted_ns = duration_with(curve.throughput)
     spread = [duration_with(alt) for alt in curve.alternatives] or [predicted_ns]
+    # The tail's unknown smear (few waves): its own span of durations, compounded with the curve's.
+    tail_spread = [duration_with(curve.throughput, a * ilp_new) for a in achieved_span]
     err = curve.relative_error
     if curve.measured_range is not None:
         lo, hi = curve.measured_range
         if not lo * 0.95 <= conc_new <= hi * 1.05:
             err += 0.25 * abs(math.log(conc_new / (hi if conc_new > hi else lo)))  # extrapolated
-    duration_low = min(min(spread), predicted_ns) * (1 - err)
-    duration_high = max(max(spread), predicted_ns) * (1 + err)
+    duration_low = min(min(spread), predicted_ns) * min(min(tail_spread) / predicted_ns, 1.0) * (1 - err)
+    duration_high = max(max(spread), predicted_ns) * max(max(tail_spread) / predicted_ns, 1.0) * (1 + err)
 
-    waves_new = model.waves(grid_new, blocks_new, sms)
     findings.append(
         Finding(
             "waves",
             f"{grid_new} blocks in {waves_new:.2f} waves of {blocks_new} x {sms} SMs"
             + (
-                f"; the last wave holds {math.fmod(waves_new, 1):.0%} of the slots (tail)"
+                f"; the last wave holds {math.fmod(waves_new, 1):.0%} of the slots, and blocks of unequal length "
+                f"spread the tail: {tail_new:.0%} of the slots held on average"
                 if waves_new > 1 and 0 < math.fmod(waves_new, 1) < 0.999
                 else "; under one wave, so fewer warps in flight than the SM holds"
                 if waves_new < 1
-                else ""
+                else f"; blocks of unequal length spread the tail: {tail_new:.0%} of the slots held on average"
             ),
             waves_new,
         )
@@ -939,7 +952,7 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         blocks_now,
         theo_now,
         achieved_now,
-        model.waves(inputs.grid_blocks, blocks_now, sms),
+        waves_now,
         occ_now.limiter,
     )
     return Prediction(
