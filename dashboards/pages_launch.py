@@ -18,9 +18,10 @@ from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 from tracekit import figures
 from tracekit import format as display
 from tracekit.analysis import timeline
+from tracekit.analysis.predict import Prediction
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import what_if
-from tracekit.api import what_to_try_stored
+from tracekit.api import predict_stored, what_to_try_for
 from tracekit.errors import TracekitError
 from tracekit.store import Store
 
@@ -110,15 +111,29 @@ def metrics_section(metrics: pl.DataFrame) -> html.P | DataTableClass:
 
 
 def what_if_prefill(result: LaunchAnalysis) -> dict[str, int | None]:
-    """The calculator's inputs as the launch ran: threads per block, registers per thread, shared memory."""
+    """The calculator's inputs as the launch ran: threads per block, registers per thread, dynamic shared memory
+    per block (as the kernel is launched; the static part comes with the code) and the grid's blocks."""
     kernel = result.kernel
-    block = kernel.block
+    block, grid = kernel.block, kernel.grid
     threads = math.prod(int(v) for v in block if v is not None) if all(v is not None for v in block) else None
+    blocks = math.prod(int(v) for v in grid if v is not None) if grid and all(v is not None for v in grid) else None
     return {
         "threads_per_block": threads,
         "registers_per_thread": kernel.registers_per_thread,
-        "shared_mem_per_block_bytes": kernel.shared_mem_per_block_bytes,
+        "shared_mem_per_block_bytes": dynamic_shared_mem(result),
+        "grid_blocks": blocks,
     }
+
+
+def dynamic_shared_mem(result: LaunchAnalysis) -> int | None:
+    """The launch's dynamic shared memory per block: recorded, else the total less the static part (as the
+    predictor reads it)."""
+    kernel = result.kernel
+    if kernel.dynamic_shared_mem_per_block_bytes is not None:
+        return int(kernel.dynamic_shared_mem_per_block_bytes)
+    if kernel.shared_mem_per_block_bytes is None:
+        return None
+    return int(kernel.shared_mem_per_block_bytes) - int(kernel.static_shared_mem_per_block_bytes or 0)
 
 
 def sweep_note(result: LaunchAnalysis) -> str:
@@ -135,61 +150,87 @@ def launch_point(result: LaunchAnalysis) -> tuple[float, float] | None:
     return None
 
 
+def what_if_knobs(
+    result: LaunchAnalysis, threads: int, registers: int, smem: int, ilp: float | None, grid: int | None
+) -> dict[str, int | float]:
+    """The knobs of `api.predict_stored` the user changed: a value equal to the launch's own is no change."""
+    prefill = what_if_prefill(result)
+    typed: dict[str, tuple[int | float | None, int | None]] = {
+        "block": (threads, prefill["threads_per_block"]),
+        "regs": (registers, prefill["registers_per_thread"]),
+        "smem": (smem, prefill["shared_mem_per_block_bytes"]),
+        "grid": (grid, prefill["grid_blocks"]),
+    }
+    knobs: dict[str, int | float] = {k: v for k, (v, now) in typed.items() if v is not None and v != now}
+    if ilp is not None:
+        knobs["ilp"] = ilp
+    return knobs
+
+
 def what_if_view(
+    store: Store,
     analysis: LaunchPage,
     threads_per_block: int | None,
     registers_per_thread: int | None,
     shared_mem_per_block_bytes: int | None,
+    ilp: float | None = None,
+    grid_blocks: int | None = None,
 ) -> list:
-    """The calculator's answer for typed values; a user's mistake is one line, never a traceback."""
-    note = sweep_note(analysis.result) if analysis.result else ""
+    """The calculator's answer for typed values: the occupancy calculator's, and the prediction of
+    `api.predict_stored` (the function behind `tracekit predict`) for the knobs that changed. A user's mistake or
+    a configuration the device cannot run is one line, never a traceback. `shared_mem_per_block_bytes` is the
+    dynamic shared memory, as the kernel would be launched."""
     missing = [
         name
         for name, value in (
             ("threads per block", threads_per_block),
             ("registers per thread", registers_per_thread),
-            ("shared memory per block", shared_mem_per_block_bytes),
+            ("dynamic shared memory per block", shared_mem_per_block_bytes),
         )
         if value is None
     ]
     if missing:
         return panels.what_if_body(
-            None,
-            f"Enter {', '.join(missing)} (whole numbers; the launch does not record every one of them).",
-            note,
+            None, None, f"Enter {', '.join(missing)} (whole numbers; the launch does not record every one of them)."
         )
     assert threads_per_block is not None and registers_per_thread is not None  # none missing
     assert shared_mem_per_block_bytes is not None
-    if any(float(v) != int(v) for v in (threads_per_block, registers_per_thread, shared_mem_per_block_bytes)):
-        return panels.what_if_body(None, "Block size, registers and shared memory are whole numbers.", note)
+    whole = [threads_per_block, registers_per_thread, shared_mem_per_block_bytes]
+    if any(float(v) != int(v) for v in whole + ([grid_blocks] if grid_blocks is not None else [])):
+        return panels.what_if_body(None, None, "Block size, registers, shared memory and grid are whole numbers.")
     if analysis.result is None:
-        return panels.what_if_body(None, analysis.error or "The analysis did not run.", note)
+        return panels.what_if_body(None, None, analysis.error or "The analysis did not run.")
+    result = analysis.result
+    threads, registers, smem = (int(v) for v in whole)
+    grid = int(grid_blocks) if grid_blocks is not None else None
+    prediction: Prediction | str
     try:
-        change = what_if(
-            analysis.result, int(threads_per_block), int(registers_per_thread), int(shared_mem_per_block_bytes)
-        )
+        prediction = predict_stored(store, result, **what_if_knobs(result, threads, registers, smem, ilp, grid))
     except TracekitError as exc:
-        return panels.what_if_body(None, f"Cannot compute the occupancy: {exc}", note)
-    return panels.what_if_body(change, None, note)
+        prediction = str(exc)
+    static = int(result.kernel.static_shared_mem_per_block_bytes or 0)
+    try:
+        change = what_if(result, threads, registers, static + smem)
+    except TracekitError as exc:
+        # The configuration cannot run: one line, the predictor's where it names the limit.
+        refused = prediction if isinstance(prediction, str) else f"Cannot compute the occupancy: {exc}"
+        return panels.what_if_body(None, None, refused)
+    return panels.what_if_body(change, prediction, None)
 
 
 def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | None:
-    """The predictor's best few changes for the launch (`api.what_to_try_stored`), once per launch and context;
-    None when it cannot say (no counters, a refused input)."""
-    if not result.classification.utilization:
-        return None
+    """The predictor's best few changes for the launch (`api.what_to_try_for`, the entry `analyze` and the JSON
+    use), once per launch and context; None when it cannot say (no counters nor sweep, a refused input)."""
 
     def predict() -> list | None:
-        try:
-            return list(what_to_try_stored(cache.store, result, top=3))
-        except TracekitError:
-            return None
+        found = what_to_try_for(cache.store, result, top=3)
+        return None if isinstance(found, str) else found
 
     return cache.figures.get(("what-to-try", result.launch_id, result.engine_version, result.pairing), predict)
 
 
 def analysis_sections(
-    analysis: LaunchPage, regions: RegionView | None = None, tries: list | None = None
+    store: Store, analysis: LaunchPage, regions: RegionView | None = None, tries: list | None = None
 ) -> list[html.Section]:
     """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, What
     to try first), the findings by cost, stalls, occupancy and its calculator, the trace's figures, the sweep and
@@ -200,7 +241,11 @@ def analysis_sections(
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
     prefill = what_if_prefill(result)
     initial = what_if_view(
-        analysis, prefill["threads_per_block"], prefill["registers_per_thread"], prefill["shared_mem_per_block_bytes"]
+        store,
+        analysis,
+        prefill["threads_per_block"],
+        prefill["registers_per_thread"],
+        prefill["shared_mem_per_block_bytes"],
     )
     sections = [
         panels.answer_panel(result, tries, panels.not_shown(result)),
@@ -337,7 +382,7 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
     tries = what_to_try(cache, analysis.result) if analysis.result else None
-    sections = analysis_sections(analysis, regions, tries)
+    sections = analysis_sections(cache.store, analysis, regions, tries)
     if analysis.result is None:
         return sections[0], sections[1:]
     first = 3 if analysis.result.stalls.by_reason else 2  # the answer, the findings and the stalls lead
@@ -496,11 +541,20 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         Input("whatif-block", "value"),
         Input("whatif-registers", "value"),
         Input("whatif-smem", "value"),
+        Input("whatif-ilp", "value"),
+        Input("whatif-grid", "value"),
         State("launch-id", "data"),
         prevent_initial_call=True,
     )
-    def recompute_what_if(threads: int | None, registers: int | None, smem: int | None, launch_id: int):
+    def recompute_what_if(
+        threads: int | None,
+        registers: int | None,
+        smem: int | None,
+        ilp: float | None,
+        grid: int | None,
+        launch_id: int,
+    ):
         analysis = cache.get(int(launch_id))
         if analysis is None or analysis.result is None:
             return no_update
-        return what_if_view(analysis, threads, registers, smem)
+        return what_if_view(cache.store, analysis, threads, registers, smem, ilp, grid)

@@ -1,7 +1,7 @@
 """The launch page's analysis panels, rendered from the engine's `LaunchAnalysis` (`tracekit.api.analyze_stored`).
 
-Renderers only: every number is the result's own (or a `WhatIf`'s), formatted. Evidence and explanations are the
-analysis's sentences, shown as text.
+Renderers only: every number is the result's own (or a `WhatIf`'s or `Prediction`'s), formatted. Evidence and
+explanations are the analysis's sentences, shown as text.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dash import dcc, html
 
 from tracekit import figures
 from tracekit import format as display
+from tracekit.analysis.predict import Prediction
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.analysis.what_if import ThroughputPrediction, WhatIf
+from tracekit.analysis.what_if import WhatIf
 from tracekit.reports.content import region_table
 
 ANALYSIS_RUNNING = "Analysing..."
@@ -501,27 +502,38 @@ def sweep_panel(result: LaunchAnalysis, sweep_note: str, launch_point: tuple[flo
 
 
 def what_if_panel(prefill: dict[str, int | None], initial: list) -> html.Section:
-    """The occupancy calculator: block size, registers per thread and shared memory per block, prefilled from the
-    launch; `initial` is `what_if_body` for the prefilled values."""
+    """The what-if calculator: block size, registers per thread, dynamic shared memory per block and the grid,
+    prefilled from the launch, and ILP; `initial` is `what_if_body` for the prefilled values."""
     # No min / max / step: the browser would silently drop a value out of range; the server says what is wrong.
     inputs = [
-        ("whatif-block", "threads per block", prefill.get("threads_per_block")),
-        ("whatif-registers", "registers per thread", prefill.get("registers_per_thread")),
-        ("whatif-smem", "shared memory per block (bytes)", prefill.get("shared_mem_per_block_bytes")),
+        ("whatif-block", "threads per block", prefill.get("threads_per_block"), None),
+        ("whatif-registers", "registers per thread", prefill.get("registers_per_thread"), None),
+        ("whatif-smem", "dynamic shared memory per block (bytes)", prefill.get("shared_mem_per_block_bytes"), None),
+        ("whatif-ilp", "ILP (independent requests per warp)", None, "1, as run"),
+        ("whatif-grid", "blocks in the grid (same work)", prefill.get("grid_blocks"), None),
     ]
     controls = []
-    for input_id, label, value in inputs:
+    for input_id, label, value, placeholder in inputs:
         controls += [
             html.Label(label, htmlFor=input_id),
-            dcc.Input(id=input_id, type="number", value=value, debounce=True, className="id-input"),
+            dcc.Input(
+                id=input_id,
+                type="number",
+                value=value,
+                placeholder=placeholder,
+                debounce=True,
+                className="id-input",
+            ),
         ]
     return _section(
         "what-if-panel",
-        "What if: occupancy calculator",
+        "What if: occupancy calculator and prediction",
         [
             html.P(
-                "Change the launch configuration and press Enter: the theoretical occupancy on this device, its "
-                "limits and, where the kernel has an occupancy sweep, the throughput its model predicts.",
+                "Change the launch configuration and press Enter: the theoretical occupancy on this device and its "
+                "limits, and what the change would buy as tracekit predict says it: the predicted duration and "
+                "speed-up with its interval, the regime after the change, what the prediction rests on, and "
+                "Nsight Compute's estimate beside it.",
                 className="hint",
             ),
             html.Div(controls, className="actions"),
@@ -530,8 +542,9 @@ def what_if_panel(prefill: dict[str, int | None], initial: list) -> html.Section
     )
 
 
-def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> list:
-    """The calculator's answer: occupancy, limiter and limits, the nearest cliffs and the model's prediction."""
+def what_if_body(change: WhatIf | None, prediction: Prediction | str | None, error: str | None) -> list:
+    """The calculator's answer: occupancy, limiter and limits, the nearest cliffs, then the prediction
+    (`tracekit.api.predict_stored`) or why there is none. `error`: one line instead of all of it."""
     if change is None:
         return [html.P(error or "", className="error", id="whatif-occupancy")]
     occupancy = change.occupancy
@@ -554,10 +567,9 @@ def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> l
         ("warps per block", fmt(occupancy.warps_per_block)),
         ("registers allocated per block", fmt(occupancy.allocated_registers_per_block)),
         (
-            "shared memory allocated per block, with the driver's reserve (bytes)",
+            "shared memory allocated per block, with the static part and the driver's reserve (bytes)",
             fmt(occupancy.allocated_shared_mem_per_block_bytes),
         ),
-        ("waves per SM (the launch's grid)", fmt(change.waves_per_sm, 2)),
     ]
     body: list = [html.P(headline, id="whatif-occupancy", className="verdict"), fields_table(rows, "whatif-table")]
     if change.cliffs:
@@ -565,39 +577,66 @@ def what_if_body(change: WhatIf | None, error: str | None, sweep_note: str) -> l
             html.H4("Nearest occupancy changes"),
             html.Ul([html.Li(cliff.text) for cliff in change.cliffs], id="whatif-cliffs"),
         ]
-    body.append(html.P(_prediction_text(change, sweep_note), id="whatif-prediction"))
-    return body
+    body.append(html.H4("What it would buy (tracekit predict)"))
+    if prediction is None or isinstance(prediction, str):
+        body.append(html.P(f"No prediction: {prediction or 'not asked'}", id="whatif-prediction", className="hint"))
+        return body
+    return body + prediction_body(prediction)
 
 
-def _prediction_text(change: WhatIf, sweep_note: str) -> str:
-    if change.predicted is None:
-        return f"No throughput prediction. {sweep_note}"
-    new, old = change.predicted, change.predicted_current
-    text = (
-        f"The sweep's model min(n / L, B) predicts {_throughput(new)} at {fmt(new.warps_per_sm, 0)} warps per SM "
-        f"({'on the plateau B' if new.regime == 'throughput' else 'n / L, below the knee'})"
+def times(value: Any) -> str:
+    """A speed-up: 3.49x."""
+    return f"{display.number(value, digits=3)}x"
+
+
+def prediction_body(p: Prediction) -> list:
+    """A `Prediction`'s fields as `tracekit predict` prints them: the predicted duration and speed-up with its
+    interval, the regime after the change, the new occupancy, the basis, Nsight Compute's estimate, what would
+    narrow a wide interval and each step of the reasoning."""
+    got, new, now = p.predicted, p.new, p.current
+    headline = (
+        f"{p.change.describe()}: predicted {dur(got.duration_ns)} (now {dur(p.current_duration_ns)}), "
+        f"speed-up {times(got.speedup)} (interval {times(got.low)} to {times(got.high)}); "
+        f"{p.regime}-bound after the change"
     )
-    if old is not None:
-        text += f", against {_throughput(old)} at the launch's {fmt(old.warps_per_sm, 0)}"
-        if change.throughput_ratio is not None:
-            text += f": {change.throughput_ratio:.2f}x"
-    text += (
-        ". The sweep's points are measured occupancies, below the theoretical ceilings: read the ratio, "
-        "not the absolute value."
-    )
-    if not new.within_measured_range:
-        text += " This occupancy lies outside the measured ones: an extrapolation of the model."
-    return text
-
-
-def _throughput(prediction: ThroughputPrediction) -> str:
-    return f"{rate(prediction.throughput_warps_per_ns_per_sm)} per SM"
+    rows = [
+        ("speed-up", times(got.speedup)),
+        ("interval", f"{times(got.low)} to {times(got.high)}"),
+        ("predicted duration", f"{dur(got.duration_ns)} ({dur(got.duration_low_ns)} to {dur(got.duration_high_ns)})"),
+        ("regime after the change", p.regime + (f" ({p.binding_unit})" if p.binding_unit else "")),
+        (
+            "warps per SM after: theoretical / achieved",
+            f"{fmt(new.theoretical_warps_per_sm)} / {fmt(new.achieved_warps_per_sm)}, limited by {new.limiter} "
+            f"(now {fmt(now.theoretical_warps_per_sm)} / {fmt(now.achieved_warps_per_sm)})",
+        ),
+        ("blocks per SM, waves", f"{fmt(new.blocks_per_sm)}, {fmt(new.waves)} (now {fmt(now.waves)})"),
+        ("basis", "; ".join(p.basis)),
+        (
+            "Nsight Compute's estimate",
+            f"{p.nsight.rule}: {times(p.nsight.speedup)} ({display.percent(p.nsight.estimated_speedup_pct)} of the "
+            f"duration) for {p.nsight.applies_to}"
+            if p.nsight is not None
+            else "none in the report",
+        ),
+    ]
+    if p.narrow:
+        rows.append(("to narrow it", p.narrow))
+    return [
+        html.P(headline, id="whatif-prediction", className="verdict"),
+        fields_table(rows, "whatif-prediction-table"),
+        html.Details(
+            [
+                html.Summary("How: each step of the reasoning"),
+                html.Ul([html.Li(f"{f.step}: {f.text}") for f in p.findings], id="whatif-steps"),
+            ]
+        ),
+    ]
 
 
 PANEL_TITLES = (
     ("verdict-panel", "Verdict"),
     ("occupancy-panel", "Occupancy"),
-    ("what-if-panel", "What if: occupancy calculator"),
+    ("what-if-panel", "What if: occupancy calculator and prediction"),
     ("occupancy-time-panel", "Occupancy over time"),
     ("latency-panel", "Warp latency"),
     ("littles-law-panel", "Little's law"),

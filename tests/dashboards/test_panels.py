@@ -106,6 +106,7 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
     # The trace's header: block 256,1,1; registers_per_thread 22; static 0 + dynamic 232,448 bytes.
     assert [by_id(page, i).value for i in ("whatif-block", "whatif-registers", "whatif-smem")] == [256, 22, 232448]
+    assert by_id(page, "whatif-grid").value == 2048 and by_id(page, "whatif-ilp").value is None
     # 232,448 + the 1 KB reserve = 233,472 B per block = all of an H100 SM's 228 KB: 1 block of 8 warps.
     assert by_id(page, "whatif-occupancy").children.startswith(
         "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory"
@@ -122,6 +123,8 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
                 ("whatif-block", "value", threads),
                 ("whatif-registers", "value", registers),
                 ("whatif-smem", "value", smem),
+                ("whatif-ilp", "value", None),
+                ("whatif-grid", "value", 2048),
             ],
             [("launch-id", "data", vector_add[0])],
         )
@@ -130,19 +133,17 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
     assert "Theoretical occupancy 64 of 64 warps per SM (100.0%), limited by warps" in ask(256, 22, 0)
     # 64 registers: 2,048 per warp, 8 warps per sub-partition, 32 per SM.
     assert "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers" in ask(256, 64, 0)
-    assert "block size 2048: must be 1 to 1024 threads" in ask(2048, 22, 0)
+    assert "a block of 2048 threads is over the 1024-thread limit" in ask(2048, 22, 0)
     assert "Enter registers per thread" in ask(256, None, 0)
 
 
-def test_what_if_prediction_follows_the_fitted_sweep(sqlite_store, vector_add):
+def test_what_if_prediction_is_the_predictors(sqlite_store, vector_add):
     analysis = AnalysisCache(sqlite_store).get(vector_add[0])
-    sweep = analysis.result.sweep
-    latency, bound = sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm
-    body = text_of(pages_launch.what_if_view(analysis, 256, 22, 0))
-    # The model at 64 warps against the launch's own 8: min(64 / L, B) / min(8 / L, B).
-    ratio = min(64 / latency, bound) / min(8 / latency, bound)
-    assert f"{ratio:.2f}x" in body
-    assert f"{display.per_ns_rate(min(64 / latency, bound), 'warps')} per SM at 64 warps per SM" in body
+    expected = api.predict_stored(sqlite_store, analysis.result, smem=0)
+    body = text_of(pages_launch.what_if_view(sqlite_store, analysis, 256, 22, 0))
+    got = expected.predicted
+    assert f"speed-up {got.speedup:.3g}x (interval {got.low:.3g}x to {got.high:.3g}x)" in body
+    assert "; ".join(expected.basis) in body and "a measured sweep" in expected.basis
 
 
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
@@ -168,10 +169,14 @@ def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_sto
         for line in missing
     )
     assert not [c for c in walk(page) if getattr(c, "id", None) == "sweep-panel"]  # no empty sweep section
-    assert "No throughput prediction. No occupancy sweep" in by_id(page, "whatif-prediction").children
+    assert by_id(page, "whatif-prediction").children.startswith(
+        "No prediction: cannot tell latency-bound from throughput-bound: the launch has no Nsight Compute counters"
+    )
     # A synthetic trace records neither registers nor shared memory nor the compute capability.
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
-    assert by_id(page, "whatif-occupancy").children.startswith("Enter registers per thread, shared memory per block")
+    assert by_id(page, "whatif-occupancy").children.startswith(
+        "Enter registers per thread, dynamic shared memory per block"
+    )
 
 
 @pytest.fixture
@@ -283,7 +288,7 @@ def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_sto
     ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
     cache = AnalysisCache(sqlite_store)
     pages_launch.layout(sqlite_store, cache, ids[0])
-    pages_launch.what_if_view(cache.get(ids[0]), 128, 22, 0)
+    pages_launch.what_if_view(sqlite_store, cache.get(ids[0]), 128, 22, 0)
     pages_compare.layout(sqlite_store, cache, str(ids[0]), str(ids[1]))
     assert calls == [[ids[0]], [ids[1]]]  # each launch analysed once
     assert cache.get(ids[0]).result.sweep is None
