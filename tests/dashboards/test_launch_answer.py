@@ -1,7 +1,7 @@
 """The launch page as a one-screen answer, in headless Chromium at 1400x900 against the real `tracekit serve`: a
-counters-only launch, a traced launch (paired with its profiled run's counters) and a region launch. The headline,
-the speed-of-light chart, the roofline and What to try first sit inside the first 900 px wherever the launch has
-their data; a launch without counters says in one line what would add them; no empty placeholder section is drawn.
+counters-only launch, a traced launch and a region launch (each trace paired with its profiled run's counters).
+The headline, the speed-of-light chart, the roofline and What to try first sit inside the first 900 px of each; no
+empty placeholder section is drawn.
 Screenshots of the three are written to docs/screenshots/ (the README shows one): this test regenerates them."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tracekit.api import analyze_stored
-from tracekit.dashboards.panels import NEEDS_COUNTERS
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -38,13 +37,14 @@ def site(tmp_path_factory, start_server, browser):
         H100 / "samples.raw.csv",
         H100 / "vector_add_64warps.csv.gz",
         REPO / "sample_traces" / "regions" / "ws_pipeline.v2.gz",
+        REPO / "sample_traces" / "regions" / "ws_pipeline.raw.csv.gz",  # its profiled launch (make_regions.sh)
     ):
         ingest(store, path)
     launches = store.launches()
     ids = {}
     for row in launches.iter_rows(named=True):
         kind = "traced" if row["format"] == "warp-trace" and row["kernel_name"] == "vector_add" else None
-        kind = kind or ("region" if row["kernel_name"] == "ws_pipeline" else None)
+        kind = kind or ("region" if row["format"] == "region-trace" else None)
         if row["format"] == "ncu-csv" and row["kernel_name"].startswith("black_scholes("):
             kind = "counters"
         if kind:
@@ -95,30 +95,27 @@ def test_the_answer_is_above_the_fold(site, kind):
     assert top_px(driver, "#verdict-headline") < FOLD_PX
     page_text = driver.find_element(By.TAG_NAME, "main").text
     assert not [p for p in PLACEHOLDERS if p in page_text]
-    if kind == "region":  # named regions, no counters: no chart can be drawn; one line says what would add them
-        assert result.classification.utilization == []
-        assert driver.find_elements(By.CSS_SELECTOR, "#sol-figure, #roofline-figure, #what-to-try") == []
-        assert NEEDS_COUNTERS in driver.find_element(By.ID, "not-recorded").text
-        assert top_px(driver, "#not-recorded") < FOLD_PX
-        assert driver.find_elements(By.CSS_SELECTOR, "#region-panel .js-plotly-plot")
-    else:
-        for selector in ("#sol-figure .main-svg", "#roofline-figure .main-svg", "#what-to-try li"):
-            top = top_px(driver, selector)
-            assert top is not None and top < FOLD_PX, (selector, top)
-        # The charts hold the engine's numbers: each unit's % of peak, the roofline's achieved FLOP/s.
-        bars = driver.execute_script("return document.querySelector('#sol-figure .js-plotly-plot').data[0].x;")
-        assert sorted(bars, reverse=True)[0] == pytest.approx(result.classification.utilization[0].pct)
-        roofline = result.ceilings.roofline
-        points = driver.execute_script(
-            "return document.querySelector('#roofline-figure .js-plotly-plot').data"
-            ".filter(t => t.mode === 'markers').map(t => t.y[0]);"
-        )
-        assert points and all(y == pytest.approx(roofline.achieved_flop_per_s) for y in points)
-        assert len(driver.find_elements(By.CSS_SELECTOR, "#what-to-try li")) >= 1
+    if kind != "counters":  # a trace answers with the counters of its paired profiled launch
+        assert result.pairing.status == "paired" and result.counters_from is not None
+    for selector in ("#sol-figure .main-svg", "#roofline-figure .main-svg", "#what-to-try li"):
+        top = top_px(driver, selector)
+        assert top is not None and top < FOLD_PX, (selector, top)
+    # The charts hold the engine's numbers: each unit's % of peak, the roofline's achieved FLOP/s.
+    bars = driver.execute_script("return document.querySelector('#sol-figure .js-plotly-plot').data[0].x;")
+    assert sorted(bars, reverse=True)[0] == pytest.approx(result.classification.utilization[0].pct)
+    roofline = result.ceilings.roofline
+    points = driver.execute_script(
+        "return document.querySelector('#roofline-figure .js-plotly-plot').data"
+        ".filter(t => t.mode === 'markers').map(t => t.y[0]);"
+    )
+    assert points and all(y == pytest.approx(roofline.achieved_flop_per_s) for y in points)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#what-to-try li")) >= 1
     if kind == "traced":
         assert top_px(driver, "#warp-timeline") > FOLD_PX  # the trace's figures follow the answer
     if kind == "counters":
         assert driver.find_elements(By.ID, "warp-timeline") == []  # no empty timeline frame
+    if kind == "region":  # the named regions are drawn too, after the answer
+        assert driver.find_elements(By.CSS_SELECTOR, "#region-panel .js-plotly-plot")
 
 
 @pytest.mark.parametrize("kind", ["counters", "traced", "region"])
