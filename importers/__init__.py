@@ -71,6 +71,16 @@ def detect_format(path: Path) -> str:
         for fmt, module in formats().items():
             if module.sniff(inner):
                 return fmt
+    if path.name.lower().endswith(".qdstrm"):
+        # nsys's raw capture stream, written while profiling and converted to .nsys-rep when the run ends; its
+        # content has no stable signature, so only for the refusal (never to choose a reader) the name is read
+        stem = path.name[: -len(".qdstrm")]
+        raise InputError(
+            str(path),
+            "an Nsight Systems capture stream (.qdstrm) that was never converted to a report: convert it with "
+            f"nsys's QdstrmImporter (QdstrmImporter -i {path.name}, in nsys's host folder), then "
+            f"nsys export --type sqlite -o {stem}.sqlite {stem}.nsys-rep and import {stem}.sqlite",
+        )
     raise InputError(str(path), NOT_A_FORMAT)
 
 

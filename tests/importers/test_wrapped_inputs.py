@@ -1,7 +1,7 @@
-"""A gzip-compressed profile imports like the file inside it, whatever its reader: an Nsight Compute CSV page or an
+"""Inputs in a wrapper: a gzip-compressed profile imports like the file inside it, whatever its reader: an Nsight Compute CSV page or an
 Nsight Systems SQLite export is inflated to a temporary copy first (readers of warp traces and Chrome traces read
 gzip themselves). Errors name the file given, with the line of the inflated content; a gzip of something tracekit
-refuses is refused the same way."""
+refuses is refused the same way. And an nsys capture stream never converted (.qdstrm) is named, with its commands."""
 
 from __future__ import annotations
 
@@ -68,3 +68,17 @@ def test_a_gzip_sqlite_without_gpu_activity_is_refused_as_the_plain_one(tmp_path
     with pytest.raises(InputError) as packed:
         read_file(gzipped(empty, tmp_path / "empty.sqlite.gz"))
     assert packed.value.message == plain.value.message
+
+
+def test_an_unconverted_nsys_capture_stream_gets_the_command_that_converts_it(tmp_path: Path) -> None:
+    stream = tmp_path / "report3.qdstrm"
+    stream.write_bytes(bytes(range(256)) * 64)  # binary with no signature tracekit knows
+    with pytest.raises(InputError) as caught:
+        detect_format(stream)
+    message = str(caught.value)
+    assert "\n" not in message and "Nsight Systems capture stream (.qdstrm)" in message
+    assert "QdstrmImporter -i report3.qdstrm" in message and "import report3.sqlite" in message
+    other = tmp_path / "report3.bin"
+    other.write_bytes(stream.read_bytes())
+    with pytest.raises(InputError, match="not a format tracekit reads"):
+        detect_format(other)  # the same bytes under another name: nothing is claimed from the name alone
