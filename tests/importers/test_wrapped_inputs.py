@@ -1,7 +1,8 @@
-"""Inputs in a wrapper: a gzip-compressed profile imports like the file inside it, whatever its reader: an Nsight Compute CSV page or an
-Nsight Systems SQLite export is inflated to a temporary copy first (readers of warp traces and Chrome traces read
-gzip themselves). Errors name the file given, with the line of the inflated content; a gzip of something tracekit
-refuses is refused the same way. And an nsys capture stream never converted (.qdstrm) is named, with its commands."""
+"""Inputs in a wrapper. A gzip-compressed profile imports like the file inside it, whatever its reader: an Nsight
+Compute CSV page or an Nsight Systems SQLite export is inflated to a temporary copy first (readers of warp traces
+and Chrome traces read gzip themselves). Errors name the file given, with the line of the inflated content; a gzip
+of something tracekit refuses is refused the same way. An nsys capture stream never converted (.qdstrm) is named,
+with its commands."""
 
 from __future__ import annotations
 
