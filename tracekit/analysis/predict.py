@@ -716,7 +716,9 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     achieved_now = inputs.achieved_warps_per_sm or theo_now * model.wave_residency(waves_now)
 
     def kept(smear: float) -> float:
-        return min(1.0, achieved_now / (theo_now * model.wave_residency(waves_now, smear)))
+        # Not capped at 1: a measurement a little above the tail model's share stays as measured, so an unchanged
+        # configuration keeps exactly the warps it has.
+        return achieved_now / (theo_now * model.wave_residency(waves_now, smear))
 
     keep = kept(model.TAIL_SMEAR)
 
