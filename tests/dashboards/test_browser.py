@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracekit import format as display
-from tracekit.api import analyze_stored
+from tracekit.api import analyze_stored, predict_stored
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -309,11 +309,18 @@ def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots
             "Theoretical occupancy 32 of 64 warps per SM (50.0%), limited by registers"
         ),
     )
-    assert "x." in driver.find_element(By.ID, "whatif-prediction").text  # the model's ratio, "N.NNx."
+    # The prediction is tracekit predict's (api.predict_stored) for the changed knobs, with its interval and basis.
+    store = Store.open(db_url)
+    expected = predict_stored(store, analyze_stored(store, [launch_id])[0], regs=64, smem=0)
+    got = expected.predicted
+    speedup = f"speed-up {display.number(got.speedup, digits=3)}x (interval {display.number(got.low, digits=3)}x to "
+    wait(driver, lambda d: d.find_element(By.ID, "whatif-prediction").text.startswith("regs 64, smem 0: predicted"))
+    assert speedup in driver.find_element(By.ID, "whatif-prediction").text
+    assert "; ".join(expected.basis) in driver.find_element(By.ID, "whatif-prediction-table").text
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "what-if-panel"))
     shots(driver, "what_if")
     type_into(driver, "whatif-block", "2048")
-    wait(driver, lambda d: "block size 2048" in d.find_element(By.ID, "whatif-occupancy").text)
+    wait(driver, lambda d: "over the 1024-thread limit" in d.find_element(By.ID, "whatif-occupancy").text)
 
 
 def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, sample_trace, shots):
