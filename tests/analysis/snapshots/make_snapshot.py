@@ -14,9 +14,10 @@ path relative to the repo or to ../shared/real_exports, and the launch's index i
 Groups (a store each, so a launch's context, its pairing candidates and its sweep, is the same every run):
 `sample_traces/h100/` (every file), `sample_traces/verdict_cases/h100/` as its test imports it (`cases.raw.csv`
 and the traces), its `cases.details.csv` alone, `sample_traces/verdict_cases/h100_ceilings/` (raw and traces),
-`sample_traces/regions/`, and each file of ../shared/real_exports/ alone. A file no reader takes today is left
-out. Every launch of an import of at most `MAX_LAUNCHES` launches is kept; of a larger import (an Nsight Systems
-export of thousands of kernels), its first `MAX_LAUNCHES`.
+`sample_traces/regions/` (traces and `ws_pipeline.raw.csv.gz`), its `ws_pipeline.details.csv` alone, and each
+file of ../shared/real_exports/ alone. A file no reader takes today is left out. Every launch of an import of at most
+`MAX_LAUNCHES` launches is kept; of a larger import (an Nsight Systems export of thousands of kernels), its first
+`MAX_LAUNCHES`.
 
 Regenerate it deliberately, by this script, when a verdict is meant to change (the measured ceilings of issue 20,
 a new rule), and commit the new snapshot with the change that explains it: the diff of the snapshot is then the
@@ -67,6 +68,7 @@ def groups() -> list[tuple[str, Path, list[Path]]]:
     """(label root, base folder for names, files) per store, in a fixed order."""
     cases = SAMPLES / "verdict_cases" / "h100"
     ceilings = SAMPLES / "verdict_cases" / "h100_ceilings"  # issue 20's cases, judged against the measured ceilings
+    regions = SAMPLES / "regions"
     out: list[tuple[str, Path, list[Path]]] = [
         ("sample_traces/h100", REPO, _candidates(SAMPLES / "h100")),
         ("verdict_cases traces + raw", REPO, [p for p in _candidates(cases) if p.name != "cases.details.csv"]),
@@ -76,7 +78,8 @@ def groups() -> list[tuple[str, Path, list[Path]]]:
             REPO,
             [p for p in _candidates(ceilings) if p.name != "cases.details.csv"],
         ),
-        ("sample_traces/regions", REPO, _candidates(SAMPLES / "regions")),
+        ("sample_traces/regions", REPO, [p for p in _candidates(regions) if p.name != "ws_pipeline.details.csv"]),
+        ("sample_traces/regions details", REPO, [regions / "ws_pipeline.details.csv"]),
     ]
     if REAL_EXPORTS.is_dir():
         for path in sorted(REAL_EXPORTS.iterdir()):
