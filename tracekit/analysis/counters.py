@@ -256,7 +256,10 @@ def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     """The text of the first of `names` the frame has: `text_value`, else the number as written."""
     if metrics.is_empty() or "name" not in metrics.columns:
         return None
-    texts = _index(metrics).texts
+    index = _index(metrics)
+    if not any(name in index.layout.rows for name in names):
+        return None  # none of them in the frame: the launch's texts are not built (1,008 launches: 14 s)
+    texts = index.texts
     for name in names:
         if name in texts:
             return texts[name]
