@@ -115,6 +115,20 @@ def test_h200_lookup_returns_its_own_measured_profile() -> None:
     assert h200.fp32_flop_per_s.value == pytest.approx(h100.fp32_flop_per_s.value, rel=0.03)
 
 
+def test_a_product_spelled_another_way_finds_its_profile() -> None:
+    """An ncu details page names the H100 "H100 SXM5" where CUDA says "NVIDIA H100 80GB HBM3": the same product by
+    the datasheet table, compute capability and SM count, so the same measured ceilings; another product
+    (PCIe) or a MIG slice does not."""
+    measured = "measured: tracekit/ceilings/profiles/nvidia-h100-80gb-hbm3.json"
+    assert ceilings_for("H100 SXM5", "9.0", 132).source == measured
+    assert ceilings_for("NVIDIA H100 PCIe", "9.0", 114).source == NOMINAL
+    assert ceilings_for("H100 SXM5", "9.0", 16).source == NOMINAL
+    assert ceilings_for("Some Hopper", "9.0", 132).source == NOMINAL  # only assumed from the CC: not the product
+    gh200 = ceilings_for("NVIDIA GH200 480GB", "9.0", 132)  # a Grace Hopper's H100 is not an H200
+    assert gh200.source == NOMINAL and gh200.dram_stream_bytes_per_s is not None
+    assert gh200.dram_stream_bytes_per_s.value == 4.0e12 and "GH200" in gh200.basis
+
+
 def test_other_devices_get_nominal_peaks_and_say_so() -> None:
     pcie = ceilings_for("NVIDIA H100 PCIe", "9.0")
     assert pcie.source == NOMINAL and pcie.dram_stream_bytes_per_s is not None

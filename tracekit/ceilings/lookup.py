@@ -57,6 +57,11 @@ def shipped_profiles() -> tuple[DeviceCeilings, ...]:
     return tuple(found)
 
 
+def _product(profile: DeviceCeilings) -> str | None:
+    peaks, basis = nominal_peaks(profile.device_name, profile.compute_capability)
+    return peaks.name if peaks is not None and not basis.endswith("the device name was not recognized") else None
+
+
 def ceilings_for(
     device_name: str | None,
     compute_capability: str | None,
@@ -69,13 +74,20 @@ def ceilings_for(
     if override is not None:
         return read_profile(override)
     cc = normalize_cc(compute_capability)
-    for profile in shipped_profiles():
-        if _key(profile.device_name) != _key(device_name):
-            continue
-        if cc is not None and profile.compute_capability not in (None, cc):
-            continue
-        if sm_count is not None and profile.sm_count is not None and sm_count != profile.sm_count:
-            continue
-        return profile
     peaks, basis = nominal_peaks(device_name, cc)
+    product = peaks.name if peaks is not None and not basis.endswith("the device name was not recognized") else None
+    for same in (
+        lambda profile: _key(profile.device_name) == _key(device_name),
+        # tools spell one product differently (CUDA "NVIDIA H100 80GB HBM3", an ncu details page "H100 SXM5"):
+        # the same product by the datasheet table's patterns, with the same compute capability and SM count
+        lambda profile: product is not None and _product(profile) == product,
+    ):
+        for profile in shipped_profiles():
+            if not same(profile):
+                continue
+            if cc is not None and profile.compute_capability not in (None, cc):
+                continue
+            if sm_count is not None and profile.sm_count is not None and sm_count != profile.sm_count:
+                continue
+            return profile
     return nominal_ceilings(device_name or "", cc, sm_count, peaks, basis)
