@@ -246,8 +246,16 @@ def classify(inputs: ClassificationInputs) -> Classification:
     ctx = build_context(inputs)
     outcome = verdict.run(ctx)
     texts = [replace(f, text=render.sentence(f)) for f in outcome.findings]
+    written = {id(f): t.text for f, t in zip(outcome.findings, texts, strict=True)}  # a ranked finding is one of them
     ranked = [
-        RankedFinding(_KINDS[f.id], f.sm_time_fraction or 0.0, render.sentence(f) or "", f.id, f.values, f.metrics)
+        RankedFinding(
+            _KINDS[f.id],
+            f.sm_time_fraction or 0.0,
+            (written[id(f)] if id(f) in written else render.sentence(f)) or "",
+            f.id,
+            f.values,
+            f.metrics,
+        )
         for f in outcome.ranked
     ]
     return Classification(
