@@ -74,7 +74,7 @@ def run_waitress(wsgi_app: Callable[..., Any], host: str, port: int, max_body_by
     try:
         server.run()
     except KeyboardInterrupt:
-        pass
+        pass  # Ctrl-C is how a user stops the server: no traceback; `finally` closes it
     finally:
         server.close()
 

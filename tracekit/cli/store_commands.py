@@ -88,7 +88,7 @@ def import_command(
         on_file=lambda _path: next(bar, None),
         **options,
     )
-    for _ in bar:  # close the progress bar
+    for _ in bar:  # drain the iterator: the progress bar closes when it is exhausted (not a stub)
         pass
     results: list[dict[str, object]] = []
     for outcome in outcomes:
