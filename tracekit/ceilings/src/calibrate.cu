@@ -86,43 +86,43 @@ __device__ __forceinline__ unsigned long long globaltimer() {
     return t;
 }
 
-// ---- DRAM streams: read, write, copy of float4 arrays (grid = resident blocks, grid-stride, ILP loads) ----
-template <int ILP>
-__global__ void k_read(const float4* __restrict__ a, size_t n, float* sink) {
+// ---- DRAM streams: R reads and W writes per element of V (float, float2, float4: 32-, 64-, 128-bit loads and
+// stores), ILP elements per thread in flight, grid = resident blocks, grid-stride. R:W = 1:0 read, 0:1 write, 1:1
+// copy, 2:1 an elementwise add (c = a + b): DRAM turns the bus around between reads and writes, so each mix has
+// its own plateau (issue 26).
+__device__ __forceinline__ float vsum(float v) { return v; }
+__device__ __forceinline__ float vsum(float2 v) { return v.x + v.y; }
+__device__ __forceinline__ float vsum(float4 v) { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ float vadd(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 vadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float4 vadd(float4 a, float4 b) {
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+template <typename V> __device__ __forceinline__ V vfill(float x);
+template <> __device__ __forceinline__ float vfill<float>(float x) { return x; }
+template <> __device__ __forceinline__ float2 vfill<float2>(float x) { return make_float2(x, x); }
+template <> __device__ __forceinline__ float4 vfill<float4>(float x) { return make_float4(x, x, x, x); }
+
+template <typename V, int R, int W, int ILP>
+__global__ void k_stream(const V* __restrict__ a, const V* __restrict__ b, V* __restrict__ c, size_t n, float* sink) {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     float acc = 0.0f;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += ILP * stride) {
-        float4 v[ILP];
+        V v[ILP];
 #pragma unroll
-        for (int u = 0; u < ILP; ++u) v[u] = a[i + u * stride];
+        for (int u = 0; u < ILP; ++u) {
+            if (R == 0) v[u] = vfill<V>((float)threadIdx.x);
+            if (R >= 1) v[u] = a[i + u * stride];
+            if (R >= 2) v[u] = vadd(v[u], b[i + u * stride]);
+        }
 #pragma unroll
-        for (int u = 0; u < ILP; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+        for (int u = 0; u < ILP; ++u) {
+            if (W) c[i + u * stride] = v[u];
+            else acc += vsum(v[u]);
+        }
     }
-    if (acc == 1234.5f) sink[0] = acc;
+    if (!W && acc == 1234.5f) sink[0] = acc;
 }
-
-template <int ILP>
-__global__ void k_write(float4* __restrict__ b, size_t n) {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    const float4 v = make_float4(1.0f, 2.0f, 3.0f, (float)threadIdx.x);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += ILP * stride) {
-#pragma unroll
-        for (int u = 0; u < ILP; ++u) b[i + u * stride] = v;
-    }
-}
-
-template <int ILP>
-__global__ void k_copy(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += ILP * stride) {
-        float4 v[ILP];
-#pragma unroll
-        for (int u = 0; u < ILP; ++u) v[u] = a[i + u * stride];
-#pragma unroll
-        for (int u = 0; u < ILP; ++u) b[i + u * stride] = v[u];
-    }
-}
-
 // ---- DRAM random 32-byte sectors: independent 4-byte loads at hashed addresses over a table beyond L2 ----
 __device__ __forceinline__ unsigned mix(unsigned x) {
     x ^= x >> 16;
@@ -147,19 +147,18 @@ __global__ void k_random(const float* __restrict__ t, unsigned mask, unsigned it
     if (acc == 1234.5f) sink[0] = acc;
 }
 
-// ---- L2-resident reads: a buffer smaller than L2 read `reps` times with ld.global.cg (L1 bypassed) ----
+// ---- L2-resident reads: a power-of-two footprint well inside L2, read over and over with 128-bit ld.global.cg
+// (L1 bypassed); consecutive lanes read consecutive float4s (512 B per warp instruction), ILP loads in flight. ----
 template <int ILP>
-__global__ void k_l2(const float4* __restrict__ a, size_t n, int reps, float* sink) {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
+__global__ void k_l2(const float4* __restrict__ a, unsigned mask, unsigned iters, float* sink) {
+    const unsigned threads = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
     float acc = 0.0f;
-    for (int r = 0; r < reps; ++r) {
-        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += ILP * stride) {
-            float4 v[ILP];
+    for (unsigned it = 0; it < iters; ++it) {
+        float4 v[ILP];
 #pragma unroll
-            for (int u = 0; u < ILP; ++u) v[u] = __ldcg(a + i + u * stride);
+        for (int u = 0; u < ILP; ++u) v[u] = __ldcg(a + ((tid + (it * ILP + u) * threads) & mask));
 #pragma unroll
-            for (int u = 0; u < ILP; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-        }
+        for (int u = 0; u < ILP; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
     }
     if (acc == 1234.5f) sink[0] = acc;
 }
@@ -332,26 +331,48 @@ static int resident_blocks(const void* f, int threads, size_t smem = 0) {
     return per_sm;
 }
 
-template <int ILP>
-static void stream_points(const char* which, float4* a, float4* b, size_t n, float* sink, int bpsm) {
+static const char* mix_sweep(int reads, int writes) {
+    if (reads == 1 && writes == 0) return "dram_read";
+    if (reads == 0 && writes == 1) return "dram_write";
+    if (reads == 1 && writes == 1) return "dram_copy";
+    return "dram_add";  // 2 reads : 1 write
+}
+
+// One point of the DRAM stream sweep: a, b, c are `bytes` each, far beyond L2.
+template <typename V, int R, int W, int ILP>
+static void stream_point(const void* a, const void* b, void* c, size_t bytes, float* sink, int bpsm) {
     const int threads = 256;
     const unsigned grid = g_sms * bpsm;
-    const size_t chunk = (size_t)grid * threads * ILP;
-    const size_t m = n / chunk * chunk;
-    std::vector<double> sec;
-    double amount = 0;
-    if (!std::strcmp(which, "read")) {
-        sec = time_repeats([&] { k_read<ILP><<<grid, threads>>>(a, m, sink); }, g_repeats);
-        amount = m * 16.0;
-    } else if (!std::strcmp(which, "write")) {
-        sec = time_repeats([&] { k_write<ILP><<<grid, threads>>>(b, m); }, g_repeats);
-        amount = m * 16.0;
-    } else {
-        sec = time_repeats([&] { k_copy<ILP><<<grid, threads>>>(a, b, m); }, g_repeats);
-        amount = m * 32.0;
+    const size_t n = bytes / sizeof(V), chunk = (size_t)grid * threads * ILP, m = n / chunk * chunk;
+    auto sec = time_repeats(
+        [&] { k_stream<V, R, W, ILP><<<grid, threads>>>((const V*)a, (const V*)b, (V*)c, m, sink); }, g_repeats);
+    // bytes each SM has requested and not yet received (loads; stores for a write-only stream): Little's law's
+    // concurrency at this point
+    const double in_flight = (double)bpsm * threads * ILP * sizeof(V) * (R ? R : W);
+    emit(mix_sweep(R, W),
+         kv("warps_per_sm", bpsm * threads / 32) + ", " + kv("ilp", ILP) + ", " + kv("width_bytes", sizeof(V)) +
+             ", " + kv("reads", R) + ", " + kv("writes", W) + ", " + kv("bytes_in_flight_per_sm", in_flight),
+         (double)m * sizeof(V) * (R + W), "byte", sec);
+}
+
+template <typename V, int R, int W>
+static void stream_mix(const void* a, const void* b, void* c, size_t bytes, float* sink,
+                       const std::vector<int>& occupancy) {
+    for (int bpsm : occupancy) {
+        stream_point<V, R, W, 1>(a, b, c, bytes, sink, bpsm);
+        if (!g_quick) stream_point<V, R, W, 2>(a, b, c, bytes, sink, bpsm);
+        stream_point<V, R, W, 4>(a, b, c, bytes, sink, bpsm);
+        if (!g_quick) stream_point<V, R, W, 8>(a, b, c, bytes, sink, bpsm);
     }
-    const std::string sweep = std::string("dram_") + which;
-    emit(sweep.c_str(), kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP), amount, "byte", sec);
+}
+
+template <typename V>
+static void stream_width(const void* a, const void* b, void* c, size_t bytes, float* sink,
+                         const std::vector<int>& occupancy) {
+    stream_mix<V, 1, 0>(a, b, c, bytes, sink, occupancy);
+    stream_mix<V, 1, 1>(a, b, c, bytes, sink, occupancy);
+    stream_mix<V, 2, 1>(a, b, c, bytes, sink, occupancy);
+    stream_mix<V, 0, 1>(a, b, c, bytes, sink, occupancy);
 }
 
 template <int ILP>
@@ -364,15 +385,17 @@ static void random_point(const float* t, unsigned mask, float* sink, int bpsm) {
 }
 
 template <int ILP>
-static void l2_point(const float4* a, size_t n, float* sink, int bpsm) {
-    const int threads = 256, reps = g_quick ? 8 : 32;
+static void l2_point(const float4* a, size_t footprint_bytes, float* sink, int bpsm) {
+    const int threads = 256;
     const unsigned grid = g_sms * bpsm;
-    const size_t chunk = (size_t)grid * threads * ILP;
-    const size_t m = n / chunk * chunk;
-    if (m == 0) return;  // more threads x ILP than the buffer has float4s
-    auto sec = time_repeats([&] { k_l2<ILP><<<grid, threads>>>(a, m, reps, sink); }, g_repeats);
-    emit("l2_read", kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP) + ", " + kv("buffer_bytes", m * 16.0),
-         m * 16.0 * reps, "byte", sec);
+    const double total = g_quick ? 1e9 : 4e9;  // bytes per timed launch: ~0.5 ms at L2 rates, ramp-up negligible
+    const unsigned iters = std::max(8u, (unsigned)(total / ((double)grid * threads * ILP * 16.0)));
+    const unsigned mask = (unsigned)(footprint_bytes / 16 - 1);
+    auto sec = time_repeats([&] { k_l2<ILP><<<grid, threads>>>(a, mask, iters, sink); }, g_repeats);
+    emit("l2_read",
+         kv("warps_per_sm", bpsm * 8) + ", " + kv("ilp", ILP) + ", " + kv("buffer_bytes", (double)footprint_bytes) +
+             ", " + kv("bytes_in_flight_per_sm", (double)bpsm * threads * ILP * 16.0),
+         (double)grid * threads * iters * ILP * 16.0, "byte", sec);
 }
 
 template <int ILP>
@@ -433,28 +456,29 @@ int main(int argc, char** argv) {
                  prop.l2CacheSize);
 
     const size_t big = (g_quick ? 256ull : 1024ull) << 20;  // bytes per streaming buffer, far beyond L2
-    const size_t n4 = big / 16;
-    float4 *a = nullptr, *b = nullptr;
+    float4 *a = nullptr, *b = nullptr, *c = nullptr;
     float* sink = nullptr;
     unsigned* chase = nullptr;
     CHECK(cudaMalloc(&a, big));
     CHECK(cudaMalloc(&b, big));
+    CHECK(cudaMalloc(&c, big));
     CHECK(cudaMalloc(&chase, big));
     CHECK(cudaMalloc(&sink, 1 << 20));
     CHECK(cudaMemset(a, 0, big));
     CHECK(cudaMemset(b, 0, big));
+    CHECK(cudaMemset(c, 0, big));
     CHECK(cudaMemset(sink, 0, 1 << 20));
+    const size_t n4 = big / 16;
     const size_t chase_n = big / 4;  // a power of two
     k_fill_chase<<<g_sms * 8, 256>>>(chase, chase_n);
     CHECK(cudaDeviceSynchronize());
 
     const std::vector<int> occupancy = g_quick ? std::vector<int>{2, 8} : std::vector<int>{1, 2, 4, 8};
-    progress("DRAM streams (read, write, copy)");
-    for (const char* which : {"read", "write", "copy"}) {
-        for (int bpsm : occupancy) {
-            stream_points<1>(which, a, b, n4, sink, bpsm);
-            stream_points<4>(which, a, b, n4, sink, bpsm);
-        }
+    progress("DRAM streams (32-, 64-, 128-bit loads and stores; read, copy, add, write; ILP x occupancy)");
+    stream_width<float4>(a, b, c, big, sink, occupancy);
+    if (!g_quick) {
+        stream_width<float2>(a, b, c, big, sink, occupancy);
+        stream_width<float>(a, b, c, big, sink, occupancy);
     }
     progress("DRAM random 32-byte sectors");
     for (int bpsm : occupancy) {
@@ -462,12 +486,21 @@ int main(int argc, char** argv) {
         random_point<4>((const float*)chase, (unsigned)(chase_n - 1), sink, bpsm);
         if (!g_quick) random_point<8>((const float*)chase, (unsigned)(chase_n - 1), sink, bpsm);
     }
-    progress("L2-resident reads");
+    progress("L2-resident reads (footprints inside L2, 128-bit loads, ILP x occupancy)");
     {
-        const size_t l2n = (size_t)prop.l2CacheSize / 4 / 16;  // a quarter of L2: resident in either partition
-        for (int bpsm : occupancy) {
-            l2_point<2>(a, l2n, sink, bpsm);
-            l2_point<4>(a, l2n, sink, bpsm);
+        // power-of-two footprints from 1/16 to about 1/3 of L2 (never past 1/2: each of Hopper's two L2 partitions
+        // holds half)
+        std::vector<size_t> footprints;
+        for (size_t f = 1ull << 20; f * 3 <= (size_t)prop.l2CacheSize; f *= 2)
+            if (f * 16 >= (size_t)prop.l2CacheSize) footprints.push_back(f);
+        if (footprints.empty()) footprints.push_back(1ull << 20);
+        if (g_quick) footprints = {footprints.back()};
+        for (size_t f : footprints) {
+            for (int bpsm : g_quick ? std::vector<int>{8} : std::vector<int>{2, 4, 8}) {
+                l2_point<2>(a, f, sink, bpsm);
+                l2_point<4>(a, f, sink, bpsm);
+                if (!g_quick) l2_point<8>(a, f, sink, bpsm);
+            }
         }
     }
     progress("shared memory");
