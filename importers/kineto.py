@@ -35,6 +35,10 @@ import orjson
 import polars as pl
 
 from tracekit.errors import InputError
+from tracekit.host_events import KERNEL as HOST_KERNEL
+from tracekit.host_events import MEMCPY as HOST_MEMCPY
+from tracekit.host_events import MEMSET as HOST_MEMSET
+from tracekit.host_events import HostEvents
 from tracekit.importers.nsys_sqlite import enclosing_range_paths
 from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, ParsedImport, conform, empty_frame
@@ -538,3 +542,108 @@ def _version(document: dict) -> str | None:
         if isinstance(document.get(key), int | str)
     ]
     return ", ".join(parts) or None
+
+
+# ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
+
+HOST_ARGS_STRUCT = pl.Struct({"device": _INT, "stream": _INT, "correlation": _INT, "bytes": _INT})
+HOST_EVENT_STRUCT = pl.Struct(
+    {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
+    | {"pid": pl.Utf8, "tid": pl.Utf8, "args": HOST_ARGS_STRUCT}
+)
+HOST_HEADER_SCHEMA: Schema = {
+    "distributedInfo": pl.Struct({"rank": _INT, "world_size": _INT}),
+    "deviceProperties": pl.List(pl.Struct({"id": _INT, "name": pl.Utf8})),
+    "traceEvents": pl.List(HOST_EVENT_STRUCT),
+}
+STEP_ANNOTATION = re.compile(r"^ProfilerStep#\d+$")
+
+
+def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES) -> HostEvents:
+    """The trace's GPU activities, CUDA API calls and CPU ranges as frames, parsed by polars in Rust (no Python
+    object per event): what `tracekit.analysis.steps` reads. A file polars cannot read with this schema is refused
+    with the reason `read` gives for it."""
+    path = Path(path)
+    data = _content(path, max_inflated_bytes)
+    try:
+        document = pl.read_json(io.BytesIO(data), schema=HOST_HEADER_SCHEMA)
+    except (pl.exceptions.PolarsError, ValueError, TypeError):
+        del data
+        read(path, max_inflated_bytes)  # raises the event-by-event reader's one-line reason
+        raise InputError(str(path), "the trace's events do not have the types a PyTorch profiler writes") from None
+    del data
+    if document.height != 1 or document["traceEvents"].null_count():
+        raise InputError(str(path), "not a PyTorch profiler trace: expected a JSON object with a 'traceEvents' list")
+    info = document["distributedInfo"][0]
+    devices = document["deviceProperties"].to_list()[0] or []
+    events = (
+        document.select(pl.col("traceEvents").explode())
+        .unnest("traceEvents")
+        .filter((pl.col("ph") == "X") & pl.col("cat").is_not_null() & pl.col("ts").is_not_null())
+        .with_columns(
+            thread=pl.col("pid").cast(_INT, strict=False) * 2**THREAD_BITS
+            + (pl.col("tid").cast(_INT, strict=False) & 0xFFFFFFFF),
+            start_ns=(pl.col("ts") * NS_PER_US).round().cast(pl.Int64),
+        )
+        .with_columns(end_ns=pl.col("start_ns") + (pl.col("dur").fill_null(0.0) * NS_PER_US).round().cast(pl.Int64))
+    )
+    del document
+    arg = pl.col("args").struct.field
+    gpu_cats = KERNEL_CATS | COPY_CATS | SET_CATS
+    gpu = events.filter(pl.col("cat").is_in(list(gpu_cats))).select(
+        pl.when(pl.col("cat").is_in(list(KERNEL_CATS)))
+        .then(pl.lit(HOST_KERNEL))
+        .when(pl.col("cat").is_in(list(COPY_CATS)))
+        .then(pl.lit(HOST_MEMCPY))
+        .otherwise(pl.lit(HOST_MEMSET))
+        .alias("kind"),
+        "name",
+        arg("device").alias("device_id"),
+        arg("stream").alias("stream_id"),
+        arg("correlation").alias("correlation_id"),
+        "start_ns",
+        "end_ns",
+        arg("bytes").alias("size_bytes"),
+        pl.when(pl.col("cat").is_in(list(COPY_CATS)))
+        .then(pl.col("name").str.extract(_COPY_KIND.pattern, 1))
+        .alias("copy_kind"),
+        pl.col("name").str.contains("Pageable").alias("pageable"),
+    )
+    calls = events.filter(pl.col("cat").is_in(list(CALL_CATS))).select(
+        "name", "thread", arg("correlation").alias("correlation_id"), "start_ns", "end_ns"
+    )
+    ranges = events.filter(pl.col("cat").is_in(list(CPU_RANGE_CATS)) & pl.col("thread").is_not_null()).select(
+        "name", pl.col("cat").alias("domain"), "thread", "start_ns", "end_ns"
+    )
+    del events
+    gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
+    name = next((d["name"] for d in devices if isinstance(d, dict) and d.get("name")), None)
+    return HostEvents(
+        gpu=gpu, calls=calls, ranges=ranges, rank=(info or {}).get("rank"), device_name=name, source=str(path)
+    ).conformed()
+
+
+def _launch_context(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> dict[str, pl.Series]:
+    """Each GPU activity's outermost operator and its user annotations (ProfilerStep#N aside) open on the
+    launching thread when its API call began (found by correlation id)."""
+    keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
+    points = keyed.join(
+        calls.filter(pl.col("correlation_id").is_not_null()).unique("correlation_id", keep="first"),
+        on="correlation_id",
+        how="inner",
+    ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
+    found: dict[str, pl.Series] = {}
+    for column, domain, keep in (
+        ("operator", "cpu_op", lambda path: path.str.split(" > ").list.first()),
+        ("annotation_path", "user_annotation", lambda path: path),
+    ):
+        chosen = ranges.filter(pl.col("domain") == domain)
+        if domain == "user_annotation":
+            chosen = chosen.filter(~pl.col("name").str.contains(STEP_ANNOTATION.pattern))
+        if chosen.height == 0 or points.height == 0:
+            found[column] = pl.Series(column, [None] * gpu.height, dtype=pl.Utf8)
+            continue
+        paths = enclosing_range_paths(chosen.select("thread", "start_ns", "end_ns", "name"), points)
+        joined = keyed.join(paths, on="launch_key", how="left", maintain_order="left")
+        found[column] = joined.select(keep(pl.col("nvtx_path")).alias(column)).to_series()
+    return found

@@ -1,0 +1,79 @@
+"""A trace's whole timeline as the step analysis reads it: every GPU activity, every CUDA API call, and the CPU
+ranges (operators, annotations) around them, as polars frames.
+
+The launch tables keep kernels for the per-launch engine; a step is about what happened between them too: the
+copies and sets, the host thread's launch and sync calls, the operator that launched each kernel. Readers that can
+see the host side (Kineto, Nsight Systems) fill a `HostEvents`; `tracekit.analysis.steps` reads it. Times in ns on
+the trace's own clock; columns a source cannot give stay null.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from tracekit.parsed import ColumnTypes, conform, empty_frame
+
+KERNEL, MEMCPY, MEMSET = "kernel", "memcpy", "memset"
+
+# One row per GPU activity (kernel, copy or set), in start order.
+GPU_OP_SCHEMA: ColumnTypes = {
+    "kind": pl.Utf8,  # kernel | memcpy | memset
+    "name": pl.Utf8,  # the kernel's name, or the profiler's name of the copy ("Memcpy HtoD (Pageable -> Device)")
+    "device_id": pl.Int64,
+    "stream_id": pl.Int64,
+    "correlation_id": pl.Int64,  # the launching API call's id (a CUDA graph's kernels share their cudaGraphLaunch's)
+    "graph_id": pl.Int64,  # the CUDA graph the kernel was replayed from, where the profiler says so
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "size_bytes": pl.Int64,  # copies and sets
+    "copy_kind": pl.Utf8,  # HtoD, DtoH, DtoD, ... (copies)
+    "pageable": pl.Boolean,  # a copy from or to pageable host memory (synchronous for the host)
+    "operator": pl.Utf8,  # the outermost CPU operator (ATen op) open on the launching thread at the launch call
+    "annotation_path": pl.Utf8,  # the user annotations (record_function, NVTX) open there, outermost first
+}
+
+# One row per CUDA runtime/driver API call on a CPU thread.
+CALL_SCHEMA: ColumnTypes = {
+    "name": pl.Utf8,  # cudaLaunchKernel, cudaStreamSynchronize, cudaMemcpyAsync, cudaGraphLaunch, ...
+    "thread": pl.Int64,  # process and thread, one number per CPU thread
+    "correlation_id": pl.Int64,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+}
+
+# One row per CPU range: an operator (cpu_op), a user annotation (record_function, ProfilerStep#N) or an NVTX range.
+RANGE_SCHEMA: ColumnTypes = {
+    "name": pl.Utf8,
+    "domain": pl.Utf8,  # cpu_op | user_annotation | nvtx:<domain>
+    "thread": pl.Int64,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+}
+
+OPERATOR_DOMAIN = "cpu_op"
+ANNOTATION_DOMAIN = "user_annotation"
+
+
+@dataclass(frozen=True)
+class HostEvents:
+    """One trace's GPU activities, API calls and CPU ranges (one rank of a job: `rank` where the trace says)."""
+
+    gpu: pl.DataFrame = field(default_factory=lambda: empty_frame(GPU_OP_SCHEMA))
+    calls: pl.DataFrame = field(default_factory=lambda: empty_frame(CALL_SCHEMA))
+    ranges: pl.DataFrame = field(default_factory=lambda: empty_frame(RANGE_SCHEMA))
+    rank: int | None = None
+    device_name: str | None = None
+    source: str | None = None  # the file or import it was read from, for messages
+
+    def conformed(self) -> HostEvents:
+        """The same events with every frame in its schema, sorted by start."""
+        return HostEvents(
+            gpu=conform(self.gpu, GPU_OP_SCHEMA).sort("start_ns", "end_ns"),
+            calls=conform(self.calls, CALL_SCHEMA).sort("start_ns"),
+            ranges=conform(self.ranges, RANGE_SCHEMA).sort("start_ns"),
+            rank=self.rank,
+            device_name=self.device_name,
+            source=self.source,
+        )
