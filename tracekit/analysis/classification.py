@@ -247,11 +247,14 @@ def classify(inputs: ClassificationInputs) -> Classification:
     outcome = verdict.run(ctx)
     texts = [replace(f, text=render.sentence(f)) for f in outcome.findings]
     written = {id(f): t.text for f, t in zip(outcome.findings, texts, strict=True)}  # a ranked finding is one of them
+    verdict_words = render.verdict_headline(outcome, ctx.units)  # the limiter's finding, in plain words
     ranked = [
         RankedFinding(
             _KINDS[f.id],
             f.sm_time_fraction or 0.0,
-            (written[id(f)] if id(f) in written else render.sentence(f)) or "",
+            verdict_words
+            if f.id == "verdict.limiter"
+            else (written[id(f)] if id(f) in written else render.sentence(f)) or "",
             f.id,
             f.values,
             f.metrics,
@@ -269,7 +272,7 @@ def classify(inputs: ClassificationInputs) -> Classification:
         utilization=list(ctx.units),
         stalls=ctx.stalls,
         findings=ranked,
-        headline=ranked[0].text if ranked else None,
+        headline=render.headline(outcome, ctx.units) if ranked else None,
         tied_limiters=list(outcome.tied),
         nsight_rules=list(outcome.nsight),
         rule_findings=texts,

@@ -8,12 +8,26 @@ pure function of the values, no I/O). The exact values behind each sentence stay
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tracekit import format as fmt
 from tracekit.analysis.achievable import UNIT_LABELS, AchievableUtilization
-from tracekit.analysis.rules.base import Finding, Scalar, achievable_values, values
+from tracekit.analysis.launch_ceilings import LIMITER_UNITS
+from tracekit.analysis.rules.base import (
+    SATURATION_PCT,
+    Finding,
+    Scalar,
+    UnitUtilization,
+    achievable_values,
+    specific,
+    unit,
+    values,
+)
+from tracekit.ceilings.types import NOMINAL
+
+if TYPE_CHECKING:
+    from tracekit.analysis.rules.verdict import Outcome
 
 
 def _P(value: float) -> str:
@@ -651,6 +665,156 @@ ADVICE: dict[str, Callable[[_V], str]] = {
 }
 
 
+# ---- predictions (tracekit.analysis.predict): one sentence per step, from the step's values ----------------------
+
+
+def _x(value: float) -> str:
+    """A speed-up or ratio: 1.37x."""
+    return f"{fmt.significant(value, 3)}x"
+
+
+def _use_rate(v: _V, name: str) -> str:
+    value = v.n(name)
+    return fmt.bandwidth(value) if v.s("rate_unit") == "B/s" else f"{_P(value)} of peak"
+
+
+def _predict_achieved(v: _V) -> str:
+    if v.o("arrival_scale") is not None:
+        why = (
+            f"block starts bind the launch now, so its warps are set by how many start per second, not by its "
+            f"blocks; {_x(v.n('arrival_scale'))} the warps started per second hold "
+        )
+    elif v.o("cv") is not None:
+        longer = f", {_x(v.n('trips'))} the loop iterations per warp (cv / sqrt of it)" if v.n("trips") > 1 else ""
+        why = (
+            f"a block frees its slot when its last warp ends: warp lifetimes spread by cv {_N(v.n('cv'))} (from that "
+            f"lost share at {_N(v.n('warps_per_block_now'))} warps per block){longer} keep "
+            f"{_F(v.n('keep_new'))} at {_N(v.n('warps_per_block_new'))} warps per block: "
+        )
+    else:
+        why = "the same share: "
+    span = (
+        f" ({_N(v.n('span_low'))}-{_N(v.n('span_high'))} from a tail spread over a block time to lockstep equal "
+        "blocks)"
+        if v.o("span_low") is not None
+        else ""
+    )
+    return (
+        f"the launch keeps {_N(v.n('achieved_now'))} of {_N(v.n('theoretical_now'))} warps resident on average: "
+        f"{_F(v.n('tail_now'))} of its block slots held over {_N(v.n('waves_now'))} waves (the tail) and "
+        f"{_F(v.n('keep_now'))} of each block's warps; {why}{_F(v.n('keep_new'))} of {_N(v.n('theoretical_new'))} "
+        f"warps x {_F(v.n('tail_new'))} of the slots held over {_N(v.n('waves_new'))} waves is "
+        f"{_N(v.n('achieved_new'))} warps per SM on average{span}"
+    )
+
+
+def _predict_waves(v: _V) -> str:
+    shape = v.s("shape")
+    tail = (
+        f"; the last wave holds {_F(v.n('last_wave'))} of the slots, and blocks of unequal length spread the tail: "
+        f"{_F(v.n('tail'))} of the slots held on average"
+        if shape == "partial"
+        else "; under one wave, so fewer warps in flight than the SM holds"
+        if shape == "under-one"
+        else f"; blocks of unequal length spread the tail: {_F(v.n('tail'))} of the slots held on average"
+    )
+    return (
+        f"{_N(v.n('grid'))} blocks in {_N(v.n('waves'))} waves of {_N(v.n('blocks'))} x {_N(v.n('sms'))} SMs{tail}"
+    )
+
+
+def _predict_launch_rate(v: _V) -> str:
+    overhead = (
+        f"; {_D(v.n('overhead_ns'))} per launch ({v.s('ceilings_source')})" if v.o("overhead_ns") is not None else ""
+    )
+    return (
+        f"block starts at {fmt.si(v.n('rate'), 'blocks/s')} per SM for {_N(v.n('block'))}-thread blocks "
+        f"({v.s('source')}): {_D(v.n('launch_ns'))} for {_N(v.n('grid'))} blocks, now {_D(v.n('launch_now_ns'))} "
+        f"for {_N(v.n('grid_now'))}{overhead}"
+    )
+
+
+def _predict_spare(v: _V) -> str:
+    return (
+        f"Little's law at the unloaded latency: {v.s('unit')} at {_F(v.n('utilization'))} of its ceiling needs "
+        f"{_N(v.n('needed'))} warps x ILP per SM in flight at {_D(v.n('unloaded_ns'))}; the launch has "
+        f"{_N(v.n('conc_now'))}, {_x(v.n('spare'))} what it needs, so its throughput holds until concurrency falls "
+        f"below that need ({_N(v.n('conc_new'))} after the change)"
+    )
+
+
+PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
+    "predict.occupancy": lambda v: (
+        f"calculator: {_N(v.n('block'))} threads, {_N(v.n('regs'))} registers, {fmt.size(v.n('smem'))} shared "
+        f"memory per block -> {_N(v.n('blocks'))} blocks, {_N(v.n('warps'))} warps per SM (limited by "
+        f"{v.s('limiter')}); now {_N(v.n('blocks_now'))} blocks, {_N(v.n('warps_now'))} warps"
+    ),
+    "predict.regs-capped": lambda v: (
+        f"registers capped at {_N(v.n('regs'))} per thread (__launch_bounds__ or -maxrregcount) from "
+        f"{_N(v.n('regs_now'))}: assumes the compiler fits the kernel without spilling; spills add local-memory "
+        "traffic this prediction does not count"
+    ),
+    "predict.achieved": _predict_achieved,
+    "predict.grid-loop": lambda v: (
+        f"the same work over {_N(v.n('grid'))} blocks: each thread's loop runs {_x(v.n('trips'))} the iterations it "
+        "runs now (a grid-stride loop); the loop's own ILP and per-iteration cost are taken as now, which a launch "
+        "of one iteration per thread cannot show"
+    ),
+    "predict.concurrency": lambda v: (
+        f"concurrency = warps x ILP: {_N(v.n('achieved_now'))} x {_N(v.n('ilp_now'))} = {_N(v.n('conc_now'))} now, "
+        f"{_N(v.n('achieved_new'))} x {_N(v.n('ilp_new'))} = {_N(v.n('conc_new'))} after"
+    ),
+    "predict.sweep-fit": lambda v: (
+        f"soft min fitted to {_N(v.n('samples'))} measured launches at {_N(v.n('levels'))} concurrencies "
+        f"({_N(v.n('low'))}-{_N(v.n('high'))} warps x ILP per SM): sharpness p = {_N(v.n('sharpness'))}, log error "
+        f"{_N(v.n('log_error'))}" + ("" if v.o("saturated") else "; no saturation measured (n / L throughout)")
+    ),
+    "predict.sweep-held": lambda v: (
+        f"beyond {_N(v.n('high'))} warps x ILP per SM the fit has seen no saturation it did not measure: its growth "
+        f"is held to what this launch's counters allow ({v.s('unit')} at {_F(v.n('utilization'))} of what it can "
+        "reach)"
+    ),
+    "predict.unit-use": lambda v: (
+        f"{v.s('unit')} {_use_rate(v, 'achieved')} of the {_use_rate(v, 'ceiling')} achievable ({v.s('source')}): "
+        f"{_F(v.n('utilization'))} of what it can reach"
+    ),
+    "predict.dram-latency": lambda v: (
+        f"DRAM by Little's law with its loaded latency ({v.s('source')}): a warp waits for memory "
+        f"{_F(v.n('memory_share'))} of its time (long-scoreboard stalls), memory latency {_D(v.n('latency_ns'))} "
+        "now, growing along the measured curve as throughput nears the ceiling"
+    ),
+    "predict.busiest": lambda v: (
+        f"busiest unit: {v.s('unit')}, {_F(v.n('utilization'))} of its achievable bound: "
+        + {"throughput": "throughput-bound", "latency": "latency-bound, below the knee"}.get(
+            v.s("regime"), "near the knee"
+        )
+    ),
+    "predict.spare": _predict_spare,
+    "predict.unseen": lambda v: (
+        f"{v.s('why')}: the model cannot see it, so the interval spans {_x(v.n('slower_x'))} slower to "
+        f"{_x(v.n('faster_x'))} faster than the point"
+    ),
+    "predict.waves": _predict_waves,
+    "predict.launch-rate": _predict_launch_rate,
+    "predict.no-launch-rate": lambda v: (
+        "no measured block launch rate for this device (tracekit calibrate): block starts not modelled"
+    ),
+    "predict.littles-law": lambda v: (
+        f"Little's law: the bound needs about {_N(v.n('needed'))} warps x ILP per SM in flight (latency x "
+        f"throughput); {_N(v.n('conc_new'))} after the change"
+    ),
+    "predict.result": lambda v: (
+        f"predicted {_D(v.n('predicted_ns'))} (now {_D(v.n('now_ns'))}): speed-up {_x(v.n('speedup'))}, interval "
+        f"{_x(v.n('low'))}-{_x(v.n('high'))}"
+    ),
+    "predict.capped": lambda v: (
+        f"held to {v.s('unit')}'s achievable ceiling: it runs at {_F(v.n('utilization'))} of it now, so no change "
+        f"buys more than {_x(v.n('headroom'))}"
+    ),
+}
+TEMPLATES.update(PREDICTION_TEMPLATES)
+
+
 def sentence(finding: Finding) -> str | None:
     """The finding's evidence sentence; None for a finding that carries data for the verdict only. A reason for an
     undetermined verdict reads "Undetermined: <reason>"."""
@@ -686,3 +850,111 @@ def reason(finding: Finding) -> str:
 def advice(advice_id: str, finding: Finding) -> str:
     """One piece of advice, with the values of the finding that gave it."""
     return ADVICE[advice_id](_V(finding))
+
+
+# ---- the headline ---------------------------------------------------------------------------------------------------
+
+# Pipe families written as NVIDIA writes them (FMA, ALU, FP64), not as the metric ids spell them.
+_ACRONYMS = frozenset({"fma", "alu", "fp64", "fp16", "fp32", "xu", "lsu", "adu", "cbu", "tma", "sm"})
+
+_HEADLINE_REASONS: dict[str, Callable[[_V], str]] = {
+    "verdict.reason-no-metrics": lambda v: (
+        "a warp trace alone shows occupancy and latency, not which unit binds"
+        if v.o("traced")
+        else "the launch has no counters, so nothing shows which unit binds"
+    ),
+    "verdict.reason-no-utilization": lambda v: (
+        "the counters give no unit's share of its peak, so no unit can be checked against its limit"
+    ),
+    "verdict.reason-partial-units": lambda v: (
+        f"only {v.s('measured')} measured, so a saturated unit elsewhere cannot be ruled out"
+    ),
+    "verdict.reason-bursts": lambda v: (
+        f"no unit is at its limit, yet only {_F(v.n('latency_share'))} of the stalled cycles wait on latency"
+    ),
+}
+
+
+def unit_name(label: str, start: bool = False) -> str:
+    """A unit's label in a sentence: "FMA pipe", "L1/shared", "issue slots" ("Issue slots" at its start)."""
+    first, _, rest = label.partition(" ")
+    name = f"{first.upper()} {rest}".strip() if first.lower() in _ACRONYMS else label
+    return name[:1].upper() + name[1:] if start else name
+
+
+def _limit(u: UnitUtilization, judged: AchievableUtilization | None) -> tuple[str, str]:
+    """(", 94.9% of what this GPU reaches", " - at the hardware limit"). A unit is at its limit at the nominal peak's
+    saturation threshold (rules.base.SATURATION_PCT) or at its measured ceiling; the measured share is named when it
+    is the nearer of the two (as rules.base.closeness takes the larger)."""
+    measured = judged if judged is not None and judged.ceiling_source != NOMINAL else None
+    nearer = measured is not None and measured.of_achievable > u.pct / 100.0
+    reach = f", {_F(measured.of_achievable)} of what this GPU reaches" if measured is not None and nearer else ""
+    at_limit = u.pct >= SATURATION_PCT or (measured is not None and measured.at_ceiling)
+    return reach, " - at the hardware limit" if at_limit else " - below its ceiling, where latency grows with load"
+
+
+def _throughput_headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> str:
+    if any(f.rule == "atomics-contention" for f in outcome.findings):
+        return "Throughput-bound: atomics on the same addresses drain through one L2 slice"
+    if outcome.limiter is None:
+        return "Throughput-bound: the measured occupancy sweep is on its plateau - more warps add no throughput"
+    judged = outcome.judged_by
+    if judged is not None and judged.unit != LIMITER_UNITS.get(outcome.limiter):
+        judged = None
+    bound = unit(units, outcome.limiter)
+    if bound is None:
+        name = "the SMs' block launch rate" if outcome.limiter == "block-launch" else outcome.limiter
+        reach = f" at {_F(judged.of_achievable)} of what this GPU reaches" if judged is not None else ""
+        return f"Throughput-bound: {name}{reach}"
+    tied = [u for u in (unit(units, t) for t in outcome.tied) if u is not None and u is not bound]
+    also = f" ({', '.join(f'{unit_name(u.label)} {_P(u.pct)}' for u in tied)})" if tied else ""
+    reach, limit = _limit(bound, judged)
+    return f"Throughput-bound: {unit_name(bound.label, start=True)} at {_P(bound.pct)} of its peak{reach}{also}{limit}"
+
+
+def _latency_headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> str:
+    named = next((f for f in outcome.findings if f.id == "verdict.no-unit-saturated"), None)
+    metric = named.get("unit_metric") if named is not None else None
+    top = next((u for u in units if u.metric == metric), None) or next(iter(specific(units)), None)
+    if top is None:
+        return "Latency-bound: throughput still rises with occupancy - warps wait on latency, not on a unit"
+    judged = outcome.judged_by
+    reach = (
+        f", {_F(judged.of_achievable)} of what this GPU reaches"
+        if judged is not None
+        and judged.ceiling_source != NOMINAL
+        and judged.unit == LIMITER_UNITS.get(top.limiter)
+        and judged.of_achievable > top.pct / 100.0
+        else ""
+    )
+    return (
+        f"Latency-bound: no unit near its limit (busiest: {unit_name(top.label)} at {_P(top.pct)} of its peak{reach}) "
+        "- warps wait on latency"
+    )
+
+
+def verdict_headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> str:
+    """The verdict in plain words: the mode, then the unit that binds and how near its limit, or why it cannot be
+    told ("Throughput-bound: L1/shared at 98.1% of its peak (tensor pipe 97%) - at the hardware limit"). It is the
+    limiter finding's sentence."""
+    limiter = next((f for f in outcome.ranked if f.id == "verdict.limiter"), None)
+    explained = limiter.get("explained_by") if limiter is not None else None
+    if outcome.mode == "undetermined":
+        why = outcome.reason
+        text = _HEADLINE_REASONS[why.id](_V(why)) if why is not None else "the data cannot tell which unit binds"
+        return f"Undetermined: {text}"
+    if outcome.mode == "throughput-bound":
+        if explained:
+            return f"Throughput-bound: SMs wait on {_EXPLAINED[str(explained)]}"
+        return _throughput_headline(outcome, units)
+    return _latency_headline(outcome, units)
+
+
+def headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> str:
+    """The first line every view of a launch shows (CLI, report, dashboard, notebook): what costs the most time.
+    That is the verdict in plain words (`verdict_headline`) unless idle SMs or launch overhead cost more of the
+    time than the busy part; then that finding's sentence leads."""
+    lead = outcome.ranked[0] if outcome.ranked else None
+    if lead is not None and lead.id != "verdict.limiter":
+        return sentence(lead) or ""
+    return verdict_headline(outcome, units)
