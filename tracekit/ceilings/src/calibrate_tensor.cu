@@ -1,5 +1,6 @@
 // tracekit calibrate, dense tensor FLOP/s through cuBLASLt (wgmma kernels on Hopper, which mma.sync cannot reach).
-// Square matmuls, TN layout (what FP8 requires), FP32 accumulation; prints one JSON object of sweep points on stdout.
+// Square matmuls, TN layout (what FP8 and int8 require), FP32 accumulation (int32 for int8); prints one JSON object
+// of sweep points on stdout.
 //   calibrate_tensor [--quick] [--repeats N]
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -22,7 +23,8 @@ static void emit_error(const char* sweep, const char* what, int code) {
 
 static void matmul(const char* sweep, cudaDataType_t ab, cudaDataType_t cd, cublasComputeType_t compute, int size,
                    cublasLtHandle_t handle, void* workspace, size_t workspace_bytes) {
-    const size_t e_ab = ab == CUDA_R_32F ? 4 : (ab == CUDA_R_8F_E4M3 ? 1 : 2), e_cd = cd == CUDA_R_32F ? 4 : 2;
+    const size_t e_ab = ab == CUDA_R_32F ? 4 : (ab == CUDA_R_8F_E4M3 || ab == CUDA_R_8I ? 1 : 2),
+                 e_cd = cd == CUDA_R_32F || cd == CUDA_R_32I ? 4 : 2;
     const size_t m = size, n = size, k = size;
     void *A = nullptr, *B = nullptr, *C = nullptr;
     if (cudaMalloc(&A, m * k * e_ab) || cudaMalloc(&B, k * n * e_ab) || cudaMalloc(&C, m * n * e_cd)) {
@@ -36,7 +38,8 @@ static void matmul(const char* sweep, cudaDataType_t ab, cudaDataType_t cd, cubl
     cublasLtMatmulDesc_t op = nullptr;
     cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
-    cublasStatus_t st = cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F);
+    const bool integer = compute == CUBLAS_COMPUTE_32I;
+    cublasStatus_t st = cublasLtMatmulDescCreate(&op, compute, integer ? CUDA_R_32I : CUDA_R_32F);
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     if (!st) st = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
     if (!st) st = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
@@ -54,8 +57,11 @@ static void matmul(const char* sweep, cudaDataType_t ab, cudaDataType_t cd, cubl
         emit_error(sweep, "no cuBLASLt algorithm", (int)st);
     } else {
         const float alpha = 1.0f, beta = 0.0f;
+        const int ialpha = 1, ibeta = 0;  // int8 (IMMA) scales in the int32 compute type
+        const void* pa = integer ? (const void*)&ialpha : (const void*)&alpha;
+        const void* pb = integer ? (const void*)&ibeta : (const void*)&beta;
         auto run = [&] {
-            return cublasLtMatmul(handle, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &result.algo, workspace,
+            return cublasLtMatmul(handle, op, pa, A, la, B, lb, pb, C, lc, C, lc, &result.algo, workspace,
                                   workspace_bytes, 0);
         };
         st = run();
@@ -112,7 +118,7 @@ int main(int argc, char** argv) {
     void* workspace = nullptr;
     cudaMalloc(&workspace, workspace_bytes);
     std::fprintf(stderr, "calibrate: tensor cores (cuBLASLt matmuls)\n");
-    const std::vector<int> sizes = quick ? std::vector<int>{4096} : std::vector<int>{4096, 8192};
+    const std::vector<int> sizes = quick ? std::vector<int>{4096} : std::vector<int>{4096, 8192, 16384};
     const int cc = prop.major * 10 + prop.minor;
     for (int s : sizes) {
         matmul("tensor_cublaslt_fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, s, handle, workspace,
@@ -121,9 +127,12 @@ int main(int argc, char** argv) {
                workspace_bytes);
         matmul("tensor_cublaslt_tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, s, handle, workspace,
                workspace_bytes);
-        if (cc >= 89)
-            matmul("tensor_cublaslt_fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, s * 2 > 16384 ? s : s * 2,
-                   handle, workspace, workspace_bytes);
+        if (cc >= 89 && s <= 8192)  // fp8 at twice the size (8192, 16384): it needs more work to fill the GPU
+            matmul("tensor_cublaslt_fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, s * 2, handle, workspace,
+                   workspace_bytes);
+        if (cc >= 75 && s <= 8192)  // int8 IMMA, int32 accumulation
+            matmul("tensor_cublaslt_int8", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, s * 2, handle, workspace,
+                   workspace_bytes);
     }
     std::printf("{\"points\": [\n");
     for (size_t i = 0; i < g_points.size(); ++i)
