@@ -1,0 +1,107 @@
+"""A trace's steps: windows, busy and idle time, idle causes, categories, operators, critical path and what to try
+first, from one trace's `HostEvents` (a pure function: no I/O)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.analysis.steps import advice, busy, categories, causes, operators
+from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
+from tracekit.analysis.steps.detect import detect
+from tracekit.analysis.steps.types import STEPS_SCHEMA, Step, StepsResult
+from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
+
+
+class StepError(ValueError):
+    """The trace cannot be cut into steps as asked (no range of that name, no GPU activity)."""
+
+
+def device_events(events: HostEvents) -> tuple[pl.DataFrame, list[str]]:
+    """The GPU activities of the device that ran most of them (a step is one GPU's timeline)."""
+    gpu = events.gpu
+    warnings: list[str] = []
+    devices = gpu.group_by("device_id").len().sort("len", "device_id", descending=[True, False])
+    if devices.height > 1:
+        chosen = devices["device_id"][0]
+        warnings.append(
+            f"GPU activity on {devices.height} devices; the steps are those of device {chosen}, which ran the most"
+        )
+        gpu = gpu.filter(pl.col("device_id") == chosen)
+    return gpu, warnings
+
+
+def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
+    """Every step of the trace (see the package's modules for each part)."""
+    gpu, warnings = device_events(events)
+    if gpu.height == 0:
+        raise StepError("the trace holds no GPU activity (kernels, copies or sets): no step to measure")
+    calls = call_class(events.calls, gpu)
+    try:
+        windows_found = detect(gpu, calls, events.ranges, step)
+    except LookupError as exc:
+        raise StepError(str(exc)) from None
+    windows = busy.window_frame(windows_found.bounds_ns)
+    merged = busy.gpu_union(gpu)
+    busy_ns = busy.busy_per_window(merged, windows).to_list()
+    pieces = busy.idle_pieces(merged, windows)
+    attributed = causes.attribute(pieces, gpu, calls, events.ranges)
+    per_step_causes = causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
+    graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
+    labelled = gpu.with_columns(
+        category=categories.category(pl.col("name"), pl.col("kind")),
+        from_graph=pl.col("graph_id").is_not_null() | pl.col("correlation_id").is_in(graph_ids.implode()),
+    )
+    assigned = operators.clipped(labelled, windows)
+    counts = assigned.group_by("step").agg(
+        kernels=(pl.col("kind") == KERNEL).sum(),
+        graph_kernels=((pl.col("kind") == KERNEL) & pl.col("from_graph")).sum(),
+        copies=(pl.col("kind") == MEMCPY).sum(),
+        sets=(pl.col("kind") == MEMSET).sum(),
+    )
+    count_of = {row[0]: row[1:] for row in counts.iter_rows()}
+    per_category = operators.categories(assigned, windows.height)
+    per_operator = operators.operators(assigned.filter(pl.col("kind") == KERNEL), windows.height)
+    comm, overlap = operators.communication_overlap(labelled.filter(pl.col("kind") == KERNEL), windows)
+    steps = []
+    for index, (label, start, end) in enumerate(
+        zip(windows_found.labels, windows["start_ns"].to_list(), windows["end_ns"].to_list(), strict=True)
+    ):
+        kernels, graph_kernels, copies, sets = count_of.get(index, (0, 0, 0, 0))
+        span = end - start
+        steps.append(
+            Step(
+                index=index,
+                label=label,
+                start_ns=start,
+                end_ns=end,
+                span_ns=span,
+                busy_ns=int(busy_ns[index]),
+                idle_ns=span - int(busy_ns[index]),
+                kernels=int(kernels),
+                graph_kernels=int(graph_kernels),
+                copies=int(copies),
+                sets=int(sets),
+                causes=per_step_causes[index],
+                categories=per_category[index],
+                operators=per_operator[index],
+                communication_ns=comm[index],
+                communication_overlap_ns=overlap[index],
+            )
+        )
+    spans = sorted(s.span_ns for s in steps)
+    median = spans[len(spans) // 2] if spans else 0
+    representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
+    tries = tuple(advice.idle_suggestions(representative)) if representative else ()
+    return StepsResult(
+        schema=STEPS_SCHEMA,
+        source=events.source,
+        rank=events.rank,
+        device_name=events.device_name,
+        detected_by=windows_found.detected_by,
+        steps=tuple(steps),
+        median_step_ns=median,
+        representative_step=representative.index if representative else None,
+        critical_path=(),
+        what_to_try=tries,
+        warnings=tuple(warnings),
+    )

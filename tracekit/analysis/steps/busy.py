@@ -1,0 +1,55 @@
+"""A step's GPU busy time: the union of its kernels, copies and sets on every stream (time two streams overlap
+counts once), and the idle gaps that remain, split at step boundaries."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.analysis.steps.intervals import gaps, measure, merge
+
+
+def window_frame(bounds_ns: tuple[int, ...]) -> pl.DataFrame:
+    """The windows as a frame: step, start_ns, end_ns."""
+    return pl.DataFrame(
+        {"step": list(range(len(bounds_ns) - 1)), "start_ns": bounds_ns[:-1], "end_ns": bounds_ns[1:]},
+        schema={"step": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+
+
+def busy_per_window(merged: pl.DataFrame, windows: pl.DataFrame) -> pl.Series:
+    """The union's length inside each window."""
+    return measure(merged, windows["start_ns"], windows["end_ns"]).alias("busy_ns")
+
+
+def idle_pieces(merged: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+    """Every idle gap inside the windows, split at their boundaries: step, start_ns, end_ns, the whole gap's
+    gap_start_ns, and gap_end_ns, when the GPU next became busy (the start of the activity that ended the gap;
+    past the last window for a trailing gap)."""
+    if windows.height == 0:
+        columns = ("step", "start_ns", "end_ns", "gap_start_ns", "gap_end_ns")
+        return pl.DataFrame(schema=dict.fromkeys(columns, pl.Int64))
+    first, last = int(windows["start_ns"].min()), int(windows["end_ns"].max())  # type: ignore[arg-type]
+    # gaps over the whole union, so a gap that crosses a boundary keeps the activity that ended it
+    after = merged.filter(pl.col("start_ns") >= last).head(1)
+    horizon = int(after["start_ns"][0]) if after.height else last
+    found = gaps(merged, first, horizon)
+    bounds = windows["start_ns"].to_list() + [last]
+    pieces = found
+    starts = pl.Series(bounds[:-1], dtype=pl.Int64)
+    lo = starts.search_sorted(pieces["gap_start_ns"], side="right") - 1
+    hi = starts.search_sorted(pieces["gap_end_ns"], side="left") - 1
+    pieces = pieces.with_columns(lo=lo.clip(lower_bound=0), hi=hi.clip(upper_bound=len(bounds) - 2))
+    pieces = pieces.filter(pl.col("hi") >= pl.col("lo")).with_columns(step=pl.int_ranges("lo", pl.col("hi") + 1))
+    pieces = pieces.explode("step").join(windows.rename({"start_ns": "w0", "end_ns": "w1"}), on="step")
+    return pieces.select(
+        "step",
+        pl.max_horizontal("gap_start_ns", "w0").alias("start_ns"),
+        pl.min_horizontal("gap_end_ns", "w1").alias("end_ns"),
+        "gap_start_ns",
+        "gap_end_ns",
+    ).filter(pl.col("end_ns") > pl.col("start_ns"))
+
+
+def gpu_union(gpu: pl.DataFrame) -> pl.DataFrame:
+    """The device's busy intervals (every stream, every kind)."""
+    return merge(gpu.select("start_ns", "end_ns"))

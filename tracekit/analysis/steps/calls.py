@@ -1,0 +1,95 @@
+"""What a CUDA API call does to the GPU's queue: the one home of the call names the step analysis knows.
+
+A launch call enqueues work and returns (the host runs ahead of the GPU); a synchronizing call blocks the host
+until the GPU has drained what it waits for (CUDA Runtime API, "API synchronization behavior": cudaMemcpy, and
+cudaMemcpyAsync from or to pageable host memory, which the driver stages through a pinned buffer, return only
+once the copy is done or staged; cudaFree synchronizes the device); a wait call makes a stream wait on an event
+recorded on another stream, on the GPU. Nsight Systems suffixes versions (`cudaLaunchKernel_v7000`) and
+per-thread streams (`_ptsz`, `_ptds`); these are removed before the name is looked up.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+LAUNCH, SYNC, WAIT, OTHER = "launch", "sync", "wait", "other"
+
+LAUNCH_CALLS = frozenset(
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cudaLaunchCooperativeKernel",
+        "cudaLaunchCooperativeKernelMultiDevice",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+        "cuLaunchCooperativeKernel",
+        "cudaGraphLaunch",
+        "cuGraphLaunch",
+        "cudaMemcpyAsync",
+        "cudaMemcpy2DAsync",
+        "cudaMemcpy3DAsync",
+        "cudaMemcpyPeerAsync",
+        "cudaMemsetAsync",
+        "cudaMemset2DAsync",
+        "cuMemcpyAsync",
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoDAsync",
+        "cuMemsetD8Async",
+        "cuMemsetD32Async",
+        "cudaEventRecord",
+        "cuEventRecord",
+    }
+)
+SYNC_CALLS = frozenset(
+    {
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cudaThreadSynchronize",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+        "cudaMemcpy",
+        "cudaMemcpy2D",
+        "cudaMemcpy3D",
+        "cudaMemcpyToSymbol",
+        "cudaMemcpyFromSymbol",
+        "cudaMemcpyPeer",
+        "cudaMemset",
+        "cuMemcpy",
+        "cuMemcpyHtoD",
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoD",
+        "cudaFree",
+        "cudaFreeHost",
+        "cuMemFree",
+    }
+)
+WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+_SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
+
+
+def base_name(name: pl.Expr) -> pl.Expr:
+    """The API name without Nsight Systems' version and per-thread-stream suffixes."""
+    return name.str.replace(_SUFFIX, "")
+
+
+def call_class(calls: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
+    """`calls` with `base` (the plain API name) and `call_class` (launch, sync, wait, other). An async copy whose
+    GPU copy is pageable is a sync: the host waits while the driver stages it."""
+    pageable = gpu.filter(pl.col("pageable").fill_null(False) & pl.col("correlation_id").is_not_null())
+    pageable_ids = pageable["correlation_id"].unique()
+    base = base_name(pl.col("name"))
+    return calls.with_columns(base=base).with_columns(
+        call_class=pl.when(pl.col("base").is_in(list(SYNC_CALLS)))
+        .then(pl.lit(SYNC))
+        .when(pl.col("correlation_id").is_in(pageable_ids.implode()))
+        .then(pl.lit(SYNC))
+        .when(pl.col("base").is_in(list(WAIT_CALLS)))
+        .then(pl.lit(WAIT))
+        .when(pl.col("base").is_in(list(LAUNCH_CALLS)))
+        .then(pl.lit(LAUNCH))
+        .otherwise(pl.lit(OTHER))
+    )

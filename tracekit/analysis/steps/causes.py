@@ -1,0 +1,217 @@
+"""Why the GPU idled: every idle gap of a step split among causes that sum to it exactly.
+
+A gap ends when the next GPU activity starts; that activity's API call (found by correlation id; a CUDA graph's
+kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued.
+- synchronization: the gap began while a host thread was blocked in a synchronizing call (cudaDeviceSynchronize,
+  cudaStreamSynchronize, `.item()`'s copy, a synchronous or pageable cudaMemcpy: `calls.py`): the sync drained
+  the queue, so everything the host does until its next launch is GPU idle time. Outside such a gap, host time
+  inside a synchronizing call (staging a pageable copy) is synchronization too.
+- launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
+  framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
+  its start.
+- host work: the host thread was outside every CUDA call and every launching operator (data loading, Python, a
+  pause) while the GPU had nothing queued.
+- waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
+- unattributed: a gap whose next activity has no API call in the trace (work issued before the profiler started,
+  or a trace without the runtime calls).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.analysis.steps.calls import LAUNCH, SYNC, WAIT
+from tracekit.analysis.steps.intervals import contains, measure, merge
+from tracekit.analysis.steps.types import (
+    CAUSES,
+    HOST_WORK,
+    LAUNCH_BOUND,
+    SYNCHRONIZATION,
+    UNATTRIBUTED,
+    WAITING,
+    Evidence,
+    IdleCause,
+)
+
+EVIDENCE_PER_CAUSE = 3
+FAR = 2**62
+
+
+def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """The outermost CPU operators that issued at least one launch call: the framework's dispatch of kernels
+    (thread, start_ns, end_ns)."""
+    ops = ranges.filter(pl.col("domain") == "cpu_op").select("thread", "start_ns", "end_ns").sort("thread", "start_ns")
+    reach = pl.col("end_ns").cum_max().shift(1).over("thread")
+    top = ops.filter(pl.col("start_ns") >= reach.fill_null(-FAR)).with_row_index("op")
+    issued = calls.filter(pl.col("call_class") == LAUNCH).select("thread", "start_ns").sort("start_ns")
+    if top.height == 0 or issued.height == 0:
+        return top.clear().drop("op")
+    found = issued.join_asof(
+        top.sort("start_ns"), on="start_ns", by="thread", strategy="backward", check_sortedness=False
+    )
+    hit = found.filter(pl.col("end_ns") > pl.col("start_ns"))["op"].unique()
+    return top.filter(pl.col("op").is_in(hit.implode())).drop("op")
+
+
+def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    """One row per (idle piece, cause) with idle_ns > 0 and its evidence: step, cause, idle_ns, kind, name,
+    start_ns, end_ns. `calls` carries `call_class` (calls.call_class)."""
+    nexts = (
+        gpu.sort("start_ns", "correlation_id")
+        .unique("start_ns", keep="first")
+        .select(
+            pl.col("start_ns").alias("gap_end_ns"),
+            "correlation_id",
+            pl.col("name").alias("next_name"),
+            pl.col("kind").alias("next_kind"),
+            "operator",
+        )
+    )
+    waits = _waited(calls)
+    launch_calls = waits.unique("correlation_id", keep="first")
+    frame = (
+        pieces.with_row_index("piece")
+        .join(nexts, on="gap_end_ns", how="left")
+        .join(launch_calls, on="correlation_id", how="left")
+    )
+    main = _main_thread(calls)
+    no_call = pl.col("issue_ns").is_null()
+    # no activity after the gap in the trace: judged on the main launching thread; an activity whose call is not
+    # in the trace (issued before the profiler started): unattributed
+    frame = frame.with_columns(
+        known=~no_call | pl.col("next_kind").is_null(),
+        thread=pl.when(pl.col("next_kind").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
+        issue_ns=pl.when(no_call).then(pl.lit(FAR)).otherwise("issue_ns"),
+        waited=pl.col("waited").fill_null(False),
+    )
+    syncs = calls.filter(pl.col("call_class") == SYNC)
+    drained = contains(merge(syncs), frame["gap_start_ns"])
+    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
+    frame = frame.with_columns(drained=drained, host_end_ns=host_end)
+    a, h, threads = frame["start_ns"], frame["host_end_ns"], frame["thread"]
+    in_sync = measure(merge(syncs, by="thread"), a, h, threads)
+    dispatch = dispatch_ranges(ranges, calls)
+    busy_host = pl.concat(
+        [calls.select("thread", "start_ns", "end_ns"), dispatch.select("thread", "start_ns", "end_ns")]
+    )
+    in_host = measure(merge(busy_host, by="thread"), a, h, threads)
+    frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
+    length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
+    gpu_part = length - host
+    traced = pl.col("drained") | (pl.col("thread").is_not_null() & pl.col("known"))
+    named = {
+        SYNCHRONIZATION: pl.when(pl.col("drained"))
+        .then(length)
+        .otherwise(pl.col("in_sync") + pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)),
+        LAUNCH_BOUND: pl.when(pl.col("drained"))
+        .then(0)
+        .otherwise(
+            pl.col("in_dispatch")
+            - pl.col("in_sync")
+            + pl.when(pl.col("call_class").is_in([SYNC]) | pl.col("waited")).then(0).otherwise(gpu_part)
+        ),
+        WAITING: pl.when(~pl.col("drained") & pl.col("waited") & (pl.col("call_class") != SYNC))
+        .then(gpu_part)
+        .otherwise(0),
+        HOST_WORK: pl.when(pl.col("drained")).then(0).otherwise(host - pl.col("in_dispatch")),
+    }
+    amounts = frame.with_columns(
+        **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
+    ).with_columns(
+        **{UNATTRIBUTED: length - pl.sum_horizontal(*named)},
+    )
+    long = amounts.unpivot(
+        index=["step", "start_ns", "end_ns", "next_name", "operator", "base"],
+        on=list(CAUSES),
+        variable_name="cause",
+        value_name="idle_ns",
+    ).filter(pl.col("idle_ns") > 0)
+    return long.with_columns(
+        kind=pl.when(pl.col("cause") == SYNCHRONIZATION)
+        .then(pl.lit("call"))
+        .when(pl.col("cause") == HOST_WORK)
+        .then(pl.lit("host gap"))
+        .when(pl.col("cause") == LAUNCH_BOUND)
+        .then(pl.lit("call"))
+        .when(pl.col("cause") == WAITING)
+        .then(pl.lit("call"))
+        .otherwise(pl.lit("queued")),
+        name=pl.when(pl.col("cause") == HOST_WORK)
+        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
+        .when(pl.col("cause") == WAITING)
+        .then(pl.lit("cudaStreamWaitEvent"))
+        .when(pl.col("cause") == SYNCHRONIZATION)
+        .then(pl.lit("synchronizing call"))  # named after the call in `summarize`
+        .otherwise(pl.coalesce("base", "next_name", pl.lit(""))),
+    ).select("step", "cause", "idle_ns", "kind", "name", "start_ns", "end_ns")
+
+
+def _waited(calls: pl.DataFrame) -> pl.DataFrame:
+    """Each launch call with its thread, issue time, class, plain name and whether a cudaStreamWaitEvent on its
+    thread came after the previous launch (the work it issues may wait on another stream)."""
+    ordered = calls.sort("thread", "start_ns")
+    last_wait = pl.when(pl.col("call_class") == WAIT).then(pl.col("start_ns")).forward_fill().over("thread")
+    prev_launch = (
+        pl.when(pl.col("call_class").is_in([LAUNCH, SYNC]))
+        .then(pl.col("start_ns"))
+        .shift(1)
+        .forward_fill()
+        .over("thread")
+    )
+    marked = ordered.with_columns(waited=(last_wait > prev_launch.fill_null(-FAR)).fill_null(False))
+    return marked.filter(pl.col("correlation_id").is_not_null()).select(
+        "correlation_id", "thread", pl.col("start_ns").alias("issue_ns"), "call_class", "base", "waited"
+    )
+
+
+def _main_thread(calls: pl.DataFrame) -> int | None:
+    """The thread that made most launch calls (a gap with no next activity is judged on it)."""
+    launches = calls.filter(pl.col("call_class") == LAUNCH)
+    if launches.height == 0:
+        return None
+    return int(launches.group_by("thread").len().sort("len", "thread", descending=[True, False])["thread"][0])
+
+
+def summarize(attributed: pl.DataFrame, steps: int, syncs: pl.DataFrame) -> list[tuple[IdleCause, ...]]:
+    """Per step, every cause (largest first) with its idle time, pieces and largest evidence."""
+    named = _name_syncs(attributed, syncs)
+    totals = named.group_by("step", "cause").agg(pl.col("idle_ns").sum(), pl.len().alias("gaps"))
+    top = named.sort("idle_ns", descending=True).group_by("step", "cause", maintain_order=True).head(EVIDENCE_PER_CAUSE)
+    by_step: list[tuple[IdleCause, ...]] = []
+    total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
+    evidence: dict[tuple[int, str], list[Evidence]] = {}
+    for step, cause, idle, kind, name, start, end in top.select(
+        "step", "cause", "idle_ns", "kind", "name", "start_ns", "end_ns"
+    ).iter_rows():
+        evidence.setdefault((step, cause), []).append(Evidence(kind, name or "", int(start), int(end), int(idle)))
+    for step in range(steps):
+        found = [
+            IdleCause(
+                cause,
+                int(total_rows[(step, cause)][0]),
+                int(total_rows[(step, cause)][1]),
+                tuple(evidence.get((step, cause), ())),
+            )
+            for cause in CAUSES
+            if (step, cause) in total_rows
+        ]
+        found += [IdleCause(cause, 0, 0, ()) for cause in CAUSES if (step, cause) not in total_rows]
+        by_step.append(tuple(sorted(found, key=lambda c: (-c.idle_ns, CAUSES.index(c.cause)))))
+    return by_step
+
+
+def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
+    """Synchronization evidence named after the synchronizing call in progress at (or last before) its start."""
+    if syncs.height == 0 or attributed.height == 0:
+        return attributed
+    table = syncs.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("sync_call")).sort("at_ns")
+    rows = attributed.with_row_index("row")
+    found = (
+        rows.filter(pl.col("cause") == SYNCHRONIZATION)
+        .select("row", pl.col("start_ns").alias("at_ns"))
+        .sort("at_ns")
+        .join_asof(table, on="at_ns", strategy="backward")
+        .select("row", "sync_call")
+    )
+    rows = rows.join(found, on="row", how="left")
+    return rows.with_columns(name=pl.coalesce("sync_call", "name")).drop("row", "sync_call")

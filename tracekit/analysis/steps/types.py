@@ -1,0 +1,114 @@
+"""The typed result of the step analysis: frozen dataclasses whose field names are the JSON keys of
+`tracekit.steps/1` (units in the names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STEPS_SCHEMA = "tracekit.steps/1"
+
+# Why the GPU idled, in the order they are judged (docs in causes.py).
+LAUNCH_BOUND, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED = (
+    "launch-bound",
+    "synchronization",
+    "host work",
+    "waiting on stream/event",
+    "unattributed",
+)
+CAUSES = (LAUNCH_BOUND, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of what an idle cause is made of: an API call, a host gap or a copy, and the idle it explains."""
+
+    kind: str  # call | host gap | copy | queued
+    name: str  # the API call, operator or copy; "" for a host gap with no range
+    start_ns: int
+    end_ns: int
+    idle_ns: int  # the GPU idle time this evidence explains
+
+
+@dataclass(frozen=True)
+class IdleCause:
+    cause: str
+    idle_ns: int
+    gaps: int  # idle gaps (pieces) it explains
+    evidence: tuple[Evidence, ...]  # the largest few
+
+
+@dataclass(frozen=True)
+class CategoryTime:
+    category: str
+    gpu_ns: int  # summed durations inside the step (overlap on several streams counted on each)
+    count: int
+
+
+@dataclass(frozen=True)
+class OperatorTime:
+    operator: str  # the outermost CPU operator, "" when the launch had none
+    annotation_path: str  # the record_function / NVTX path, "" when none
+    gpu_ns: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    label: str
+    start_ns: int
+    end_ns: int
+    span_ns: int
+    busy_ns: int  # the union of kernels, copies and sets on every stream of the device
+    idle_ns: int
+    kernels: int
+    graph_kernels: int  # kernels replayed from a CUDA graph (counted with their cudaGraphLaunch)
+    copies: int
+    sets: int
+    causes: tuple[IdleCause, ...]  # every cause, largest first; their idle_ns sum to idle_ns
+    categories: tuple[CategoryTime, ...]
+    operators: tuple[OperatorTime, ...]
+    communication_ns: int  # the union of communication kernels
+    communication_overlap_ns: int  # of which computation ran at the same time
+
+    @property
+    def busy_pct(self) -> float:
+        return 100.0 * self.busy_ns / self.span_ns if self.span_ns else 0.0
+
+
+@dataclass(frozen=True)
+class PathSegment:
+    """One link of a step's critical path: a GPU activity, or the host's time before a launch."""
+
+    kind: str  # gpu | host
+    name: str
+    start_ns: int
+    end_ns: int
+    reason: str  # what made it wait: stream order, launch, host, sync, event
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A change to try for the whole step, with the step time it would save."""
+
+    kind: str  # idle | kernel
+    what: str  # the cause or the kernel
+    fix: str
+    saves_ns: int
+    saves_low_ns: int
+    saves_high_ns: int
+
+
+@dataclass(frozen=True)
+class StepsResult:
+    schema: str
+    source: str | None
+    rank: int | None
+    device_name: str | None
+    detected_by: str  # ProfilerStep | range NAME | repeating pattern | whole trace
+    steps: tuple[Step, ...]
+    median_step_ns: int
+    representative_step: int | None  # the index of the step the critical path and the suggestions are for
+    critical_path: tuple[PathSegment, ...]
+    what_to_try: tuple[Suggestion, ...]
+    warnings: tuple[str, ...]
