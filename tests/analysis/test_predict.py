@@ -110,10 +110,23 @@ def test_without_counters_or_sweep_it_says_what_is_missing() -> None:
 
 def test_a_sweep_is_fitted_and_named_as_the_basis() -> None:
     samples = [SweepSample(w, 1e6 * 16 / w, 1.0) for w in (8.0, 16.0, 32.0)]  # n / L all the way
-    p = predict(with_sweep(_launch(50.0), samples), Change(dynamic_shared_mem_bytes=0))
+    p = predict(with_sweep(_launch(50.0, units=()), samples), Change(dynamic_shared_mem_bytes=0))
     assert p.basis[0] == "a measured sweep"
     assert p.predicted.speedup == pytest.approx(4.0, rel=0.05)
     assert p.narrow is not None  # 64 warps lies beyond the measured 8-32
+
+
+def test_beyond_the_sweep_growth_is_held_to_what_the_counters_allow() -> None:
+    # The same n / L sweep of 8-32 warps, but the launch's counters put DRAM at 89% of its ceiling at 16 warps: the
+    # fit saw no saturation, the counters do, so 64 warps buy what the unit has left, not 4x (a 3-point sweep of a
+    # copy over-predicted 40-64 warps by 17-35%).
+    samples = [SweepSample(w, 1e6 * 16 / w, 1.0) for w in (8.0, 16.0, 32.0)]
+    free = predict(with_sweep(_launch(50.0, units=()), samples), Change(dynamic_shared_mem_bytes=0))
+    held = predict(with_sweep(_launch(80.0), samples), Change(dynamic_shared_mem_bytes=0))
+    within = predict(with_sweep(_launch(80.0), samples), Change(dynamic_shared_mem_bytes=55_000))  # 32 warps
+    assert held.predicted.speedup < 0.6 * free.predicted.speedup
+    assert within.predicted.speedup == pytest.approx(2.0, rel=0.05)  # inside the measured range: the fit alone
+    assert any(f.template == "predict.sweep-held" for f in held.findings)
 
 
 def test_what_to_try_ranks_changes_best_first() -> None:
@@ -205,8 +218,12 @@ def test_block_launch_rate_is_the_measured_one_for_the_block_size() -> None:
     launch = replace(_launch(2.0, smem=0), block_launch_per_s_per_sm=None, block_launch_rates=rates)
     big = predict(launch, Change(threads_per_block=1024))
     small = predict(launch, Change(threads_per_block=96))  # judged by the next measured size up, 256
-    assert "10.3 per us per SM for 1024-thread blocks" in next(f.text for f in big.findings if f.step == "launch_rate")
-    assert "12.2 per us per SM for 96-thread blocks" in next(f.text for f in small.findings if f.step == "launch_rate")
+    assert "10.3 Mblocks/s per SM for 1,024-thread blocks" in next(
+        f.text for f in big.findings if f.step == "launch_rate"
+    )
+    assert "12.2 Mblocks/s per SM for 96-thread blocks" in next(
+        f.text for f in small.findings if f.step == "launch_rate"
+    )
 
 
 def test_a_block_frees_its_slot_only_when_its_last_warp_ends() -> None:

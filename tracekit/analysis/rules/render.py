@@ -694,8 +694,7 @@ def _predict_achieved(v: _V) -> str:
     else:
         why = "the same share: "
     span = (
-        f" ({_N(v.n('span_low'))}-{_N(v.n('span_high'))} from a tail spread over a block time to lockstep equal "
-        "blocks)"
+        f" ({_N(v.n('span_low'))}-{_N(v.n('span_high'))} from a tail spread over a block time to lockstep equal blocks)"
         if v.o("span_low") is not None
         else ""
     )
@@ -718,9 +717,154 @@ def _predict_waves(v: _V) -> str:
         if shape == "under-one"
         else f"; blocks of unequal length spread the tail: {_F(v.n('tail'))} of the slots held on average"
     )
-    return (
-        f"{_N(v.n('grid'))} blocks in {_N(v.n('waves'))} waves of {_N(v.n('blocks'))} x {_N(v.n('sms'))} SMs{tail}"
+    return f"{_N(v.n('grid'))} blocks in {_N(v.n('waves'))} waves of {_N(v.n('blocks'))} x {_N(v.n('sms'))} SMs{tail}"
+
+
+def _predict_launch_rate(v: _V) -> str:
+    overhead = (
+        f"; {_D(v.n('overhead_ns'))} per launch ({v.s('ceilings_source')})" if v.o("overhead_ns") is not None else ""
     )
+    return (
+        f"block starts at {fmt.si(v.n('rate'), 'blocks/s')} per SM for {_N(v.n('block'))}-thread blocks "
+        f"({v.s('source')}): {_D(v.n('launch_ns'))} for {_N(v.n('grid'))} blocks, now {_D(v.n('launch_now_ns'))} "
+        f"for {_N(v.n('grid_now'))}{overhead}"
+    )
+
+
+def _predict_spare(v: _V) -> str:
+    return (
+        f"Little's law at the unloaded latency: {v.s('unit')} at {_F(v.n('utilization'))} of its ceiling needs "
+        f"{_N(v.n('needed'))} warps x ILP per SM in flight at {_D(v.n('unloaded_ns'))}; the launch has "
+        f"{_N(v.n('conc_now'))}, {_x(v.n('spare'))} what it needs, so its throughput holds until concurrency falls "
+        f"below that need ({_N(v.n('conc_new'))} after the change)"
+    )
+
+
+PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
+    "predict.occupancy": lambda v: (
+        f"calculator: {_N(v.n('block'))} threads, {_N(v.n('regs'))} registers, {fmt.size(v.n('smem'))} shared "
+        f"memory per block -> {_N(v.n('blocks'))} blocks, {_N(v.n('warps'))} warps per SM (limited by "
+        f"{v.s('limiter')}); now {_N(v.n('blocks_now'))} blocks, {_N(v.n('warps_now'))} warps"
+    ),
+    "predict.regs-capped": lambda v: (
+        f"registers capped at {_N(v.n('regs'))} per thread (__launch_bounds__ or -maxrregcount) from "
+        f"{_N(v.n('regs_now'))}: assumes the compiler fits the kernel without spilling; spills add local-memory "
+        "traffic this prediction does not count"
+    ),
+    "predict.achieved": _predict_achieved,
+    "predict.grid-loop": lambda v: (
+        f"the same work over {_N(v.n('grid'))} blocks: each thread's loop runs {_x(v.n('trips'))} the iterations it "
+        "runs now (a grid-stride loop); the loop's own ILP and per-iteration cost are taken as now, which a launch "
+        "of one iteration per thread cannot show"
+    ),
+    "predict.concurrency": lambda v: (
+        f"concurrency = warps x ILP: {_N(v.n('achieved_now'))} x {_N(v.n('ilp_now'))} = {_N(v.n('conc_now'))} now, "
+        f"{_N(v.n('achieved_new'))} x {_N(v.n('ilp_new'))} = {_N(v.n('conc_new'))} after"
+    ),
+    "predict.sweep-fit": lambda v: (
+        f"soft min fitted to {_N(v.n('samples'))} measured launches at {_N(v.n('levels'))} concurrencies "
+        f"({_N(v.n('low'))}-{_N(v.n('high'))} warps x ILP per SM): sharpness p = {_N(v.n('sharpness'))}, log error "
+        f"{_N(v.n('log_error'))}" + ("" if v.o("saturated") else "; no saturation measured (n / L throughout)")
+    ),
+    "predict.sweep-held": lambda v: (
+        f"beyond {_N(v.n('high'))} warps x ILP per SM the fit has seen no saturation it did not measure: its growth "
+        f"is held to what this launch's counters allow ({v.s('unit')} at {_F(v.n('utilization'))} of what it can "
+        "reach)"
+    ),
+    "predict.unit-use": lambda v: (
+        f"{v.s('unit')} {_use_rate(v, 'achieved')} of the {_use_rate(v, 'ceiling')} achievable ({v.s('source')}): "
+        f"{_F(v.n('utilization'))} of what it can reach"
+    ),
+    "predict.dram-latency": lambda v: (
+        f"DRAM by Little's law with its loaded latency ({v.s('source')}): a warp waits for memory "
+        f"{_F(v.n('memory_share'))} of its time (long-scoreboard stalls), memory latency {_D(v.n('latency_ns'))} "
+        "now, growing along the measured curve as throughput nears the ceiling"
+    ),
+    "predict.busiest": lambda v: (
+        f"busiest unit: {v.s('unit')}, {_F(v.n('utilization'))} of its achievable bound: "
+        + {"throughput": "throughput-bound", "latency": "latency-bound, below the knee"}.get(
+            v.s("regime"), "near the knee"
+        )
+    ),
+    "predict.spare": _predict_spare,
+    "predict.unseen": lambda v: (
+        f"{v.s('why')}: the model cannot see it, so the interval spans {_x(v.n('slower_x'))} slower to "
+        f"{_x(v.n('faster_x'))} faster than the point"
+    ),
+    "predict.waves": _predict_waves,
+    "predict.launch-rate": _predict_launch_rate,
+    "predict.no-launch-rate": lambda v: (
+        "no measured block launch rate for this device (tracekit calibrate): block starts not modelled"
+    ),
+    "predict.littles-law": lambda v: (
+        f"Little's law: the bound needs about {_N(v.n('needed'))} warps x ILP per SM in flight (latency x "
+        f"throughput); {_N(v.n('conc_new'))} after the change"
+    ),
+    "predict.result": lambda v: (
+        f"predicted {_D(v.n('predicted_ns'))} (now {_D(v.n('now_ns'))}): speed-up {_x(v.n('speedup'))}, interval "
+        f"{_x(v.n('low'))}-{_x(v.n('high'))}"
+    ),
+    "predict.capped": lambda v: (
+        f"held to {v.s('unit')}'s achievable ceiling: it runs at {_F(v.n('utilization'))} of it now, so no change "
+        f"buys more than {_x(v.n('headroom'))}"
+    ),
+}
+TEMPLATES.update(PREDICTION_TEMPLATES)
+
+
+# ---- predictions (tracekit.analysis.predict): one sentence per step, from the step's values ----------------------
+
+
+def _x(value: float) -> str:
+    """A speed-up or ratio: 1.37x."""
+    return f"{fmt.significant(value, 3)}x"
+
+
+def _use_rate(v: _V, name: str) -> str:
+    value = v.n(name)
+    return fmt.bandwidth(value) if v.s("rate_unit") == "B/s" else f"{_P(value)} of peak"
+
+
+def _predict_achieved(v: _V) -> str:
+    if v.o("arrival_scale") is not None:
+        why = (
+            f"block starts bind the launch now, so its warps are set by how many start per second, not by its "
+            f"blocks; {_x(v.n('arrival_scale'))} the warps started per second hold "
+        )
+    elif v.o("cv") is not None:
+        longer = f", {_x(v.n('trips'))} the loop iterations per warp (cv / sqrt of it)" if v.n("trips") > 1 else ""
+        why = (
+            f"a block frees its slot when its last warp ends: warp lifetimes spread by cv {_N(v.n('cv'))} (from that "
+            f"lost share at {_N(v.n('warps_per_block_now'))} warps per block){longer} keep "
+            f"{_F(v.n('keep_new'))} at {_N(v.n('warps_per_block_new'))} warps per block: "
+        )
+    else:
+        why = "the same share: "
+    span = (
+        f" ({_N(v.n('span_low'))}-{_N(v.n('span_high'))} from a tail spread over a block time to lockstep equal blocks)"
+        if v.o("span_low") is not None
+        else ""
+    )
+    return (
+        f"the launch keeps {_N(v.n('achieved_now'))} of {_N(v.n('theoretical_now'))} warps resident on average: "
+        f"{_F(v.n('tail_now'))} of its block slots held over {_N(v.n('waves_now'))} waves (the tail) and "
+        f"{_F(v.n('keep_now'))} of each block's warps; {why}{_F(v.n('keep_new'))} of {_N(v.n('theoretical_new'))} "
+        f"warps x {_F(v.n('tail_new'))} of the slots held over {_N(v.n('waves_new'))} waves is "
+        f"{_N(v.n('achieved_new'))} warps per SM on average{span}"
+    )
+
+
+def _predict_waves(v: _V) -> str:
+    shape = v.s("shape")
+    tail = (
+        f"; the last wave holds {_F(v.n('last_wave'))} of the slots, and blocks of unequal length spread the tail: "
+        f"{_F(v.n('tail'))} of the slots held on average"
+        if shape == "partial"
+        else "; under one wave, so fewer warps in flight than the SM holds"
+        if shape == "under-one"
+        else f"; blocks of unequal length spread the tail: {_F(v.n('tail'))} of the slots held on average"
+    )
+    return f"{_N(v.n('grid'))} blocks in {_N(v.n('waves'))} waves of {_N(v.n('blocks'))} x {_N(v.n('sms'))} SMs{tail}"
 
 
 def _predict_launch_rate(v: _V) -> str:

@@ -1,0 +1,194 @@
+"""`predict`: the steps in order (occupancy, achieved occupancy, concurrency, per-unit throughput, waves and tail,
+launch rate), each returning its findings, and the duration with its interval."""
+
+from __future__ import annotations
+
+import math
+
+from tracekit.analysis.occupancy import device_limits
+from tracekit.analysis.predict.findings import finding
+from tracekit.analysis.predict.inputs import inputs_from_result
+from tracekit.analysis.predict.launch_rate import (
+    LAUNCH_BOUND_SHARE,
+    arrival_scale,
+    launch_rate_finding,
+    launch_terms,
+    waves_finding,
+)
+from tracekit.analysis.predict.occupancy_step import Config, achieved_step, current_config, new_config
+from tracekit.analysis.predict.throughput import BOUND_SHARE, Throughput, counters_curve, sweep_curve
+from tracekit.analysis.predict.types import (
+    Change,
+    ConfigState,
+    Finding,
+    Predicted,
+    PredictInputs,
+    Prediction,
+    PredictionRefused,
+)
+from tracekit.analysis.predict.uncertainty import unseen_effects
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.ceilings.types import NOMINAL
+
+# Relative width at which an interval is "wide" and the prediction says what would narrow it.
+WIDE_INTERVAL = 1.25
+# Beyond a sweep's measured concurrencies the log error grows by this much per e-fold of extrapolation.
+EXTRAPOLATION_ERROR = 0.25
+
+
+def _state(config: Config, achieved: float) -> ConfigState:
+    return ConfigState(
+        config.threads_per_block,
+        config.registers_per_thread,
+        config.shared_mem_per_block_bytes,
+        config.grid_blocks,
+        config.ilp,
+        config.blocks_per_sm,
+        config.theoretical_warps_per_sm,
+        achieved,
+        config.waves,
+        config.limiter,
+    )
+
+
+def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Prediction:
+    """The predicted duration of the launch under `change`, its interval, basis and reasoning."""
+    if isinstance(inputs, LaunchAnalysis):
+        inputs = inputs_from_result(inputs)
+    if inputs.duration_ns <= 0 or inputs.sm_count <= 0:
+        raise PredictionRefused("cannot predict without the launch's duration and the device's SM count")
+    now = current_config(inputs)
+    new, findings = new_config(inputs, change, now)
+    unseen, unseen_findings = unseen_effects(inputs, change, now, new)
+
+    # Block starts: a launch whose starts bind it does not carry its low residency to a configuration they do not.
+    terms = launch_terms(inputs, now, new)
+    arrivals = arrival_scale(inputs, now, new, terms)
+    achieved, achieved_findings = achieved_step(inputs, now, new, arrivals)
+    findings[1:1] = achieved_findings
+    trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
+    if change.grid_blocks is not None and new.grid_blocks != inputs.grid_blocks:
+        findings.append(finding("waves", "predict.grid-loop", ("grid", new.grid_blocks, "count"), ("trips", trips)))
+
+    # Concurrency = warps x ILP (Volkov 3.3: occupancy is not concurrency).
+    conc_now, conc_new = achieved.now * now.ilp, achieved.new * new.ilp
+    findings.append(
+        finding(
+            "concurrency",
+            "predict.concurrency",
+            ("achieved_now", achieved.now, "warps/SM"),
+            ("ilp_now", now.ilp),
+            ("conc_now", conc_now),
+            ("achieved_new", achieved.new, "warps/SM"),
+            ("ilp_new", new.ilp),
+            ("conc_new", conc_new),
+            value=conc_new,
+        )
+    )
+
+    # Per-unit throughput against concurrency.
+    swept = sweep_curve(inputs, conc_now, terms.work_of)
+    curve, curve_findings = swept if swept is not None else counters_curve(inputs, conc_now)
+    findings += curve_findings
+    basis = [curve.basis]
+    if inputs.has_warp_trace:
+        basis.append("a warp trace")
+    if curve.unit is not None or terms.rate_new is not None:
+        basis.append(f"the device's ceilings ({inputs.ceilings_source})")
+
+    def duration_with(throughput: Throughput, conc: float = conc_new) -> float:
+        # Both concurrencies are time averages over their launch, tail included, as the sweep's points are.
+        x_now, x_new = throughput(conc_now), throughput(conc)
+        work = terms.work_of(inputs.duration_ns) * (x_now / x_new if x_new > 0 else math.inf)
+        return terms.duration_of(work)
+
+    predicted_ns = duration_with(curve.throughput)
+    spread = [duration_with(alt) for alt in curve.alternatives] or [predicted_ns]
+    # The tail's unknown smear (few waves): its own span of durations, compounded with the curve's.
+    tail_spread = [duration_with(curve.throughput, a * new.ilp) for a in achieved.span]
+    err = curve.relative_error
+    if curve.measured_range is not None:
+        lo, hi = curve.measured_range
+        if not lo * 0.95 <= conc_new <= hi * 1.05:
+            err += EXTRAPOLATION_ERROR * abs(math.log(conc_new / (hi if conc_new > hi else lo)))
+    duration_low = min(min(spread), predicted_ns) * min(min(tail_spread) / predicted_ns, 1.0) * (1 - err)
+    duration_high = max(max(spread), predicted_ns) * max(max(tail_spread) / predicted_ns, 1.0) * (1 + err)
+    # Effects the model cannot see widen the interval on the side they act (uncertainty.unseen_effects).
+    for effect in unseen:
+        duration_low = min(duration_low, predicted_ns / effect.faster)
+        duration_high = max(duration_high, predicted_ns * effect.slower)
+    findings += unseen_findings
+
+    findings.append(waves_finding(new, achieved.tail_new, inputs.sm_count))
+    findings.append(launch_rate_finding(inputs, now, new, terms))
+    bound_now = curve.bound if curve.bound is not None and math.isfinite(curve.bound) else None
+    regime = (
+        "launch"
+        if terms.launch_new_ns > LAUNCH_BOUND_SHARE * predicted_ns
+        else (
+            "throughput"
+            if bound_now is not None and curve.throughput(conc_new) > BOUND_SHARE * bound_now
+            else "latency"
+        )
+    )
+    needed = curve.needed if curve.needed is not None and math.isfinite(curve.needed) else None
+    binding_unit = curve.binding(conc_new) if curve.unit is not None else None
+    if needed is not None:
+        findings.append(
+            finding("model", "predict.littles-law", ("needed", needed), ("conc_new", conc_new), value=needed)
+        )
+    speedup = inputs.duration_ns / predicted_ns
+    low, high = inputs.duration_ns / duration_high, inputs.duration_ns / duration_low
+    findings.append(
+        finding(
+            "result",
+            "predict.result",
+            ("predicted_ns", predicted_ns, "ns"),
+            ("now_ns", inputs.duration_ns, "ns"),
+            ("speedup", speedup),
+            ("low", low),
+            ("high", high),
+            value=speedup,
+        )
+    )
+    narrow = None
+    if high / low > WIDE_INTERVAL:
+        if curve.fit is None:
+            most = int(device_limits(inputs.compute_capability).max_warps_per_sm)
+            narrow = (
+                "profile it at two more occupancies (for example "
+                f"{max(8, int(now.theoretical_warps_per_sm // 2))} and {most} warps per SM, by dynamic shared "
+                "memory per block) so the saturation is fitted, not bounded"
+            )
+        else:
+            narrow = "profile it at an occupancy beyond the measured range, near the one asked about"
+        if unseen:
+            narrow = "measure the changed configuration itself: " + "; ".join(e.why for e in unseen)
+        if curve.unit is not None and inputs.ceilings_source == NOMINAL:
+            narrow += "; measure the device's ceilings (tracekit calibrate)"
+    nsight = None
+    if new.theoretical_warps_per_sm > now.theoretical_warps_per_sm:
+        nsight = next((n for n in inputs.nsight if n.rule == "TheoreticalOccupancy"), None)
+    return Prediction(
+        launch_id=inputs.launch_id,
+        kernel_name=inputs.kernel_name,
+        change=change,
+        current_duration_ns=inputs.duration_ns,
+        current=_state(now, achieved.now),
+        new=_state(new, achieved.new),
+        predicted=Predicted(predicted_ns, speedup, low, high, duration_low, duration_high),
+        regime=regime,
+        binding_unit=binding_unit,
+        utilization=next((u.utilization for u in inputs.units if u.unit == binding_unit), curve.utilization),
+        needed_concurrency=needed,
+        basis=tuple(basis),
+        findings=tuple(findings),
+        narrow=narrow,
+        nsight=nsight,
+        unseen=tuple(e.effect for e in unseen),
+    )
+
+
+def findings_of(prediction: Prediction, step: str) -> list[Finding]:
+    """The prediction's findings of one step, in order."""
+    return [f for f in prediction.findings if f.step == step]

@@ -1,0 +1,270 @@
+"""Reading a launch into `PredictInputs`: each unit's use against what is achievable for its access pattern, DRAM's
+loaded-latency curve, Nsight's own estimates, and the counters that say what the model cannot see."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from tracekit.analysis import counters as c
+from tracekit.analysis.achievable import access_pattern, dram_ceiling
+from tracekit.analysis.predict.types import (
+    DramCurve,
+    NsightEstimate,
+    PredictInputs,
+    PredictionRefused,
+    SweepSample,
+    UnitUse,
+)
+from tracekit.analysis.roofline import launch_work
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.ceilings.types import NOMINAL, Ceiling, DeviceCeilings
+
+_FMA_PIPE = (
+    "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+)
+_FP64_PIPE = (
+    "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+)
+_TENSOR_PIPE = (
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+)
+_STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+# Stall reasons that are a warp waiting for a unit to have room (queueing), not for a latency to pass.
+_QUEUE_STALLS = (
+    "not_selected",
+    "dispatch_stall",
+    "math_pipe_throttle",
+    "lg_throttle",
+    "mio_throttle",
+    "tex_throttle",
+)
+_ALL_STALLS = (
+    "selected",
+    "wait",
+    "long_scoreboard",
+    "short_scoreboard",
+    "branch_resolving",
+    "no_instruction",
+    "drain",
+    "imc_miss",
+    "barrier",
+    "membar",
+    "misc",
+    "sleeping",
+    *_QUEUE_STALLS,
+)
+
+
+def _pct_use(unit: str, pct: float | None, ceiling: Ceiling | None, source: str) -> UnitUse | None:
+    """A pipe's Nsight % of peak against the achievable share of that peak (the measured ceiling / nominal)."""
+    if pct is None:
+        return None
+    fraction = ceiling.fraction_of_nominal if ceiling is not None else None
+    if ceiling is None or not ceiling.measured or not fraction:
+        return UnitUse(unit, pct, 100.0, NOMINAL)
+    return UnitUse(unit, pct, 100.0 * min(fraction, 1.0), ceiling.source)
+
+
+def _stream_ceiling(ceilings: DeviceCeilings, read_bytes: float | None, write_bytes: float | None) -> Ceiling | None:
+    """A stream's achievable DRAM rate for its read/write mix: the read-only stream, the copy (half each) and the
+    write-only stream are measured; between them the DRAM time per byte is interpolated (bus turnarounds make a mix
+    slower than either direction alone)."""
+    copy, read, write = (
+        ceilings.dram_stream_bytes_per_s,
+        ceilings.dram_read_bytes_per_s,
+        ceilings.dram_write_bytes_per_s,
+    )
+    if copy is None or read is None or write is None or not read_bytes or write_bytes is None:
+        return copy
+    w = write_bytes / (read_bytes + write_bytes)
+    if w <= 0.5:
+        inverse = (1 - 2 * w) / read.value + 2 * w / copy.value
+    else:
+        inverse = (2 - 2 * w) / copy.value + (2 * w - 1) / write.value
+    return Ceiling(1.0 / inverse, copy.unit, copy.nominal, copy.source, None, f"stream, {w:.0%} writes")
+
+
+def unit_uses(
+    metrics: pl.DataFrame, ceilings: DeviceCeilings | None = None
+) -> tuple[tuple[UnitUse, ...], DramCurve | None]:
+    """Each unit's use from the launch's counters, against what is achievable for its access pattern on this device
+    (`tracekit.analysis.achievable`: streaming vs scattered 32-byte sectors from the sector counters), and DRAM's
+    loaded-latency curve with the launch's place on it. Without a DeviceCeilings, Nsight's % of nominal peak."""
+
+    def get(*names: str) -> float | None:
+        return c.metric(metrics, *names)
+
+    uses: list[UnitUse] = []
+    work = launch_work(get)
+    pattern = access_pattern(*((work.data_bytes_per_sector, work.sectors_per_request) if work else (None, None)))
+    dram_curve = None
+    dram_pct = get("dram__cycles_active.avg.pct_of_peak_sustained_elapsed", *c.DRAM_THROUGHPUT_PCT)
+    chosen = dram_ceiling(ceilings, pattern) if ceilings is not None else None
+    if work is not None and work.dram_bytes is not None and chosen is not None and chosen[1].nominal:
+        ceiling = chosen[1]
+        if pattern.name == "stream" and ceilings is not None:
+            ceiling = _stream_ceiling(ceilings, get("dram__bytes_read.sum"), get("dram__bytes_write.sum")) or ceiling
+        rate = work.dram_bytes / (work.duration_ns * 1e-9)
+        label = f"dram ({pattern.name})"
+        uses.append(UnitUse(label, rate, ceiling.value, ceiling.source, "B/s"))
+        curve = ceilings.dram_latency_curve if ceilings is not None else ()
+        if curve and ceiling.measured:
+            top = max(p.throughput_bytes_per_s for p in curve)
+            points = tuple(sorted((p.throughput_bytes_per_s / top, p.latency_ns) for p in curve))
+            dram_curve = DramCurve(rate, ceiling.value, points, _memory_share(get), ceiling.source)
+    elif dram_pct is not None:
+        uses.append(UnitUse(f"dram ({pattern.name})", dram_pct, 100.0, NOMINAL))
+    l2_ceiling = ceilings.l2_bytes_per_s if ceilings is not None else None
+    if work is not None and work.l2_bytes is not None and l2_ceiling is not None:
+        uses.append(
+            UnitUse("l2", work.l2_bytes / (work.duration_ns * 1e-9), l2_ceiling.value, l2_ceiling.source, "B/s")
+        )
+    elif (l2 := get(*c.L2_THROUGHPUT_PCT)) is not None:
+        uses.append(UnitUse("l2", l2, 100.0, NOMINAL))
+    shared_ceiling = ceilings.shared_bytes_per_s if ceilings is not None else None
+    if work is not None and work.shared_bytes and shared_ceiling is not None:
+        rate = work.shared_bytes / (work.duration_ns * 1e-9)
+        uses.append(UnitUse("shared", rate, shared_ceiling.value, shared_ceiling.source, "B/s"))
+    tensor: Ceiling | None = None
+    if ceilings is not None and ceilings.tensor_flop_per_s:
+        tensor = max(ceilings.tensor_flop_per_s.values(), key=lambda t: t.fraction_of_nominal or 0.0)
+    pipes: tuple[tuple[str, float | None, Ceiling | None], ...] = (
+        ("fma pipe", get(*_FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
+        ("fp64 pipe", get(*_FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
+        ("tensor pipe", get(*_TENSOR_PIPE), tensor),
+    )
+    for unit, pct, pipe_ceiling in pipes:
+        found = _pct_use(unit, pct, pipe_ceiling, NOMINAL)
+        if found is not None and found.achieved > 0:
+            uses.append(found)
+    issue = get(*c.ISSUE_ACTIVE_PCT)
+    if issue is not None:
+        uses.append(_issue_use(issue, get))
+    return tuple(uses), dram_curve
+
+
+def _issue_use(issue_pct: float, get: Callable[..., float | None]) -> UnitUse:
+    """The issue slots: one instruction per scheduler per cycle nominal (calibrate measures no issue ceiling). Where
+    warps already queue for issue (not-selected and dispatch stalls), the queueing delay shows the rate this code
+    really issues at: an M/M/1 server of capacity mu at arrival rate lambda waits Wq = lambda / (mu (mu - lambda))
+    cycles, so mu = (Wq lambda + sqrt((Wq lambda)^2 + 4 Wq lambda)) / (2 Wq); the smaller of mu and 1 is the
+    ceiling (a dependent FMA chain with dispatch stalls issues at about 0.6 per cycle, not 1)."""
+    rate = issue_pct / 100.0
+    waits = [get(_STALL.format(name)) for name in ("not_selected", "dispatch_stall")]
+    wq = sum(w for w in waits if w)
+    cycle = sum(v for v in (get(_STALL.format(name)) for name in _ALL_STALLS) if v)
+    # Warps wake together (a load returns to many at once), so some waiting shows at any load; only a queue that
+    # takes a third or more of a warp's cycles says the server itself is near its capacity.
+    if wq <= 0 or rate <= 0 or wq < cycle / 3:
+        return UnitUse("issue", issue_pct, 100.0, NOMINAL)
+    mu = (wq * rate + math.sqrt((wq * rate) ** 2 + 4 * wq * rate)) / (2 * wq)
+    if mu >= 1.0:
+        return UnitUse("issue", issue_pct, 100.0, NOMINAL)
+    return UnitUse("issue", issue_pct, 100.0 * mu, f"queueing in this launch's issue stalls, {wq:.2g} cycles")
+
+
+def _memory_share(get: Callable[..., float | None]) -> float:
+    """The share of a warp's time spent waiting for global memory (long-scoreboard stalls over all warp cycles per
+    issued instruction); 1 without the stall counters (Little's law on bytes alone)."""
+    stalls = {name: get(_STALL.format(name)) for name in _ALL_STALLS}
+    total = sum(v for v in stalls.values() if v)
+    memory = stalls.get("long_scoreboard")
+    if not total or memory is None:
+        return 1.0
+    return min(1.0, max(0.05, memory / total))
+
+
+def nsight_estimates(metrics: pl.DataFrame) -> tuple[NsightEstimate, ...]:
+    """Nsight's occupancy rule estimates (rows `rule:<Name>` with their Estimated Speedup)."""
+    applies = {
+        "TheoreticalOccupancy": "theoretical occupancy raised to the device maximum",
+        "AchievedOccupancy": "achieved occupancy raised to the theoretical",
+    }
+    found: dict[str, NsightEstimate] = {}
+    for name, _text, value in c.rows_with_prefix(metrics, "rule:"):
+        rule = name.removeprefix("rule:")
+        if rule not in applies or value is None or not 0 <= value < 100:
+            continue
+        if rule in found and found[rule].estimated_speedup_pct >= value:
+            continue
+        found[rule] = NsightEstimate(rule, float(value), 1.0 / (1.0 - value / 100.0), applies[rule])
+    return tuple(found.values())
+
+
+def inputs_from_result(
+    result: LaunchAnalysis,
+    metrics: pl.DataFrame | None = None,
+    sweep: Sequence[SweepSample] | None = None,
+    ceilings: DeviceCeilings | None = None,
+) -> PredictInputs:
+    """The inputs of one analysed launch; `metrics` is its counters (Store.metrics), `sweep` other launches of
+    the same work (default: the result's fitted sweep, as throughputs), `ceilings` the device's (the caller reads
+    them: `tracekit.ceilings.ceilings_for`); without them, nominal peaks and no launch-rate term."""
+    kernel, device = result.kernel, result.kernel.device
+    missing = []
+    if result.duration_ns is None:
+        missing.append("its duration (import an Nsight Compute or Nsight Systems record of it, or a warp trace)")
+    if device.cc is None:
+        missing.append("the device's compute capability (an Nsight Compute report or a warp trace header has it)")
+    if not device.sm_count:
+        missing.append("the device's SM count")
+    if kernel.block[0] is None or kernel.grid[0] is None:
+        missing.append("its grid and block size")
+    if kernel.registers_per_thread is None:
+        missing.append("its registers per thread (Nsight Compute's launch statistics)")
+    if missing:
+        raise PredictionRefused(f"launch {result.launch_id}: cannot predict without " + "; ".join(missing))
+    frame = metrics if metrics is not None else pl.DataFrame()
+    if sweep is None and result.sweep is not None and result.duration_ns:
+        points = result.sweep.points
+        own = next((p for p in points if p.launch_id == result.launch_id), None)
+        if own is not None and own.throughput > 0:
+            sweep = [
+                SweepSample(
+                    p.occupancy_warps_per_sm, result.duration_ns * own.throughput / p.throughput, 1.0, p.launch_id
+                )
+                for p in points
+                if p.throughput > 0
+            ]
+    threads = math.prod(int(v or 1) for v in kernel.block)
+    units, dram_curve = unit_uses(frame, ceilings)
+    rates: tuple[tuple[int, float], ...] = ()
+    overhead = None
+    if ceilings is not None:
+        rates = tuple(sorted((int(k), float(v.value)) for k, v in ceilings.block_launch_per_s_per_sm.items()))
+        if ceilings.launch_overhead_s is not None:
+            overhead = ceilings.launch_overhead_s.value * 1e9
+    return PredictInputs(
+        compute_capability=str(device.cc),
+        sm_count=int(device.sm_count or 0),
+        duration_ns=float(result.duration_ns or 0.0),
+        threads_per_block=threads,
+        grid_blocks=math.prod(int(v or 1) for v in kernel.grid),
+        registers_per_thread=int(kernel.registers_per_thread or 0),
+        static_shared_mem_bytes=int(kernel.static_shared_mem_per_block_bytes or 0),
+        dynamic_shared_mem_bytes=int(
+            kernel.dynamic_shared_mem_per_block_bytes
+            if kernel.dynamic_shared_mem_per_block_bytes is not None
+            else (kernel.shared_mem_per_block_bytes or 0) - (kernel.static_shared_mem_per_block_bytes or 0)
+        ),
+        achieved_warps_per_sm=result.occupancy.achieved_warps_per_sm
+        or (result.warps.mean_occupancy_warps_per_sm if result.warps else None),
+        units=units,
+        sweep=tuple(sweep or ()),
+        nsight=nsight_estimates(frame),
+        launch_rate_source=ceilings.source if ceilings is not None and rates else NOMINAL,
+        block_launch_rates=rates,
+        launch_overhead_ns=overhead,
+        dram_curve=dram_curve,
+        ceilings_source=ceilings.source if ceilings is not None else NOMINAL,
+        has_warp_trace=result.warps is not None,
+        launch_id=result.launch_id,
+        kernel_name=kernel.name,
+        device_name=device.name,
+    )

@@ -1,0 +1,260 @@
+"""Per-unit throughput against concurrency: the step that turns concurrency (warps x ILP per SM) into throughput.
+
+With a measured sweep of three or more occupancies the soft min is fitted (`tracekit.analysis.model`); with one
+launch each unit's curve passes through its measured point against its achievable ceiling, and the lowest binds.
+A sweep's fit sees no saturation it did not measure, so beyond its highest concurrency its growth is held to what
+the launch's own counters allow (the unit's ceiling).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from tracekit.analysis import model
+from tracekit.analysis.predict.findings import finding
+from tracekit.analysis.predict.types import DramCurve, Finding, PredictInputs, PredictionRefused, UnitUse
+
+MIN_SWEEP_OCCUPANCIES = 3
+MIN_SWEEP_SPAN = 2.0
+# A unit at or above this share of its achievable ceiling is throughput-bound; under KNEE_SHARE it is below the knee.
+BOUND_SHARE = 0.9
+KNEE_SHARE = 0.6
+# The interval: the utilization read +-5 points, DRAM's memory share +-0.2 and its ceiling +-5% (run-to-run spread
+# of the counters and calibrate's plateaus).
+UTILIZATION_SPREAD = 0.05
+
+Throughput = Callable[[float], float]  # concurrency (warps x ILP per SM) -> throughput (relative)
+
+
+@lru_cache(maxsize=256)
+def _fit(concurrencies: tuple[float, ...], throughputs: tuple[float, ...]) -> model.SaturationFit:
+    """The sweep's fit, once per sweep (what_to_try predicts many changes from the same one)."""
+    return model.fit_saturation(list(concurrencies), list(throughputs))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Throughput as a function of concurrency, the unit that binds it, and how sure it is."""
+
+    fit: model.SaturationFit | None  # from a sweep
+    throughput: Throughput
+    alternatives: tuple[Throughput, ...]  # spanning the interval
+    bound: float | None  # the throughput no concurrency passes (same scale)
+    needed: float | None  # concurrency at which the bound is (nearly) reached: Little's law L x B
+    basis: str
+    unit: str | None  # the binding unit (one launch's counters)
+    utilization: float | None  # of that unit, now
+    relative_error: float  # added to the interval (fit residual)
+    measured_range: tuple[float, float] | None
+    binding: Callable[[float], str | None]  # which unit binds at a concurrency
+
+
+@dataclass(frozen=True)
+class Part:
+    """One unit's throughput against concurrency, relative to now (1 at the current concurrency)."""
+
+    unit: str
+    ratio: Callable[[float], float]  # concurrency scale -> throughput / throughput now
+    bound: float  # the ratio the unit cannot pass
+    needed_scale: float  # the concurrency scale at which it is (nearly) at its bound
+
+
+def soft_part(unit: str, utilization: float, sharpness: float) -> Part:
+    """A unit without a latency curve: the soft min of Volkov's n / L and its achievable bound, through now."""
+    latency, bound = model.from_utilization(1.0, 1.0, utilization, sharpness)
+    b = bound if bound is not None else math.inf
+
+    def ratio(scale: float) -> float:
+        return model.soft_min_throughput(scale, latency, bound, sharpness)
+
+    return Part(unit, ratio, b, latency * b if bound is not None else math.inf)
+
+
+def dram_part(unit: str, dram: DramCurve, share: float, ceiling_scale: float) -> Part:
+    """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess."""
+    x0, top = dram.throughput_bytes_per_s, dram.ceiling_bytes_per_s * ceiling_scale
+    curve = replace(dram, ceiling_bytes_per_s=top)
+
+    def ratio(scale: float) -> float:
+        return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share) / x0
+
+    near = 0.95 * top
+    lat_now = curve.latency_at(min(x0, top * 0.999))
+    needed = near / x0 * ((1 - share) + share * curve.latency_at(near) / lat_now) if lat_now > 0 else math.inf
+    return Part(unit, ratio, top / x0, needed)
+
+
+def parts(inputs: PredictInputs, du: float = 0.0, p: float = model.DEFAULT_SHARPNESS, dc: float = 0.0) -> list[Part]:
+    """Each measured unit's curve, its utilization moved by `du`, sharpness `p`, DRAM's ceiling by `dc`."""
+    found = []
+    for use in inputs.units:
+        u = min(max(use.utilization + du, 0.01), 0.999)
+        if use.unit.startswith("dram") and inputs.dram_curve is not None:
+            share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
+            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc))
+        else:
+            found.append(soft_part(use.unit, u, p))
+    return found
+
+
+def min_of(found: list[Part], conc_now: float) -> Throughput:
+    def throughput(conc: float) -> float:
+        return min(part.ratio(conc / conc_now) for part in found)
+
+    return throughput
+
+
+def regime_word(utilization: float) -> str:
+    return "throughput" if utilization >= BOUND_SHARE else "latency" if utilization < KNEE_SHARE else "knee"
+
+
+def _unit_findings(inputs: PredictInputs, top: UnitUse) -> list[Finding]:
+    out = [
+        finding(
+            "regime",
+            "predict.unit-use",
+            ("unit", use.unit),
+            ("achieved", use.achieved, use.rate_unit),
+            ("ceiling", use.ceiling, use.rate_unit),
+            ("rate_unit", use.rate_unit),
+            ("source", use.source),
+            ("utilization", use.utilization, "fraction"),
+            value=use.utilization,
+        )
+        for use in sorted(inputs.units, key=lambda x: -x.utilization)
+    ]
+    dram = inputs.dram_curve
+    if dram is not None:
+        latency = dram.latency_at(min(dram.throughput_bytes_per_s, dram.ceiling_bytes_per_s * 0.999))
+        out.append(
+            finding(
+                "model",
+                "predict.dram-latency",
+                ("source", dram.source),
+                ("memory_share", dram.memory_share, "fraction"),
+                ("latency_ns", latency, "ns"),
+                value=dram.memory_share,
+            )
+        )
+    u = min(top.utilization, 0.999)
+    out.append(
+        finding(
+            "regime",
+            "predict.busiest",
+            ("unit", top.unit),
+            ("utilization", u, "fraction"),
+            ("regime", regime_word(u)),
+            value=u,
+        )
+    )
+    return out
+
+
+def counters_curve(inputs: PredictInputs, current_conc: float) -> tuple[Curve, list[Finding]]:
+    """One launch: each unit's curve through its measured point, the lowest binding; the interval spans the
+    saturation's sharpness (p = 1.5-4) and the counters' spread."""
+    if not inputs.units:
+        raise PredictionRefused(
+            "cannot tell latency-bound from throughput-bound: the launch has no Nsight Compute counters "
+            "(SpeedOfLight, ComputeWorkloadAnalysis, SchedulerStats sections) and no occupancy sweep of three or "
+            "more occupancies; profile it with ncu, or at two more occupancies"
+        )
+    found = parts(inputs)
+    alternatives = tuple(
+        min_of(parts(inputs, sign * UTILIZATION_SPREAD, p, sign * UTILIZATION_SPREAD), current_conc)
+        for p in model.SHARPNESS_RANGE
+        for sign in (-1, 1)
+    )
+    tightest = min(found, key=lambda part: part.bound)
+    top = max(inputs.units, key=lambda u: u.utilization)
+
+    def binding(conc: float) -> str | None:
+        return min(found, key=lambda part: part.ratio(conc / current_conc)).unit
+
+    curve = Curve(
+        fit=None,
+        throughput=min_of(found, current_conc),
+        alternatives=alternatives,
+        bound=tightest.bound,
+        needed=current_conc * min(part.needed_scale for part in found),
+        basis="this launch's counters",
+        unit=top.unit,
+        utilization=min(top.utilization, 0.999),
+        relative_error=0.02,
+        measured_range=None,
+        binding=binding,
+    )
+    return curve, _unit_findings(inputs, top)
+
+
+def sweep_curve(
+    inputs: PredictInputs, current_conc: float, work_of: Callable[[float], float]
+) -> tuple[Curve, list[Finding]] | None:
+    """A measured sweep of three or more concurrencies spanning 2x or more: the soft min fitted to its work times
+    (`work_of` takes launch overhead and block starts out). Beyond the highest measured concurrency the fit's
+    growth is held to what the launch's counters allow, where it has them: a fit sees no saturation it did not
+    measure. None without such a sweep."""
+    samples = [s for s in inputs.sweep if s.warps_per_sm > 0 and s.duration_ns > 0]
+    levels = sorted({round(s.warps_per_sm * s.ilp, 1) for s in samples})
+    if len(levels) < MIN_SWEEP_OCCUPANCIES or levels[-1] / levels[0] < MIN_SWEEP_SPAN:
+        return None
+    conc = [s.warps_per_sm * s.ilp for s in samples]
+    thr = [1.0 / work_of(s.duration_ns) for s in samples]
+    fit = _fit(tuple(conc), tuple(thr))
+    findings = [
+        finding(
+            "model",
+            "predict.sweep-fit",
+            ("samples", len(samples), "count"),
+            ("levels", len(levels), "count"),
+            ("low", levels[0]),
+            ("high", levels[-1]),
+            ("sharpness", fit.sharpness),
+            ("log_error", fit.rms_log_error),
+            ("saturated", fit.bound is not None),
+            value=fit.sharpness,
+        )
+    ]
+
+    def fitted(c: float) -> float:
+        return model.soft_min_throughput(c, fit.latency, fit.bound, fit.sharpness)
+
+    throughput: Throughput = fitted
+    hi = levels[-1]
+    if inputs.units:
+        counters, _ = counters_curve(inputs, current_conc)
+
+        def held(c: float) -> float:
+            # Above the measured range: the fit's value at its edge, grown no more than the counters allow.
+            if c <= hi:
+                return fitted(c)
+            grown = counters.throughput(c) / counters.throughput(hi)
+            return min(fitted(c), fitted(hi) * grown)
+
+        throughput = held
+        findings.append(
+            finding(
+                "model",
+                "predict.sweep-held",
+                ("high", hi),
+                ("unit", counters.unit or "?"),
+                ("utilization", counters.utilization or 0.0, "fraction"),
+            )
+        )
+    curve = Curve(
+        fit=fit,
+        throughput=throughput,
+        alternatives=(),
+        bound=fit.bound,
+        needed=model.needed_concurrency(fit.latency, fit.bound) if fit.bound else None,
+        basis="a measured sweep",
+        unit=None,
+        utilization=None,
+        relative_error=2 * fit.rms_log_error + 0.01,
+        measured_range=(levels[0], levels[-1]),
+        binding=lambda c: None,
+    )
+    return curve, findings
