@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export_command", "export_command"),
     "calibrate": ("calibrate_command", "calibrate_command"),
     "ceilings": ("ceilings_command", "ceilings_command"),
+    "step": ("step_command", "step_command"),
 }
 
 

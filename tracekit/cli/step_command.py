@@ -1,0 +1,144 @@
+"""`tracekit step`: where a PyTorch (or any CUDA) step's time goes, why the GPU idles, and what to try first."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+import typer
+
+from tracekit import format as fmt
+from tracekit.analysis.steps.ranks import AlignedStep
+from tracekit.analysis.steps.types import Step, StepsResult
+from tracekit.cli.common import JsonOption, busy, console, print_json
+
+TOP_ROWS = 5
+
+
+def steps_dict(result: StepsResult) -> dict[str, Any]:
+    """The --json object: `tracekit.steps/1`, every field of the result (ns, exact)."""
+    data = dataclasses.asdict(result)
+    for step, source in zip(data["steps"], result.steps, strict=True):
+        step["busy_pct"] = source.busy_pct
+    return data
+
+
+def _pct(part: int, whole: int) -> str:
+    return fmt.percent(100.0 * part / whole) if whole else "-"
+
+
+def table_lines(result: StepsResult) -> list[str]:
+    head = (
+        f"{result.source or 'trace'}: {fmt.plural(len(result.steps), 'step')} ({result.detected_by})"
+        f"{f', rank {result.rank}' if result.rank is not None else ''}"
+        f"{f' on {result.device_name}' if result.device_name else ''}; "
+        f"median step {fmt.duration(result.median_step_ns)}"
+    )
+    lines = [
+        head,
+        f"  {'step':<24} {'span':>10} {'GPU busy':>10} {'busy':>6} {'idle':>10} {'kernels':>8}  largest idle cause",
+    ]
+    for step in result.steps:
+        top = step.causes[0] if step.causes and step.causes[0].idle_ns else None
+        cause = f"{top.cause} {fmt.duration(top.idle_ns)}" if top else "-"
+        lines.append(
+            f"  {step.label[:24]:<24} {fmt.duration(step.span_ns):>10} {fmt.duration(step.busy_ns):>10} "
+            f"{fmt.percent(step.busy_pct):>6} {fmt.duration(step.idle_ns):>10} {step.kernels:>8}  {cause}"
+        )
+    return lines
+
+
+def step_lines(step: Step) -> list[str]:
+    """One step in detail: idle causes with evidence, categories, operators, communication."""
+    lines = [
+        f"step {step.label}: span {fmt.duration(step.span_ns)}, GPU busy {fmt.duration(step.busy_ns)} "
+        f"({fmt.percent(step.busy_pct)}), idle {fmt.duration(step.idle_ns)}; {fmt.plural(step.kernels, 'kernel')}"
+        f"{f' ({step.graph_kernels:,} replayed from CUDA graphs)' if step.graph_kernels else ''}, "
+        f"{fmt.plural(step.copies, 'copy', 'copies')}, {fmt.plural(step.sets, 'set')}",
+        "  idle by cause:",
+    ]
+    for cause in step.causes:
+        if not cause.idle_ns:
+            continue
+        evidence = "; ".join(f"{e.kind} {e.name} {fmt.duration(e.idle_ns)}".replace("  ", " ") for e in cause.evidence)
+        lines.append(
+            f"    {cause.cause:<24} {fmt.duration(cause.idle_ns):>10} {_pct(cause.idle_ns, step.idle_ns):>6} "
+            f"in {fmt.plural(cause.gaps, 'gap')}: {evidence}"
+        )
+    lines.append("  GPU time by category:")
+    for category in step.categories:
+        lines.append(
+            f"    {category.category:<28} {fmt.duration(category.gpu_ns):>10} {_pct(category.gpu_ns, step.busy_ns):>6} "
+            f"({fmt.plural(category.count, 'activity', 'activities')})"
+        )
+    lines.append("  GPU time by operator (kernels):")
+    for op in step.operators[:TOP_ROWS]:
+        where = " > ".join(p for p in (op.annotation_path, op.operator) if p) or "(no operator)"
+        lines.append(f"    {fmt.duration(op.gpu_ns):>10}  {where} ({fmt.plural(op.count, 'kernel')})")
+    if step.communication_ns:
+        lines.append(
+            f"  communication {fmt.duration(step.communication_ns)}, of which "
+            f"{fmt.duration(step.communication_overlap_ns)} overlapped computation"
+        )
+    return lines
+
+
+def result_lines(result: StepsResult) -> list[str]:
+    lines = table_lines(result)
+    if result.representative_step is not None:
+        lines += ["", *step_lines(result.steps[result.representative_step])]
+    if result.what_to_try:
+        lines.append("  what to try first (step time saved at most):")
+        for s in result.what_to_try:
+            lines.append(f"    - {s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}")
+    lines += [f"  warning: {w}" for w in result.warnings]
+    return lines
+
+
+def rank_lines(aligned: tuple[AlignedStep, ...]) -> list[str]:
+    lines = ["ranks aligned by step:"]
+    for step in aligned:
+        straggler = f"straggler rank {step.straggler}" if step.straggler is not None else "no communication"
+        lines.append(f"  {step.label}: spread {fmt.duration(step.spread_ns)}, {straggler}")
+        for r in step.ranks:
+            lines.append(
+                f"    rank {r.rank}: step {fmt.duration(r.span_ns)}, busy {fmt.duration(r.busy_ns)}, "
+                f"communication {fmt.duration(r.communication_ns)} (waiting {fmt.duration(r.communication_wait_ns)})"
+            )
+    return lines
+
+
+def step_command(
+    sources: Annotated[
+        list[str], typer.Argument(help="A PyTorch profiler trace or nsys SQLite export; several: one per rank.")
+    ],
+    step: Annotated[
+        str | None,
+        typer.Option("--step", help="The record_function or NVTX range that marks one step (default: ProfilerStep#N)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Where each step's time goes: GPU busy and idle, idle causes, categories, operators, what to try first."""
+    from tracekit.steps import ranks_of
+
+    with busy(f"reading {fmt.plural(len(sources), 'trace')}"):
+        results, aligned = ranks_of(list(sources), step)
+    if as_json:
+        payload: Any = steps_dict(results[0])
+        if len(results) > 1:
+            payload = {
+                "schema": "tracekit.step-ranks/1",
+                "ranks": [steps_dict(r) for r in results],
+                "aligned": [dataclasses.asdict(a) for a in aligned],
+            }
+        print_json(payload)
+        return
+    for index, result in enumerate(results):
+        if index:
+            console.print("", markup=False)
+        for line in result_lines(result):
+            console.print(line, markup=False)
+    if len(results) > 1:
+        console.print("", markup=False)
+        for line in rank_lines(aligned):
+            console.print(line, markup=False)
