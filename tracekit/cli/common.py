@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 from rich.segment import Segment
+from rich.table import Table
 
 from tracekit.format import NameStyle
 
@@ -46,13 +48,32 @@ def escape_control(text: str) -> str:
     )
 
 
+# Wider than any table a command prints: a table measured against it takes its natural width.
+UNBOUNDED_WIDTH = 1 << 20
+
+
 class SafeConsole(Console):
     """A console for text from input files: no markup, no emoji codes, and every control character in the
     text escaped at output (Rich's own styling, added after, is untouched). Tables built from kernel names
-    are safe without each caller escaping."""
+    are safe without each caller escaping. Piped or redirected, a table is printed at its natural width: a file
+    has no terminal width to fit, and a cell cut to "kern…" loses the name a script greps for."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        tables = [o for o in objects if isinstance(o, Table)]
+        if not tables or self.is_terminal:
+            super().print(*objects, **kwargs)
+            return
+        options = self.options.update(width=UNBOUNDED_WIDTH)
+        natural = max(Measurement.get(self, options, table).maximum for table in tables)
+        width = self._width  # print(width=) is capped at the console's width: widen the console for this print
+        self.width = max(self.width, natural)
+        try:
+            super().print(*objects, **kwargs)
+        finally:
+            self._width = width
 
     def render_str(self, text: str, **kwargs: Any):
         # before Rich's Text drops some control characters (BEL, BS) silently: all of them are shown escaped

@@ -1,0 +1,78 @@
+"""The plain-text surface of issue 27, through the real CLI in a subprocess whose stdout is a pipe or a file: tables
+at their natural width (no kernel name cut to "kern…"), the headline in plain words, `predict` in a few lines,
+`import --help` naming every reader, `ceilings --device` as users type it, and "What to try first" always there."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracekit.format import kernel_name
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_traces" / "h100"
+CASES = REPO / "sample_traces" / "verdict_cases" / "h100"
+
+
+def tracekit(*args: str, db: Path | None = None, stdout: int | None = subprocess.PIPE, **env: str):
+    """The CLI in a subprocess; no COLUMNS, so nothing but the code decides how wide a piped table is."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | env
+    command = [sys.executable, "-m", "tracekit.cli.main", *args] + (["--db", str(db)] if db else [])
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=600, env=environment)
+
+
+def table_cells(text: str) -> list[list[str]]:
+    """The body rows of every box-drawn table in `text`, as lists of cell texts."""
+    return [[c.strip() for c in line.strip("│").split("│")] for line in text.splitlines() if line.startswith("│")]
+
+
+def demangled_names(path: Path) -> set[str]:
+    """Every kernel's demangled name, read from the Nsight Systems export with SQL (not through tracekit's reader)."""
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True) as connection:
+        rows = connection.execute(
+            "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON s.id = k.demangledName"
+        ).fetchall()
+    return {name for (name,) in rows}
+
+
+@pytest.mark.parametrize("columns", [None, "40"])
+def test_summary_written_to_a_file_keeps_every_kernel_name_whole(tmp_path, columns):
+    """Redirected to a file (and with a narrow COLUMNS left in the environment), the summary's rows hold each
+    kernel's whole name and each number on one line: a script can grep the file."""
+    export = SAMPLES / "samples.sqlite"
+    out = tmp_path / "summary.txt"
+    with out.open("w") as handle:
+        done = tracekit(
+            "summary",
+            str(export),
+            db=tmp_path / "s.sqlite",
+            stdout=handle.fileno(),
+            **({"COLUMNS": columns} if columns else {}),
+        )
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "…" not in text
+    rows = table_cells(text)
+    names = {row[-1] for row in rows if len(row) == 9}  # the kernel table: 8 numbers and the name
+    assert names == {kernel_name(name) for name in demangled_names(export)}
+    for row in rows:  # no cell wrapped onto a second line: every row is whole
+        assert all(cell for cell in row[:2]), row
+        assert re.fullmatch(r"\d+(\.\d+)?%", row[0]), row
+
+
+def test_show_piped_keeps_full_signatures(tmp_path):
+    """`show --names full` through a pipe: every launch row carries the whole demangled signature."""
+    db = tmp_path / "s.sqlite"
+    assert tracekit("import", str(SAMPLES / "samples.sqlite"), db=db).returncode == 0
+    done = tracekit("show", "1", "--names", "full", db=db)
+    assert done.returncode == 0, done.stderr
+    rows = [row for row in table_cells(done.stdout) if len(row) == 7]
+    assert rows and "…" not in done.stdout
+    full = {kernel_name(name, "full") for name in demangled_names(SAMPLES / "samples.sqlite")}
+    assert {row[1] for row in rows} == full
