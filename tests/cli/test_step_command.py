@@ -1,0 +1,68 @@
+"""`tracekit step` on real PyTorch profiler traces: the text and --json show the analysis' figures, bad input is
+one line with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tracekit.analysis.steps import analyze_steps
+from tracekit.importers.kineto import read_host_events
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH_STEP = REPO / "sample_traces/torch_step/torch_step.pt.trace.json"
+
+
+def tracekit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+
+
+def test_json_is_the_analysis(real_export):
+    path = real_export("kineto_GH200_transformer.pt.trace.json")
+    done = tracekit("step", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    expected = analyze_steps(read_host_events(path))
+    assert data["schema"] == "tracekit.steps/1"
+    assert [s["busy_ns"] for s in data["steps"]] == [s.busy_ns for s in expected.steps]
+    assert [s["idle_ns"] for s in data["steps"]] == [s.idle_ns for s in expected.steps]
+    for step in data["steps"]:
+        assert sum(c["idle_ns"] for c in step["causes"]) == step["idle_ns"]
+        assert abs(step["busy_pct"] - 100 * step["busy_ns"] / step["span_ns"]) < 1e-9
+
+
+def test_text_names_steps_causes_and_fixes(real_export):
+    done = tracekit("step", str(real_export("kineto_GH200_transformer.pt.trace.json")))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "3 steps (ProfilerStep)" in out
+    for label in ("ProfilerStep#7", "ProfilerStep#8", "ProfilerStep#9"):
+        assert label in out
+    assert "idle by cause:" in out and "GPU time by category:" in out and "what to try first" in out
+
+
+def test_named_step_and_two_traces_as_ranks():
+    done = tracekit("step", str(TORCH_STEP), str(TORCH_STEP), "--step", "step", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["schema"] == "tracekit.step-ranks/1"
+    assert [r["detected_by"] for r in data["ranks"]] == ["range step", "range step"]
+    (aligned,) = data["aligned"]
+    assert aligned["spread_ns"] == 0 and aligned["straggler"] is None  # same trace twice, no communication
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    for args, message in (
+        ((str(TORCH_STEP), "--step", "forward"), "no range named 'forward'"),
+        ((str(REPO / "sample_traces/torch_step/torch_step.raw.csv"),), "has no host timeline"),
+        ((str(tmp_path / "absent.json"),), "no such file"),
+    ):
+        done = tracekit("step", *args)
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], done.stderr
+        assert "Traceback" not in done.stderr
