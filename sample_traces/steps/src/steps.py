@@ -26,7 +26,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -39,8 +39,12 @@ WARMUP_STEPS = 10
 MEASURED_STEPS = 20
 NCU_WARMUP_STEPS = 5
 TRACE_WAIT, TRACE_WARMUP, TRACE_ACTIVE = 1, 2, 5
-HOST_PAUSE_S = 0.003  # a slow data loader: host work with no CUDA call before each step
-STRAGGLER_PAUSE_S = 0.005  # DDP: rank 1's extra host work before each step
+# A slow data loader: host work with no CUDA call before each step. A pause only leaves the GPU idle when the
+# host then falls behind it; in a GPU-bound step the host runs ahead by up to a whole step, so the pause is at
+# least the baseline's measured median step (step_summary.csv, written by the time phase before the pause
+# variants run) and at least HOST_PAUSE_S. STEPS_HOST_PAUSE_S (seconds) overrides it.
+HOST_PAUSE_S = 0.003
+STRAGGLER_PAUSE_S = 0.005  # DDP: rank 1's extra host work before each step, at least 1.5x the baseline step
 
 # ResNet-34 layout of BasicBlocks, fp32 (cuDNN may use TF32, PyTorch's default for convolutions).
 RESNET_BATCH, RESNET_IMAGE, RESNET_CLASSES, RESNET_BLOCKS = 64, 128, 100, (3, 4, 6, 3)
@@ -108,7 +112,8 @@ def _variants() -> list[Variant]:
         Variant(
             "resnet_host_pause",
             "resnet",
-            f"time.sleep({HOST_PAUSE_S}) of host work with no CUDA call at the start of every step",
+            f"time.sleep(max({HOST_PAUSE_S} s, resnet_baseline's median step)) of host work with no CUDA call at "
+            "the start of every step (the pause used: host_pause_ms in step_summary.csv)",
             "host work with no CUDA call (slow data loader)",
             host_pause_s=HOST_PAUSE_S,
             group="resnet",
@@ -178,7 +183,8 @@ def _variants() -> list[Variant]:
 VARIANTS = {v.name: v for v in _variants()}
 DDP_VARIANTS = {
     "ddp": "two-rank DistributedDataParallel ResNet step (NCCL all-reduce of gradients), pinned batches",
-    "ddp_straggler": f"as ddp, rank 1 sleeps {STRAGGLER_PAUSE_S} s of host work before each step (a straggler)",
+    "ddp_straggler": f"as ddp, rank 1 sleeps max({STRAGGLER_PAUSE_S} s, 1.5x resnet_baseline's median step) of "
+    "host work before each step (a straggler; the pause used: host_pause_ms in step_summary.csv)",
 }
 
 
@@ -192,6 +198,24 @@ def expand(names: list[str]) -> list[Variant]:
         else:
             raise SystemExit(f"unknown variant or group {name!r}; known: {', '.join(VARIANTS)}")
     return out
+
+
+def host_pause(outdir: Path, floor_s: float, factor: float) -> float:
+    """The pause: STEPS_HOST_PAUSE_S if set, else max(floor_s, factor x resnet_baseline's median step)."""
+    if os.environ.get("STEPS_HOST_PAUSE_S"):
+        return float(os.environ["STEPS_HOST_PAUSE_S"])
+    baseline_ms = 0.0
+    with contextlib.suppress(OSError, ValueError, KeyError), open(outdir / "step_summary.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            if row["variant"] == "resnet_baseline":
+                baseline_ms = float(row["median_step_ms"])
+    return max(floor_s, factor * baseline_ms / 1e3)
+
+
+def calibrated(v: Variant, outdir: Path) -> Variant:
+    if not v.host_pause_s:
+        return v
+    return replace(v, host_pause_s=host_pause(outdir, v.host_pause_s, 1.0))
 
 
 def write_variants(outdir: Path) -> None:
@@ -208,7 +232,7 @@ def write_variants(outdir: Path) -> None:
             shows = "communication (NCCL all-reduce) overlapped with backward"
             if "straggler" in name:
                 shows = "straggler: rank 0 waits in the all-reduce for rank 1's host work"
-            pause = STRAGGLER_PAUSE_S if "straggler" in name else 0.0
+            pause = STRAGGLER_PAUSE_S if "straggler" in name else 0.0  # the floor; the pause used is in the summary
             wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, pause, "", "", "", "", "ddp"])
 
 
@@ -531,7 +555,7 @@ def free() -> None:
 
 TIMING_FIELDS = ["variant", "model", "rank", "step_index", "step_ms", "wall_ms"]
 SUMMARY_FIELDS = ["variant", "model", "rank", "steps", "median_step_ms", "mean_step_ms", "min_step_ms"]
-SUMMARY_FIELDS += ["max_step_ms", "wall_per_step_ms"]
+SUMMARY_FIELDS += ["max_step_ms", "wall_per_step_ms", "host_pause_ms"]
 
 
 def append_csv(path: Path, fields: list[str], rows: list[dict[str, object]]) -> None:
@@ -543,7 +567,9 @@ def append_csv(path: Path, fields: list[str], rows: list[dict[str, object]]) -> 
         wr.writerows(rows)
 
 
-def measure(step: Step, name: str, model: str, rank: int = 0) -> tuple[list[dict[str, object]], dict[str, object]]:
+def measure(
+    step: Step, name: str, model: str, rank: int = 0, pause_s: float = 0.0
+) -> tuple[list[dict[str, object]], dict[str, object]]:
     """WARMUP_STEPS, then MEASURED_STEPS each between two CUDA events (host work included: the start event is
     recorded before the step's host code runs) and time.perf_counter (host time to issue the step, no sync)."""
     for i in range(WARMUP_STEPS):
@@ -584,6 +610,7 @@ def measure(step: Step, name: str, model: str, rank: int = 0) -> tuple[list[dict
         "min_step_ms": f"{srt[0]:.4f}",
         "max_step_ms": f"{srt[-1]:.4f}",
         "wall_per_step_ms": f"{wall_total_ms / MEASURED_STEPS:.4f}",
+        "host_pause_ms": f"{pause_s * 1e3:.3f}",
     }
     return rows, summary
 
@@ -638,8 +665,9 @@ def mode_time(outdir: Path, variants: list[Variant]) -> int:
     device = setup()
 
     def body(v: Variant) -> None:
+        v = calibrated(v, outdir)
         step = build(v, device)
-        rows, summary = measure(step, v.name, v.model)
+        rows, summary = measure(step, v.name, v.model, pause_s=v.host_pause_s)
         append_csv(outdir / "step_timings.csv", TIMING_FIELDS, rows)
         append_csv(outdir / "step_summary.csv", SUMMARY_FIELDS, [summary])
         print(f"  {v.name}: median {summary['median_step_ms']} ms, wall {summary['wall_per_step_ms']} ms/step")
@@ -649,7 +677,14 @@ def mode_time(outdir: Path, variants: list[Variant]) -> int:
 
 def mode_trace(outdir: Path, variants: list[Variant]) -> int:
     device = setup()
-    return run_each(variants, lambda v: trace(build(v, device), outdir / f"{v.name}.pt.trace.json.gz"))
+
+    def body(v: Variant) -> None:
+        v = calibrated(v, outdir)
+        if v.host_pause_s:
+            print(f"  {v.name}: host pause {v.host_pause_s * 1e3:.3f} ms", flush=True)
+        trace(build(v, device), outdir / f"{v.name}.pt.trace.json.gz")
+
+    return run_each(variants, body)
 
 
 def mode_ncu(v: Variant) -> None:
@@ -679,10 +714,10 @@ def ddp_worker(rank: int, world: int, outdir: str, name: str, port: int) -> None
         "nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, device_id=device
     )
     try:
-        pause = STRAGGLER_PAUSE_S if (name == "ddp_straggler" and rank == 1) else 0.0
+        pause = host_pause(Path(outdir), STRAGGLER_PAUSE_S, 1.5) if name == "ddp_straggler" and rank == 1 else 0.0
         v = Variant(name, "resnet_ddp", DDP_VARIANTS[name], "", host_pause_s=pause)
         step = build_resnet(v, device, ddp_rank=rank)
-        rows, summary = measure(step, name, v.model, rank)
+        rows, summary = measure(step, name, v.model, rank, pause_s=pause)
         out = Path(outdir)
         append_csv(out / f".{name}_rank{rank}.timings.csv", TIMING_FIELDS, rows)
         append_csv(out / f".{name}_rank{rank}.summary.csv", SUMMARY_FIELDS, [summary])
