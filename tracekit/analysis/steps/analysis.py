@@ -40,7 +40,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         windows_found = detect(gpu, calls, events.ranges, step)
     except LookupError as exc:
         raise StepError(str(exc)) from None
-    windows = busy.window_frame(windows_found.bounds_ns)
+    windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
     merged = busy.gpu_union(gpu)
     busy_ns = busy.busy_per_window(merged, windows).to_list()
     pieces = busy.idle_pieces(merged, windows)

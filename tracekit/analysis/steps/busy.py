@@ -8,10 +8,10 @@ import polars as pl
 from tracekit.analysis.steps.intervals import gaps, measure, merge
 
 
-def window_frame(bounds_ns: tuple[int, ...]) -> pl.DataFrame:
+def window_frame(starts_ns: tuple[int, ...], ends_ns: tuple[int, ...]) -> pl.DataFrame:
     """The windows as a frame: step, start_ns, end_ns."""
     return pl.DataFrame(
-        {"step": list(range(len(bounds_ns) - 1)), "start_ns": bounds_ns[:-1], "end_ns": bounds_ns[1:]},
+        {"step": list(range(len(starts_ns))), "start_ns": starts_ns, "end_ns": ends_ns},
         schema={"step": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
     )
 
@@ -33,12 +33,11 @@ def idle_pieces(merged: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     after = merged.filter(pl.col("start_ns") >= last).head(1)
     horizon = int(after["start_ns"][0]) if after.height else last
     found = gaps(merged, first, horizon)
-    bounds = windows["start_ns"].to_list() + [last]
     pieces = found
-    starts = pl.Series(bounds[:-1], dtype=pl.Int64)
-    lo = starts.search_sorted(pieces["gap_start_ns"], side="right") - 1
-    hi = starts.search_sorted(pieces["gap_end_ns"], side="left") - 1
-    pieces = pieces.with_columns(lo=lo.clip(lower_bound=0), hi=hi.clip(upper_bound=len(bounds) - 2))
+    # the windows a gap overlaps: from the first that ends after it starts to the last that starts before it ends
+    lo = windows["end_ns"].search_sorted(pieces["gap_start_ns"], side="right")
+    hi = windows["start_ns"].search_sorted(pieces["gap_end_ns"], side="left") - 1
+    pieces = pieces.with_columns(lo=lo.cast(pl.Int64), hi=hi.cast(pl.Int64))
     pieces = pieces.filter(pl.col("hi") >= pl.col("lo")).with_columns(step=pl.int_ranges("lo", pl.col("hi") + 1))
     pieces = pieces.explode("step").join(windows.rename({"start_ns": "w0", "end_ns": "w1"}), on="step")
     return pieces.select(

@@ -2,10 +2,11 @@
 
 Three sources, in this order: the range the user names (`--step NAME`, a record_function or NVTX range), the
 PyTorch profiler's own `ProfilerStep#N` annotations, or the repeating pattern of the kernels a training or
-inference loop launches. Steps are contiguous windows: step i runs from its range's start to the next step's
-start (in a loop, that is the period a CUDA-event timing of the step measures: the GPU work a step queues may run
-into the next step's host time); the last step ends at its range's end or when the GPU work launched inside it
-ends, whichever is later.
+inference loop launches. Each gives the host's range of a step; the step's window is what a CUDA-event timing of
+the step measures (an event recorded on the stream before the step's host code, one after it): it begins when
+the host starts the step or, if the GPU is still running the previous step's work then, when that work ends, and
+it ends when the GPU work launched inside the range ends or the host leaves the range, whichever is later. In a
+GPU-bound loop the host runs ahead and the windows follow the GPU; in a host-bound one they follow the host.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ PATTERN_SAMPLE = 200_000  # launches the period is found on
 class Windows:
     detected_by: str
     labels: tuple[str, ...]
-    bounds_ns: tuple[int, ...]  # len(labels) + 1 boundaries: step i is [bounds[i], bounds[i + 1])
+    starts_ns: tuple[int, ...]  # step i is [starts_ns[i], ends_ns[i]); sorted, disjoint
+    ends_ns: tuple[int, ...]
 
 
 def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None) -> Windows:
@@ -45,7 +47,35 @@ def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: s
         return found
     start = min(_min(gpu["start_ns"]), _min(calls["start_ns"]))
     end = max(_max(gpu["end_ns"]), _max(calls["end_ns"]))
-    return Windows("whole trace", ("trace",), (start, max(end, start)))
+    return Windows("whole trace", ("trace",), (start,), (max(end, start),))
+
+
+def windows_of(
+    how: str, labels: list[str], starts: list[int], ends: list[int], gpu: pl.DataFrame, calls: pl.DataFrame
+) -> Windows:
+    """The steps' windows from their host ranges (see the module docstring)."""
+    host = pl.DataFrame(
+        {"step": range(len(starts)), "range_start": starts}, schema={"step": pl.Int64, "range_start": pl.Int64}
+    )
+    issued = calls.filter(pl.col("correlation_id").is_not_null()).select("correlation_id", "start_ns").sort("start_ns")
+    issued = issued.join_asof(host.sort("range_start"), left_on="start_ns", right_on="range_start", strategy="backward")
+    ends_of = (
+        issued.join(gpu.select("correlation_id", "end_ns"), on="correlation_id")
+        .group_by("step")
+        .agg(pl.col("end_ns").max())
+    )
+    gpu_end = dict(ends_of.iter_rows())
+    found_starts, found_ends = [], []
+    previous = -(2**62)
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        in_range = issued.height and gpu_end.get(i)
+        launched_end = int(gpu_end[i]) if in_range else previous
+        window_start = max(start, previous)
+        window_end = max(end, launched_end, window_start)
+        found_starts.append(window_start)
+        found_ends.append(window_end)
+        previous = window_end
+    return Windows(how, tuple(labels), tuple(found_starts), tuple(found_ends))
 
 
 def _escape(text: str) -> str:
@@ -67,13 +97,8 @@ def _from_ranges(how: str, ranges: pl.DataFrame, gpu: pl.DataFrame, calls: pl.Da
     thread = ranges.group_by("thread").len().sort("len", "thread", descending=[True, False])["thread"][0]
     chosen = ranges.filter(pl.col("thread") == thread).sort("start_ns")
     chosen = chosen.filter(pl.col("start_ns") >= pl.col("end_ns").cum_max().shift(1).fill_null(-(2**62)))
-    starts = chosen["start_ns"].to_list()
-    last_start, last_end = starts[-1], int(chosen["end_ns"][-1])
-    launched = calls.filter((pl.col("start_ns") >= last_start) & (pl.col("start_ns") < last_end))
-    ids = launched["correlation_id"].drop_nulls()
-    tail = gpu.filter(pl.col("correlation_id").is_in(ids.implode()))
-    end = max(last_end, _max(tail["end_ns"]))
-    return Windows(how, tuple(chosen["name"].to_list()), (*starts, end))
+    starts, ends = chosen["start_ns"].to_list(), chosen["end_ns"].to_list()
+    return windows_of(how, chosen["name"].to_list(), starts, ends, gpu, calls)
 
 
 def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
@@ -102,9 +127,8 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     pause = np.diff(at, prepend=at[0])
     usable = (len(pause) // period) * period
     phase = int(np.argmax(pause[:usable].reshape(-1, period).mean(axis=0)))
-    firsts = at[phase::period]
-    ends = launches["end_ns"].to_numpy()
-    bounds = [int(x) for x in firsts]
-    last = int(ends[phase + (len(firsts) - 1) * period :].max())
-    labels = tuple(f"step {i}" for i in range(len(bounds)))
-    return Windows("repeating pattern", labels, (*bounds, max(last, bounds[-1])))
+    firsts = [int(x) for x in at[phase::period]]
+    last_call = int(calls["end_ns"].max() or firsts[-1])  # type: ignore[arg-type]
+    ends = [*firsts[1:], max(last_call, firsts[-1])]
+    labels = [f"step {i}" for i in range(len(firsts))]
+    return windows_of("repeating pattern", labels, firsts, ends, gpu, calls)
