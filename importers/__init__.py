@@ -71,6 +71,11 @@ def detect_format(path: Path) -> str:
         for fmt, module in formats().items():
             if module.sniff(inner):
                 return fmt
+    from tracekit.importers.chrome_trace_kinds import unread_chrome_trace
+
+    chrome = unread_chrome_trace(path, head)
+    if chrome:
+        raise InputError(str(path), chrome)
     if path.name.lower().endswith(".qdstrm"):
         # nsys's raw capture stream, written while profiling and converted to .nsys-rep when the run ends; its
         # content has no stable signature, so only for the refusal (never to choose a reader) the name is read
@@ -117,7 +122,8 @@ _ROCPROF_JSON = re.compile(rb'"name"\s*:\s*"(?:CPU HIP API|HIP API|CPU HSA API|H
 
 def known_other_output(head: bytes, name: str = "FILE") -> str | None:
     """What a file no reader takes is, when it is something a GPU developer often has at hand, with the one
-    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, AMD's rocprof output."""
+    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, nsys stats' console or
+    HTML tables, AMD's rocprof output."""
     lfs = _LFS_POINTER.match(head)
     if lfs:
         return (
@@ -132,6 +138,11 @@ def known_other_output(head: bytes, name: str = "FILE") -> str | None:
             f"an Nsight Systems report (nsys {version}), which tracekit reads once exported to SQLite: "
             f"nsys export --type sqlite -o {stem}.sqlite {name}, then import {stem}.sqlite"
         )
+    from tracekit.importers.nsys_stats_csv import console_reason
+
+    nsys_stats = console_reason(head)
+    if nsys_stats:
+        return nsys_stats
     if _ROCPROF_CSV.search(head) or (head.lstrip().startswith(b"{") and _ROCPROF_JSON.search(head)):
         return (
             "AMD rocprof output (kernels on an AMD GPU), which tracekit does not read: it reads NVIDIA's profilers "
@@ -150,8 +161,8 @@ def read_file(path: str | Path, fmt: str | None = None, **options) -> ParsedImpo
         # --map names a trace's columns: a file no reader recognizes is a warp trace with its own column names
         try:
             fmt = detect_format(path)
-        except InputError:
-            fmt = "warp-trace"
+        except InputError:  # a layout names a Chrome region trace's; any other key a warp trace's columns
+            fmt = "chrome-regions" if "layout" in options["column_map"] else "warp-trace"
     fmt = fmt or detect_format(path)
     known = formats()
     if fmt not in known:

@@ -25,6 +25,7 @@ Events other than complete (`X`) and begin/end (`B`/`E`) ones (metadata, instant
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -58,13 +59,56 @@ ROW_SCHEMA = {
 
 
 def sniff(head: bytes) -> bool:
-    """A Chrome trace (object with traceEvents, or an array of events with a phase) that is not Proton's."""
+    """A Chrome trace (object with traceEvents, or an array of events with a phase) that is not Proton's and
+    whose first events carry one layout's signature: any other Chrome trace (a PyTorch CPU trace, a host-side
+    API trace, a browser's) is not a region trace, and `--map layout=NAME` still forces one."""
     text = plain_head(head).removeprefix(b"\xef\xbb\xbf").lstrip()
     if PROTON_PID.search(text):
         return False
     if text.startswith(b"{"):
-        return b'"traceEvents"' in text
-    return text.startswith(b"[") and b'"ph"' in text and b'"ts"' in text
+        chrome = b'"traceEvents"' in text
+    else:
+        chrome = text.startswith(b"[") and b'"ph"' in text and b'"ts"' in text
+    return chrome and _signature(text) is not None
+
+
+_ARGS = re.compile(rb'"args"\s*:\s*(\{[^{}]*\})')
+_FLAT_EVENT = re.compile(rb'\{[^{}\[\]]*"ph"[^{}\[\]]*\}')
+SM_ROW_KEYS = frozenset({"name", "ph", "ts", "dur", "pid", "tid"})
+
+
+def _signature(text: bytes) -> str | None:
+    """The layout the head's events show: CuTe DSL's `start_ns`/`dur_ns` args, open-cuprof's `block` with `warp`
+    or `thread` args, or gau-nernst's bare events (name, ph X, ts, dur, integer pid = SM <= tid, nothing else;
+    every event of the head so, the last one possibly cut)."""
+    for match in _ARGS.finditer(text):
+        try:
+            args = json.loads(match.group(1))
+        except ValueError:
+            continue
+        if isinstance(args, dict) and "start_ns" in args and "dur_ns" in args:
+            return "cute"
+        if isinstance(args, dict) and "block" in args and ("warp" in args or "thread" in args):
+            return "cuprof"
+    events = []
+    for match in _FLAT_EVENT.finditer(text):
+        try:
+            events.append(json.loads(match.group(0)))
+        except ValueError:
+            return None
+    bare = [
+        e
+        for e in events
+        if isinstance(e, dict)
+        and set(e) <= SM_ROW_KEYS
+        and e.get("ph") == "X"
+        and type(e.get("pid")) is int
+        and type(e.get("tid")) is int
+        and e["tid"] >= e["pid"] >= 0
+    ]
+    if bare and len(bare) == len(events) and text.count(b'"ph"') - len(events) <= 1:
+        return "sm-row"
+    return None
 
 
 def _number(path: Path, index: int, event: dict, key: str) -> float:

@@ -39,6 +39,7 @@ from tracekit.host_events import KERNEL as HOST_KERNEL
 from tracekit.host_events import MEMCPY as HOST_MEMCPY
 from tracekit.host_events import MEMSET as HOST_MEMSET
 from tracekit.host_events import HostEvents
+from tracekit.importers.chrome_trace_kinds import no_gpu_activity
 from tracekit.importers.nsys_sqlite import enclosing_range_paths
 from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, ParsedImport, conform, empty_frame
@@ -413,8 +414,10 @@ def _assemble_frames(path: Path, document: dict[str, Any], frames: dict[str, pl.
     launches = _launches(path, kernel_frame)
     range_frame = _timed(range_frame).filter(pl.col("name").is_not_null())
     launches = launches.with_columns(nvtx_path=_paths(launches, range_frame, _timed(call_frame, with_dur=False)))
+    if launches.height == 0 and copy_frame.height == 0:  # nothing to store: say what the trace holds instead
+        raise InputError(str(path), no_gpu_activity(path))
     if launches.height == 0:
-        warnings.append("no kernel events: the trace was recorded without CUDA activity (ProfilerActivity.CUDA)")
+        warnings.append("no kernel events: the trace holds memory copies and sets only")
     device = _device(path, document, launches, warnings)
     annotations = range_frame.filter(pl.col("domain").is_in(list(ANNOTATION_CATS)))
     return ParsedImport(
@@ -514,7 +517,11 @@ def _device(path: Path, document: dict, launches: pl.DataFrame, warnings: list[s
     if chosen is None:
         chosen = devices[0] if len(devices) == 1 else None
     if chosen is None:
-        warnings.append(f"deviceProperties lists {len(devices)} GPUs and none is the kernels' device {wanted}")
+        warnings.append(
+            f"deviceProperties lists {len(devices)} GPUs and none is the kernels' device {wanted}"
+            if used
+            else f"deviceProperties lists {len(devices)} GPUs and no kernel says which one ran it"
+        )
         return None
     major, minor = _int(chosen.get("computeMajor")), _int(chosen.get("computeMinor"))
     threads, warp = _int(chosen.get("maxThreadsPerMultiprocessor")), _int(chosen.get("warpSize"))

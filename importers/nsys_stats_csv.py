@@ -77,21 +77,93 @@ def read(path: Path, **options: Any) -> ParsedImport:
         raise InputError(str(path), f"unreadable ({exc.strerror or exc})") from None
     header = _TRACE_HEADER.search(data)
     if header is None:
-        summary = _SUMMARY_HEADER.search(data)
-        columns = summary.group(1).decode("utf-8", "replace") if summary else ""
-        what = next((report for key, report in SUMMARY_REPORTS.items() if key in columns), "an nsys stats summary")
-        raise InputError(
-            str(path),
-            f"{what} of nsys stats: totals per name, not launches. Write the GPU trace instead (nsys stats "
-            "--report cuda_gpu_trace --format csv --output PREFIX report.nsys-rep) or import the SQLite export "
-            "(nsys export --type sqlite report.nsys-rep); tracekit summary gives these totals from either",
-        )
+        raise InputError(str(path), summary_reason(data))
     line = data.count(b"\n", 0, header.start()) + 1
     try:
         frame = pl.read_csv(io.BytesIO(data[header.start() :]), infer_schema=False, truncate_ragged_lines=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(str(path), f"not a readable nsys stats CSV ({str(exc).splitlines()[0]})", line=line) from None
     return _parse(path, frame, line)
+
+
+# `nsys stats` names each report it runs (`Processing [x.sqlite] with [.../reports/osrt_sum.py]...`, console
+# banners ` ** OS Runtime Summary (osrt_sum):`, `nsys profile --stats` steps `[4/8] Executing 'osrt_sum' stats
+# report`), and says which it skipped for want of data (`SKIPPED: x.sqlite does not contain CUDA trace data.`).
+_REPORT_NAME = (
+    rb"reports[/\\](\w+)\.py\]"
+    rb"|^[ *]*[A-Z][^\n]*\(([a-z0-9]+(?:_[a-z0-9]+)+)\):?[ \t\r]*$"
+    rb"|^\[\d+/\d+\] Executing '(\w+)' stats report"
+)
+_SKIPPED = rb"^(SKIPPED): "
+_TABLE = rb'^[ \t]*"?Time ?\(%\)"?[ \t,]+"?Total Time|^Time \(%\)\s+Total Time'  # CSV, console, HTML cells
+_NO_CUDA_TRACE = re.compile(rb"^SKIPPED: .* does not contain CUDA trace data", re.M)
+_CONSOLE_TABLE = re.compile(rb"^ Time \(%\)\s+Total Time \((?:ns|us|ms|s)\)\s+", re.M)
+REPORT_NAMES = {
+    "cuda_gpu_kern_sum": "the per-kernel summary (cuda_gpu_kern_sum)",
+    "cuda_gpu_mem_time_sum": "the memory-operation summary (cuda_gpu_mem_time_sum)",
+    "cuda_gpu_mem_size_sum": "the memory-operation size summary (cuda_gpu_mem_size_sum)",
+    "cuda_api_sum": "the CUDA API summary (cuda_api_sum)",
+    "osrt_sum": "the OS runtime summary (osrt_sum)",
+    "nvtx_sum": "the NVTX range summary (nvtx_sum)",
+}
+_TRACE_ADVICE = (
+    "Write the GPU trace instead (nsys stats --report cuda_gpu_trace --format csv --output PREFIX "
+    "report.nsys-rep) or import the SQLite export (nsys export --type sqlite report.nsys-rep); tracekit summary "
+    "gives these totals from either"
+)
+_NO_CUDA_ADVICE = (
+    "the profile has no CUDA trace (nsys stats skipped its CUDA reports: it does not contain CUDA trace data), "
+    "so no kernel to import: profile again with nsys profile --trace=cuda and import its SQLite export "
+    "(nsys export --type sqlite report.nsys-rep)"
+)
+
+
+def _reports(data: bytes) -> list[str]:
+    """The reports whose tables the output holds, in order (each report's name comes before its table)."""
+    names: list[str] = []
+    pending: str | None = None
+    for match in re.finditer(b"|".join((_REPORT_NAME, _SKIPPED, _TABLE)), data, re.M):
+        name = next((g for g in match.groups()[:3] if g), None)
+        if name:
+            pending = name.decode("ascii")
+        elif match.group(4):  # that report was skipped: it has no table
+            pending = None
+        elif pending and pending not in names:
+            names.append(pending)
+    return names
+
+
+def summary_reason(data: bytes, form: str = "CSV") -> str:
+    """Why an `nsys stats` output without the GPU trace is refused, naming the reports it holds."""
+    summary = _SUMMARY_HEADER.search(data)
+    columns = summary.group(1).decode("utf-8", "replace") if summary else ""
+    reports = [REPORT_NAMES.get(name, f"the {name} report") for name in _reports(data)]
+    if not reports:
+        guess = next((report for key, report in SUMMARY_REPORTS.items() if key in columns), None)
+        reports = [guess] if guess else []
+    what = " and ".join(reports[:2]) + (f" and {len(reports) - 2} more" if len(reports) > 2 else "")
+    if form == "CSV":
+        head = f"{what} of nsys stats" if what else "an nsys stats summary"
+    else:
+        head = f"nsys stats {form} output holding {what}" if what else f"nsys stats {form} output"
+    if _NO_CUDA_TRACE.search(data) and not any("cuda" in r for r in reports):
+        return f"{head}: {_NO_CUDA_ADVICE}"
+    return f"{head}: totals per name, not launches. {_TRACE_ADVICE}"
+
+
+def console_reason(head: bytes) -> str | None:
+    """nsys stats' console (column) output or its HTML tables (`--format hdoc|htable`), which no reader takes:
+    the refusal naming its reports; None for anything else."""
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    html = text.lstrip()[:512].lower().startswith((b"<!doctype html", b"<html", b"<table"))
+    if html:
+        cells = re.sub(rb"[ \t]*<[^>]*>[ \t]*", b"\n", text)  # each cell's text on a line of its own
+        if re.search(_TABLE, cells, re.M):
+            return summary_reason(cells, "HTML (--format hdoc or htable)")
+        return None
+    if _CONSOLE_TABLE.search(text) and re.search(_REPORT_NAME, text, re.M):
+        return summary_reason(text, "console")
+    return None
 
 
 def _split_units(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]]:

@@ -94,8 +94,8 @@ def read(path: Path, **options: Any) -> ParsedImport:
         parsed = _trace(path, table)
     elif table.kind == "metrics":
         parsed = _metrics(path, table)
-    else:
-        parsed = _summary(path, table)
+    else:  # several runs' outputs in one file: each summary's kernels
+        parsed = _summary(path, [t for t in tables if t.kind == "summary"])
     parsed.warnings = warnings + parsed.warnings
     return parsed
 
@@ -528,12 +528,19 @@ def _ncu_unit(ncu_id: str) -> str | None:
 # ---- summary ---------------------------------------------------------------------------------------------------
 
 
-def _summary(path: Path, table: _Table) -> ParsedImport:
+def _summary(path: Path, tables: list[_Table]) -> ParsedImport:
+    """Every summary's kernels: a log of several nvprof runs (one summary each) has the kernels of each run that
+    profiled some, and a run that profiled none ("No kernels were profiled.") adds nothing."""
     launches: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
     aggregated = 0
+    rows = [(table, line, cells) for table in tables for line, cells in table.rows]
     kind = ""
-    for line, cells in table.rows:
+    previous: _Table | None = None
+    with_kernels: set[int] = set()
+    for table, line, cells in rows:
+        if table is not previous:
+            kind, previous = "", table
         row = dict(zip(table.header, cells, strict=False))
         kind = row.get("Type", "").strip() or kind  # text summaries name the type on its first row only
         name, _ = _name_and_correlation(row.get("Name", "").strip())
@@ -547,6 +554,7 @@ def _summary(path: Path, table: _Table) -> ParsedImport:
         stats = {stat: _number(path, line, stat, row.get(stat, ""), u.get(stat, "")) for stat in ("Avg", "Min", "Max")}
         total = _number(path, line, "Time", row.get("Time", ""), u.get("Time", ""))
         key = len(launches)
+        with_kernels.add(table.header_index)
         launches.append(
             {
                 "launch_key": key,
@@ -562,13 +570,19 @@ def _summary(path: Path, table: _Table) -> ParsedImport:
             )
         metrics.append({"launch_key": key, "name": "gpu__time_duration.total", "unit": "ns", "value": total})
     if not launches:
+        runs = f"none of its {len(tables)} summaries lists" if len(tables) > 1 else "nvprof's summary lists"
         raise InputError(
             str(path),
-            "nvprof's summary lists no kernel (only memory copies and API calls): rerun with "
+            f"{runs} a kernel (only memory copies and API calls): rerun with "
             "nvprof --print-gpu-trace --csv, or nvprof -o profile.nvvp",
-            table.header_index + 1,
+            tables[0].header_index + 1,
         )
     warnings = ["nvprof's summary gives each kernel's totals, not its launches: one launch per kernel (Avg)"]
+    if len(tables) > 1:
+        warnings.append(
+            f"{len(tables)} nvprof summaries (runs) in one file: the kernels of the {len(with_kernels)} that "
+            "profiled some are imported, each run's kernels as launches of their own"
+        )
     if aggregated:
         warnings.append(f"{aggregated} memory copy or memset rows of the summary are totals and are not stored")
     return ParsedImport(

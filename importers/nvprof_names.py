@@ -48,6 +48,9 @@ NVPROF_TO_NCU: dict[str, tuple[str, float]] = {
     "special_fu_utilization": ("sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active", 10.0),
     "ldst_fu_utilization": ("sm__pipe_lsu_cycles_active.avg.pct_of_peak_sustained_active", 10.0),
     "cf_fu_utilization": ("sm__pipe_cbu_cycles_active.avg.pct_of_peak_sustained_active", 10.0),
+    # Kepler (CC 3.x) has one arithmetic unit for integer and floating-point instructions, `alu_fu_utilization`
+    # (Maxwell on splits it into the single/double/half precision units above): as Nsight's ALU pipe.
+    "alu_fu_utilization": ("sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active", 10.0),
 }
 
 # Sums of two nvprof metrics that make one engine quantity (read + write DRAM traffic).

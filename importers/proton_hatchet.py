@@ -2,7 +2,8 @@
 device table, as Proton's viewer and Hatchet read them.
 
 The tree's nodes are `{"frame": {"name", "type"}, "metrics": {...}, "children": [...]}` under a `ROOT` node. A node
-whose metrics name a device (`device_id`, `device_type`) is a GPU kernel; the others are scopes (`proton.scope`,
+whose metrics name a device (`device_id`, `device_type`; `DeviceId`, `DeviceType` in Proton before late 2024,
+which capitalised every metric key: `Count`, `Time (ns)`) is a GPU kernel; the others are scopes (`proton.scope`,
 Python functions with `context="python"`, Triton launch-metadata names). A kernel node aggregates the `count`
 launches of that kernel in that context: `time (ns)` is their total, so each node is imported as one launch whose
 duration is the mean (`time (ns)` / `count`); a node of several launches keeps `count` and the total as its
@@ -35,6 +36,7 @@ _SNIFF = re.compile(rb'^\[\s*\{.*"frame"\s*:\s*\{.*"metrics"\s*:', re.DOTALL)
 WORK_METRICS = {"flops": "flop", "flops8": "flop", "flops16": "flop", "flops32": "flop", "flops64": "flop"}
 WORK_METRICS |= {"bytes": "byte"}
 DEVICE_KEYS = ("device_id", "device_type")
+_OLD_KEYS = {"DeviceId": "device_id", "DeviceType": "device_type"}
 
 
 def sniff(head: bytes) -> bool:
@@ -51,6 +53,14 @@ def _load(path: Path) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+
+
+def _metric_keys(raw: Any) -> dict[str, Any]:
+    """A node's metrics under today's keys: Proton before late 2024 capitalised them (`Count`, `Time (ns)`,
+    `DeviceId`, `DeviceType`), later `count`, `time (ns)`, `device_id`, `device_type`."""
+    if not isinstance(raw, dict):
+        return {}
+    return {_OLD_KEYS.get(key, key.lower()) if isinstance(key, str) else key: value for key, value in raw.items()}
 
 
 def _number(value: Any) -> float | None:
@@ -76,8 +86,7 @@ def read(path: Path, **options: Any) -> ParsedImport:
         if not isinstance(node, dict) or not isinstance(node.get("frame"), dict):
             raise InputError(str(path), f"{where}: a node without a 'frame' object")
         name = node["frame"].get("name")
-        raw = node.get("metrics")
-        values: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        values = _metric_keys(node.get("metrics"))
         if not isinstance(name, str):
             raise InputError(str(path), f"{where}: a node whose frame has no name")
         if any(key in values for key in DEVICE_KEYS):

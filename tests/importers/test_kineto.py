@@ -230,7 +230,8 @@ def test_bad_traces_are_refused_in_one_line(tmp_path, content: bytes, message: s
         kineto.read(path)
 
 
-def test_a_cpu_only_trace_imports_with_a_warning(tmp_path) -> None:
+def test_a_cpu_only_trace_is_refused_with_what_it_holds(tmp_path) -> None:
+    """A trace recorded without CUDA activity stores nothing: a refusal that says so, not an empty import."""
     path = tmp_path / "cpu.pt.trace.json"
     path.write_text(
         json.dumps(
@@ -244,9 +245,10 @@ def test_a_cpu_only_trace_imports_with_a_warning(tmp_path) -> None:
         encoding="utf-8",
     )
     assert detect_format(path) == "kineto"
-    parsed = read_file(path)
-    assert parsed.launches.height == 0
-    assert any("no kernel events" in w for w in parsed.warnings)
+    with pytest.raises(InputError) as refused:
+        read_file(path)
+    assert "CPU-only PyTorch profiler trace (1 CPU operator events" in str(refused.value)
+    assert "without ProfilerActivity.CUDA" in str(refused.value)
 
 
 HOSTILE: list[object] = [None, "x", -1, 1.5, [], {}, [1, 2], True, 2**70, "1e3", [1, "a", 3], -5.0, 1e300, 0]

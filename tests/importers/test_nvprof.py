@@ -139,6 +139,54 @@ def test_summary_one_launch_per_kernel(real_export, name, kernels, calls, mean_n
     assert any("one launch per kernel" in warning for warning in parsed.warnings)
 
 
+def test_concatenated_runs_import_the_kernels_of_every_run(real_export):
+    """A log of several nvprof runs, some of which profiled no kernel: every run's GPU-activity kernels."""
+    path = real_export("nvprof_text_summary_concat_runs_nichitapavel.txt")
+    runs: list[list[tuple[str, int]]] = []
+    for block in path.read_text().split("Profiling result:")[1:]:
+        kernels, inside = [], False
+        for line in block.splitlines():
+            inside = (inside or "GPU activities:" in line) and "API calls:" not in line and bool(line.strip())
+            if inside:
+                cells = line.split("GPU activities:")[-1].split(None, 6)
+                kernels.append((cells[6], int(cells[2])))
+        runs.append(kernels)
+    assert len(runs) == 7 and sum(1 for kernels in runs if kernels) == 4
+    parsed = read_file(path)
+    expected = [kernel for kernels in runs for kernel in kernels]
+    assert parsed.launches["kernel_name"].to_list() == [name for name, _ in expected]
+    calls = parsed.metrics.filter(parsed.metrics["name"] == "invocations")["value"].to_list()
+    assert calls == [n for _, n in expected]
+    assert any("7 nvprof summaries (runs)" in w and "the 4 that profiled some" in w for w in parsed.warnings)
+
+
+def test_kepler_alu_utilization_is_a_pipe_level(real_export, tmp_path):
+    """Kepler's `alu_fu_utilization` (integer and FP arithmetic, levels 0-10) is read as the ALU pipe's % of
+    peak, so the verdict weighs it instead of saying the metrics hold no utilization counter."""
+    path = real_export("nvprof_text_metrics_nbody_step4_K20m.out")
+    levels: dict[str, int] = {}
+    kernel = ""
+    for line in path.read_text().splitlines():
+        if line.startswith("    Kernel: "):
+            kernel = line.removeprefix("    Kernel: ").strip()
+        elif " alu_fu_utilization " in line:
+            levels[kernel] = int(line.rsplit("(", 1)[1].rstrip(")"))  # Avg, the last column: "Mid (5)"
+    parsed = read_file(path)
+    pipe = "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active"
+    for key, name in enumerate(parsed.launches["kernel_name"].to_list()):
+        values = parsed.metrics.filter((parsed.metrics["launch_key"] == key) & (parsed.metrics["name"] == pipe))
+        assert values["value"].to_list() == [levels[name] * 10.0]
+    done = _tracekit("analyze", str(path), "--json", db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    for result in json.loads(done.stdout):
+        verdict = result["classification"]
+        assert [(u["limiter"], u["pct"]) for u in verdict["utilization"]] == [
+            ("alu", levels[result["kernel"]["name"]] * 10.0)
+        ]
+        assert verdict["mode"] == "undetermined"  # one unit measured: a saturated memory side is not ruled out
+        assert "only alu pipe measured" in verdict["reason"] and "no utilization" not in " ".join(verdict["evidence"])
+
+
 # nvprof's text GPU trace as nvprof 9.0 prints it (`nvprof --print-gpu-trace ./app`): columns right-aligned to
 # their header, the device name cut to its column, the name left-aligned with its [correlation id].
 TEXT_TRACE = """\

@@ -5,6 +5,7 @@ with one line that names what it is and what to run instead. A listed file that 
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import sqlite3
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from tracekit.importers import READER_MODULES, read_file
 from tracekit.validate import check_values
 
 REAL_EXPORTS = Path(__file__).resolve().parents[3] / "shared" / "real_exports"
-MANIFESTS = ("MANIFEST_2026-11-23.tsv", "MANIFEST_2026-11-25.tsv")
+MANIFESTS = ("MANIFEST_2026-11-23.tsv", "MANIFEST_2026-11-25.tsv", "MANIFEST_2026-11-26.tsv")
 
 
 def _manifest_rows() -> list[tuple[str, str]]:
@@ -67,13 +68,11 @@ def _kineto_kernels(path: Path) -> int:
 
 
 def _hatchet_kernels(path: Path) -> int:
-    """Proton's leaves (kernels) with their launch counts."""
+    """Proton's kernel nodes: those whose metrics name a device (`device_id`, or `DeviceId` in 2024's Proton)."""
 
     def walk(node: dict) -> int:
-        children = node.get("children") or []
-        if not children:
-            return int((node.get("metrics") or {}).get("count") or 0)
-        return sum(walk(child) for child in children)
+        keys = {key.lower().replace("_", "") for key in node.get("metrics") or {}}
+        return 1 if "deviceid" in keys else sum(walk(child) for child in node.get("children") or [])
 
     return walk(json.loads(path.read_text())[0])
 
@@ -92,14 +91,49 @@ def _nvprof_kernels(path: Path) -> int:
         return sum(1 for line in lines if line.startswith("    Kernel: "))
     if lines[0].startswith("Time(%)"):
         return sum(1 for row in csv.DictReader(lines) if not row["Name"].startswith("["))
-    start = next(i for i, line in enumerate(lines) if "GPU activities:" in line)
     kernels = 0
-    for line in lines[start:]:
-        if "API calls:" in line or not line.strip():
-            break
-        name = line.split("GPU activities:", 1)[-1].split(None, 6)[6]  # after Time(%), Time, Calls, Avg, Min, Max
-        kernels += not name.startswith("[")
+    for start in (i for i, line in enumerate(lines) if "GPU activities:" in line):  # each run's summary
+        for line in lines[start:]:
+            if "API calls:" in line or not line.strip():
+                break
+            name = line.split("GPU activities:", 1)[-1].split(None, 6)[6]  # after Time(%), Time, Calls, Avg, Min, Max
+            kernels += not name.startswith("[")
     return kernels
+
+
+def _chrome_events(path: Path) -> list[dict]:
+    data = path.read_bytes()
+    document = json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    return document["traceEvents"] if isinstance(document, dict) else document
+
+
+def _kineto_no_kernel_words(path: Path) -> tuple[str, ...]:
+    """The counts the refusal of a Kineto trace without kernels gives, counted here from its events."""
+    events = _chrome_events(path)
+    assert not any(e.get("cat") == "kernel" for e in events)
+    calls = [e["name"] for e in events if e.get("cat") == "cuda_runtime" and e.get("ph") == "X"]
+    ranges = sum(e.get("cat") == "cuda_profiler_range" for e in events)
+    words = [f"{len(calls):,} CUDA runtime calls", "no GPU kernel activity"]
+    if ranges:
+        launches = sum(name.startswith("cudaLaunch") for name in calls)
+        words += [f"({launches:,} kernel launches)", f"{ranges:,} CUPTI range-profiler events"]
+    else:
+        assert not any(name.startswith("cudaLaunch") for name in calls)
+        words += ["none of them a kernel launch"]
+    return tuple(words)
+
+
+def _legacy_cpu_words(path: Path) -> tuple[str, ...]:
+    events = _chrome_events(path)
+    assert {e["pid"] for e in events} == {"CPU functions"}
+    return ("CPU-only PyTorch profiler trace", f"{len(events):,} CPU operator events", "ProfilerActivity.CUDA")
+
+
+def _host_api_words(path: Path) -> tuple[str, ...]:
+    events = _chrome_events(path)
+    api = [e for e in events if e.get("name", "").startswith("cu")]
+    assert len(api) == len(events) and not any("cat" in e for e in events)
+    return ("host-side CUDA API calls", f"{len(api):,} calls", "nsys profile --trace=cuda")
 
 
 # What each manifest kind is: (count of launches, or None when refused; reader module; words the refusal says).
@@ -119,11 +153,27 @@ KINDS: dict[str, _Expectation] = {
     "refuse-nsysrep": (None, None, ("an Nsight Systems report", "nsys export --type sqlite -o")),
     "refuse-rocprof": (None, None, ("AMD rocprof output", "rocprof-compute")),
 }
-# Files whose kind's refusal differs: an nsys export with API calls but no GPU activity says so.
-REFUSAL_OVERRIDES = {
+KINDS["nvprof-text"] = (_nvprof_kernels, "nvprof", ())
+# Files whose kind's refusal differs: an nsys export with API calls but no GPU activity says so; a PyTorch trace
+# without kernels says what it holds (its counts, counted here).
+REFUSAL_OVERRIDES: dict[str, tuple[str, ...] | Callable[[Path], tuple[str, ...]]] = {
     "nsys_2023.2.3_nokerneltable_sgemm_report1.sqlite": ("no GPU activity recorded", "kernel launch calls"),
     "nsys_2023.4.4_4xH100_nokernel_vqe.sqlite": ("no GPU", "CUDA API"),
+    "kineto_gz_hta_cupti_range_profiler.json.gz": _kineto_no_kernel_words,
+    "kineto_nokernel_flow_matching_RTX3090.json": _kineto_no_kernel_words,
+    "legacy_autograd_cpuonly_luxmea_profiler_trace.json": _legacy_cpu_words,
+    "nsysstats_osrt_sum_only_mineru.csv": (
+        "OS runtime summary (osrt_sum)",
+        "no CUDA trace",
+        "nsys profile --trace=cuda",
+    ),
 }
+# Files whose manifest kind means another thing in a later manifest: the eBPF host-side trace ("refuse-other" of
+# 2026-11-26) is refused, where 2026-11-23's "refuse-other" (an nsys stats GPU trace) is read since.
+FILE_KINDS: dict[str, _Expectation] = {
+    "other_ebpf_cuda_chrome_trace.json": (None, None, ()),
+}
+REFUSAL_OVERRIDES["other_ebpf_cuda_chrome_trace.json"] = _host_api_words
 
 
 @pytest.mark.parametrize(("name", "kind"), _manifest_rows())
@@ -134,15 +184,18 @@ def test_every_listed_file_imports_or_is_refused_in_one_line(name: str, kind: st
     if not path.exists():
         skip_or_fail(f"{path} is listed in a manifest but absent")
     assert kind in KINDS, f"{name}: manifest kind {kind!r} has no expectation here"
-    count, reader, refusal = KINDS[kind]
+    count, reader, refusal = FILE_KINDS.get(name, KINDS[kind])
     assert reader is None or reader in READER_MODULES, f"{name}: its reader {reader} is not registered"
     if count is None:
         with pytest.raises(InputError) as refused:
             read_file(path)
         message = str(refused.value)
         assert "\n" not in message, message
-        for words in REFUSAL_OVERRIDES.get(name, refusal):
+        expected = REFUSAL_OVERRIDES.get(name, refusal)
+        for words in expected(path) if callable(expected) else expected:
             assert words in message, message
+        for internal in ("layout None", "device None", "deviceProperties"):  # never a reader's inner state
+            assert internal not in message, message
         return
     parsed = read_file(path)
     check_values(str(path), parsed)

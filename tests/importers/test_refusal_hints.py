@@ -10,6 +10,7 @@ that makes an unrecognized CSV a warp trace.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -209,3 +210,86 @@ def test_map_alone_reads_an_unrecognized_csv_as_a_warp_trace(tmp_path):
     assert sorted(zip(warps["sm_id"], warps["end_ns"] - warps["start_ns"], strict=True)) == [(0, 150), (1, 280)]
     # without --map the same file is refused as not a format tracekit reads
     assert tracekit("import", str(path), db=tmp_path / "other.sqlite").returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("kineto_gz_hta_cupti_range_profiler.json.gz", ("CUPTI range-profiler events", "no GPU kernel activity")),
+        ("kineto_nokernel_flow_matching_RTX3090.json", ("none of them a kernel launch", "no GPU kernel activity")),
+        ("legacy_autograd_cpuonly_luxmea_profiler_trace.json", ("CPU-only PyTorch profiler trace",)),
+        ("other_ebpf_cuda_chrome_trace.json", ("host-side CUDA API calls", "nsys profile --trace=cuda")),
+        ("nsysstats_osrt_sum_only_mineru.csv", ("OS runtime summary (osrt_sum)", "no CUDA trace")),
+    ],
+)
+def test_profiles_without_kernels_are_refused_with_what_they_hold(real_export, tmp_path, name, words):
+    """A trace that would store nothing is a refusal (exit 2, store unchanged) saying what it holds instead."""
+    message = refused(real_export(name), tmp_path / "s.sqlite")
+    for word in words:
+        assert word in message, message
+
+
+# `nsys stats` as it prints to the console (column format; nsys 2026.3 banner and table) and as HTML tables
+# (`--format htable`: one <table> per report, its header cells the console's column names).
+NSYS_CONSOLE = """\
+Generating SQLite file vector_add.sqlite from vector_add.nsys-rep
+Processing [vector_add.sqlite] with [/opt/nvidia/nsight-systems-cli/2026.3.1/target-linux-x64/reports/cuda_gpu_kern_sum.py]...
+
+ ** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):
+
+ Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)  StdDev (ns)  Name
+ --------  ---------------  ---------  --------  --------  --------  --------  -----------  ----
+    100.0      21570333587   16777216    1285.7    1248.0      1184      5120         67.6  void add_kernel<float>(T1 *)
+"""  # noqa: E501
+NSYS_HTML = """\
+<table>
+<tr><th>Time (%)</th><th>Total Time (ns)</th><th>Num Calls</th><th>Avg (ns)</th><th>Name</th></tr>
+<tr><td>99.6</td><td>86755035</td><td>3</td><td>28918345.0</td><td>cudaMalloc</td></tr>
+</table>
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (NSYS_CONSOLE, ("nsys stats console output holding the per-kernel summary (cuda_gpu_kern_sum)",)),
+        (NSYS_HTML, ("nsys stats HTML (--format hdoc or htable) output",)),
+    ],
+)
+def test_nsys_stats_console_and_html_name_their_reports(tmp_path, text, words):
+    path = tmp_path / "stats.out"
+    path.write_text(text)
+    message = refused(path, tmp_path / "s.sqlite")
+    for word in (*words, "totals per name, not launches", "nsys stats --report cuda_gpu_trace --format csv"):
+        assert word in message, message
+
+
+# A browser's performance trace (Chrome DevTools "Save profile": metadata, complete and begin/end events of the
+# devtools.timeline, v8 and blink categories, integer pid and tid).
+BROWSER_TRACE = {
+    "traceEvents": [
+        {"args": {"name": "CrBrowserMain"}, "cat": "__metadata", "name": "thread_name", "ph": "M", "pid": 7, "tid": 7},
+        {"args": {}, "cat": "devtools.timeline", "name": "RunTask", "ph": "X", "dur": 40, "pid": 7, "tid": 9, "ts": 1},
+        {"args": {"data": {}}, "cat": "v8", "name": "V8.Execute", "ph": "B", "pid": 7, "tid": 9, "ts": 5},
+        {"args": {}, "cat": "v8", "name": "V8.Execute", "ph": "E", "pid": 7, "tid": 9, "ts": 30},
+        {
+            "args": {},
+            "cat": "blink,devtools.timeline",
+            "name": "UpdateLayoutTree",
+            "ph": "X",
+            "dur": 3,
+            "pid": 7,
+            "tid": 9,
+            "ts": 31,
+        },
+    ],
+    "metadata": {"source": "DevTools"},
+}
+
+
+def test_a_browser_trace_is_named_as_one(tmp_path):
+    path = tmp_path / "Trace-20261126T071500.json"
+    path.write_text(json.dumps(BROWSER_TRACE))
+    message = refused(path, tmp_path / "s.sqlite")
+    assert message.startswith("a web browser's performance trace"), message
+    assert "sm-row" not in message and "('X')" not in message
