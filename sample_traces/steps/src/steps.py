@@ -771,6 +771,8 @@ def main(argv: list[str]) -> int:
         return mode_ddp(outdir)
     if mode in ("time", "trace"):
         variants = expand(argv[2:] or ["all"])
+        if not (outdir / "variants.csv").exists():
+            write_variants(outdir)
         return (mode_time if mode == "time" else mode_trace)(outdir, variants)
     raise SystemExit(usage)
 
