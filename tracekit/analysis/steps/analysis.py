@@ -7,6 +7,7 @@ import polars as pl
 
 from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
+from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
 from tracekit.analysis.steps.types import STEPS_SCHEMA, Step, StepsResult
 from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
@@ -92,6 +93,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     tries = tuple(advice.idle_suggestions(representative)) if representative else ()
+    path = critical_path(timeline(gpu, calls, representative.start_ns, representative.end_ns)) if representative else ()
     return StepsResult(
         schema=STEPS_SCHEMA,
         source=events.source,
@@ -101,7 +103,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         steps=tuple(steps),
         median_step_ns=median,
         representative_step=representative.index if representative else None,
-        critical_path=(),
+        critical_path=path,
         what_to_try=tries,
         warnings=tuple(warnings),
     )

@@ -1,0 +1,200 @@
+"""One step replayed with changed kernel durations, and its critical path.
+
+Each GPU activity starts when its last constraint is met, plus the latency observed in the trace: its launch call
+issued it (host), the activity before it on its stream ended (stream order), or work on another stream it waited
+for ended (an event: inferred where neither of the first two explains its start and another stream's activity
+ended just before it). A host thread blocked in a synchronizing call returns once the GPU work it waited for ends
+(plus the observed return latency), and everything that thread does afterwards moves by as much. Replaying the
+step with some kernels shorter moves every activity and sync by what its constraints allow: a kernel off the
+critical path buys nothing, one on it buys its saving until another path binds. Walking back from the step's last
+activity along the binding constraints gives the critical path.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from tracekit.analysis.steps.calls import SYNC
+from tracekit.analysis.steps.types import PathSegment
+
+EVENT_TOLERANCE_NS = 2_000  # a cross-stream wait is inferred when another stream's work ended this close before
+NONE = -(2**62)
+
+
+@dataclass
+class Op:
+    index: int
+    name: str
+    kind: str
+    stream: int
+    start: int
+    end: int
+    issue: int | None
+    thread: int | None
+    correlation: int | None = None
+    prev: int | None = None  # the activity before it on its stream
+    dep: int | None = None  # the other stream's activity it waited for
+    latency: int = 0
+    binding: str = "host"
+
+
+@dataclass(frozen=True)
+class Replay:
+    start_ns: int
+    end_ns: int  # the step's end: its last activity or its host end, after the change
+    op_end_ns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StepTimeline:
+    """One step's activities and synchronizing calls, in the order they happened."""
+
+    ops: tuple[Op, ...]
+    syncs: tuple[tuple[int, int, int], ...]  # thread, start_ns, end_ns
+    window_start_ns: int
+    host_end_ns: int  # the step's host range end (the window's end if the host was last)
+    host_thread: int | None
+
+
+def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, start_ns: int, end_ns: int) -> StepTimeline:
+    """The activities that start inside [start_ns, end_ns) with their launch calls, and the sync calls there."""
+    ops_frame = (
+        gpu.filter((pl.col("start_ns") >= start_ns) & (pl.col("start_ns") < end_ns))
+        .join(
+            calls.unique("correlation_id", keep="first").select(
+                "correlation_id", pl.col("start_ns").alias("issue_ns"), "thread"
+            ),
+            on="correlation_id",
+            how="left",
+        )
+        .sort("start_ns", "end_ns")
+    )
+    columns = ("name", "kind", "stream_id", "start_ns", "end_ns", "issue_ns", "thread", "correlation_id")
+    ops = [
+        Op(i, name or "", kind, stream if stream is not None else -1, s, e, issue, thread, correlation)
+        for i, (name, kind, stream, s, e, issue, thread, correlation) in enumerate(
+            ops_frame.select(columns).iter_rows()
+        )
+    ]
+    _constraints(ops)
+    syncs_frame = calls.filter(
+        (pl.col("call_class") == SYNC) & (pl.col("end_ns") > start_ns) & (pl.col("start_ns") < end_ns)
+    ).sort("end_ns")
+    syncs = tuple(
+        (int(t), int(s), int(e)) for t, s, e in syncs_frame.select("thread", "start_ns", "end_ns").iter_rows()
+    )
+    threads = [op.thread for op in ops if op.thread is not None]
+    host_thread = max(set(threads), key=threads.count) if threads else None
+    return StepTimeline(tuple(ops), syncs, start_ns, end_ns, host_thread)
+
+
+def _constraints(ops: list[Op]) -> None:
+    """Each activity's stream predecessor, inferred event dependency, binding constraint and fixed latency."""
+    last_on: dict[int, int] = {}
+    ended: list[tuple[int, int]] = []  # (end, index), sorted, for the event inference
+    for op in ops:
+        op.prev = last_on.get(op.stream)
+        last_on[op.stream] = op.index
+        host = op.issue if op.issue is not None else NONE
+        stream = ops[op.prev].end if op.prev is not None else NONE
+        ready = max(host, stream)
+        if op.start - ready > EVENT_TOLERANCE_NS:
+            at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
+            while at >= 0 and ops[ended[at][1]].stream == op.stream:
+                at -= 1
+            if at >= 0 and op.start - ended[at][0] <= EVENT_TOLERANCE_NS:
+                op.dep = ended[at][1]
+        event = ops[op.dep].end if op.dep is not None else NONE
+        ready = max(host, stream, event)
+        op.binding = "event" if ready == event and event != NONE else "stream" if ready == stream else "host"
+        op.latency = max(0, op.start - ready) if ready != NONE else 0
+        bisect.insort(ended, (op.end, op.index))
+
+
+def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:
+    """The step with each activity lasting `duration_of(op)` (default: as recorded)."""
+    ops = line.ops
+    new_end = [0] * len(ops)
+    shifts: dict[int, tuple[list[int], list[int]]] = {}  # thread -> (sync end times, shift after each)
+
+    def shift(thread: int | None, at: int) -> int:
+        if thread is None or thread not in shifts:
+            return 0
+        times, values = shifts[thread]
+        k = bisect.bisect_right(times, at) - 1
+        return values[k] if k >= 0 else 0
+
+    syncs = sorted(line.syncs, key=lambda s: s[2])
+    ends_sorted = sorted((op.end, op.index) for op in ops)
+    si = 0
+    for op in ops:
+        while si < len(syncs) and syncs[si][2] <= op.start:
+            _apply_sync(syncs[si], ends_sorted, new_end, shifts, shift)
+            si += 1
+        host = op.issue + shift(op.thread, op.issue) if op.issue is not None else NONE
+        stream = new_end[op.prev] if op.prev is not None else NONE
+        event = new_end[op.dep] if op.dep is not None else NONE
+        ready = max(host, stream, event)
+        start = ready + op.latency if ready != NONE else op.start
+        duration = duration_of(op) if duration_of else op.end - op.start
+        new_end[op.index] = start + duration
+    while si < len(syncs):
+        _apply_sync(syncs[si], ends_sorted, new_end, shifts, shift)
+        si += 1
+    host_end = line.host_end_ns + shift(line.host_thread, line.host_end_ns)
+    end = max([host_end, *new_end]) if ops else host_end
+    return Replay(line.window_start_ns, end, tuple(new_end))
+
+
+def _apply_sync(sync, ends_sorted, new_end, shifts, shift) -> None:  # type: ignore[no-untyped-def]
+    """A sync on `thread` returns when the last activity that ended during it ends after the change."""
+    thread, start, end = sync
+    k = bisect.bisect_right(ends_sorted, (end, 2**62)) - 1
+    before = shift(thread, start)
+    new_start = start + before
+    if k >= 0 and ends_sorted[k][0] >= start:
+        op_end, index = ends_sorted[k]
+        new_return = max(new_start, new_end[index] + (end - op_end))
+    else:
+        new_return = new_start + (end - start)
+    times, values = shifts.setdefault(thread, ([], []))
+    times.append(end)
+    values.append(new_return - end)
+
+
+def critical_path(line: StepTimeline) -> tuple[PathSegment, ...]:
+    """The chain of binding constraints that ends at the step's last activity, first link first."""
+    ops = line.ops
+    if not ops:
+        return ()
+    current: int | None = max(ops, key=lambda o: (o.end, o.index)).index
+    path: list[PathSegment] = []
+    seen = set()
+    while current is not None and current not in seen:
+        seen.add(current)
+        op = ops[current]
+        path.append(PathSegment("gpu", op.name, op.start, op.end, op.binding))
+        if op.binding == "stream":
+            current = op.prev
+        elif op.binding == "event":
+            current = op.dep
+        elif op.issue is not None:
+            # the host issued it late: back to the sync the host waited in before, else to the window start
+            before = [s for s in line.syncs if s[0] == op.thread and s[2] <= op.issue]
+            if before:
+                thread, s_start, s_end = before[-1]
+                path.append(PathSegment("host", "host", s_end, op.issue, "launch"))
+                waited = [o for o in ops if s_start <= o.end <= s_end]
+                current = max(waited, key=lambda o: o.end).index if waited else None
+                if current is not None:
+                    path.append(PathSegment("host", "synchronizing call", s_start, s_end, "sync"))
+            else:
+                path.append(PathSegment("host", "host", line.window_start_ns, op.issue, "launch"))
+                current = None
+        else:
+            current = None
+    return tuple(reversed(path))
