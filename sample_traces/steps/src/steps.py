@@ -542,7 +542,8 @@ def build(v: Variant, device: torch.device) -> Step:
 
 
 def setup() -> torch.device:
-    torch.backends.cudnn.benchmark = True
+    # cuDNN's heuristics, not benchmark mode: the timing, trace and ncu processes then run the same kernels.
+    torch.backends.cudnn.benchmark = False
     device = torch.device("cuda", torch.cuda.current_device())
     return device
 
