@@ -391,7 +391,7 @@ def build_resnet(v: Variant, device: torch.device, ddp_rank: int | None = None) 
 
         return step
 
-    # CUDA graph of the whole step. Warm up on a side stream (cuDNN benchmark, SGD momentum buffers, the
+    # CUDA graph of the whole step. Warm up on a side stream (cuDNN and cuBLAS handles, SGD momentum buffers, the
     # allocator), then capture forward, backward and the SGD step (SGD keeps no step counter on the host, so it
     # needs no capturable flag); no host syncs inside the capture.
     static_x = torch.empty((RESNET_BATCH, 3, RESNET_IMAGE, RESNET_IMAGE), device=device)
