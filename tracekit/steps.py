@@ -6,11 +6,18 @@ launches and their paired Nsight Compute results) for what to try and the step w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
 from tracekit.analysis.steps.ranks import AlignedStep, align
+from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_what_if
 from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
+
+if TYPE_CHECKING:
+    from tracekit.store import Store
 
 HOST_READERS = {"kineto": "kineto", "nsys-sqlite": "nsys_sqlite"}
 
@@ -45,3 +52,57 @@ def ranks_of(paths: list[str | Path], step: str | None = None) -> tuple[list[Ste
     """Each rank's steps (one trace per rank) and the steps aligned across ranks."""
     results = [steps_of(path, step) for path in paths]
     return results, align(results)
+
+
+def _import(store: Store, path: str | Path) -> int:
+    from tracekit.ingest import ingest
+
+    result, _ = ingest(store, path)
+    return int(result.import_id)
+
+
+def launch_speedups(
+    store: Store, import_id: int, kernel: str, knobs: dict[str, Any]
+) -> tuple[dict[int, LaunchSpeedup], str]:
+    """The per-launch prediction (`tracekit.api.predict_stored`: each launch paired with its Nsight Compute
+    result) for every stored launch of `kernel` in the import, by the launch call's correlation id."""
+    from tracekit.api import analyze_stored, predict_stored
+
+    launches = store.launches(import_id=import_id).filter(pl.col("kernel_name").str.contains(kernel, literal=True))
+    if launches.height == 0:
+        raise TracekitError(f"no kernel whose name contains {kernel!r} in the trace")
+    results = analyze_stored(store, launches)
+    found: dict[int, LaunchSpeedup] = {}
+    change = ""
+    for correlation, result in zip(launches["correlation_id"].to_list(), results, strict=True):
+        if correlation is None:
+            continue
+        prediction = predict_stored(store, result, **knobs)
+        change = prediction.change.describe()
+        got = prediction.predicted
+        found[int(correlation)] = LaunchSpeedup(got.speedup, got.low, got.high)
+    return found, change
+
+
+def what_if(
+    store: Store,
+    trace: str | Path,
+    kernel: str,
+    knobs: dict[str, Any],
+    profiles: list[str | Path] | None = None,
+    step: str | None = None,
+) -> StepWhatIf:
+    """The step time after changing `kernel`'s launch (knobs of `tracekit predict`: block, regs, smem, ...), the
+    trace's representative step replayed with each launch's predicted duration. `profiles`: Nsight Compute
+    results of the same kernels, imported so that the launches pair with them."""
+    for profile in profiles or []:
+        _import(store, profile)
+    import_id = _import(store, trace)
+    result = steps_of(trace, step)
+    speedups, change = launch_speedups(store, import_id, kernel, knobs)
+    if result.representative_step is None:
+        raise TracekitError(f"{trace}: no step to replay")
+    chosen = result.steps[result.representative_step]
+    return step_what_if(
+        read_events(trace), chosen.start_ns, chosen.end_ns, chosen.label, chosen.index, speedups, kernel, change
+    )

@@ -10,7 +10,9 @@ import typer
 from tracekit import format as fmt
 from tracekit.analysis.steps.ranks import AlignedStep
 from tracekit.analysis.steps.types import Step, StepsResult
-from tracekit.cli.common import JsonOption, busy, console, print_json
+from tracekit.analysis.steps.whatif import StepWhatIf
+from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
+from tracekit.errors import TracekitError
 
 TOP_ROWS = 5
 
@@ -108,6 +110,41 @@ def rank_lines(aligned: tuple[AlignedStep, ...]) -> list[str]:
     return lines
 
 
+def what_if_lines(found: StepWhatIf) -> list[str]:
+    saved = found.current_ns - found.predicted_ns
+    return [
+        f"step {found.label}: {found.kernel} -- {found.change}",
+        f"  predicted step {fmt.duration(found.predicted_ns)} (now {fmt.duration(found.current_ns)}), interval "
+        f"{fmt.duration(found.low_ns)} to {fmt.duration(found.high_ns)}; saves {fmt.duration(saved)}",
+        f"  the kernel's {fmt.plural(found.launches, 'launch', 'launches')} in the step: "
+        f"{fmt.duration(found.kernel_ns)} now, {fmt.duration(found.kernel_predicted_ns)} predicted "
+        "(the step gains only what its critical path gains)",
+    ]
+
+
+def _what_if(
+    sources: list[str],
+    kernel: str | None,
+    knobs: dict[str, Any],
+    profiles: list[str],
+    step: str | None,
+    db: str | None,
+    as_json: bool,
+) -> None:
+    from tracekit.steps import what_if
+
+    if kernel is None or not knobs or len(sources) != 1:
+        raise TracekitError("a step what-if takes one trace, --kernel NAME and a change (--block, --regs, ...)")
+    store = open_store(db)
+    with busy("predicting the step"):
+        found = what_if(store, sources[0], kernel, knobs, list(profiles), step)
+    if as_json:
+        print_json({"schema": "tracekit.step-what-if/1", **dataclasses.asdict(found)})
+        return
+    for line in what_if_lines(found):
+        console.print(line, markup=False)
+
+
 def step_command(
     sources: Annotated[
         list[str], typer.Argument(help="A PyTorch profiler trace or nsys SQLite export; several: one per rank.")
@@ -116,10 +153,29 @@ def step_command(
         str | None,
         typer.Option("--step", help="The record_function or NVTX range that marks one step (default: ProfilerStep#N)."),
     ] = None,
+    kernel: Annotated[
+        str | None, typer.Option("--kernel", help="What-if: the kernel (name contains this) whose launch changes.")
+    ] = None,
+    block: Annotated[int | None, typer.Option("--block", help="What-if: threads per block.")] = None,
+    regs: Annotated[int | None, typer.Option("--regs", help="What-if: registers per thread.")] = None,
+    smem: Annotated[int | None, typer.Option("--smem", help="What-if: dynamic shared memory per block, bytes.")] = None,
+    warps_per_sm: Annotated[int | None, typer.Option("--warps-per-sm", help="What-if: target warps per SM.")] = None,
+    grid: Annotated[int | None, typer.Option("--grid", help="What-if: blocks in the grid (same total work).")] = None,
+    ncu: Annotated[
+        list[str] | None,
+        typer.Option("--ncu", help="What-if: an Nsight Compute result of the kernel (imported to pair with it)."),
+    ] = None,
+    db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Where each step's time goes: GPU busy and idle, idle causes, categories, operators, what to try first."""
     from tracekit.steps import ranks_of
+
+    knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "grid": grid}
+    knobs = {k: v for k, v in knobs.items() if v is not None}
+    if kernel is not None or knobs:
+        _what_if(sources, kernel, knobs, ncu or [], step, db, as_json)
+        return
 
     with busy(f"reading {fmt.plural(len(sources), 'trace')}"):
         results, aligned = ranks_of(list(sources), step)
