@@ -334,6 +334,19 @@ class TraceAnalysis:
             return analyze_stored(self.store, list(launch_ids), pairs)
         return analyze_stored(self.store, self.store.launches(import_id=import_id), pairs)
 
+    def steps(self, path: str, step: str | None = None) -> Any:
+        """The whole steps of a PyTorch profiler trace or Nsight Systems export (`tracekit step`): busy and idle
+        time, idle causes, categories, operators, critical path, what to try first (`tracekit.steps.steps_of`)."""
+        from tracekit.steps import steps_of
+
+        return steps_of(path, step)
+
+    def step_what_if(self, path: str, kernel: str, profiles: Sequence[str] = (), **knobs: Any) -> Any:
+        """The step time after changing `kernel`'s launch (`tracekit step --kernel`): knobs as `predict`'s."""
+        from tracekit.steps import what_if
+
+        return what_if(self.store, path, kernel, knobs, list(profiles))
+
 
 def predict_stored(store: Store, result: LaunchAnalysis, ceilings: Any = None, **knobs: Any) -> Any:
     """The prediction for one analysed launch, its counters and device ceilings read from `store`: the one
