@@ -64,6 +64,16 @@ left() {
     if ((l >= $1)); then echo "$l"; else echo "=== [$SECONDS s] skipped: needs $1 s, $l left" >>"$LOG"; fi
 }
 cap() { (($1 < $2)) && echo "$1" || echo "$2"; }
+# export_report REP: REP.ncu-rep's raw and details pages to REP.raw.csv and REP.details.csv.
+export_report() {
+    if [[ ! -f $1.ncu-rep ]]; then
+        echo "  no report $(basename "$1").ncu-rep (no kernel profiled?)" | tee -a "$LOG"
+        return
+    fi
+    "$NCU" --import "$1.ncu-rep" --csv --page raw >"$1.raw.csv" 2>>"$LOG"
+    "$NCU" --import "$1.ncu-rep" --csv --page details >"$1.details.csv" 2>>"$LOG"
+    echo "  $(($(wc -l <"$1.raw.csv") - 2)) kernels in $(basename "$1").raw.csv" | tee -a "$LOG"
+}
 
 # 1. Timings first (no profiler in these processes), one process per group; the first writes variants.csv.
 for group in resnet llama kernels; do
@@ -98,9 +108,7 @@ for line in "${KVARS[@]}"; do
     rep=$OUT/ncu_$variant
     if run "$(cap "$l" 90)" "$NCU" --clock-control none --profile-from-start off --nvtx \
         --kernel-name "regex:$kernel" "${SECTIONS[@]}" -f -o "$rep" "$PY" "$STEPS_PY" ncu "$variant"; then
-        "$NCU" --import "$rep.ncu-rep" --csv --page raw >"$rep.raw.csv" 2>>"$LOG"
-        "$NCU" --import "$rep.ncu-rep" --csv --page details >"$rep.details.csv" 2>>"$LOG"
-        echo "  $(($(wc -l <"$rep.raw.csv") - 2)) kernels in ncu_$variant.raw.csv" | tee -a "$LOG"
+        export_report "$rep"
     fi
     rm -f "$rep.ncu-rep"
 done
@@ -111,9 +119,7 @@ if [[ $WHOLE_STEP_NCU == 1 ]] || { [[ $WHOLE_STEP_NCU == auto ]] && ((TOTAL_S - 
     l=$(left 60) && [[ -n $l ]] &&
         if run "$l" "$NCU" --clock-control none --profile-from-start off --nvtx "${SECTIONS[@]}" -f -o "$rep" \
             "$PY" "$STEPS_PY" ncu llama_large_eager; then
-            "$NCU" --import "$rep.ncu-rep" --csv --page raw >"$rep.raw.csv" 2>>"$LOG"
-            "$NCU" --import "$rep.ncu-rep" --csv --page details >"$rep.details.csv" 2>>"$LOG"
-            echo "  $(($(wc -l <"$rep.raw.csv") - 2)) kernels in $(basename "$rep").raw.csv" | tee -a "$LOG"
+            export_report "$rep"
         fi
     rm -f "$rep.ncu-rep"
 fi
