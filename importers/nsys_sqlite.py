@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
+from tracekit.host_events import HostEvents
 from tracekit.parsed import (
     LAUNCH_SCHEMA,
     MEMCPY_SCHEMA,
@@ -530,3 +531,151 @@ def _tool_version(connection: sqlite3.Connection, tables: set[str]) -> str | Non
             if row is not None:
                 return str(row[0])
     return None
+
+
+# ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
+
+BATCH_ROWS = 500_000  # rows fetched per batch: a 10M-kernel export is never held as Python tuples at once
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+# CUpti_ActivityMemoryKind (files without ENUM_CUDA_MEM_KIND): 1 is pageable host memory
+CUPTI_PAGEABLE = 1
+
+
+def _batched(connection: sqlite3.Connection, sql: str, schema: ColumnTypes) -> pl.DataFrame:
+    """A query's rows as a frame, fetched and converted in batches (bounded memory for any table size)."""
+    cursor = connection.execute(sql)
+    parts = []
+    while rows := cursor.fetchmany(BATCH_ROWS):
+        parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+
+
+def _correlation(pid_column: str) -> str:
+    """Correlation ids are per process: the process id in the high 32 bits keeps them apart."""
+    return f"(({pid_column} / {PID_UNIT}) % {PID_UNIT}) * 4294967296 + correlationId"
+
+
+def read_host_events(path: Path) -> HostEvents:
+    """The export's kernels, copies and sets, CUDA runtime calls and NVTX ranges as frames (fetched in batches),
+    for `tracekit.analysis.steps`."""
+    path = Path(path)
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        raise InputError(str(path), f"cannot open as SQLite: {exc}") from None
+    try:
+        return _host_events(connection, path)
+    except sqlite3.Error as exc:
+        raise InputError(str(path), f"not a readable Nsight Systems SQLite export: {exc}") from None
+    finally:
+        connection.close()
+
+
+def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "StringIds" not in tables or not tables & (GPU_ACTIVITY_TABLES | {MEMSET_TABLE}):
+        raise InputError(str(path), "no GPU activity (kernel, memcpy or memset tables) in this export")
+    gpu_schema: dict[str, DType] = {
+        "kind": pl.Utf8,
+        "name": pl.Utf8,
+        "device_id": pl.Int64,
+        "stream_id": pl.Int64,
+        "correlation_id": pl.Int64,
+        "graph_id": pl.Int64,
+        "start_ns": pl.Int64,
+        "end_ns": pl.Int64,
+        "size_bytes": pl.Int64,
+        "copy_kind": pl.Utf8,
+        "pageable": pl.Boolean,
+    }
+    parts = []
+    if KERNEL_TABLE in tables:
+        columns = set(_columns(connection, KERNEL_TABLE))
+        name = next((f'(SELECT value FROM StringIds WHERE id = k."{c}")' for c in NAME_COLUMNS if c in columns), "NULL")
+        graph = "k.graphId" if "graphId" in columns else "k.graphNodeId" if "graphNodeId" in columns else "NULL"
+        parts.append(
+            _batched(
+                connection,
+                f"SELECT 'kernel', {name}, k.deviceId, k.streamId, {_correlation('k.globalPid')}, {graph}, "
+                f'k.start, k."end", NULL, NULL, NULL FROM {KERNEL_TABLE} AS k',
+                gpu_schema,
+            )
+        )
+    if MEMCPY_TABLE in tables:
+        kinds = _memcpy_kind_names(connection, tables)
+        pageable = _pageable_ids(connection, tables)
+        copies = _batched(
+            connection,
+            f"SELECT 'memcpy', NULL, m.deviceId, m.streamId, {_correlation('m.globalPid')}, NULL, m.start, "
+            f'm."end", m.bytes, m.copyKind, (m.srcKind IN ({pageable}) OR m.dstKind IN ({pageable})) '
+            f"FROM {MEMCPY_TABLE} AS m",
+            {**gpu_schema, "copy_kind": pl.Int64, "pageable": pl.Int64},
+        )
+        named = copies["copy_kind"].replace_strict(
+            {k: _short_memcpy_kind(v) for k, v in kinds.items()}, default=None, return_dtype=pl.Utf8
+        )
+        parts.append(
+            copies.with_columns(
+                copy_kind=named,
+                pageable=pl.col("pageable").cast(pl.Boolean),
+                name=pl.concat_str(pl.lit("Memcpy "), named.fill_null("?")),
+            )
+        )
+    if MEMSET_TABLE in tables:
+        parts.append(
+            _batched(
+                connection,
+                f"SELECT 'memset', 'Memset', m.deviceId, m.streamId, {_correlation('m.globalPid')}, NULL, m.start, "
+                f'm."end", m.bytes, NULL, NULL FROM {MEMSET_TABLE} AS m',
+                gpu_schema,
+            )
+        )
+    gpu = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame(schema=gpu_schema)
+    call_schema: dict[str, DType] = {
+        "name": pl.Utf8,
+        "thread": pl.Int64,
+        "correlation_id": pl.Int64,
+        "start_ns": pl.Int64,
+        "end_ns": pl.Int64,
+    }
+    calls = pl.DataFrame(schema=call_schema)
+    if RUNTIME_TABLE in tables:
+        calls = _batched(
+            connection,
+            f'SELECT s.value, r.globalTid, {_correlation("r.globalTid")}, r.start, r."end" '
+            f"FROM {RUNTIME_TABLE} AS r LEFT JOIN StringIds AS s ON s.id = r.nameId",
+            call_schema,
+        )
+    nvtx = _nvtx_events(connection, tables, f'n.eventType = {NVTX_PUSH_POP_RANGE} AND n."end" IS NOT NULL')
+    ranges = nvtx.filter(pl.col("name").is_not_null()).select(
+        "name", pl.lit("nvtx").alias("domain"), pl.col("global_tid").alias("thread"), "start_ns", "end_ns"
+    )
+    gpu = gpu.with_columns(annotation_path=_annotations(gpu, calls, ranges))
+    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, source=str(path)).conformed()
+
+
+def _pageable_ids(connection: sqlite3.Connection, tables: set[str]) -> str:
+    """The memory-kind ids of pageable host memory, as an SQL list."""
+    if "ENUM_CUDA_MEM_KIND" in tables:
+        ids = [row[0] for row in connection.execute("SELECT id FROM ENUM_CUDA_MEM_KIND WHERE name LIKE '%PAGEABLE%'")]
+        if ids:
+            return ", ".join(str(int(i)) for i in ids)
+    return str(CUPTI_PAGEABLE)
+
+
+def _annotations(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.Series:
+    """Each activity's NVTX push/pop path on its launching thread at the launch call (null when none)."""
+    none = pl.Series("annotation_path", [None] * gpu.height, dtype=pl.Utf8)
+    if gpu.height == 0 or ranges.height == 0 or calls.height == 0:
+        return none
+    keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
+    points = keyed.join(
+        calls.filter(pl.col("correlation_id").is_not_null()).unique("correlation_id", keep="first"),
+        on="correlation_id",
+        how="inner",
+    ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
+    if points.height == 0:
+        return none
+    paths = enclosing_range_paths(ranges.select("thread", "start_ns", "end_ns", "name"), points)
+    joined = keyed.join(paths, on="launch_key", how="left", maintain_order="left")
+    return joined["nvtx_path"].alias("annotation_path")

@@ -34,7 +34,7 @@ class Windows:
 def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None) -> Windows:
     """The steps' windows (see the module docstring); `step`: the name of the range that marks one step."""
     if step is not None:
-        pattern = f"^{_escape(step)}(#\\d+)?$"
+        pattern = f"^{_escape(step)}([#\\s]\\d+)?$"
         chosen = ranges.filter(pl.col("name").str.contains(pattern))
         if chosen.height == 0:
             raise LookupError(f"no range named {step!r} in the trace")
