@@ -130,6 +130,11 @@ def fraction(value: Any, signed: bool = False) -> str:
     return ("-" if value < 0 else "") + text
 
 
+def times(value: Any) -> str:
+    """A speed-up or a ratio, three significant digits: 1.28x, 3.49x, 0.98x."""
+    return MISSING if not _finite(value) else f"{significant(float(value), 3)}x"
+
+
 def per_ns_rate(per_ns: Any, what: str) -> str:
     """A rate given per ns, per µs (warps per ns per SM are 0.0004755: per µs they read 0.4755)."""
     if not _finite(per_ns):

@@ -54,9 +54,12 @@ def test_analyze_snapshot_h100_vector_add(tmp_path):
     done = tracekit("analyze", str(trace), str(raw), db=tmp_path / "s.sqlite")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    traced = lines[: lines.index("  sweep: " + lines[7].removeprefix("  sweep: "))]
+    traced = lines[: lines.index("  sweep: " + lines[8].removeprefix("  sweep: "))]
     assert traced == [
         "launch 1: vector_add",
+        # the headline: the verdict in plain words (samples.raw.csv: dram__throughput 22.3% of peak)
+        "  Latency-bound: no unit near its limit (busiest: DRAM at 22.3% of its peak, 26.6% of what this GPU "
+        "reaches) - warps wait on latency",
         "  grid 2048 x 1 x 1, block 256 x 1 x 1, 22 registers/thread, 227 KiB shared memory/block, duration 269.2 µs",
         "  occupancy: theoretical 12.5% (limited by shared memory), achieved 12.1%, 15.52 waves per SM",
         "  counters: same kernel key, and the durations agree: 261,056 ns here vs 256,800 ns profiled (1.02x, "
@@ -68,7 +71,7 @@ def test_analyze_snapshot_h100_vector_add(tmp_path):
     ]
     profiled = lines.index("launch 2: vector_add")
     # samples.raw.csv: gpu__time_duration.sum 256.8 us, sm__warps_active 12.114995 %, 15.52 waves
-    assert lines[profiled + 1 : profiled + 4] == [
+    assert lines[profiled + 2 : profiled + 5] == [
         "  grid 2048 x 1 x 1, block 256 x 1 x 1, 22 registers/thread, 227 KiB shared memory/block, duration 256.8 µs",
         "  occupancy: theoretical 12.5% (limited by shared memory), achieved 12.1%, 15.52 waves per SM",
         "  counters: the launch's own counters",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tracekit import format as fmt
+
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = REPO / "sample_traces" / "sweeps" / "h100" / "sweep_gather.raw.csv.gz"
 
@@ -34,14 +36,37 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
-def test_text_names_speedup_interval_basis_and_steps(db: str) -> None:
+def test_text_answers_in_a_few_lines_and_explain_adds_the_derivation(db: str) -> None:
+    """The answer, what binds before and after and the basis, in four lines whose numbers are the JSON's; the
+    ceilings file once at the end; --explain adds each step of the derivation."""
+    [p] = json.loads(tracekit("predict", "launch:1", "--smem", "28160", "--json", "--db", db).stdout)
     done = tracekit("predict", "launch:1", "--smem", "28160", "--db", db)
     assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert "launch 1: sweep_gather" in out and "smem 28160" in out
-    assert "speed-up" in out and "interval" in out and "basis:" in out
-    for step in ("occupancy:", "achieved:", "concurrency:", "waves:", "launch_rate:", "result:"):
-        assert f"- {step}" in out
+    lines = done.stdout.splitlines()
+    got = p["predicted"]
+    assert lines[:2] == [
+        "launch 1: sweep_gather -- smem 28160",
+        f"  smem 28160: predicted {fmt.duration(got['duration_ns'])} (now {fmt.duration(p['current_duration_ns'])}), "
+        f"speed-up {fmt.times(got['speedup'])} (interval {fmt.times(got['low'])} to {fmt.times(got['high'])})",
+    ]
+    assert lines[2].startswith("  binds: now ") and "; after the change " in lines[2]
+    assert lines[3].startswith("  basis: ") and "\n  - " not in done.stdout
+    assert len(lines) <= 7
+    profiles = [line for line in lines if "ceilings/profiles/" in line]
+    assert profiles == ["measured ceilings: tracekit/ceilings/profiles/nvidia-h100-80gb-hbm3.json"]
+    explained = tracekit("predict", "launch:1", "--smem", "28160", "--explain", "--db", db).stdout
+    steps = [line.removeprefix("  - ") for line in explained.splitlines() if line.startswith("  - ")]
+    assert [step.split(":")[0] for step in steps] == [f["step"] for f in p["findings"]]
+    assert explained.count("ceilings/profiles/") == 1
+
+
+def test_a_profile_path_is_printed_once_for_many_answers(db: str) -> None:
+    """Sixteen launches predicted at once: sixteen answers of four lines, one line naming the ceilings file."""
+    done = tracekit("predict", "import:1", "--block", "512", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("ceilings/profiles/nvidia-h100-80gb-hbm3.json") == 1
+    answers = [line for line in done.stdout.splitlines() if line.startswith("launch ")]
+    assert len(answers) == 16 and len(done.stdout.splitlines()) <= 16 * 6 + 1
 
 
 def test_json_fields_and_values(db: str) -> None:
@@ -98,7 +123,7 @@ def test_a_bad_ceilings_file_is_one_line_exit_2(db: str, tmp_path: Path) -> None
 def test_analyze_lists_what_to_try_with_basis_and_json_carries_it(db: str) -> None:
     text = tracekit("analyze", "launch:1", "--db", db)
     assert text.returncode == 0, text.stderr
-    assert "what to try (predicted speed-up, interval" in text.stdout
+    assert "  What to try first (tracekit predict --explain shows the reasoning):" in text.stdout
     assert "basis: a measured sweep" in text.stdout
     done = tracekit("analyze", "launch:1", "--json", "--db", db)
     [result] = json.loads(done.stdout)

@@ -14,6 +14,8 @@ from tracekit.api import analyze_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
+from tracekit.present.prediction import cite_once
+from tracekit.present.try_first import TryFirst, try_first
 from tracekit.selection import resolve_launches
 
 
@@ -27,6 +29,7 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
     smem = kernel.shared_mem_per_block_bytes
     lines = [
         f"launch {result.launch_id}: {fmt.kernel_name(kernel.name or kernel.mangled_name, names)}",
+        *([f"  {verdict.headline}"] if verdict.headline else []),
         f"  grid {fmt.dims(kernel.grid)}, block {fmt.dims(kernel.block)}, "
         f"{fmt.number(kernel.registers_per_thread)} registers/thread, "
         f"{fmt.size(smem)} shared memory/block, duration {fmt.duration(result.duration_ns)}",
@@ -62,6 +65,19 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
 def print_summary(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> None:
     for line in summary_lines(result, names):
         console.print(line, markup=False)
+
+
+def try_first_lines(section: TryFirst, profiles: list[str]) -> list[str]:
+    """What to try first under a launch: each predicted change on one line, its basis after it (a ceilings file
+    cited as "(measured)", its path kept in `profiles` to print once), or why there is none."""
+    if not section.items:
+        return [f"  {section.heading}: {section.note}"]
+    lines = [f"  {section.heading} (tracekit predict --explain shows the reasoning):"]
+    for item in section.items:
+        nsight = f"; {item.nsight}" if item.nsight else ""
+        basis = cite_once(item.basis, profiles)
+        lines.append(f"    - {item.text}; {item.after} after; basis: {basis}{nsight}")
+    return lines
 
 
 def parse_pairs(pairs: list[str] | None) -> dict[int, int]:
@@ -104,10 +120,12 @@ def analyze_command(
         print_json(results.to_dicts())  # with what_to_try (docs/predict.md)
         return
     from tracekit.api import what_to_try_for
-    from tracekit.cli.predict_command import suggestion_lines
+    from tracekit.cli.predict_command import ceilings_lines
 
+    profiles: list[str] = []
     for result in results:
-        found = what_to_try_for(store, result)
         print_summary(result, names)
-        for line in suggestion_lines(found):
+        for line in try_first_lines(try_first(result, what_to_try_for(store, result)), profiles):
             console.print(line, markup=False)
+    for line in ceilings_lines(profiles):
+        console.print(line, markup=False)

@@ -11,8 +11,10 @@ import typer
 from tracekit import format as fmt
 from tracekit.analysis.predict import Prediction
 from tracekit.api import analyze_stored, predict_stored
-from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
+from tracekit.format import NameStyle
+from tracekit.present.prediction import PredictionText, prediction_text, profiles_of
 from tracekit.selection import resolve_launches
 
 PREDICTION_SCHEMA = "tracekit.prediction/1"
@@ -23,40 +25,22 @@ def prediction_dict(prediction: Prediction) -> dict[str, Any]:
     return {"schema": PREDICTION_SCHEMA, **asdict(prediction)}
 
 
-def suggestion_lines(found: list[Prediction] | str) -> list[str]:
-    """`what to try` under a launch in `tracekit analyze`."""
-    if isinstance(found, str):
-        return [f"  what to try: nothing predicted ({found})"]
-    if not found:
-        return ["  what to try: no change of block size, registers, shared memory, ILP or grid is predicted to help"]
-    lines = ["  what to try (predicted speed-up, interval; tracekit predict shows the reasoning):"]
-    for p in found:
-        nsight = f"; Nsight Compute's {p.nsight.rule}: {p.nsight.speedup:.2f}x" if p.nsight is not None else ""
-        lines.append(
-            f"    - {p.change.describe()}: {p.predicted.speedup:.2f}x ({p.predicted.low:.2f}-{p.predicted.high:.2f}x), "
-            f"{p.regime}-bound after; basis: {', '.join(p.basis)}{nsight}"
-        )
+def prediction_lines(text: PredictionText, explain: bool = False) -> list[str]:
+    """One answer in a few lines: the prediction and its interval, what binds before and after, the basis;
+    `explain` adds each step of the derivation. Exact values are in --json."""
+    lines = [text.title, f"  {text.answer}", f"  binds: {text.binds}", f"  basis: {text.basis}"]
+    if text.nsight:
+        lines.append(f"  {text.nsight}")
+    if text.narrow:
+        lines.append(f"  to narrow it: {text.narrow}")
+    if explain:
+        lines += [f"  - {step}" for step in text.steps]
     return lines
 
 
-def prediction_lines(p: Prediction) -> list[str]:
-    """The terminal summary; exact values are in --json."""
-    got = p.predicted
-    lines = [
-        f"launch {p.launch_id}: {p.kernel_name or '?'} -- {p.change.describe()}",
-        f"  predicted {fmt.duration(got.duration_ns)} (now {fmt.duration(p.current_duration_ns)}): speed-up "
-        f"{got.speedup:.2f}x, interval {got.low:.2f}-{got.high:.2f}x; {p.regime}-bound after the change",
-        f"  basis: {', '.join(p.basis)}",
-    ]
-    if p.nsight is not None:
-        lines.append(
-            f"  Nsight Compute's {p.nsight.rule} rule estimates {p.nsight.speedup:.2f}x "
-            f"({p.nsight.estimated_speedup_pct:.1f}% of the duration) for {p.nsight.applies_to}"
-        )
-    lines += [f"  - {f.step}: {f.text}" for f in p.findings]
-    if p.narrow:
-        lines.append(f"  to narrow it: {p.narrow}")
-    return lines
+def ceilings_lines(profiles: list[str]) -> list[str]:
+    """The measured ceilings files cited as "(measured)" above, each once."""
+    return [f"measured ceilings: {path}" for path in profiles]
 
 
 def predict_command(
@@ -78,6 +62,10 @@ def predict_command(
             "else nominal peaks.",
         ),
     ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Each step of the derivation under its answer (exact values: --json).")
+    ] = False,
+    names: NamesOption = NameStyle.base,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -99,6 +87,12 @@ def predict_command(
     if as_json:
         print_json([prediction_dict(p) for p in predictions])
         return
-    for prediction in predictions:
-        for line in prediction_lines(prediction):
+    texts = [
+        prediction_text(p, result, fmt.kernel_name(result.kernel.name or result.kernel.mangled_name, names))
+        for p, result in zip(predictions, results, strict=True)
+    ]
+    for text in texts:
+        for line in prediction_lines(text, explain):
             console.print(line, markup=False)
+    for line in ceilings_lines(profiles_of(texts)):
+        console.print(line, markup=False)

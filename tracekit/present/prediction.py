@@ -1,0 +1,109 @@
+"""One wording of a prediction (`tracekit.analysis.predict.Prediction`): the answer, what binds before and after,
+the basis and the derivation. `tracekit predict`, What to try first and the dashboard's what-if all show these."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tracekit import format as fmt
+from tracekit.analysis.predict import Prediction
+from tracekit.analysis.rules.render import unit_name
+from tracekit.analysis.types import LaunchAnalysis
+
+# A ceilings profile as the predictor's sentences cite it: "(measured: tracekit/ceilings/profiles/h100.json)".
+_PROFILE = re.compile(r"\(measured: ([^()]+)\)")
+_REGIMES = {"throughput": "throughput-bound", "latency": "latency-bound", "launch": "bound by block launches"}
+
+
+@dataclass(frozen=True)
+class PredictionText:
+    """A prediction in words. `answer` leads; `binds` says what bounds the launch now and after the change;
+    `profiles` are the measured ceilings files the other texts cite as "(measured)", to be printed once."""
+
+    title: str  # "launch 52: vector_add -- block 512"
+    answer: str  # "block 512: predicted 55.5 µs (now 71.1 µs), speed-up 1.28x (interval 1.19x to 1.39x)"
+    binds: str  # "now throughput-bound by DRAM; after the change throughput-bound by L2"
+    basis: str  # "this launch's counters, the device's ceilings (measured)"
+    nsight: str | None  # Nsight Compute's own estimate for the same change, when the report has one
+    narrow: str | None  # what measurement would narrow a wide interval
+    steps: tuple[str, ...]  # the derivation, one line per step
+    profiles: tuple[str, ...]  # the measured ceilings files cited
+
+
+def cite_once(text: str, profiles: list[str]) -> str:
+    """`text` with each measured profile's path taken out ("(measured)"), the path kept in `profiles`."""
+
+    def cite(match: re.Match[str]) -> str:
+        if match.group(1) not in profiles:
+            profiles.append(match.group(1))
+        return "(measured)"
+
+    return _PROFILE.sub(cite, text)
+
+
+def _unit(name: str) -> str:
+    """The predictor's unit ids ("dram", "l2", "fma pipe") as the verdict's labels write them."""
+    first, _, rest = name.partition(" ")
+    return unit_name(f"{first.upper()} {rest}".strip() if first in ("dram", "l2") else name)
+
+
+def after(p: Prediction) -> str:
+    """What bounds the launch after the change: "throughput-bound by DRAM", "latency-bound"."""
+    regime = _REGIMES.get(p.regime, f"{p.regime}-bound")
+    return f"{regime} by {_unit(p.binding_unit)}" if p.binding_unit and p.regime == "throughput" else regime
+
+
+def now(result: LaunchAnalysis | None) -> str | None:
+    """What bounds the launch as run, from its verdict: "throughput-bound by DRAM", "latency-bound"."""
+    if result is None:
+        return None
+    verdict = result.classification
+    if not verdict.limiter:
+        return verdict.mode
+    bound = next((u for u in verdict.utilization if u.limiter == verdict.limiter), None)
+    return f"{verdict.mode} by {unit_name(bound.label) if bound is not None else verdict.limiter}"
+
+
+def answer(p: Prediction) -> str:
+    """The one-line answer: "block 512: predicted 55.5 µs (now 71.1 µs), speed-up 1.28x (interval 1.19x to
+    1.39x)"."""
+    got = p.predicted
+    return (
+        f"{p.change.describe()}: predicted {fmt.duration(got.duration_ns)} (now "
+        f"{fmt.duration(p.current_duration_ns)}), speed-up {fmt.times(got.speedup)} (interval {fmt.times(got.low)} "
+        f"to {fmt.times(got.high)})"
+    )
+
+
+def nsight_estimate(p: Prediction) -> str | None:
+    if p.nsight is None:
+        return None
+    return (
+        f"Nsight Compute's {p.nsight.rule} rule estimates {fmt.times(p.nsight.speedup)} "
+        f"({fmt.percent(p.nsight.estimated_speedup_pct)} of the duration) for {p.nsight.applies_to}"
+    )
+
+
+def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: str | None = None) -> PredictionText:
+    """The words of one prediction; `result` (the launch's analysis) says what binds it now, `name` is the kernel
+    name as the caller shows it."""
+    profiles: list[str] = []
+    before = now(result)
+    binds = (f"now {before}; " if before else "") + f"after the change {after(p)}"
+    return PredictionText(
+        title=f"launch {p.launch_id}: {name or p.kernel_name or '?'} -- {p.change.describe()}",
+        answer=answer(p),
+        binds=binds,
+        basis=cite_once(", ".join(p.basis), profiles),
+        nsight=nsight_estimate(p),
+        narrow=p.narrow,
+        steps=tuple(cite_once(f"{f.step}: {f.text}", profiles) for f in p.findings),
+        profiles=tuple(profiles),
+    )
+
+
+def profiles_of(texts: Iterable[PredictionText]) -> list[str]:
+    """The measured ceilings files a set of predictions cite, each once, in order."""
+    return list(dict.fromkeys(path for text in texts for path in text.profiles))
