@@ -1,0 +1,121 @@
+"""Step analysis on a large Kineto trace: peak memory against the file size, time against polars reading the same
+events (issue 28's targets: peak below 2x the file, time within 5x polars' read).
+
+    python benchmarks/bench_steps.py [--kernels N]      # default 2,000,000 kernels (~1 GB of JSON at 10M)
+
+The trace is written here (ProfilerStep#N ranges, one launch call, one operator and one kernel per launch, a
+sync at each step's end); each measurement runs in its own process so its peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PER_STEP = 1000
+
+
+def write_trace(path: Path, kernels: int) -> None:
+    with open(path, "w") as out:
+        out.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], ')
+        out.write('"traceEvents": [')
+        ts, first = 1_000_000.0, True
+        for k in range(kernels):
+            events = []
+            if k % PER_STEP == 0:
+                events.append(
+                    {
+                        "ph": "X",
+                        "cat": "user_annotation",
+                        "name": f"ProfilerStep#{k // PER_STEP}",
+                        "pid": 1,
+                        "tid": 1,
+                        "ts": ts,
+                        "dur": PER_STEP * 10.0,
+                    }
+                )
+            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": ts, "dur": 6.0})
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": ts + 1,
+                    "dur": 4.0,
+                    "args": {"correlation": k},
+                }
+            )
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": "void at::native::vectorized_elementwise_kernel",
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": ts + 6,
+                    "dur": 3.0,
+                    "args": {"device": 0, "stream": 7, "correlation": k, "grid": [1, 1, 1], "block": [128, 1, 1]},
+                }
+            )
+            for e in events:
+                out.write(("" if first else ",") + json.dumps(e))
+                first = False
+            ts += 10.0
+        out.write("]}")
+
+
+def child(mode: str, path: str) -> None:
+    start = time.perf_counter()
+    if mode == "polars":
+        import polars as pl
+
+        from tracekit.importers.kineto import HOST_HEADER_SCHEMA
+
+        frame = pl.read_json(path, schema=HOST_HEADER_SCHEMA).select(pl.col("traceEvents").explode())
+        count = frame.height
+    else:
+        from tracekit.steps import steps_of
+
+        count = len(steps_of(path).steps)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"mode": mode, "seconds": elapsed, "peak_bytes": peak, "count": count}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kernels", type=int, default=2_000_000)
+    parser.add_argument("--child", nargs=2)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "big.pt.trace.json"
+        write_trace(path, args.kernels)
+        size = path.stat().st_size
+        runs = {}
+        for mode in ("polars", "steps"):
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", mode, str(path)], capture_output=True, text=True, check=True
+            )
+            runs[mode] = json.loads(done.stdout)
+    steps, polars = runs["steps"], runs["polars"]
+    print(f"{args.kernels:,} kernels, {size / 1e6:.0f} MB of JSON, {steps['count']} steps")
+    print(f"polars read: {polars['seconds']:.2f} s, peak {polars['peak_bytes'] / 1e6:.0f} MB")
+    print(
+        f"steps:       {steps['seconds']:.2f} s ({steps['seconds'] / polars['seconds']:.1f}x polars; target 5x), "
+        f"peak {steps['peak_bytes'] / 1e6:.0f} MB ({steps['peak_bytes'] / size:.2f}x the file; target 2x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
