@@ -76,3 +76,45 @@ def test_show_piped_keeps_full_signatures(tmp_path):
     assert rows and "…" not in done.stdout
     full = {kernel_name(name, "full") for name in demangled_names(SAMPLES / "samples.sqlite")}
     assert {row[1] for row in rows} == full
+
+
+def test_import_help_lists_every_format_the_readers_read():
+    """Each reader of importers.READER_MODULES, by its FORMAT (the modules imported here, not read as text), is a
+    line of `import --help`, in detection order."""
+    from tracekit.importers import formats
+
+    done = tracekit("import", "--help", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    listed = [line.strip().split(":")[0] for line in done.stdout.splitlines() if re.match(r"^\s+[a-z0-9-]+: \S", line)]
+    assert listed == list(formats()) and len(listed) >= 10
+
+
+PROFILE = REPO / "tracekit" / "ceilings" / "profiles" / "nvidia-h100-80gb-hbm3.json"
+
+
+@pytest.mark.parametrize("typed", ["H100", "h100", "H100 SXM", "NVIDIA H100 80GB HBM3", "nvidia h100 80gb"])
+def test_ceilings_finds_the_shipped_h100_profile_as_users_type_the_name(typed):
+    """The spellings a user types find the shipped measured profile (values as in its file) with the H100 SXM5's
+    nominal peaks beside them."""
+    import json
+
+    shipped = json.loads(PROFILE.read_text(encoding="utf-8"))
+    done = tracekit("ceilings", "--device", typed, "--json")
+    assert done.returncode == 0, done.stderr
+    profile = json.loads(done.stdout)
+    assert profile["source"] == "measured: tracekit/ceilings/profiles/nvidia-h100-80gb-hbm3.json"
+    assert profile["device"]["name"] == shipped["device"]["name"]
+    dram = profile["ceilings"]["dram_stream_bytes_per_s"]
+    assert dram["value"] == shipped["ceilings"]["dram_stream_bytes_per_s"]["value"]
+    assert dram["nominal"] == 3.35e12  # the H100 SXM5 datasheet's HBM3 bandwidth
+    assert "SXM5" in profile["basis"]
+
+
+def test_ceilings_of_a_device_nothing_knows_is_one_line():
+    done = tracekit("ceilings", "--device", "nvidia")
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert (
+        line.startswith("tracekit: error: --device 'nvidia': no shipped profile and no nominal peaks")
+        and "H100" in line
+    )

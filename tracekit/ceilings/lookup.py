@@ -4,6 +4,7 @@ device's name and compute capability, else the datasheet's nominal peaks."""
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,15 @@ class CeilingsError(TracekitError):
 
 def _key(name: str | None) -> str:
     return " ".join((name or "").lower().split())
+
+
+# Words every NVIDIA device name may carry or leave out: they tell no product apart.
+_VENDOR_WORDS = frozenset({"nvidia", "tesla", "geforce"})
+
+
+def _tokens(name: str | None) -> frozenset[str]:
+    """The words of a device name, lowercased, vendor words left out: "NVIDIA H100 80GB HBM3" -> h100, 80gb, hbm3."""
+    return frozenset(re.findall(r"[a-z0-9]+", (name or "").lower())) - _VENDOR_WORDS
 
 
 def read_profile(path: Path, source_name: str | None = None) -> DeviceCeilings:
@@ -76,18 +86,23 @@ def ceilings_for(
     cc = normalize_cc(compute_capability)
     peaks, basis = nominal_peaks(device_name, cc)
     product = peaks.name if peaks is not None and not basis.endswith("the device name was not recognized") else None
-    for same in (
-        lambda profile: _key(profile.device_name) == _key(device_name),
+    typed = _tokens(device_name)
+    for same, unique in (
+        (lambda profile: _key(profile.device_name) == _key(device_name), False),
         # tools spell one product differently (CUDA "NVIDIA H100 80GB HBM3", an ncu details page "H100 SXM5"):
         # the same product by the datasheet table's patterns, with the same compute capability and SM count
-        lambda profile: product is not None and _product(profile) == product,
+        (lambda profile: product is not None and _product(profile) == product, False),
+        # as users type it ("H100", "h100 80gb"): every word of the name is a word of the device name of exactly
+        # one profile (two would be a guess: "H100" of an SXM and a PCIe profile)
+        (lambda profile: bool(typed) and typed <= _tokens(profile.device_name), True),
     ):
-        for profile in shipped_profiles():
-            if not same(profile):
-                continue
-            if cc is not None and profile.compute_capability not in (None, cc):
-                continue
-            if sm_count is not None and profile.sm_count is not None and sm_count != profile.sm_count:
-                continue
-            return profile
+        found = [
+            profile
+            for profile in shipped_profiles()
+            if same(profile)
+            and (cc is None or profile.compute_capability in (None, cc))
+            and (sm_count is None or profile.sm_count is None or sm_count == profile.sm_count)
+        ]
+        if found and (len(found) == 1 or not unique):
+            return found[0]
     return nominal_ceilings(device_name or "", cc, sm_count, peaks, basis)

@@ -109,6 +109,14 @@ def ceilings_command(
             )
         device, cc = gpu["name"], cc or gpu["compute_cap"]
     profile = ceilings_for(device, cc, override=ceilings)
+    if ceilings is None and not profile.measured and profile.dram_stream_bytes_per_s is None:
+        from tracekit.ceilings.nominal import NOMINAL_PEAKS
+
+        known = ", ".join([p.device_name for p in shipped_profiles()] + [p.name for p in NOMINAL_PEAKS])
+        raise TracekitError(
+            f"--device {device!r}{f' --cc {cc}' if cc else ''}: no shipped profile and no nominal peaks for this "
+            f"device (known: {known})"
+        )
     if as_json:
         print_json(ceilings_to_json(profile))
     else:

@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.measure import Measurement
 from rich.segment import Segment
-from rich.table import Table
 
 from tracekit.format import NameStyle
 
@@ -62,10 +60,13 @@ class SafeConsole(Console):
         super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        tables = [o for o in objects if isinstance(o, Table)]
+        table_module = sys.modules.get("rich.table")  # not imported by a command that prints no table
+        tables = [o for o in objects if table_module is not None and isinstance(o, table_module.Table)]
         if not tables or self.is_terminal:
             super().print(*objects, **kwargs)
             return
+        from rich.measure import Measurement
+
         options = self.options.update(width=UNBOUNDED_WIDTH)
         natural = max(Measurement.get(self, options, table).maximum for table in tables)
         width = self._width  # print(width=) is capped at the console's width: widen the console for this print

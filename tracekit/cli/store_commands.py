@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tracekit import format as display
 from tracekit.cli.common import (
@@ -36,12 +39,47 @@ def parse_maps(maps: list[str]) -> dict[str, str]:
     return mapping
 
 
+def _first_sentence(docstring: str) -> str:
+    """A reader's docstring up to its first ": " or ". " outside parentheses, without Markdown code marks."""
+    text = " ".join(docstring.split("\n\n")[0].split()).replace("`", "")
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in ".:" and text[i + 1 : i + 2] in (" ", ""):
+            return text[:i]
+    return text
+
+
+def reader_formats() -> list[tuple[str, str]]:
+    """(FORMAT, what it reads) for every reader in `importers.READER_MODULES`, in detection order: read from the
+    readers' source, so that `import --help` lists them all without importing any (nor polars)."""
+    spec = importlib.util.find_spec("tracekit.importers")
+    if spec is None or spec.origin is None:
+        return []
+    folder = Path(spec.origin).parent
+
+    def assigned(tree: ast.Module, name: str) -> Any:
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+                return ast.literal_eval(node.value)
+        return None
+
+    found = []
+    for module in assigned(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")), "READER_MODULES") or []:
+        tree = ast.parse((folder / f"{module}.py").read_text(encoding="utf-8"))
+        found.append((str(assigned(tree, "FORMAT")), _first_sentence(ast.get_docstring(tree) or "")))
+    return found
+
+
 def import_command(
     paths: Annotated[
         list[Path], typer.Argument(help="Files to import (literal names, never patterns).", show_default=False)
     ],
     db: DbOption = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="Override format detection.")] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="Override format detection: one of the formats listed above."),
+    ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Label for the import (default: file name).")] = None,
     maps: Annotated[
         list[str] | None,
@@ -67,7 +105,7 @@ def import_command(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Import profiler output (Nsight Compute CSV/.ncu-rep, Nsight Systems SQLite, warp traces).
+    """Import profiler output, each file's format detected from its content (every format is listed below).
 
     Several files are imported together or not at all, unless --keep-going."""
     store = open_store(db)
@@ -126,6 +164,14 @@ def import_command(
         )
     if failed:
         raise typer.Exit(2)
+
+
+# The readers, one line each (\b: Click keeps the paragraph's lines; brackets escaped from Rich's markup).
+import_command.__doc__ = (
+    (import_command.__doc__ or "")
+    + "\n\n\b\nFormats:\n"
+    + "\n".join(escape(f"  {name}: {what}") for name, what in reader_formats())
+)
 
 
 def ls_command(db: DbOption = None, as_json: JsonOption = False) -> None:
