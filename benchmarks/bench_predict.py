@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -80,6 +81,181 @@ def _load(scratch: Path) -> tuple[dict[str, object], dict[str, pl.DataFrame]]:
         extra = rules_by_config.get(config)
         metrics[config] = pl.concat([frame, extra], how="diagonal_relaxed") if extra is not None else frame
     return by_config, metrics
+
+
+REAL = REPO / "sample_traces" / "real_kernels" / "h100"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One configuration of the real-kernel set, predicted from its kernel's first configuration."""
+
+    kernel: str
+    config: str
+    base: str
+    change: object  # tracekit.analysis.predict.Change
+    measured: float  # CUDA-event median of the first configuration / this one's
+    predicted: float
+    low: float
+    high: float
+    nsight: float | None  # Nsight Compute's estimate for the change, where the report has one
+    unseen: tuple[str, ...]
+
+    @property
+    def error(self) -> float:
+        return _err(self.predicted, self.measured)
+
+    @property
+    def covered(self) -> bool:
+        return self.low <= self.measured <= self.high
+
+    @property
+    def direction_error(self) -> bool:
+        """Predicted faster by > 10% where measured slower by > 10%, or the reverse."""
+        return (self.predicted > 1.1 and self.measured < 1 / 1.1) or (self.predicted < 1 / 1.1 and self.measured > 1.1)
+
+
+def real_kernel_cases(ceilings_override: Path | None = None, nominal: bool = False) -> list[Case]:
+    """The real-kernel tuning set (sample_traces/real_kernels): every configuration of a kernel predicted from its
+    first with what the compiler made of the other (block threads, registers, dynamic shared memory, grid from its
+    Nsight Compute launch statistics; ILP as the ratio of elements per thread, BLOCK_SIZE / threads)."""
+    from tracekit.analysis.predict import Change, PredictionRefused, inputs_from_result, predict
+    from tracekit.api import analyze_stored
+    from tracekit.ingest import ingest
+    from tracekit.store import Store
+
+    with (REAL / "timings.csv").open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["group"] == "tuning" and r["median_ns"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        store = Store.open(str(scratch / "store.sqlite"))
+        plain = scratch / "tuning.raw.csv"
+        with gzip.open(REAL / "tuning.raw.csv.gz", "rb") as src, plain.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        imported, _ = ingest(store, str(plain))
+        launches = store.launches(import_id=int(imported.import_id))
+        results = analyze_stored(store, launches)
+        metrics = store.metrics(launches["id"].to_list())
+    ceilings = _ceilings(results[0].kernel.device, ceilings_override, nominal)
+    # The configuration's kernel: the longest launch in its NVTX range (KL divergence launches three).
+    by_config: dict[str, object] = {}
+    for result in results:
+        name = _config(result.kernel.nvtx_path)
+        if name not in by_config or (result.duration_ns or 0) > (by_config[name].duration_ns or 0):  # type: ignore[attr-defined]
+            by_config[name] = result
+    frames = {int(k[0]): f for k, f in metrics.group_by("launch_id")}
+    inputs = {
+        name: inputs_from_result(r, frames.get(r.launch_id), sweep=[], ceilings=ceilings)  # type: ignore[attr-defined]
+        for name, r in by_config.items()
+    }
+    cases: list[Case] = []
+    first: dict[str, dict[str, str]] = {}
+    for row in rows:
+        first.setdefault(row["kernel"], row)
+    for row in rows:
+        base_row = first[row["kernel"]]
+        if row is base_row:
+            continue
+        base, name = f"{row['kernel']}.{base_row['config']}", f"{row['kernel']}.{row['config']}"
+        if base not in inputs or name not in inputs:
+            continue
+        now, other = inputs[base], inputs[name]
+        per_thread_now = int(base_row["block_size"]) / now.threads_per_block
+        per_thread = int(row["block_size"]) / other.threads_per_block
+        change = Change(
+            threads_per_block=other.threads_per_block,
+            registers_per_thread=other.registers_per_thread,
+            dynamic_shared_mem_bytes=other.dynamic_shared_mem_bytes,
+            grid_blocks=other.grid_blocks,
+            ilp=now.ilp * per_thread / per_thread_now,
+        )
+        try:
+            p = predict(now, change)
+        except PredictionRefused as exc:
+            print(f"{name}: refused: {exc}", file=sys.stderr)
+            continue
+        measured = float(base_row["median_ns"]) / float(row["median_ns"])
+        cases.append(
+            Case(
+                row["kernel"],
+                row["config"],
+                base_row["config"],
+                change,
+                measured,
+                p.predicted.speedup,
+                p.predicted.low,
+                p.predicted.high,
+                p.nsight.speedup if p.nsight else None,
+                p.unseen,
+            )
+        )
+    return cases
+
+
+@dataclass(frozen=True)
+class Figures:
+    """How a predictor did on a set of cases: share within 15%, median error, coverage, direction errors."""
+
+    count: int
+    within_15: float
+    median_error: float
+    trivial_within_15: float
+    trivial_median_error: float
+    coverage: float
+    direction_errors: int
+    direction_errors_missing_one: int  # whose interval misses 1.0
+    nsight_count: int
+    nsight_median_error: float | None
+
+
+def figures(cases: list[Case]) -> Figures:
+    if not cases:
+        return Figures(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, None)
+    errors = [c.error for c in cases]
+    trivial = [_err(1.0, c.measured) for c in cases]
+    nsight = [_err(c.nsight, c.measured) for c in cases if c.nsight]
+    wrong_way = [c for c in cases if c.direction_error]
+    return Figures(
+        len(cases),
+        sum(e <= 0.15 for e in errors) / len(cases),
+        statistics.median(errors),
+        sum(e <= 0.15 for e in trivial) / len(cases),
+        statistics.median(trivial),
+        sum(c.covered for c in cases) / len(cases),
+        len(wrong_way),
+        sum(not c.low <= 1.0 <= c.high for c in wrong_way),
+        len(nsight),
+        statistics.median(nsight) if nsight else None,
+    )
+
+
+def changed(cases: list[Case]) -> list[Case]:
+    """The configurations whose measured speed-up is outside 0.9-1.1x (where "no change" is wrong by definition)."""
+    return [c for c in cases if not 0.9 <= c.measured <= 1.1]
+
+
+def _figures_line(label: str, f: Figures) -> str:
+    nsight = (
+        f"; Nsight's estimate on {f.nsight_count}: median {f.nsight_median_error:.1%}"
+        if f.nsight_median_error is not None
+        else "; Nsight Compute gives no estimate for these changes"
+    )
+    return (
+        f"{label}: {f.within_15:.0%} of {f.count} within 15% (trivial 'no change': {f.trivial_within_15:.0%}), median "
+        f"error {f.median_error:.1%} (trivial {f.trivial_median_error:.1%}), interval coverage {f.coverage:.0%}, "
+        f"{f.direction_errors} direction errors ({f.direction_errors_missing_one} whose interval misses 1.0){nsight}"
+    )
+
+
+def _ceilings(device: object, override: Path | None, nominal: bool) -> object:
+    from tracekit.ceilings import ceilings_for
+    from tracekit.ceilings.nominal import nominal_peaks
+    from tracekit.ceilings.profile import nominal_ceilings
+
+    if nominal:
+        peaks, basis = nominal_peaks(device.name, device.cc)  # type: ignore[attr-defined]
+        return nominal_ceilings(device.name or "", device.cc, device.sm_count, peaks, basis)  # type: ignore[attr-defined]
+    return ceilings_for(device.name, device.cc, device.sm_count, override=override)  # type: ignore[attr-defined]
 
 
 def _config(nvtx_path: object) -> str:

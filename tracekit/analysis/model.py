@@ -176,24 +176,34 @@ def loaded_latency_throughput(
     ceiling: float,
     latency_at: Callable[[float], float],
     memory_share: float = 1.0,
+    latency_now: float | None = None,
+    fixed_scale: float = 1.0,
 ) -> float:
     """Throughput after the concurrency is multiplied by `scale`, by Little's law with a loaded latency.
 
     Concurrency c = X x W: a warp's time W is (1 - f) fixed work plus f waiting for memory, and the memory wait
     follows the unit's loaded-latency curve, latency_at(X) (ns at throughput X). So X(s) solves
-    X x W(X) / W(X0) = s x X0, with W(X) / W(X0) = (1 - f) + f x latency_at(X) / latency_at(X0); the curve's
-    steep end gives gradual saturation, and X never passes `ceiling` (the unit's achievable rate for the access
-    pattern). f = 1 is Little's law on bytes alone: bytes in flight = throughput x latency."""
+    X x W(X) / W(X0) = s x X0, with W(X) / W(X0) = k (1 - f) + f x latency_at(X) / L0; the curve's steep end gives
+    gradual saturation, and X never passes `ceiling` (the unit's achievable rate for the access pattern). f = 1 is
+    Little's law on bytes alone: bytes in flight = throughput x latency.
+
+    L0 is the latency the launch's warps see now: the curve's at X0 unless `latency_now` says more (a launch at its
+    ceiling with more in flight than the ceiling needs waits in a queue the curve does not show; then fewer bytes in
+    flight first shorten the queue, and the throughput holds until they fall below what Little's law needs).
+    `fixed_scale` k: the fixed part of a warp's time per memory round after the change (ILP: each round carries k
+    times the elements)."""
     if scale <= 0 or throughput_now <= 0:
         return 0.0
     f = min(max(memory_share, 0.0), 1.0)
     top = ceiling * 0.999
     lat_now = latency_at(min(throughput_now, top))
+    if latency_now is not None:
+        lat_now = max(lat_now, latency_now)
     if lat_now <= 0:
         return min(throughput_now * scale, top)
 
     def excess(x: float) -> float:
-        return x * ((1.0 - f) + f * latency_at(x) / lat_now) - scale * throughput_now
+        return x * (fixed_scale * (1.0 - f) + f * latency_at(x) / lat_now) - scale * throughput_now
 
     if excess(top) <= 0:
         return top

@@ -26,7 +26,7 @@ from tracekit.analysis.predict.types import (
     Prediction,
     PredictionRefused,
 )
-from tracekit.analysis.predict.uncertainty import unseen_effects
+from tracekit.analysis.predict.uncertainty import refuse_tile_shape, spill_relief, unseen_effects
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings.types import NOMINAL
 
@@ -57,9 +57,11 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         inputs = inputs_from_result(inputs)
     if inputs.duration_ns <= 0 or inputs.sm_count <= 0:
         raise PredictionRefused("cannot predict without the launch's duration and the device's SM count")
+    refuse_tile_shape(inputs, change)
     now = current_config(inputs)
     new, findings = new_config(inputs, change, now)
     unseen, unseen_findings = unseen_effects(inputs, change, now, new)
+    relief = spill_relief(inputs, now, new)
 
     # Block starts: a launch whose starts bind it does not carry its low residency to a configuration they do not.
     terms = launch_terms(inputs, now, new)
@@ -86,26 +88,41 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         )
     )
 
-    # Per-unit throughput against concurrency.
-    swept = sweep_curve(inputs, conc_now, terms.work_of)
-    curve, curve_findings = swept if swept is not None else counters_curve(inputs, conc_now)
+    # Per-unit throughput against concurrency. A launch that spills had its loads in flight set by its registers,
+    # not by its elements per thread: with the spills gone (the point) the ILP change does not cut concurrency.
+    ilp_ratio = new.ilp / now.ilp
+    point_ratio = 1.0 if relief is not None else ilp_ratio
+    swept = sweep_curve(inputs, conc_now, terms.work_of, point_ratio)
+    curve, curve_findings = swept if swept is not None else counters_curve(inputs, conc_now, point_ratio)
     findings += curve_findings
     basis = [curve.basis]
     if inputs.has_warp_trace:
         basis.append("a warp trace")
     if curve.unit is not None or terms.rate_new is not None:
         basis.append(f"the device's ceilings ({inputs.ceilings_source})")
+    conc_point = achieved.new * (now.ilp if relief is not None else new.ilp)
 
-    def duration_with(throughput: Throughput, conc: float = conc_new) -> float:
+    def duration_with(throughput: Throughput, conc: float = conc_point, work_scale: float = relief or 1.0) -> float:
         # Both concurrencies are time averages over their launch, tail included, as the sweep's points are.
         x_now, x_new = throughput(conc_now), throughput(conc)
-        work = terms.work_of(inputs.duration_ns) * (x_now / x_new if x_new > 0 else math.inf)
+        work = terms.work_of(inputs.duration_ns) * work_scale * (x_now / x_new if x_new > 0 else math.inf)
         return terms.duration_of(work)
 
     predicted_ns = duration_with(curve.throughput)
     spread = [duration_with(alt) for alt in curve.alternatives] or [predicted_ns]
+    if relief is not None:  # the spills stay: the plain model, the ILP change cutting concurrency
+        plain, _ = counters_curve(inputs, conc_now, ilp_ratio) if inputs.units else (curve, [])
+        spread.append(duration_with(plain.throughput, conc_new, 1.0))
+        findings.append(
+            finding(
+                "uncertainty",
+                "predict.spills",
+                ("spill_free_share", relief, "fraction"),
+                ("spills_stay_x", inputs.duration_ns / spread[-1]),
+            )
+        )
     # The tail's unknown smear (few waves): its own span of durations, compounded with the curve's.
-    tail_spread = [duration_with(curve.throughput, a * new.ilp) for a in achieved.span]
+    tail_spread = [duration_with(curve.throughput, a * conc_point / achieved.new) for a in achieved.span]
     err = curve.relative_error
     if curve.measured_range is not None:
         lo, hi = curve.measured_range
@@ -118,6 +135,23 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         duration_low = min(duration_low, predicted_ns / effect.faster)
         duration_high = max(duration_high, predicted_ns * effect.slower)
     findings += unseen_findings
+    # No change of configuration runs a unit above its achievable ceiling: the same work (less the spill traffic
+    # where it goes) in less time needs each unit's rate times the speed-up.
+    capped = _headroom(inputs, relief)
+    if capped is not None and inputs.duration_ns / predicted_ns > capped[1]:
+        findings.append(
+            finding(
+                "result",
+                "predict.capped",
+                ("unit", capped[0]),
+                ("utilization", 1.0 / capped[1], "fraction"),
+                ("headroom", capped[1]),
+            )
+        )
+    if capped is not None:
+        floor = inputs.duration_ns / capped[1]
+        predicted_ns, duration_low = max(predicted_ns, floor), max(duration_low, floor)
+        duration_high = max(duration_high, predicted_ns)
 
     findings.append(waves_finding(new, achieved.tail_new, inputs.sm_count))
     findings.append(launch_rate_finding(inputs, now, new, terms))
@@ -187,6 +221,17 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         nsight=nsight,
         unseen=tuple(e.effect for e in unseen),
     )
+
+
+def _headroom(inputs: PredictInputs, relief: float | None) -> tuple[str, float] | None:
+    """The unit with the least room to its achievable ceiling and the speed-up that would fill it (memory units'
+    traffic scaled by what is left once spills go)."""
+    rooms = []
+    for use in inputs.units:
+        u = use.utilization * (relief if relief is not None and use.unit.startswith(("dram", "l2")) else 1.0)
+        if u > 0:
+            rooms.append((use.unit, max(1.0, 1.0 / u)))
+    return min(rooms, key=lambda r: r[1]) if rooms else None
 
 
 def findings_of(prediction: Prediction, step: str) -> list[Finding]:

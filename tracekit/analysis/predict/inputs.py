@@ -240,6 +240,7 @@ def inputs_from_result(
         rates = tuple(sorted((int(k), float(v.value)) for k, v in ceilings.block_launch_per_s_per_sm.items()))
         if ceilings.launch_overhead_s is not None:
             overhead = ceilings.launch_overhead_s.value * 1e9
+    blind = _blind_spots(frame)
     return PredictInputs(
         compute_capability=str(device.cc),
         sm_count=int(device.sm_count or 0),
@@ -267,4 +268,33 @@ def inputs_from_result(
         launch_id=result.launch_id,
         kernel_name=kernel.name,
         device_name=device.name,
+        uses_barriers=blind[0],
+        l1_hit_rate=blind[1],
+        spill_free_share=blind[2],
     )
+
+
+def _blind_spots(metrics: pl.DataFrame) -> tuple[bool, float | None, float | None]:
+    """What the model cannot see, from the counters: whether the kernel has block barriers (its launch statistics,
+    or warps stalled at one), the share of global-load sectors L1 serves, and for a launch with local-memory
+    (spill) traffic the share of its DRAM bytes its global accesses need (global loads that miss L1 plus global
+    stores, over DRAM bytes read and written)."""
+
+    def get(*names: str) -> float | None:
+        return c.metric(metrics, *names)
+
+    barriers = bool(get("launch__barrier_count") or get(_STALL.format("barrier")))
+    hit = get("l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct")
+    local = (get("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum") or 0.0) + (
+        get("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum") or 0.0
+    )
+    dram = (get("dram__bytes_read.sum") or 0.0) + (get("dram__bytes_write.sum") or 0.0)
+    loads, stores = (
+        get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+        get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+    )
+    spill_free = None
+    if local > 0 and dram > 0 and loads is not None:
+        needed = 32.0 * (loads * (1.0 - (hit or 0.0) / 100.0) + (stores or 0.0))
+        spill_free = min(1.0, needed / dram)
+    return barriers, (hit / 100.0 if hit is not None else None), spill_free

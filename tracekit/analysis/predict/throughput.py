@@ -62,41 +62,101 @@ class Part:
     needed_scale: float  # the concurrency scale at which it is (nearly) at its bound
 
 
-def soft_part(unit: str, utilization: float, sharpness: float) -> Part:
-    """A unit without a latency curve: the soft min of Volkov's n / L and its achievable bound, through now."""
+def soft_part(unit: str, utilization: float, sharpness: float, spare: float = 1.0) -> Part:
+    """A unit without a latency curve: the soft min of Volkov's n / L and its achievable bound, through now.
+    `spare`: the launch has that many times the concurrency it needs (it waits in DRAM's queue), so less
+    concurrency first shortens the queue; the unit sees a change only below 1 / spare of it."""
     latency, bound = model.from_utilization(1.0, 1.0, utilization, sharpness)
     b = bound if bound is not None else math.inf
 
     def ratio(scale: float) -> float:
-        return model.soft_min_throughput(scale, latency, bound, sharpness)
+        seen = min(1.0, scale * spare) if scale < 1.0 else scale
+        return model.soft_min_throughput(seen, latency, bound, sharpness)
 
     return Part(unit, ratio, b, latency * b if bound is not None else math.inf)
 
 
-def dram_part(unit: str, dram: DramCurve, share: float, ceiling_scale: float) -> Part:
-    """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess."""
-    x0, top = dram.throughput_bytes_per_s, dram.ceiling_bytes_per_s * ceiling_scale
-    curve = replace(dram, ceiling_bytes_per_s=top)
+# A launch whose DRAM runs at this share of its achievable ceiling or more, with its warps waiting longer for memory
+# than the loaded-latency curve's end, is at its ceiling with a queue (the ceiling itself is known to within the
+# counters' and calibrate's spread, +-5-10%).
+QUEUE_SHARE = 0.8
+# The fixed part of a warp's time per memory round after an ILP change of r: between unchanged (per-thread overheads:
+# indexing, loop control) and r times (work per element); the point is the geometric middle, the interval both ends.
+FIXED_EXPONENTS = (0.5, 0.0, 1.0)
+
+
+def warp_lifetime_ns(inputs: PredictInputs) -> float | None:
+    """A warp's mean lifetime by Little's law on warps: resident warps x SMs x duration / warps launched."""
+    warps = inputs.grid_blocks * math.ceil(inputs.threads_per_block / 32)
+    if not inputs.achieved_warps_per_sm or warps <= 0:
+        return None
+    return inputs.achieved_warps_per_sm * inputs.sm_count * inputs.duration_ns / warps
+
+
+def memory_wait_ns(inputs: PredictInputs) -> float | None:
+    """The latency the launch's warps see per memory round: a warp's lifetime x its memory share (long-scoreboard
+    stalls), one round per warp (a one-shot kernel or a grid-stride loop of one iteration; a loop of several
+    dependent rounds reads as that many times the latency)."""
+    life = warp_lifetime_ns(inputs)
+    if life is None or inputs.dram_curve is None:
+        return None
+    return life * inputs.dram_curve.memory_share
+
+
+def queued(inputs: PredictInputs, use: UnitUse) -> float | None:
+    """The memory wait of a DRAM-bound launch at its ceiling with more in flight than it needs (see QUEUE_SHARE);
+    None otherwise."""
+    dram, wait = inputs.dram_curve, memory_wait_ns(inputs)
+    if dram is None or wait is None or use.utilization < QUEUE_SHARE:
+        return None
+    end = dram.latency[-1][1] if dram.latency else 0.0
+    return wait if wait > end else None
+
+
+def dram_part(
+    unit: str,
+    dram: DramCurve,
+    share: float,
+    ceiling_scale: float,
+    latency_now: float | None = None,
+    fixed_scale: float = 1.0,
+) -> Part:
+    """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess.
+    `latency_now`: the launch waits in a queue at its ceiling (`queued`), so the ceiling is what it reaches now."""
+    x0 = dram.throughput_bytes_per_s
+    top = x0 / 0.999 if latency_now is not None else dram.ceiling_bytes_per_s * ceiling_scale
+    curve = dram if latency_now is not None else replace(dram, ceiling_bytes_per_s=top)
 
     def ratio(scale: float) -> float:
-        return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share) / x0
+        return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share, latency_now, fixed_scale) / x0
 
     near = 0.95 * top
-    lat_now = curve.latency_at(min(x0, top * 0.999))
+    lat_now = max(curve.latency_at(min(x0, top * 0.999)), latency_now or 0.0)
     needed = near / x0 * ((1 - share) + share * curve.latency_at(near) / lat_now) if lat_now > 0 else math.inf
     return Part(unit, ratio, top / x0, needed)
 
 
-def parts(inputs: PredictInputs, du: float = 0.0, p: float = model.DEFAULT_SHARPNESS, dc: float = 0.0) -> list[Part]:
+def parts(
+    inputs: PredictInputs,
+    du: float = 0.0,
+    p: float = model.DEFAULT_SHARPNESS,
+    dc: float = 0.0,
+    fixed_scale: float = 1.0,
+) -> list[Part]:
     """Each measured unit's curve, its utilization moved by `du`, sharpness `p`, DRAM's ceiling by `dc`."""
     found = []
+    spare = 1.0
+    dram_use = next((u for u in inputs.units if u.unit.startswith("dram")), None)
+    wait = queued(inputs, dram_use) if dram_use is not None else None
+    if wait is not None and inputs.dram_curve is not None and inputs.dram_curve.latency:
+        spare = wait / inputs.dram_curve.latency[-1][1]
     for use in inputs.units:
         u = min(max(use.utilization + du, 0.01), 0.999)
         if use.unit.startswith("dram") and inputs.dram_curve is not None:
             share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
-            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc))
+            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale))
         else:
-            found.append(soft_part(use.unit, u, p))
+            found.append(soft_part(use.unit, u, p, spare))
     return found
 
 
@@ -153,7 +213,7 @@ def _unit_findings(inputs: PredictInputs, top: UnitUse) -> list[Finding]:
     return out
 
 
-def counters_curve(inputs: PredictInputs, current_conc: float) -> tuple[Curve, list[Finding]]:
+def counters_curve(inputs: PredictInputs, current_conc: float, ilp_ratio: float = 1.0) -> tuple[Curve, list[Finding]]:
     """One launch: each unit's curve through its measured point, the lowest binding; the interval spans the
     saturation's sharpness (p = 1.5-4) and the counters' spread."""
     if not inputs.units:
@@ -162,12 +222,13 @@ def counters_curve(inputs: PredictInputs, current_conc: float) -> tuple[Curve, l
             "(SpeedOfLight, ComputeWorkloadAnalysis, SchedulerStats sections) and no occupancy sweep of three or "
             "more occupancies; profile it with ncu, or at two more occupancies"
         )
-    found = parts(inputs)
+    point, *ends = (ilp_ratio**e for e in FIXED_EXPONENTS)
+    found = parts(inputs, fixed_scale=point)
     alternatives = tuple(
-        min_of(parts(inputs, sign * UTILIZATION_SPREAD, p, sign * UTILIZATION_SPREAD), current_conc)
+        min_of(parts(inputs, sign * UTILIZATION_SPREAD, p, sign * UTILIZATION_SPREAD, point), current_conc)
         for p in model.SHARPNESS_RANGE
         for sign in (-1, 1)
-    )
+    ) + tuple(min_of(parts(inputs, fixed_scale=k), current_conc) for k in ends if abs(k - point) > 1e-9)
     tightest = min(found, key=lambda part: part.bound)
     top = max(inputs.units, key=lambda u: u.utilization)
 
@@ -191,7 +252,7 @@ def counters_curve(inputs: PredictInputs, current_conc: float) -> tuple[Curve, l
 
 
 def sweep_curve(
-    inputs: PredictInputs, current_conc: float, work_of: Callable[[float], float]
+    inputs: PredictInputs, current_conc: float, work_of: Callable[[float], float], ilp_ratio: float = 1.0
 ) -> tuple[Curve, list[Finding]] | None:
     """A measured sweep of three or more concurrencies spanning 2x or more: the soft min fitted to its work times
     (`work_of` takes launch overhead and block starts out). Beyond the highest measured concurrency the fit's
@@ -225,7 +286,7 @@ def sweep_curve(
     throughput: Throughput = fitted
     hi = levels[-1]
     if inputs.units:
-        counters, _ = counters_curve(inputs, current_conc)
+        counters, _ = counters_curve(inputs, current_conc, ilp_ratio)
 
         def held(c: float) -> float:
             # Above the measured range: the fit's value at its edge, grown no more than the counters allow.

@@ -120,14 +120,12 @@ class PredictInputs:
     launch_id: int | None = None
     kernel_name: str | None = None
     device_name: str | None = None
-    # What the model cannot see, read from the counters (`inputs.blind_spots`): tensor-core work whose tile shape
-    # sets its speed, block-wide barriers (per-row parallelism), an L1 that serves much of the traffic (footprint).
-    tensor_pipe_pct: float | None = None
-    barrier_share: float | None = None  # share of a warp's stall cycles at a block barrier
-    l1_hit_rate: float | None = None  # 0-1, global loads served by L1
-    # Little's law at the unloaded latency: the launch's bytes in flight per SM now (DRAM throughput x the
-    # loaded latency at it) and the bytes a unit at its ceiling needs at the unloaded latency.
-    bytes_in_flight_per_sm: float | None = None
+    # What the latency-hiding model cannot see, read from the counters (`predict.uncertainty`): block barriers (a
+    # block waits for its slowest warp: per-row parallelism), the share of global loads L1 serves (footprint),
+    # and register spills: the share of DRAM bytes the global accesses need (None: no local-memory traffic).
+    uses_barriers: bool = False
+    l1_hit_rate: float | None = None
+    spill_free_share: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,110 @@
-"""Effects the latency-hiding model cannot see, read from the launch's counters and the change."""
+"""What the latency-hiding model cannot see, read from the launch's counters and the change: it widens the interval
+on the side the effect acts and says why, moves the point only where the counters measure the effect (register
+spills), and refuses the change it cannot model at all (a tensor-core kernel's tile shape).
+
+- Register spills: a launch with local-memory traffic holds more live values per thread than its registers; a
+  configuration with fewer elements per thread (ILP ratio under 1) or more registers needs fewer of them, so the
+  spill traffic goes (its DRAM bytes fall to what the global accesses need, `spill_free_share`) and the loads in
+  flight were set by the registers, not the elements. The point assumes the spills go, the interval spans them
+  staying.
+- Per-row parallelism: a kernel with block barriers waits, at each, for the block's slowest warp; more warps per
+  block (one row split over more warps) wait longer, E[max of k warp times] = m (1 + cv x s_k) (order statistics,
+  as in `occupancy_step.residency`), which a launch of other block sizes cannot show.
+- Cache footprint: where L1 serves a share of the global loads (rows read twice, a tile reused), fewer or more
+  rows sharing an SM's L1 move that share, faster or slower, by up to the share itself.
+- Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
+  its pipeline; a change of block, registers, shared memory, grid or ILP is a change of tile shape, refused.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from tracekit.analysis.predict.occupancy_step import Config
-from tracekit.analysis.predict.types import Change, Finding, PredictInputs
+from tracekit.analysis.predict.findings import finding
+from tracekit.analysis.predict.occupancy_step import Config, expected_max_normal
+from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
+
+# Warp-time spread assumed at a barrier where the launch cannot show its own (one warp per block shows none):
+# the spread of warp lifetimes the sweep set's launches show (cv 0.1-0.3 from their lost residency).
+BARRIER_CV = 0.25
+# L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
+L1_FOOTPRINT_SHARE = 0.2
+# A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.
+TENSOR_TILE_SHARE = 0.1
 
 
 @dataclass(frozen=True)
 class Unseen:
     """An effect the model cannot see: how far it may move the duration each way, and why."""
 
-    effect: str
+    effect: str  # per-row-parallelism, cache-footprint, register-spills
     faster: float  # the duration may be this many times shorter than predicted
     slower: float  # or this many times longer
     why: str
 
 
+def refuse_tile_shape(inputs: PredictInputs, change: Change) -> None:
+    """A tensor-core kernel's configuration is its tile shape: refused in one line."""
+    tensor = next((u for u in inputs.units if u.unit == "tensor pipe"), None)
+    if tensor is None or tensor.achieved < 100.0 * TENSOR_TILE_SHARE or change == Change():
+        return
+    raise PredictionRefused(
+        f"launch {inputs.launch_id}: its tensor pipe runs at {tensor.achieved:.0f}% of peak, so its tile shape "
+        "(block, registers, shared memory, grid, work per thread) sets its speed through operand reuse and "
+        "pipeline depth, which the latency-hiding model cannot see; time the configurations instead"
+    )
+
+
+def spill_relief(inputs: PredictInputs, now: Config, new: Config) -> float | None:
+    """The share of DRAM bytes left once the spills go, where the launch spills and the change needs fewer live
+    values per thread (fewer elements per thread, or more registers); None otherwise."""
+    if inputs.spill_free_share is None:
+        return None
+    if new.ilp < now.ilp or new.registers_per_thread > now.registers_per_thread:
+        return inputs.spill_free_share
+    return None
+
+
 def unseen_effects(
     inputs: PredictInputs, change: Change, now: Config, new: Config
 ) -> tuple[list[Unseen], list[Finding]]:
-    return [], []
+    """The effects of this change the model cannot see, each with its reach and its finding."""
+    effects: list[Unseen] = []
+    k_now, k_new = math.ceil(now.threads_per_block / 32), math.ceil(new.threads_per_block / 32)
+    if inputs.uses_barriers and k_new != k_now:
+        factor = (1 + BARRIER_CV * expected_max_normal(k_new)) / (1 + BARRIER_CV * expected_max_normal(k_now))
+        effects.append(
+            Unseen(
+                "per-row-parallelism",
+                max(1.0, 1.0 / factor),
+                max(1.0, factor),
+                f"block barriers: at each, a block of {k_new} warps waits for its slowest (now {k_now})",
+            )
+        )
+    hit = inputs.l1_hit_rate
+    if (
+        hit is not None
+        and hit >= L1_FOOTPRINT_SHARE
+        and (new.blocks_per_sm != now.blocks_per_sm or new.ilp != now.ilp or k_new != k_now)
+    ):
+        effects.append(
+            Unseen(
+                "cache-footprint",
+                1.0 + hit,
+                1.0 + hit,
+                f"L1 serves {hit:.0%} of the global loads; fewer or more rows sharing an SM move that share",
+            )
+        )
+    findings = [
+        finding(
+            "uncertainty",
+            "predict.unseen",
+            ("effect", e.effect),
+            ("why", e.why),
+            ("faster_x", e.faster),
+            ("slower_x", e.slower),
+        )
+        for e in effects
+    ]
+    return effects, findings

@@ -791,6 +791,11 @@ PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
         f"{v.s('why')}: the model cannot see it, so the interval spans {_x(v.n('slower_x'))} slower to "
         f"{_x(v.n('faster_x'))} faster than the point"
     ),
+    "predict.spills": lambda v: (
+        f"the launch spills registers to local memory: its global accesses need {_F(v.n('spill_free_share'))} of "
+        "its DRAM bytes; with fewer live values per thread the spills go and its loads in flight, set by its "
+        f"registers, stay (the point); if they stay, {_x(v.n('spills_stay_x'))}"
+    ),
     "predict.waves": _predict_waves,
     "predict.launch-rate": _predict_launch_rate,
     "predict.no-launch-rate": lambda v: (
