@@ -23,8 +23,8 @@ PER_STEP = 1000
 
 def write_trace(path: Path, kernels: int) -> None:
     with open(path, "w") as out:
-        out.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], ')
-        out.write('"traceEvents": [')
+        out.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],\n')
+        out.write('  "traceEvents": [')
         ts, first = 1_000_000.0, True
         for k in range(kernels):
             events = []
@@ -65,11 +65,11 @@ def write_trace(path: Path, kernels: int) -> None:
                     "args": {"device": 0, "stream": 7, "correlation": k, "grid": [1, 1, 1], "block": [128, 1, 1]},
                 }
             )
-            for e in events:
-                out.write(("" if first else ",") + json.dumps(e))
+            for e in events:  # laid out as libkineto writes it: one event per block of lines
+                out.write(("" if first else ",") + "\n  {\n    " + json.dumps(e)[1:-1] + "\n  }")
                 first = False
             ts += 10.0
-        out.write("]}")
+        out.write('\n  ],\n  "traceName": "bench"\n}')
 
 
 def child(mode: str, path: str) -> None:
@@ -81,6 +81,10 @@ def child(mode: str, path: str) -> None:
 
         frame = pl.read_json(path, schema=HOST_HEADER_SCHEMA).select(pl.col("traceEvents").explode())
         count = frame.height
+    elif mode == "read":
+        from tracekit.steps import read_events
+
+        count = read_events(path).gpu.height
     else:
         from tracekit.steps import steps_of
 
@@ -103,7 +107,7 @@ def main() -> None:
         write_trace(path, args.kernels)
         size = path.stat().st_size
         runs = {}
-        for mode in ("polars", "steps"):
+        for mode in ("polars", "read", "steps"):
             done = subprocess.run(
                 [sys.executable, __file__, "--child", mode, str(path)], capture_output=True, text=True, check=True
             )
@@ -111,6 +115,7 @@ def main() -> None:
     steps, polars = runs["steps"], runs["polars"]
     print(f"{args.kernels:,} kernels, {size / 1e6:.0f} MB of JSON, {steps['count']} steps")
     print(f"polars read: {polars['seconds']:.2f} s, peak {polars['peak_bytes'] / 1e6:.0f} MB")
+    print(f"events read: {runs['read']['seconds']:.2f} s, peak {runs['read']['peak_bytes'] / 1e6:.0f} MB")
     print(
         f"steps:       {steps['seconds']:.2f} s ({steps['seconds'] / polars['seconds']:.1f}x polars; target 5x), "
         f"peak {steps['peak_bytes'] / 1e6:.0f} MB ({steps['peak_bytes'] / size:.2f}x the file; target 2x)"

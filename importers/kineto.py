@@ -568,9 +568,28 @@ STEP_ANNOTATION = re.compile(r"^ProfilerStep#\d+$")
 
 def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES) -> HostEvents:
     """The trace's GPU activities, CUDA API calls and CPU ranges as frames, parsed by polars in Rust (no Python
-    object per event): what `tracekit.analysis.steps` reads. A file polars cannot read with this schema is refused
-    with the reason `read` gives for it."""
+    object per event): what `tracekit.analysis.steps` reads. A trace laid out as libkineto writes it is read in
+    blocks (`_streamed`: memory bounded by the block and the frames kept, not by the file); any other layout is
+    parsed whole. A file polars cannot read with this schema is refused with the reason `read` gives for it."""
     path = Path(path)
+    streamed = _streamed(path, max_inflated_bytes)
+    if streamed is not None:
+        header, (gpu, calls, ranges) = streamed
+    else:
+        header, (gpu, calls, ranges) = _whole(path, max_inflated_bytes)
+    gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
+    info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
+    devices = header.get("deviceProperties") if isinstance(header.get("deviceProperties"), list) else []
+    name = next((d["name"] for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str)), None)
+    rank = info.get("rank") if isinstance(info.get("rank"), int) else None
+    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path)).conformed()
+
+
+HostFrames = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]
+
+
+def _whole(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFrames]:
+    """The whole document parsed by polars at once (any layout of the JSON)."""
     data = _content(path, max_inflated_bytes)
     try:
         document = pl.read_json(io.BytesIO(data), schema=HOST_HEADER_SCHEMA)
@@ -581,12 +600,16 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     del data
     if document.height != 1 or document["traceEvents"].null_count():
         raise InputError(str(path), "not a PyTorch profiler trace: expected a JSON object with a 'traceEvents' list")
-    info = document["distributedInfo"][0]
-    devices = document["deviceProperties"].to_list()[0] or []
+    header = document.drop("traceEvents").row(0, named=True)
+    events = document.select(pl.col("traceEvents").explode()).unnest("traceEvents")
+    del document
+    return header, _host_frames(events)
+
+
+def _host_frames(events: pl.DataFrame) -> HostFrames:
+    """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field)."""
     events = (
-        document.select(pl.col("traceEvents").explode())
-        .unnest("traceEvents")
-        .filter((pl.col("ph") == "X") & pl.col("cat").is_not_null() & pl.col("ts").is_not_null())
+        events.filter((pl.col("ph") == "X") & pl.col("cat").is_not_null() & pl.col("ts").is_not_null())
         .with_columns(
             thread=pl.col("pid").cast(_INT, strict=False) * 2**THREAD_BITS
             + (pl.col("tid").cast(_INT, strict=False) & 0xFFFFFFFF),
@@ -594,7 +617,6 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
         )
         .with_columns(end_ns=pl.col("start_ns") + (pl.col("dur").fill_null(0.0) * NS_PER_US).round().cast(pl.Int64))
     )
-    del document
     arg = pl.col("args").struct.field
     gpu_cats = KERNEL_CATS | COPY_CATS | SET_CATS
     gpu = events.filter(pl.col("cat").is_in(list(gpu_cats))).select(
@@ -622,12 +644,89 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     ranges = events.filter(pl.col("cat").is_in(list(CPU_RANGE_CATS)) & pl.col("thread").is_not_null()).select(
         "name", pl.col("cat").alias("domain"), "thread", "start_ns", "end_ns"
     )
-    del events
-    gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
-    name = next((d["name"] for d in devices if isinstance(d, dict) and d.get("name")), None)
-    return HostEvents(
-        gpu=gpu, calls=calls, ranges=ranges, rank=(info or {}).get("rank"), device_name=name, source=str(path)
-    ).conformed()
+    return gpu, calls, ranges
+
+
+# libkineto's writer (output_json.cpp) puts each event on its own lines at two spaces of indentation: events are
+# separated by exactly this, and the array ends with the last event's close and the bracket.
+_KINETO_SEPARATOR = b"\n  },\n  {"
+_KINETO_ARRAY_END = re.compile(rb"\n  }\s*\n\s*\]")
+_ARRAY_START = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
+STREAM_BLOCK_BYTES = 16 << 20
+NDJSON_SCHEMA: Schema = dict(HOST_EVENT_STRUCT.to_schema())
+
+
+def _blocks(path: Path, max_inflated_bytes: int):  # type: ignore[no-untyped-def]
+    """The file's (inflated) bytes in blocks; a gzip inflating past `max_inflated_bytes` is refused."""
+    try:
+        with open(path, "rb") as probe:
+            zipped = probe.read(2) == GZIP_MAGIC
+        opener = gzip.open if zipped else open
+        total = 0
+        with opener(path, "rb") as handle:
+            while block := handle.read(STREAM_BLOCK_BYTES):
+                total += len(block)
+                if zipped and total > max_inflated_bytes:
+                    raise InputError(str(path), f"the gzip content inflates past {max_inflated_bytes:,} bytes; refused")
+                yield block
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(str(path), f"unreadable ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _streamed(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFrames] | None:
+    """The trace read block by block when libkineto laid it out (None otherwise): the header before the event
+    array is parsed on its own; each run of whole events becomes newline-delimited JSON (JSON text holds no raw
+    newline or NUL, so the separators are marked with NUL, the newlines inside events dropped, and the marks made
+    newlines) that polars reads, and only the frames the steps need are kept."""
+    blocks = _blocks(path, max_inflated_bytes)
+    buffer = b""
+    header: dict[str, Any] | None = None
+    for block in blocks:
+        buffer += block
+        found = _ARRAY_START.search(buffer)
+        if found is None:
+            if len(buffer) > STREAM_BLOCK_BYTES:
+                return None
+            continue
+        try:
+            header = orjson.loads(buffer[: found.start()].rstrip().rstrip(b",") + b"}")
+        except orjson.JSONDecodeError:
+            return None
+        buffer = buffer[found.end() :]
+        break
+    if not isinstance(header, dict) or not buffer.startswith(b"{") or _KINETO_SEPARATOR not in buffer[: 1 << 20]:
+        return None
+    parts: list[HostFrames] = []
+    done = False
+    for block in chain([b""], blocks):
+        buffer += block
+        end = _KINETO_ARRAY_END.search(buffer)
+        if end is not None:
+            events, done = buffer[: end.start()] + b"\n  }", True
+        else:
+            cut = buffer.rfind(_KINETO_SEPARATOR)
+            if cut < 0:
+                continue
+            events, buffer = buffer[: cut + 4], buffer[cut + 5 :]  # the comma dropped
+        if events.strip():
+            frame = _ndjson(events)
+            if frame is None:
+                return None
+            parts.append(_host_frames(frame))
+        if done:
+            break
+    if not done:
+        return None
+    return header, tuple(pl.concat([p[i] for p in parts], how="vertical_relaxed") for i in range(3))  # type: ignore[return-value]
+
+
+def _ndjson(events: bytes) -> pl.DataFrame | None:
+    """A run of libkineto-laid-out events as a frame (None when one of them is not what the layout promises)."""
+    lines = events.replace(_KINETO_SEPARATOR, b"\n  }\x00  {").replace(b"\n", b" ").replace(b"\x00", b"\n")
+    try:
+        return pl.read_ndjson(io.BytesIO(lines), schema=NDJSON_SCHEMA)
+    except (pl.exceptions.PolarsError, ValueError, TypeError):
+        return None
 
 
 def _launch_context(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> dict[str, pl.Series]:
