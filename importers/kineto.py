@@ -578,8 +578,9 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     else:
         header, (gpu, calls, ranges) = _whole(path, max_inflated_bytes)
     gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
-    info = header.get("distributedInfo") if isinstance(header.get("distributedInfo"), dict) else {}
-    devices = header.get("deviceProperties") if isinstance(header.get("deviceProperties"), list) else []
+    found_info, found_devices = header.get("distributedInfo"), header.get("deviceProperties")
+    info: dict[str, Any] = found_info if isinstance(found_info, dict) else {}
+    devices: list[Any] = found_devices if isinstance(found_devices, list) else []
     name = next((d["name"] for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str)), None)
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
     return HostEvents(gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path)).conformed()
@@ -653,7 +654,7 @@ _KINETO_SEPARATOR = b"\n  },\n  {"
 _KINETO_ARRAY_END = re.compile(rb"\n  }\s*\n\s*\]")
 _ARRAY_START = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 STREAM_BLOCK_BYTES = 16 << 20
-NDJSON_SCHEMA: Schema = dict(HOST_EVENT_STRUCT.to_schema())
+NDJSON_SCHEMA: Schema = {name: dtype for name, dtype in HOST_EVENT_STRUCT.to_schema().items()}
 
 
 def _blocks(path: Path, max_inflated_bytes: int):  # type: ignore[no-untyped-def]
