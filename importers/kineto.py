@@ -654,7 +654,7 @@ _KINETO_SEPARATOR = b"\n  },\n  {"
 _KINETO_ARRAY_END = re.compile(rb"\n  }\s*\n\s*\]")
 _ARRAY_START = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 STREAM_BLOCK_BYTES = 16 << 20
-NDJSON_SCHEMA: Schema = {name: dtype for name, dtype in HOST_EVENT_STRUCT.to_schema().items()}
+NDJSON_SCHEMA: Schema = {field.name: field.dtype for field in HOST_EVENT_STRUCT.fields}
 
 
 def _blocks(path: Path, max_inflated_bytes: int):  # type: ignore[no-untyped-def]
