@@ -29,7 +29,7 @@ import zlib
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import polars as pl
@@ -654,7 +654,7 @@ _KINETO_SEPARATOR = b"\n  },\n  {"
 _KINETO_ARRAY_END = re.compile(rb"\n  }\s*\n\s*\]")
 _ARRAY_START = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 STREAM_BLOCK_BYTES = 16 << 20
-NDJSON_SCHEMA: Schema = {field.name: field.dtype for field in HOST_EVENT_STRUCT.fields}
+NDJSON_SCHEMA: Schema = {field.name: cast(pl.DataType, field.dtype) for field in HOST_EVENT_STRUCT.fields}
 
 
 def _blocks(path: Path, max_inflated_bytes: int):  # type: ignore[no-untyped-def]
