@@ -9,8 +9,8 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
   framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
   its start.
-- host work: the host thread was outside every CUDA call and every launching operator (data loading, Python, a
-  pause) while the GPU had nothing queued.
+- host work: the host thread was outside every launch, sync or wait call and every launching operator (data
+  loading, Python, a pause, an allocation or module load) while the GPU had nothing queued.
 - waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
 - unattributed: a gap whose next activity has no API call in the trace (work issued before the profiler started,
   or a trace without the runtime calls).
@@ -91,8 +91,11 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
     a, h, threads = frame["start_ns"], frame["host_end_ns"], frame["thread"]
     in_sync = measure(merge(syncs, by="thread"), a, h, threads)
     dispatch = dispatch_ranges(ranges, calls)
+    # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
+    # module loading, stream creation) outside those is host work
+    issuing = calls.filter(pl.col("call_class").is_in([LAUNCH, WAIT, SYNC]))
     busy_host = pl.concat(
-        [calls.select("thread", "start_ns", "end_ns"), dispatch.select("thread", "start_ns", "end_ns")]
+        [issuing.select("thread", "start_ns", "end_ns"), dispatch.select("thread", "start_ns", "end_ns")]
     )
     in_host = measure(merge(busy_host, by="thread"), a, h, threads)
     frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
