@@ -5,6 +5,7 @@ launches and their paired Nsight Compute results) for what to try and the step w
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ import polars as pl
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
 from tracekit.analysis.steps.ranks import AlignedStep, align
+from tracekit.analysis.steps.types import Suggestion
 from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_what_if
 from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
@@ -103,6 +105,90 @@ def what_if(
     if result.representative_step is None:
         raise TracekitError(f"{trace}: no step to replay")
     chosen = result.steps[result.representative_step]
-    return step_what_if(
-        read_events(trace), chosen.start_ns, chosen.end_ns, chosen.label, chosen.index, speedups, kernel, change
+    return step_what_if(read_events(trace), chosen, speedups, kernel, change)
+
+
+def _knobs(change: Any) -> dict[str, Any]:
+    """A predictor `Change` as `predict_stored`'s knobs."""
+    names = {
+        "threads_per_block": "block",
+        "registers_per_thread": "regs",
+        "dynamic_shared_mem_bytes": "smem",
+        "warps_per_sm": "warps_per_sm",
+        "ilp": "ilp",
+        "grid_blocks": "grid",
+    }
+    return {knob: getattr(change, field) for field, knob in names.items() if getattr(change, field) is not None}
+
+
+def kernel_suggestions(store: Store, trace: str | Path, result: StepsResult, top: int = 5) -> list[Suggestion]:
+    """The kernels of the representative step whose best predicted change (`what_to_try_for`: from their paired
+    Nsight Compute results) would shorten the step most, the change replayed on the step for every launch of the
+    kernel; kernels with no counters to predict from are left out."""
+    from tracekit.api import analyze_stored, predict_stored, what_to_try_for
+
+    if result.representative_step is None:
+        return []
+    chosen = result.steps[result.representative_step]
+    import_id = _import(store, trace)
+    events = read_events(trace)
+    in_step = events.gpu.filter(
+        (pl.col("kind") == "kernel") & (pl.col("start_ns") >= chosen.start_ns) & (pl.col("start_ns") < chosen.end_ns)
     )
+    launches = store.launches(import_id=import_id).filter(
+        pl.col("correlation_id").is_in(in_step["correlation_id"].drop_nulls().implode())
+    )
+    if launches.height == 0:
+        return []
+    analyses = analyze_stored(store, launches)
+    by_name: dict[str, list[tuple[int, Any]]] = {}
+    for correlation, analysis in zip(launches["correlation_id"].to_list(), analyses, strict=True):
+        if correlation is not None and analysis.classification.utilization:
+            by_name.setdefault(analysis.kernel.name or "", []).append((int(correlation), analysis))
+    found = []
+    for name, members in by_name.items():
+        longest = max(members, key=lambda m: m[1].duration_ns or 0)[1]
+        best = what_to_try_for(store, longest, top=1)
+        if not isinstance(best, list) or not best:
+            continue
+        knobs = _knobs(best[0].change)
+        speedups: dict[int, LaunchSpeedup] = {}
+        for correlation, analysis in members:
+            try:
+                got = predict_stored(store, analysis, **knobs).predicted
+            except TracekitError:
+                continue
+            speedups[correlation] = LaunchSpeedup(got.speedup, got.low, got.high)
+        replayed = step_what_if(events, chosen, speedups, name, best[0].change.describe())
+        verdict = longest.classification
+        headline = getattr(verdict, "headline", None) or f"{verdict.mode}-bound"
+        found.append(
+            Suggestion(
+                "kernel",
+                name,
+                f"{replayed.change} ({headline}; {best[0].predicted.speedup:.2f}x per launch predicted, "
+                f"{fmt_plural(replayed.launches)} in the step)",
+                replayed.current_ns - replayed.predicted_ns,
+                replayed.current_ns - replayed.high_ns,
+                replayed.current_ns - replayed.low_ns,
+            )
+        )
+    found.sort(key=lambda s: -s.saves_ns)
+    return found[:top]
+
+
+def fmt_plural(count: int) -> str:
+    return f"{count} launch" if count == 1 else f"{count} launches"
+
+
+def steps_with_kernels(
+    store: Store, trace: str | Path, profiles: list[str | Path], step: str | None = None
+) -> StepsResult:
+    """The steps of `trace` with the kernels' suggestions (from `profiles`, Nsight Compute results of its
+    kernels) ranked among the idle causes' by the step time they would save."""
+    for profile in profiles:
+        _import(store, profile)
+    result = steps_of(trace, step)
+    kernels = kernel_suggestions(store, trace, result)
+    ranked = sorted([*result.what_to_try, *kernels], key=lambda s: -s.saves_ns)
+    return dataclasses.replace(result, what_to_try=tuple(ranked))

@@ -90,9 +90,15 @@ def result_lines(result: StepsResult) -> list[str]:
     if result.representative_step is not None:
         lines += ["", *step_lines(result.steps[result.representative_step])]
     if result.what_to_try:
-        lines.append("  what to try first (step time saved at most):")
+        lines.append("  what to try first (step time it would save):")
         for s in result.what_to_try:
-            lines.append(f"    - {s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}")
+            if s.kind == "kernel":
+                saved = (
+                    f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
+                )
+                lines.append(f"    - kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}")
+            else:
+                lines.append(f"    - {s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}")
     lines += [f"  warning: {w}" for w in result.warnings]
     return lines
 
@@ -175,6 +181,19 @@ def step_command(
     knobs = {k: v for k, v in knobs.items() if v is not None}
     if kernel is not None or knobs:
         _what_if(sources, kernel, knobs, ncu or [], step, db, as_json)
+        return
+    if ncu:
+        from tracekit.steps import steps_with_kernels
+
+        if len(sources) != 1:
+            raise TracekitError("--ncu ranks one trace's kernels: give one trace")
+        with busy("analyzing the step's kernels"):
+            result = steps_with_kernels(open_store(db), sources[0], list(ncu), step)
+        if as_json:
+            print_json(steps_dict(result))
+            return
+        for line in result_lines(result):
+            console.print(line, markup=False)
         return
 
     with busy(f"reading {fmt.plural(len(sources), 'trace')}"):

@@ -29,3 +29,21 @@ def test_step_what_if_replays_the_paired_prediction(tmp_path):
     # kernels save, and something (they are on the critical path)
     saved = found.current_ns - found.predicted_ns
     assert 0 < saved <= found.kernel_ns - found.kernel_predicted_ns
+
+
+def test_kernel_suggestions_rank_by_step_time_saved(tmp_path):
+    """With torch_step's Nsight Compute results, each kernel's best predicted change is replayed on the step: the
+    layer norm, issued late by the host (its operator dispatch takes milliseconds), saves the step nothing; the
+    GEMMs that run back to back at the end save the step time; suggestions come largest saving first."""
+    from tracekit.steps import steps_with_kernels
+
+    session = api.open(str(tmp_path / "store.sqlite"))
+    found = steps_with_kernels(
+        session.store, str(TORCH_STEP / "torch_step.pt.trace.json"), [str(TORCH_STEP / "torch_step.raw.csv")], "step"
+    )
+    kernels = {s.what: s for s in found.what_to_try if s.kind == "kernel"}
+    assert [s.saves_ns for s in found.what_to_try] == sorted((s.saves_ns for s in found.what_to_try), reverse=True)
+    layer_norm = next(s for name, s in kernels.items() if "layer_norm" in name)
+    assert layer_norm.saves_ns == 0
+    gemm = next(s for name, s in kernels.items() if "tilesize128x128x8" in name)
+    assert gemm.saves_low_ns <= gemm.saves_ns <= gemm.saves_high_ns and gemm.saves_ns > 0

@@ -75,6 +75,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
                 label=label,
                 start_ns=start,
                 end_ns=end,
+                host_end_ns=windows_found.host_ends_ns[index],
                 span_ns=span,
                 busy_ns=int(busy_ns[index]),
                 idle_ns=span - int(busy_ns[index]),
@@ -93,7 +94,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     tries = tuple(advice.idle_suggestions(representative)) if representative else ()
-    path = critical_path(timeline(gpu, calls, representative.start_ns, representative.end_ns)) if representative else ()
+    path = critical_path(timeline(gpu, calls, representative)) if representative else ()
     return StepsResult(
         schema=STEPS_SCHEMA,
         source=events.source,

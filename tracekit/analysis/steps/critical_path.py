@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.steps.calls import SYNC
-from tracekit.analysis.steps.types import PathSegment
+from tracekit.analysis.steps.types import PathSegment, Step
 
 EVENT_TOLERANCE_NS = 2_000  # a cross-stream wait is inferred when another stream's work ended this close before
 NONE = -(2**62)
@@ -56,12 +56,13 @@ class StepTimeline:
     ops: tuple[Op, ...]
     syncs: tuple[tuple[int, int, int], ...]  # thread, start_ns, end_ns
     window_start_ns: int
-    host_end_ns: int  # the step's host range end (the window's end if the host was last)
+    host_end_ns: int  # when the host left the step's range
     host_thread: int | None
 
 
-def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, start_ns: int, end_ns: int) -> StepTimeline:
-    """The activities that start inside [start_ns, end_ns) with their launch calls, and the sync calls there."""
+def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, step: Step) -> StepTimeline:
+    """The activities that start inside the step's window with their launch calls, and the sync calls there."""
+    start_ns, end_ns = step.start_ns, step.end_ns
     ops_frame = (
         gpu.filter((pl.col("start_ns") >= start_ns) & (pl.col("start_ns") < end_ns))
         .join(
@@ -89,7 +90,7 @@ def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, start_ns: int, end_ns: int)
     )
     threads = [op.thread for op in ops if op.thread is not None]
     host_thread = max(set(threads), key=threads.count) if threads else None
-    return StepTimeline(tuple(ops), syncs, start_ns, end_ns, host_thread)
+    return StepTimeline(tuple(ops), syncs, start_ns, step.host_end_ns, host_thread)
 
 
 def _constraints(ops: list[Op]) -> None:

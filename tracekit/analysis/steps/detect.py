@@ -29,6 +29,7 @@ class Windows:
     labels: tuple[str, ...]
     starts_ns: tuple[int, ...]  # step i is [starts_ns[i], ends_ns[i]); sorted, disjoint
     ends_ns: tuple[int, ...]
+    host_ends_ns: tuple[int, ...]  # when the host left step i's range
 
 
 def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None) -> Windows:
@@ -47,7 +48,8 @@ def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: s
         return found
     start = min(_min(gpu["start_ns"]), _min(calls["start_ns"]))
     end = max(_max(gpu["end_ns"]), _max(calls["end_ns"]))
-    return Windows("whole trace", ("trace",), (start,), (max(end, start),))
+    last_call = _max(calls["end_ns"])
+    return Windows("whole trace", ("trace",), (start,), (max(end, start),), (max(last_call, start),))
 
 
 def windows_of(
@@ -75,7 +77,7 @@ def windows_of(
         found_starts.append(window_start)
         found_ends.append(window_end)
         previous = window_end
-    return Windows(how, tuple(labels), tuple(found_starts), tuple(found_ends))
+    return Windows(how, tuple(labels), tuple(found_starts), tuple(found_ends), tuple(int(e) for e in ends))
 
 
 def _escape(text: str) -> str:

@@ -58,6 +58,7 @@ class Step:
     label: str
     start_ns: int
     end_ns: int
+    host_end_ns: int  # when the host left the step's range (the step ends later if its GPU work does)
     span_ns: int
     busy_ns: int  # the union of kernels, copies and sets on every stream of the device
     idle_ns: int

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tracekit.analysis.steps.calls import call_class
 from tracekit.analysis.steps.critical_path import Op, replay, timeline
+from tracekit.analysis.steps.types import Step
 from tracekit.host_events import KERNEL, HostEvents
 
 
@@ -37,18 +38,12 @@ class StepWhatIf:
 
 
 def step_what_if(
-    events: HostEvents,
-    start_ns: int,
-    end_ns: int,
-    label: str,
-    index: int,
-    speedups: Mapping[int, LaunchSpeedup],
-    kernel: str,
-    change: str,
+    events: HostEvents, step: Step, speedups: Mapping[int, LaunchSpeedup], kernel: str, change: str
 ) -> StepWhatIf:
-    """The step [start_ns, end_ns) replayed with each launch in `speedups` (by correlation id) sped up."""
+    """The step replayed with each launch in `speedups` (by correlation id) sped up."""
     calls = call_class(events.calls, events.gpu)
-    line = timeline(events.gpu, calls, start_ns, end_ns)
+    line = timeline(events.gpu, calls, step)
+    index, label = step.index, step.label
     changed = [o for o in line.ops if o.kind == KERNEL and o.correlation in speedups]
 
     def run(pick: str) -> int:
