@@ -126,7 +126,7 @@ def test_beyond_the_sweep_growth_is_held_to_what_the_counters_allow() -> None:
     within = predict(with_sweep(_launch(40.0), samples), Change(dynamic_shared_mem_bytes=55_000))  # 32 warps
     assert free.predicted.speedup == pytest.approx(4.0, rel=0.05)
     assert held.predicted.speedup == pytest.approx(90 / 40, rel=0.01)
-    assert held.predicted.high <= 90 / 40 + 1e-9
+    assert held.predicted.high <= 90 / 40 * 1.1 + 1e-9  # the interval reaches past by the ceilings' own spread
     assert within.predicted.speedup == pytest.approx(2.0, rel=0.01)
     assert any(f.template == "predict.sweep-held" for f in held.findings)
     assert any(f.template == "predict.capped" for f in held.findings)

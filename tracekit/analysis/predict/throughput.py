@@ -25,6 +25,9 @@ KNEE_SHARE = 0.6
 # The interval: the utilization read +-5 points, DRAM's memory share +-0.2 and its ceiling +-5% (run-to-run spread
 # of the counters and calibrate's plateaus).
 UTILIZATION_SPREAD = 0.05
+# One profiled launch (clocks not locked, as ncu --clock-control none runs it) against the CUDA-event medians a user
+# times: the durations agree to within about 5% (the real-kernel set's repeat timings; the sweep set's within 2%).
+COUNTERS_SPREAD = 0.05
 
 Throughput = Callable[[float], float]  # concurrency (warps x ILP per SM) -> throughput (relative)
 
@@ -64,8 +67,9 @@ class Part:
 
 def soft_part(unit: str, utilization: float, sharpness: float, spare: float = 1.0) -> Part:
     """A unit without a latency curve: the soft min of Volkov's n / L and its achievable bound, through now.
-    `spare`: the launch has that many times the concurrency it needs (it waits in DRAM's queue), so less
-    concurrency first shortens the queue; the unit sees a change only below 1 / spare of it."""
+    `spare`: the launch has that many times the concurrency the unit needs (infinite: it waits in DRAM's queue, and
+    the unit follows DRAM), so less concurrency first shortens the queue; the unit sees a change only below
+    1 / spare of it."""
     latency, bound = model.from_utilization(1.0, 1.0, utilization, sharpness)
     b = bound if bound is not None else math.inf
 
@@ -80,6 +84,7 @@ def soft_part(unit: str, utilization: float, sharpness: float, spare: float = 1.
 # than the loaded-latency curve's end, is at its ceiling with a queue (the ceiling itself is known to within the
 # counters' and calibrate's spread, +-5-10%).
 QUEUE_SHARE = 0.8
+QUEUE_LATENCY_FACTOR = 2.0
 # The fixed part of a warp's time per memory round after an ILP change of r: between unchanged (per-thread overheads:
 # indexing, loop control) and r times (work per element); the point is the geometric middle, the interval both ends.
 FIXED_EXPONENTS = (0.5, 0.0, 1.0)
@@ -104,13 +109,18 @@ def memory_wait_ns(inputs: PredictInputs) -> float | None:
 
 
 def queued(inputs: PredictInputs, use: UnitUse) -> float | None:
-    """The memory wait of a DRAM-bound launch at its ceiling with more in flight than it needs (see QUEUE_SHARE);
-    None otherwise."""
+    """The memory wait of a DRAM-bound launch in a queue: its warps wait longer than the loaded-latency curve's end
+    (the longest latency calibrate's saturated stream saw) while DRAM runs at QUEUE_SHARE of its ceiling or more,
+    or twice that long at any share (two dependent rounds per warp, an index and then its data, read as one, stay
+    under it): the launch is at its own ceiling for its access pattern, whatever calibrate's says. None otherwise."""
     dram, wait = inputs.dram_curve, memory_wait_ns(inputs)
-    if dram is None or wait is None or use.utilization < QUEUE_SHARE:
+    # A launch that spills reloads its registers from local memory: more dependent rounds per warp, not a queue.
+    if dram is None or wait is None or not dram.latency or inputs.spill_free_share is not None:
         return None
-    end = dram.latency[-1][1] if dram.latency else 0.0
-    return wait if wait > end else None
+    end = dram.latency[-1][1]
+    if wait > QUEUE_LATENCY_FACTOR * end or (use.utilization >= QUEUE_SHARE and wait > end):
+        return wait
+    return None
 
 
 def dram_part(
@@ -120,12 +130,15 @@ def dram_part(
     ceiling_scale: float,
     latency_now: float | None = None,
     fixed_scale: float = 1.0,
+    own_ceiling: bool = True,
 ) -> Part:
     """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess.
-    `latency_now`: the launch waits in a queue at its ceiling (`queued`), so the ceiling is what it reaches now."""
+    `latency_now`: the launch waits in a queue at its ceiling (`queued`), so the ceiling is what it reaches now
+    (`own_ceiling`; else calibrate's, above it: the interval's reach)."""
     x0 = dram.throughput_bytes_per_s
-    top = x0 / 0.999 if latency_now is not None else dram.ceiling_bytes_per_s * ceiling_scale
-    curve = dram if latency_now is not None else replace(dram, ceiling_bytes_per_s=top)
+    queue_top = latency_now is not None and own_ceiling
+    top = x0 / 0.999 if queue_top else dram.ceiling_bytes_per_s * ceiling_scale
+    curve = dram if queue_top else replace(dram, ceiling_bytes_per_s=top)
 
     def ratio(scale: float) -> float:
         return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share, latency_now, fixed_scale) / x0
@@ -142,19 +155,22 @@ def parts(
     p: float = model.DEFAULT_SHARPNESS,
     dc: float = 0.0,
     fixed_scale: float = 1.0,
+    own_ceiling: bool = True,
 ) -> list[Part]:
     """Each measured unit's curve, its utilization moved by `du`, sharpness `p`, DRAM's ceiling by `dc`."""
     found = []
     spare = 1.0
     dram_use = next((u for u in inputs.units if u.unit.startswith("dram")), None)
     wait = queued(inputs, dram_use) if dram_use is not None else None
-    if wait is not None and inputs.dram_curve is not None and inputs.dram_curve.latency:
-        spare = wait / inputs.dram_curve.latency[-1][1]
+    if wait is not None:
+        # In DRAM's queue every other unit's requests wait behind DRAM's: their rates follow DRAM's, whose own curve
+        # (Little's law on the launch's memory wait) decides what less concurrency costs.
+        spare = math.inf
     for use in inputs.units:
         u = min(max(use.utilization + du, 0.01), 0.999)
         if use.unit.startswith("dram") and inputs.dram_curve is not None:
             share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
-            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale))
+            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale, own_ceiling))
         else:
             found.append(soft_part(use.unit, u, p, spare))
     return found
@@ -229,6 +245,9 @@ def counters_curve(inputs: PredictInputs, current_conc: float, ilp_ratio: float 
         for p in model.SHARPNESS_RANGE
         for sign in (-1, 1)
     ) + tuple(min_of(parts(inputs, fixed_scale=k), current_conc) for k in ends if abs(k - point) > 1e-9)
+    if any(queued(inputs, u) is not None for u in inputs.units if u.unit.startswith("dram")):
+        # At its ceiling with a queue: what it reaches now is the point's ceiling; calibrate's, above it, the reach.
+        alternatives += (min_of(parts(inputs, fixed_scale=point, own_ceiling=False), current_conc),)
     tightest = min(found, key=lambda part: part.bound)
     top = max(inputs.units, key=lambda u: u.utilization)
 
@@ -244,7 +263,7 @@ def counters_curve(inputs: PredictInputs, current_conc: float, ilp_ratio: float 
         basis="this launch's counters",
         unit=top.unit,
         utilization=min(top.utilization, 0.999),
-        relative_error=0.02,
+        relative_error=COUNTERS_SPREAD,
         measured_range=None,
         binding=binding,
     )

@@ -72,7 +72,8 @@ def unseen_effects(
     """The effects of this change the model cannot see, each with its reach and its finding."""
     effects: list[Unseen] = []
     k_now, k_new = math.ceil(now.threads_per_block / 32), math.ceil(new.threads_per_block / 32)
-    if inputs.uses_barriers and k_new != k_now:
+    # One warp per block shows no barrier, used or not: a block of several may need them to share a row.
+    if (inputs.uses_barriers or k_now == 1) and k_new != k_now:
         factor = (1 + BARRIER_CV * expected_max_normal(k_new)) / (1 + BARRIER_CV * expected_max_normal(k_now))
         effects.append(
             Unseen(
