@@ -4,11 +4,19 @@ The first use of a new store runs the migrations; several processes doing that a
 `tracekit import &`, gunicorn workers) are serialized: a PostgreSQL transaction-level advisory lock, and on
 SQLite an exclusive `flock` on the store's folder (not on the store file: opening and closing a second handle
 on it would drop SQLite's own locks, https://www.sqlite.org/howtocorrupt.html 2.2).
+
+SQLite has one writer at a time, and its busy timeout makes a waiting writer give up after a fixed time however
+long the other writer's work is, or at once where waiting could deadlock (a transaction that read first and
+then wants to write, https://www.sqlite.org/lang_transaction.html). So tracekit's SQLite writers queue on the
+same folder `flock` for as long as the writer before them needs (the kernel releases it when a process exits),
+then take SQLite's write lock at once with `BEGIN IMMEDIATE`: contention between tracekit processes never fails
+a write; the busy timeout is left for other programs that hold the file.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,9 +104,17 @@ def current_revision(engine: Engine | Connection) -> str | None:
     return versions[0] if versions else None
 
 
+# This process's hold on each store folder's lock: threads queue on the RLock (a flock taken twice through two
+# descriptors of one process would wait on itself), processes on the flock; `depth` lets a holder re-enter.
+_FOLDER_LOCKS: dict[Path, tuple[threading.RLock, list[int]]] = {}
+_FOLDER_LOCKS_GUARD = threading.Lock()
+
+
 @contextmanager
-def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
-    """An exclusive flock on the SQLite file's folder for the time of the migrations (none for :memory:)."""
+def _sqlite_folder_lock(engine: Engine, missing_ok: bool = False) -> Iterator[None]:
+    """An exclusive flock on the SQLite file's folder, held until the block ends (none for :memory:), waiting as
+    long as another holder needs; re-entrant within a thread. `missing_ok`: a folder that cannot be opened
+    (read-only, gone) gets no lock instead of an error, SQLite then says what is wrong."""
     database = engine.url.database
     try:
         import fcntl
@@ -109,15 +125,43 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
         yield
         return
     folder = Path(database).resolve().parent
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError as exc:
-        raise StoreError(f"cannot open store {database}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
+    with _FOLDER_LOCKS_GUARD:
+        thread_lock, depth = _FOLDER_LOCKS.setdefault(folder, (threading.RLock(), [0]))
+    with thread_lock:
+        if depth[0]:  # this thread holds it already
+            depth[0] += 1
+            try:
+                yield
+            finally:
+                depth[0] -= 1
+            return
+        try:
+            descriptor = os.open(folder, os.O_RDONLY)
+        except OSError as exc:
+            if missing_ok:
+                yield
+                return
+            raise StoreError(f"cannot open store {database}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            depth[0] = 1
+            yield
+        finally:
+            depth[0] = 0
+            os.close(descriptor)  # closing releases the lock
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction, committed when the block ends and rolled back when it raises. On SQLite it waits
+    for the writer before it (the folder lock) and then holds the write lock from its first statement on."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as connection:
+            yield connection
+        return
+    with _sqlite_folder_lock(engine, missing_ok=True), engine.begin() as connection:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")  # the driver begins lazily: this is the transaction's start
+        yield connection
 
 
 def _upgrade(connection: Connection) -> None:
@@ -143,7 +187,7 @@ def migrate(engine: Engine) -> None:
                 if current_revision(connection) != SCHEMA_REVISION:
                     _upgrade(connection)
             return
-        with _sqlite_migration_lock(engine) if engine.dialect.name == "sqlite" else _no_lock():
+        with _sqlite_folder_lock(engine) if engine.dialect.name == "sqlite" else _no_lock():
             if current_revision(engine) == SCHEMA_REVISION:
                 return
             with engine.begin() as connection:

@@ -18,7 +18,7 @@ from tracekit.errors import NotFoundError, StoreError
 from tracekit.parsed import LAUNCH_SCHEMA, ParsedImport
 from tracekit.store import columnar
 from tracekit.store.bulk import bulk_insert
-from tracekit.store.engine import make_engine, migrate, resolve_url
+from tracekit.store.engine import make_engine, migrate, resolve_url, write_transaction
 from tracekit.store.schema import (
     AnalysisResultRow,
     ImportRow,
@@ -83,7 +83,7 @@ class Store:
         A store another process holds locked past the busy timeout, or one that is unreachable, becomes one
         `StoreError` line instead of a driver traceback."""
         try:
-            with self.engine.begin() as connection:
+            with write_transaction(self.engine) as connection:
                 yield connection
         except OperationalError as exc:
             raise StoreError.from_driver(self.url, exc) from None
@@ -343,7 +343,7 @@ class Store:
         if not results:
             return
         now = datetime.now(UTC)
-        with self.engine.begin() as connection:
+        with self.transaction() as connection:
             present = set(
                 connection.execute(select(LaunchRow.id).where(LaunchRow.id.in_(list(results)))).scalars().all()
             )
