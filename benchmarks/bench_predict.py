@@ -271,29 +271,22 @@ def _err(predicted: float, measured: float) -> float:
     return abs(predicted / measured - 1)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configs", action="store_true", help="print every configuration, not only the summary")
-    parser.add_argument("--ceilings", type=Path, help="a ceilings profile (default: the shipped one for the device)")
-    parser.add_argument("--nominal", action="store_true", help="judge by nominal peaks, no measured profile")
-    args = parser.parse_args()
+def _case(kernel: str, name: str, base: str, change: object, p: object, measured: float) -> Case:
+    got = p.predicted  # type: ignore[attr-defined]
+    nsight = p.nsight.speedup if p.nsight else None  # type: ignore[attr-defined]
+    return Case(kernel, name, base, change, measured, got.speedup, got.low, got.high, nsight, p.unseen)  # type: ignore[attr-defined]
 
+
+def sweep_set_cases(ceilings_override: Path | None = None, nominal: bool = False) -> dict[str, list[Case]]:
+    """The sweep set's four questions, each a list of cases: (a) from 3 occupancies, (b) one launch to 64 warps,
+    (c) block sizes and grids, (d) ILP: the same occupancy at other loads in flight per thread."""
     from tracekit.analysis.predict import Change, SweepSample, inputs_from_result, predict, with_sweep
-    from tracekit.ceilings import ceilings_for
-    from tracekit.ceilings.nominal import nominal_peaks
-    from tracekit.ceilings.profile import nominal_ceilings
 
     timings = _timings()
-    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         results, metrics = _load(Path(tmp))
-    load_s = time.perf_counter() - t0
     device = next(iter(results.values())).kernel.device  # type: ignore[attr-defined]
-    if args.nominal:
-        peaks, basis = nominal_peaks(device.name, device.cc)
-        ceilings = nominal_ceilings(device.name or "", device.cc, device.sm_count, peaks, basis)
-    else:
-        ceilings = ceilings_for(device.name, device.cc, device.sm_count, override=args.ceilings)
+    ceilings = _ceilings(device, ceilings_override, nominal)
     inputs = {
         name: inputs_from_result(r, metrics.get(name), sweep=[], ceilings=ceilings)  # type: ignore[arg-type]
         for name, r in results.items()
@@ -305,11 +298,7 @@ def main() -> int:
     def smem(name: str) -> int:
         return int(timings[name]["dyn_smem_bytes"])
 
-    lines: list[str] = []
-    # (a) from three occupancies
-    a_errors: list[float] = []
-    lines.append("(a) fitted on 8, 32, 64 warps/SM; speed-up from the 64-warp launch to each other occupancy")
-    lines.append(f"{'configuration':30s} {'predicted':>9s} {'interval':>13s} {'measured':>8s} {'error':>6s}")
+    out: dict[str, list[Case]] = {"a": [], "b": [], "c": [], "d": []}
     for kernel in KERNELS:
         samples = []
         for w in FIT_AT:
@@ -321,42 +310,15 @@ def main() -> int:
             if w in FIT_AT:
                 continue
             name = f"{kernel}.occ_w{w:02d}"
-            p = predict(with_sweep(inputs[base], samples), Change(dynamic_shared_mem_bytes=smem(name)))
-            measured = measured_ns(base) / measured_ns(name)
-            e = _err(p.predicted.speedup, measured)
-            a_errors.append(e)
-            lines.append(
-                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
-                f"{measured:8.3f} {e:6.1%}"
-            )
-    # (b) from a single launch
-    b_rows: list[tuple[float, float | None]] = []
-    lines.append("")
-    lines.append("(b) single launch -> 64 warps/SM (dynamic smem of the 64-warp configuration)")
-    lines.append(
-        f"{'configuration':30s} {'predicted':>9s} {'interval':>13s} {'nsight':>7s} {'measured':>8s} "
-        f"{'error':>6s} {'nsight error':>12s}  basis / binding unit"
-    )
-    for kernel in KERNELS:
+            change = Change(dynamic_shared_mem_bytes=smem(name))
+            p = predict(with_sweep(inputs[base], samples), change)
+            out["a"].append(_case(kernel, name, base, change, p, measured_ns(base) / measured_ns(name)))
         target = f"{kernel}.occ_w64"
         for w in OCCUPANCIES[:-1]:
             name = f"{kernel}.occ_w{w:02d}"
-            p = predict(inputs[name], Change(dynamic_shared_mem_bytes=smem(target)))
-            measured = measured_ns(name) / measured_ns(target)
-            e = _err(p.predicted.speedup, measured)
-            ns = p.nsight.speedup if p.nsight else None
-            ne = _err(ns, measured) if ns else None
-            b_rows.append((e, ne))
-            lines.append(
-                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
-                f"{(f'{ns:7.3f}' if ns else '      -')} {measured:8.3f} {e:6.1%} "
-                f"{(f'{ne:12.1%}' if ne is not None else '           -')}  {p.basis[0]} / {p.binding_unit}"
-            )
-    # (c) block sizes and grids from the block-256, 64-warp launch
-    c_errors: list[float] = []
-    lines.append("")
-    lines.append("(c) single launch (block 256, 64 warps/SM) -> other block sizes and grids (no target)")
-    for kernel in KERNELS:
+            change = Change(dynamic_shared_mem_bytes=smem(target))
+            p = predict(inputs[name], change)
+            out["b"].append(_case(kernel, target, name, change, p, measured_ns(name) / measured_ns(target)))
         base = f"{kernel}.block_0256"
         for name, row in timings.items():
             if not name.startswith(kernel + ".") or row["group"] == "occupancy" or name == base:
@@ -367,31 +329,87 @@ def main() -> int:
                 else Change(grid_blocks=int(row["grid"]))
             )
             p = predict(inputs[base], change)
-            measured = measured_ns(base) / measured_ns(name)
-            e = _err(p.predicted.speedup, measured)
-            c_errors.append(e)
-            lines.append(
-                f"{name:30s} {p.predicted.speedup:9.3f} {p.predicted.low:6.3f}-{p.predicted.high:6.3f} "
-                f"{measured:8.3f} {e:6.1%}  {p.regime}"
-            )
+            out["c"].append(_case(kernel, name, base, change, p, measured_ns(base) / measured_ns(name)))
+    # (d) ILP: sweep_read_ilpK at one occupancy to sweep_read_ilpK' at the same (the same bytes; K loads in flight
+    # per thread, so the grid is K'/K times smaller).
+    for w in (8, 32, 64):
+        for k in (1, 2, 4, 8):
+            base = f"sweep_read_ilp{k}.occ_w{w:02d}"
+            for k2 in (1, 2, 4, 8):
+                name = f"sweep_read_ilp{k2}.occ_w{w:02d}"
+                if k2 == k:
+                    continue
+                change = Change(ilp=float(k2) / k, grid_blocks=int(timings[name]["grid"]))
+                p = predict(inputs[base], change)
+                out["d"].append(_case("sweep_read", name, base, change, p, measured_ns(base) / measured_ns(name)))
+    return out
 
-    within = sum(e <= 0.10 for e in a_errors) / len(a_errors)
-    b_errors = [e for e, _ in b_rows]
-    compared = [(e, ne) for e, ne in b_rows if ne is not None]
-    closer = sum(e < ne for e, ne in compared) / len(compared)
+
+def _case_line(c: Case) -> str:
+    nsight = f"{c.nsight:7.3f}" if c.nsight else "      -"
+    return (
+        f"{c.base + ' -> ' + c.config:52s} {c.predicted:9.3f} {c.low:6.3f}-{c.high:6.3f} {nsight} {c.measured:8.3f} "
+        f"{c.error:6.1%} {'in' if c.covered else 'OUT':>3s}{'  WRONG WAY' if c.direction_error else ''}"
+        + (f"  unseen: {', '.join(c.unseen)}" if c.unseen else "")
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", action="store_true", help="print every configuration, not only the summary")
+    parser.add_argument("--ceilings", type=Path, help="a ceilings profile (default: the shipped one for the device)")
+    parser.add_argument("--nominal", action="store_true", help="judge by nominal peaks, no measured profile")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    sweep = sweep_set_cases(args.ceilings, args.nominal)
+    sweep_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    real = real_kernel_cases(args.ceilings, args.nominal)
+    real_s = time.perf_counter() - t0
+    titles = {
+        "a": "(a) sweep set, fitted on 8, 32, 64 warps/SM; from the 64-warp launch to each other occupancy",
+        "b": "(b) sweep set, one launch -> 64 warps/SM",
+        "c": "(c) sweep set, one launch (block 256, 64 warps/SM) -> other block sizes and grids",
+        "d": "(d) sweep set, ILP: one launch -> K' loads in flight per thread at the same occupancy",
+        "r": "(r) real-kernel set (sample_traces/real_kernels): each configuration from its kernel's first",
+    }
+    header = f"{'from -> to':52s} {'predicted':>9s} {'interval':>13s} {'nsight':>7s} {'measured':>8s} {'error':>6s}"
+    lines: list[str] = []
+    for key, cases in (*sweep.items(), ("r", real)):
+        lines += ["", titles[key], header, *(_case_line(c) for c in cases)]
+    a, b = sweep["a"], sweep["b"]
+    within_a = sum(c.error <= 0.10 for c in a) / len(a)
+    with_nsight = [c for c in b if c.nsight]
+    closer = sum(c.error < _err(c.nsight or 1.0, c.measured) for c in with_nsight) / len(with_nsight)
+    b_median = statistics.median(c.error for c in b)
+    c_median = statistics.median(c.error for c in sweep["c"])
+    real_all, real_changed = figures(real), figures(changed(real))
+    targets = (
+        real_all.within_15 >= 0.8
+        and real_changed.within_15 >= 0.8
+        and real_all.median_error <= real_all.trivial_median_error
+        and real_all.coverage >= 0.8
+        and real_all.direction_errors_missing_one == 0
+    )
     summary = [
         "",
-        f"sweep set: {len(results)} configurations imported and analysed in {load_s:.1f} s; ceilings: "
-        f"{ceilings.source}",
-        f"(a) from 3 occupancies (8, 32, 64 warps/SM): {within:.0%} of {len(a_errors)} other occupancies within 10% "
-        f"(median error {statistics.median(a_errors):.1%}, max {max(a_errors):.1%}) -- target >= 90%: "
-        f"{'met' if within >= 0.9 else 'NOT met'}",
-        f"(b) from one launch: closer than Nsight's estimate on {closer:.0%} of {len(compared)} configurations with "
-        f"one; median error {statistics.median(b_errors):.1%} over {len(b_errors)} (Nsight's median "
-        f"{statistics.median(ne for _, ne in compared):.1%}) -- targets >= 90% and <= 15%: "
-        f"{'met' if closer >= 0.9 and statistics.median(b_errors) <= 0.15 else 'NOT met'}",
-        f"(c) block sizes and grids from one launch: median error {statistics.median(c_errors):.1%}, "
-        f"{sum(e <= 0.15 for e in c_errors)} of {len(c_errors)} within 15%",
+        f"sweep set: 112 configurations in {sweep_s:.1f} s; real-kernel set: {len(real)} configurations in "
+        f"{real_s:.1f} s; ceilings: {'nominal' if args.nominal else args.ceilings or 'the shipped profile'}",
+        f"(a) from 3 occupancies (8, 32, 64 warps/SM): {within_a:.0%} of {len(a)} other occupancies within 10% "
+        f"(median error {statistics.median(c.error for c in a):.1%}, max {max(c.error for c in a):.1%}) -- target "
+        f">= 90%: {'met' if within_a >= 0.9 else 'NOT met'}",
+        f"(b) from one launch: closer than Nsight's estimate on {closer:.0%} of {len(with_nsight)} configurations "
+        f"with one; median error {b_median:.1%} over {len(b)} -- targets >= 90% and <= 15%: "
+        f"{'met' if closer >= 0.9 and b_median <= 0.15 else 'NOT met'}",
+        f"(c) block sizes and grids from one launch: median error {c_median:.1%}, "
+        f"{sum(c.error <= 0.15 for c in sweep['c'])} of {len(sweep['c'])} within 15%",
+        *(_figures_line(f"({k}) sweep set", figures(v)) for k, v in sweep.items()),
+        *(_figures_line(f"({k}) sweep set, > 10% changes", figures(changed(v))) for k, v in sweep.items()),
+        _figures_line("(r) real-kernel set", real_all),
+        _figures_line("(r) real-kernel set, > 10% changes", real_changed),
+        "(r) targets: >= 80% within 15%, >= 80% of > 10% changes within 15%, median error <= trivial, coverage "
+        f">= 80%, no direction error whose interval misses 1.0: {'met' if targets else 'NOT all met'}",
     ]
     print("\n".join((lines if args.configs else []) + summary))
     return 0

@@ -237,7 +237,9 @@ def _headroom(inputs: PredictInputs, relief: float | None) -> tuple[str, float] 
     """The unit with the least room to its achievable ceiling and the speed-up that would fill it (memory units'
     traffic scaled by what is left once spills go)."""
     rooms = []
-    for use in inputs.units:
+    # The issue slots are left out: the instructions a configuration issues per element change with it (index
+    # arithmetic and loop control amortized over more elements per thread).
+    for use in (u for u in inputs.units if u.unit != "issue"):
         u = use.utilization * (relief if relief is not None and use.unit.startswith(("dram", "l2")) else 1.0)
         if u > 0:
             rooms.append((use.unit, max(1.0, 1.0 / u)))

@@ -171,6 +171,10 @@ def parts(
         if use.unit.startswith("dram") and inputs.dram_curve is not None:
             share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
             found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale, own_ceiling))
+        elif dram_use is not None and inputs.dram_curve is not None and use.utilization < dram_use.utilization:
+            # Less busy than DRAM, whose loaded latency the warps wait on: with less concurrency its rate follows
+            # DRAM's (its own n / L would say the warps wait on it); with more, its bound still holds.
+            found.append(soft_part(use.unit, u, p, math.inf))
         else:
             found.append(soft_part(use.unit, u, p, spare))
     return found

@@ -12,6 +12,8 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   as in `occupancy_step.residency`), which a launch of other block sizes cannot show.
 - Cache footprint: where L1 serves a share of the global loads (rows read twice, a tile reused), fewer or more
   rows sharing an SM's L1 move that share, faster or slower, by up to the share itself.
+- Loop ILP: the same work over fewer threads loops each thread more often; an unrolled loop keeps up to that many
+  iterations' loads in flight (more concurrency), which a launch of one iteration per thread cannot show.
 - Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
   its pipeline; a change of block, registers, shared memory, grid or ILP is a change of tile shape, refused.
 """
@@ -38,7 +40,7 @@ TENSOR_TILE_SHARE = 0.1
 class Unseen:
     """An effect the model cannot see: how far it may move the duration each way, and why."""
 
-    effect: str  # per-row-parallelism, cache-footprint, register-spills
+    effect: str  # per-row-parallelism, loop-ilp, cache-footprint
     faster: float  # the duration may be this many times shorter than predicted
     slower: float  # or this many times longer
     why: str
@@ -81,6 +83,17 @@ def unseen_effects(
                 max(1.0, 1.0 / factor),
                 max(1.0, factor),
                 f"block barriers: at each, a block of {k_new} warps waits for its slowest (now {k_now})",
+            )
+        )
+    trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
+    if trips > 1.0 + 1e-9:
+        effects.append(
+            Unseen(
+                "loop-ilp",
+                trips,
+                1.0,
+                f"each thread loops {trips:.3g}x as often; the compiler may unroll the loop and keep that many "
+                "iterations' loads in flight, which a launch of one iteration per thread cannot show",
             )
         )
     hit = inputs.l1_hit_rate
