@@ -173,11 +173,19 @@ def test_ceilings_json_has_every_documented_field_with_nominal_and_source() -> N
         "fp64_flop_per_s",
         "launch_overhead_s",
     ):
-        assert ceilings[name]["value"] == shipped["ceilings"][name]["value"], name
-        assert ceilings[name]["source"] == data["source"] and "nominal" in ceilings[name]
+        # the microbenchmarks' plateau, or above it the fastest real kernel the profile records (issue 26)
+        shown = ceilings[name]
+        assert (shown["benchmark_value"] or shown["value"]) == shipped["ceilings"][name]["value"], name
+        assert shown["value"] >= shipped["ceilings"][name]["value"] and bool(shown["benchmark_value"]) == bool(
+            shown["observed_by"]
+        )
+        assert shown["source"] == data["source"] and "nominal" in shown
     assert ceilings["dram_stream_bytes_per_s"]["nominal"] == 3.35e12
     assert ceilings["l2_bytes_per_s"]["nominal"] is None  # NVIDIA publishes none
-    assert set(ceilings["tensor_flop_per_s"]) == {"fp16", "bf16", "tf32", "fp8"}
+    assert ceilings["l2_bytes_per_s"]["observed_by"].startswith("nvjet_sm90")  # a cuBLASLt GEMM's L2 traffic
+    assert {o["ceiling"] for o in data["observations"]} >= {"l2_bytes_per_s", "tensor_flop_per_s.bf16"}
+    assert set(ceilings["tensor_flop_per_s"]) >= {"fp16", "bf16", "tf32", "fp8"}
+    assert set(ceilings["dram_stream_by_mix"]) >= {"1:0", "1:1", "0:1"}
     assert ceilings["tensor_flop_per_s"]["fp8"]["nominal"] == pytest.approx(1978.9e12)
     assert set(ceilings["block_launch_per_s_per_sm"]) == {"32", "64", "128", "256", "512", "1024"}
     assert data["dram_latency_curve"][0]["latency_ns"] > 0 and data["device"]["compute_capability"] == "9.0"
@@ -197,7 +205,10 @@ def test_ceilings_for_an_unknown_device_are_nominal() -> None:
         "source": "nominal",
         "spread_fraction": None,
         "detail": data["basis"],
+        "benchmark_value": None,
+        "observed_by": "",
     }
+    assert data["observations"] == [] and data["ceilings"]["dram_stream_by_mix"] == {}
     text = cli("ceilings", "--device", "NVIDIA A100-SXM4-80GB")
     assert text.returncode == 0 and "every judgement uses nominal peaks" in text.stdout
 

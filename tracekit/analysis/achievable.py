@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tracekit.ceilings.types import Ceiling, DeviceCeilings
+from tracekit.ceilings.types import STREAM_MIXES, Ceiling, DeviceCeilings
 
 # A unit at or above this share of its achievable ceiling is at the ceiling: the repeats of a calibrated plateau
 # spread by up to ~5% and two calibrate runs differ by up to ~1-4%, so 85% stays clear of noise on both sides while
@@ -36,6 +36,10 @@ def _rate(value: float, unit: str) -> str:
     return f"{value:.4g} {label}"
 
 
+# How near a launch's share of DRAM bytes written must be to a measured mix's (STREAM_MIXES) to be judged by it
+# alone, not interpolated.
+MIX_MATCH = 0.02
+
 UNIT_LABELS = {
     "dram": "DRAM",
     "l2": "L2",
@@ -59,6 +63,9 @@ class AccessPattern:
 
     scattered_fraction: float
     basis: str
+    # DRAM bytes read / (read + written) (dram__bytes_read.sum, dram__bytes_write.sum): which read:write stream
+    # ceiling applies; None where the counters are missing
+    read_fraction: float | None = None
 
     @property
     def name(self) -> str:
@@ -69,18 +76,33 @@ class AccessPattern:
         return f"mixed ({_share(self.scattered_fraction)} scattered)"
 
 
-def access_pattern(data_bytes_per_sector: float | None, sectors_per_request: float | None = None) -> AccessPattern:
+def _read_fraction(dram_read_bytes: float | None, dram_write_bytes: float | None) -> float | None:
+    if dram_read_bytes is None or dram_write_bytes is None or dram_read_bytes + dram_write_bytes <= 0:
+        return None
+    return dram_read_bytes / (dram_read_bytes + dram_write_bytes)
+
+
+def access_pattern(
+    data_bytes_per_sector: float | None,
+    sectors_per_request: float | None = None,
+    dram_read_bytes: float | None = None,
+    dram_write_bytes: float | None = None,
+) -> AccessPattern:
     """The pattern from Nsight Compute's bytes used per sector of global loads
     (smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio: 32 for a stream, 4 for scattered 4-byte
     loads); else from sectors per request (4 for a warp's coalesced 4-byte loads, 32 when every lane has its own
-    sector; 16-byte loads also give 16, so this fallback overstates scatter for vector streams)."""
+    sector; 16-byte loads also give 16, so this fallback overstates scatter for vector streams). DRAM's read and
+    written bytes give the read:write mix whose stream ceiling applies."""
+    reads = _read_fraction(dram_read_bytes, dram_write_bytes)
     if data_bytes_per_sector is not None and data_bytes_per_sector > 0:
         share = (SECTOR_BYTES - data_bytes_per_sector) / (SECTOR_BYTES - SCATTERED_DATA_BYTES)
-        return AccessPattern(min(1.0, max(0.0, share)), f"{data_bytes_per_sector:.3g} of 32 bytes used per sector")
+        return AccessPattern(
+            min(1.0, max(0.0, share)), f"{data_bytes_per_sector:.3g} of 32 bytes used per sector", reads
+        )
     if sectors_per_request is not None and sectors_per_request > 0:
         share = (sectors_per_request - 4.0) / 28.0
-        return AccessPattern(min(1.0, max(0.0, share)), f"{sectors_per_request:.3g} sectors per load request")
-    return AccessPattern(0.0, "no sector counters: assumed a stream")
+        return AccessPattern(min(1.0, max(0.0, share)), f"{sectors_per_request:.3g} sectors per load request", reads)
+    return AccessPattern(0.0, "no sector counters: assumed a stream", reads)
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,8 @@ class AchievableUtilization:
     pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
     at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
     text: str = ""  # the sentence (`sentence()`), kept in the result
+    scattered_fraction: float | None = None  # DRAM: the access pattern's share of scattered sectors
+    write_fraction: float | None = None  # DRAM: the share of its bytes written
 
     def sentence(self) -> str:
         return self.text or self._sentence()
@@ -136,15 +160,50 @@ def _judge(
     return replace(judged, at_ceiling=judged.of_achievable >= AT_CEILING_FRACTION, text=judged._sentence())
 
 
+def stream_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:
+    """The stream ceiling of the launch's read:write mix. DRAM turns its bus around between reads and writes, so a
+    copy plateaus below a read-only or a write-only stream; calibrate measures 1:0, 2:1, 1:1 and 0:1, and between
+    two of them DRAM time per byte is interpolated on the write share. Without the launch's read and write bytes,
+    the best stream of any mix (a ceiling is never below what some stream reaches); without measured mixes, the
+    profile's stream ceiling."""
+    mixes = sorted(
+        ((STREAM_MIXES[k], k, c) for k, c in ceilings.dram_stream_by_mix.items() if k in STREAM_MIXES),
+        key=lambda m: m[0],
+    )
+    if not mixes:
+        stream = ceilings.dram_stream_bytes_per_s
+        return None if stream is None else ("dram_stream_bytes_per_s", stream)
+    if pattern.read_fraction is None:
+        _, key, best = max(mixes, key=lambda m: m[2].value)
+        return f"dram_stream_by_mix.{key}", best
+    w = 1.0 - pattern.read_fraction
+    for share, key, ceiling in mixes:
+        if abs(share - w) <= MIX_MATCH:
+            return f"dram_stream_by_mix.{key}", ceiling
+    below = [m for m in mixes if m[0] < w]
+    above = [m for m in mixes if m[0] > w]
+    if not below or not above:
+        share, key, ceiling = (below or above)[-1 if below else 0]
+        return f"dram_stream_by_mix.{key}", ceiling
+    (w0, k0, c0), (w1, k1, c1) = below[-1], above[0]
+    t = (w - w0) / (w1 - w0)
+    value = 1.0 / ((1 - t) / c0.value + t / c1.value)
+    detail = f"between the {k0} and {k1} read:write streams, {_share(w)} of DRAM bytes written"
+    return f"dram_stream_by_mix.{k0}~{k1}", Ceiling(value, c0.unit, c0.nominal, c0.source, None, detail)
+
+
 def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:
-    """The achievable DRAM ceiling for a pattern: the stream ceiling, the scattered one, or for a mix the rate at
-    which the two kinds of traffic share DRAM time (1/C = (1-s)/C_stream + s/C_scattered)."""
-    stream, scattered = ceilings.dram_stream_bytes_per_s, ceilings.dram_random_sector_bytes_per_s
-    if stream is None:
+    """The achievable DRAM ceiling for a pattern: the stream ceiling of its read:write mix, the scattered one, or
+    for a mix of the two the rate at which both kinds of traffic share DRAM time (1/C = (1-s)/C_stream +
+    s/C_scattered)."""
+    found = stream_ceiling(ceilings, pattern)
+    if found is None:
         return None
+    stream_name, stream = found
+    scattered = ceilings.dram_random_sector_bytes_per_s
     s = pattern.scattered_fraction
     if scattered is None or s <= 0.1:
-        return "dram_stream_bytes_per_s", stream
+        return stream_name, stream
     if s >= 0.9:
         return "dram_random_sector_bytes_per_s", scattered
     value = 1.0 / ((1.0 - s) / stream.value + s / scattered.value)
@@ -156,7 +215,7 @@ def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str,
         None,
         f"mix of the stream and scattered ceilings, {_share(s)} scattered",
     )
-    return "dram_stream_bytes_per_s+dram_random_sector_bytes_per_s", mixed
+    return f"{stream_name}+dram_random_sector_bytes_per_s", mixed
 
 
 def dram_utilization(
@@ -166,7 +225,9 @@ def dram_utilization(
     if chosen is None or achieved_bytes_per_s < 0:
         return None
     name, ceiling = chosen
-    return _judge("dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name)
+    judged = _judge("dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name)
+    writes = None if pattern.read_fraction is None else 1.0 - pattern.read_fraction
+    return replace(judged, scattered_fraction=pattern.scattered_fraction, write_fraction=writes)
 
 
 def unit_utilization(unit: str, achieved: float, ceilings: DeviceCeilings) -> AchievableUtilization | None:
@@ -187,8 +248,9 @@ def block_launch_utilization(
     blocks: int, duration_ns: float, sm_count: int, threads_per_block: int, ceilings: DeviceCeilings
 ) -> AchievableUtilization | None:
     """Blocks launched per second per SM over the launch against the measured launch rate for that block size."""
-    ceiling = ceilings.block_launch_ceiling(threads_per_block)
-    if ceiling is None or duration_ns <= 0 or sm_count <= 0:
+    size = ceilings.block_launch_size(threads_per_block)
+    if size is None or duration_ns <= 0 or sm_count <= 0:
         return None
     achieved = blocks / (duration_ns * 1e-9) / sm_count
-    return _judge("block_launch", achieved, "block/s", "block_launch_per_s_per_sm", ceiling, "")
+    ceiling = ceilings.block_launch_per_s_per_sm[size]
+    return _judge("block_launch", achieved, "block/s", f"block_launch_per_s_per_sm.{size}", ceiling, "")

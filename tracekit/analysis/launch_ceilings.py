@@ -10,12 +10,11 @@ from dataclasses import dataclass
 
 from tracekit.analysis.achievable import (
     AchievableUtilization,
-    access_pattern,
     block_launch_utilization,
     dram_utilization,
     unit_utilization,
 )
-from tracekit.analysis.roofline import MetricGetter, Roofline, launch_work, roofline
+from tracekit.analysis.roofline import MetricGetter, Roofline, launch_work, roofline, work_pattern
 from tracekit.ceilings.types import NOMINAL, DeviceCeilings
 
 # The verdict's limiter -> the unit whose ceiling judges it.
@@ -26,6 +25,7 @@ LIMITER_UNITS = {
     "fma": "fp32",
     "fp64": "fp64",
     "block-launch": "block_launch",
+    "tensor": "tensor",  # the tensor unit of the input type the launch computed in (tensor_bf16, ...)
 }
 
 
@@ -49,6 +49,10 @@ class LaunchCeilings:
         return self.source != NOMINAL
 
     def unit(self, name: str) -> AchievableUtilization | None:
+        """The unit by name; "tensor" is the tensor unit nearest its ceiling (a launch computes in one type, at
+        most a few)."""
+        if name == "tensor":
+            return next((u for u in self.units if u.unit.startswith("tensor_")), None)
         return next((u for u in self.units if u.unit == name), None)
 
 
@@ -65,7 +69,7 @@ def launch_ceilings(
     if work is None:
         return None
     seconds = work.duration_ns * 1e-9
-    pattern = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
+    pattern = work_pattern(work)
     found: list[AchievableUtilization | None] = []
     if work.dram_bytes is not None:
         found.append(dram_utilization(work.dram_bytes / seconds, ceilings, pattern))
@@ -77,6 +81,8 @@ def launch_ceilings(
     ):
         if amount:
             found.append(unit_utilization(unit, amount / seconds, ceilings))
+    for kind, amount in work.tensor_flop:  # each input type against its own tensor ceiling
+        found.append(unit_utilization(f"tensor_{kind}", amount / seconds, ceilings))
     if grid_blocks and threads_per_block and sm_count:
         found.append(block_launch_utilization(grid_blocks, work.duration_ns, sm_count, threads_per_block, ceilings))
     units = tuple(sorted((u for u in found if u is not None), key=lambda u: -u.of_achievable))

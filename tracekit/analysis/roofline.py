@@ -19,6 +19,23 @@ MetricGetter = Callable[..., float | None]  # (*aliases) -> value in base units,
 SHARED_WAVEFRONT_BYTES = 128.0
 SECTOR_BYTES = 32.0
 
+# Tensor-core FLOPs by input type: Nsight Compute's tensor roofline counters (sections
+# SpeedOfLight_HierarchicalTensorRooflineChart, ...), one `ops` per FLOP (an FMA is 2: a 16x16x16 HMMA counts
+# 8,192), HMMA (mma.sync), HGMMA (wgmma) and IMMA/IGMMA alike; the first name the launch has wins. Sparse
+# (2:4) FLOPs are counted as Nsight counts them, against the dense ceiling.
+TENSOR_OPS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "fp16": (("sm__ops_path_tensor_src_fp16.sum",),),
+    "bf16": (("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16.sum"),),
+    "tf32": (("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_tf32.sum"),),
+    "fp8": (
+        ("sm__ops_path_tensor_src_fp8.sum",),
+        ("sm__ops_path_tensor_src_fp8_sparsity_off.sum",),
+        ("sm__ops_path_tensor_src_fp8_sparsity_on.sum",),
+    ),
+    "int8": (("sm__ops_path_tensor_src_int8.sum",),),
+    "fp64": (("sm__ops_path_tensor_src_fp64.sum",),),
+}
+
 
 @dataclass(frozen=True)
 class LaunchWork:
@@ -33,11 +50,21 @@ class LaunchWork:
     shared_bytes: float | None
     data_bytes_per_sector: float | None
     sectors_per_request: float | None
+    dram_read_bytes: float | None = None
+    dram_write_bytes: float | None = None
+    tensor_flop: tuple[tuple[str, float], ...] = ()  # (input type, FLOPs) of the tensor cores, nonzero only
 
     @property
     def flop(self) -> float | None:
         parts = [f for f in (self.fp32_flop, self.fp64_flop, self.fp16_flop) if f is not None]
+        parts += [f for _, f in self.tensor_flop]
         return sum(parts) if parts else None
+
+    def flop_by_kind(self) -> dict[str, float]:
+        """FLOPs per compute roof: fp32, fp64 (CUDA cores) and tensor_<type>, nonzero only."""
+        kinds = {"fp32": self.fp32_flop or 0.0, "fp64": self.fp64_flop or 0.0}
+        kinds.update({f"tensor_{kind}": flop for kind, flop in self.tensor_flop})
+        return {k: v for k, v in kinds.items() if v > 0}
 
 
 def _sum(*parts: float | None) -> float | None:
@@ -68,9 +95,15 @@ def launch_work(metric: MetricGetter) -> LaunchWork | None:
     fp32 = _sum(fma("ffma", 2), per_cycle("fadd"), per_cycle("fmul"))
     fp64 = _sum(fma("dfma", 2), per_cycle("dadd"), per_cycle("dmul"))
     fp16 = _sum(fma("hfma", 4), fma("hadd", 2), fma("hmul", 2))
+    dram_read, dram_write = metric("dram__bytes_read.sum"), metric("dram__bytes_write.sum")
     dram = metric("dram__bytes.sum")
     if dram is None:
-        dram = _sum(metric("dram__bytes_read.sum"), metric("dram__bytes_write.sum"))
+        dram = _sum(dram_read, dram_write)
+    tensor = []
+    for kind, groups in TENSOR_OPS.items():
+        found = _sum(*(metric(*names) for names in groups))
+        if found:
+            tensor.append((kind, found))
     l2_sectors = metric("lts__t_sectors.sum")
     wavefronts = metric("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
     sectors = metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
@@ -85,6 +118,9 @@ def launch_work(metric: MetricGetter) -> LaunchWork | None:
         shared_bytes=None if wavefronts is None else wavefronts * SHARED_WAVEFRONT_BYTES,
         data_bytes_per_sector=metric("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"),
         sectors_per_request=sectors / requests if sectors is not None and requests else None,
+        dram_read_bytes=dram_read,
+        dram_write_bytes=dram_write,
+        tensor_flop=tuple(tensor),
     )
 
 
@@ -149,21 +185,39 @@ def roofs(ceilings: DeviceCeilings) -> tuple[Roof, ...]:
     return tuple(r for r in found if r is not None)
 
 
+def work_pattern(work: LaunchWork) -> AccessPattern:
+    """The launch's access pattern from its sector counters and DRAM's read and written bytes."""
+    return access_pattern(
+        work.data_bytes_per_sector, work.sectors_per_request, work.dram_read_bytes, work.dram_write_bytes
+    )
+
+
+def _dram_roof(chosen: tuple[str, Ceiling]) -> Roof | None:
+    """The roof of the DRAM ceiling chosen for the access pattern when it is none of `roofs()`: a mix of stream
+    and scattered traffic, or the stream of the launch's read:write mix."""
+    name, ceiling = chosen
+    if name in ("dram_stream_bytes_per_s", "dram_random_sector_bytes_per_s"):
+        return None
+    label = "dram_mixed" if "+" in name else "dram_stream " + name.removeprefix("dram_stream_by_mix.")
+    return Roof(label, "memory", ceiling.value, ceiling.nominal, ceiling.source, name)
+
+
 def roofline(work: LaunchWork, ceilings: DeviceCeilings, pattern: AccessPattern | None = None) -> Roofline:
-    """The launch's roofline: a point per memory level with bytes, the roofs, and where the launch sits."""
-    pattern = pattern or access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
+    """The launch's roofline: a point per memory level with bytes, the roofs, and where the launch sits. The
+    FLOPs are judged by the compute roof of the kind that did most of them (FP32, FP64, or the tensor cores'
+    input type: a bf16 GEMM sits under the bf16 tensor roof)."""
+    pattern = pattern or work_pattern(work)
     seconds = work.duration_ns * 1e-9
     flop = work.flop
     all_roofs = roofs(ceilings)
     chosen = dram_ceiling(ceilings, pattern)
     dram_roof = None
     if chosen is not None:
+        extra = _dram_roof(chosen)
         dram_roof = "dram_scattered" if chosen[0] == "dram_random_sector_bytes_per_s" else "dram_stream"
-        if "+" in chosen[0]:  # a mix: its own roof between the two
-            dram_roof = "dram_mixed"
-            all_roofs += (
-                Roof("dram_mixed", "memory", chosen[1].value, chosen[1].nominal, chosen[1].source, chosen[0]),
-            )
+        if extra is not None:
+            dram_roof = extra.name
+            all_roofs += (extra,)
     points = []
     for level, moved, roof in (
         ("dram", work.dram_bytes, dram_roof),
@@ -174,8 +228,7 @@ def roofline(work: LaunchWork, ceilings: DeviceCeilings, pattern: AccessPattern 
             continue
         intensity = flop / moved if flop else None
         points.append(RooflinePoint(level, moved, moved / seconds, intensity, roof or ""))
-    kinds = {"fp32": work.fp32_flop, "fp64": work.fp64_flop}
-    present = {k: v for k, v in kinds.items() if v}
+    present = work.flop_by_kind()
     flop_kind = max(present, key=lambda k: present[k]) if present else None
     compute = next((r for r in all_roofs if r.name == flop_kind), None)
     memory = next((r for r in all_roofs if r.name == dram_roof), None)

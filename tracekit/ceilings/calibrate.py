@@ -21,28 +21,37 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tracekit.ceilings.nominal import nominal_peaks
+from tracekit.ceilings.nominal import NominalPeaks, nominal_peaks
 from tracekit.ceilings.profile import nominal_of
 from tracekit.ceilings.types import PROFILE_SCHEMA
 from tracekit.errors import TracekitError
 
 Progress = Callable[[str], None]
 
-# Profile ceiling <- the program's sweep, and what the sweep is (for the detail line).
-SWEEPS: dict[str, tuple[str, str]] = {
-    "dram_stream_bytes_per_s": ("dram_copy", "float4 copy kernel (read + write bytes) over 1 GiB arrays"),
-    "dram_read_bytes_per_s": ("dram_read", "float4 read kernel over a 1 GiB array"),
-    "dram_write_bytes_per_s": ("dram_write", "float4 write kernel over a 1 GiB array"),
+# Profile ceiling <- the program's sweeps (the best plateau over all their points), and what they are (the detail
+# line). Every read:write mix of the stream sweep has its own ceiling too (`dram_stream_by_mix`).
+SWEEPS: dict[str, tuple[tuple[str, ...], str]] = {
+    "dram_stream_bytes_per_s": (
+        ("dram_copy",),
+        "copy streams over 1 GiB arrays (read + write bytes): 32-, 64- and 128-bit loads and stores, ILP x occupancy",
+    ),
+    "dram_read_bytes_per_s": (("dram_read",), "read-only streams over a 1 GiB array"),
+    "dram_write_bytes_per_s": (("dram_write",), "write-only streams over a 1 GiB array"),
     "dram_random_sector_bytes_per_s": (
-        "dram_random_sector",
+        ("dram_random_sector",),
         "independent 4-byte ld.global.cg loads at hashed addresses over 1 GiB (one 32-byte sector each)",
     ),
-    "l2_bytes_per_s": ("l2_read", "float4 ld.global.cg reads of a quarter of L2, read repeatedly"),
-    "shared_bytes_per_s": ("shared_read", "conflict-free 4- and 16-byte shared loads"),
-    "fp32_flop_per_s": ("fp32_fma", "independent FP32 FMA chains (2 flop per FMA)"),
-    "fp64_flop_per_s": ("fp64_fma", "independent FP64 FMA chains (2 flop per FMA)"),
+    "l2_bytes_per_s": (
+        ("l2_read",),
+        "128-bit ld.global.cg reads of a footprint well inside L2, read over and over (footprint x ILP x occupancy)",
+    ),
+    "shared_bytes_per_s": (("shared_read",), "conflict-free 4- and 16-byte shared loads"),
+    "fp32_flop_per_s": (("fp32_fma",), "independent FP32 FMA chains (2 flop per FMA)"),
+    "fp64_flop_per_s": (("fp64_fma",), "independent FP64 FMA chains (2 flop per FMA)"),
 }
-TENSOR_KINDS = ("fp16", "bf16", "tf32", "fp8")
+# A stream's read:write mix <- its sweep (reads and writes per element).
+STREAM_MIXES = {"dram_read": "1:0", "dram_copy": "1:1", "dram_add": "2:1", "dram_write": "0:1"}
+TENSOR_KINDS = ("fp16", "bf16", "tf32", "fp8", "int8")
 
 
 class CalibrateError(TracekitError):
@@ -132,7 +141,8 @@ def build(nvcc: str, compute_capability: str, folder: Path, progress: Progress) 
         command = [nvcc, "-O3", f"-arch={arch}", str(source), "-o", str(folder / name)]
         if extra is not None:
             include, lib = extra
-            command += [f"-I{include}", str(lib), "-Xlinker", f"-rpath={lib.parent}"]
+            # through the linker: nvcc takes no versioned library (a wheel ships only libcublasLt.so.13) as input
+            command += [f"-I{include}", "-Xlinker", str(lib), "-Xlinker", f"-rpath={lib.parent}"]
         progress(f"building {name} ({arch})")
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
@@ -291,6 +301,64 @@ def _ceiling(value: float, unit: str, nominal: float | None, spread: float, deta
     return {"value": value, "unit": unit, "nominal": nominal, "spread_fraction": spread, "detail": detail}
 
 
+def _stream_params(point: Mapping[str, Any]) -> dict[str, Any]:
+    """A stream point's parameters; a raw output from before issue 26 had float4 streams without width or mix."""
+    params = dict(point.get("params", {}))
+    params.setdefault("width_bytes", 16)
+    return params
+
+
+def stream_breakdown(by_sweep: Mapping[str, list[Mapping[str, Any]]], peaks: NominalPeaks | None) -> dict[str, Any]:
+    """`dram_stream_by_mix` (best plateau per read:write mix) and `dram_stream_by_width` (per load/store width in
+    bytes, over all mixes): where a stream's ceiling comes from, and what a kernel with narrower accesses reaches."""
+    nominal = nominal_of("dram_stream_bytes_per_s", peaks)
+    by_mix: dict[str, Any] = {}
+    by_width: dict[str, list[Mapping[str, Any]]] = {}
+    for sweep, mix in STREAM_MIXES.items():
+        points = by_sweep.get(sweep, [])
+        found = plateau(points)
+        if found is None:
+            continue
+        value, spread, params = found
+        by_mix[mix] = _ceiling(
+            value, "byte/s", nominal, spread, f"read:write {mix} stream; plateau at {_params_text(params)}"
+        )
+        for point in points:
+            width = _stream_params(point)["width_bytes"]
+            by_width.setdefault(f"{float(width):g}", []).append({**point, "params": {**_stream_params(point)}})
+    widths: dict[str, Any] = {}
+    for width, points in sorted(by_width.items(), key=lambda kv: float(kv[0])):
+        found = plateau(points)
+        if found is not None:
+            value, spread, params = found
+            widths[width] = _ceiling(
+                value, "byte/s", nominal, spread, f"{width}-byte loads and stores; plateau at {_params_text(params)}"
+            )
+    return {"dram_stream_by_mix": by_mix, "dram_stream_by_width": widths} if by_mix else {}
+
+
+def concurrency_curve(by_sweep: Mapping[str, list[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Read-stream throughput against bytes in flight per SM (Little's law: throughput = bytes in flight x SMs /
+    latency until DRAM saturates): per bytes-in-flight value the best median over widths, ILP and occupancy."""
+    best: dict[float, dict[str, Any]] = {}
+    for point in by_sweep.get("dram_read", []):
+        params = point.get("params", {})
+        rates = _rates(point)
+        in_flight = params.get("bytes_in_flight_per_sm")
+        if not rates or not isinstance(in_flight, int | float):
+            continue
+        rate = statistics.median(rates)
+        if in_flight not in best or rate > best[in_flight]["throughput_bytes_per_s"]:
+            best[in_flight] = {
+                "bytes_in_flight_per_sm": float(in_flight),
+                "throughput_bytes_per_s": rate,
+                "warps_per_sm": params.get("warps_per_sm"),
+                "ilp": params.get("ilp"),
+                "width_bytes": params.get("width_bytes"),
+            }
+    return [best[k] for k in sorted(best)]
+
+
 def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> dict[str, Any]:
     """The profile (tracekit.ceilings/1) from the raw output: each ceiling the plateau of its sweep."""
     device = raw["device"]
@@ -303,13 +371,14 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
             continue
         by_sweep.setdefault(point["sweep"], []).append(point)
     ceilings: dict[str, Any] = {}
-    for name, (sweep, what) in SWEEPS.items():
-        found = plateau(by_sweep.get(sweep, []))
+    for name, (sweeps, what) in SWEEPS.items():
+        points = [p for sweep in sweeps for p in by_sweep.get(sweep, [])]
+        found = plateau(points)
         if found is None:
             continue
         value, spread, params = found
         unit = "flop/s" if "flop" in name else "byte/s"
-        detail = f"{what}; plateau at {_params_text(params)}; sweep {_sweep_summary(by_sweep[sweep])}"
+        detail = f"{what}; plateau at {_params_text(params)}; sweep {_sweep_summary(points)}"
         if name == "dram_random_sector_bytes_per_s":
             # DRAM moves the L2's fetch granularity per missed sector (64 B on the H100: Nsight Compute counted
             # 1.002 GB of DRAM reads for 16.77 M random sectors); the ceiling is in DRAM bytes, as dram__bytes counts.
@@ -321,6 +390,7 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
             )
             value *= factor
         ceilings[name] = _ceiling(value, unit, nominal_of(name, peaks), spread, detail)
+    ceilings.update(stream_breakdown(by_sweep, peaks))
     tensor: dict[str, Any] = {}
     for kind in TENSOR_KINDS:
         candidates = []
@@ -422,6 +492,7 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
         "ceilings": ceilings,
         "dram_latency_curve": envelope,
         "dram_latency_points": curve,
+        "dram_concurrency_curve": concurrency_curve(by_sweep),
         "errors": errors,
         "note": repeats_note,
     }

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 NOMINAL = "nominal"
 PROFILE_SCHEMA = "tracekit.ceilings/1"
+# The DRAM stream mixes calibrate measures (reads:writes per element) and the share of their DRAM bytes written.
+STREAM_MIXES = {"1:0": 0.0, "2:1": 1.0 / 3.0, "1:1": 0.5, "0:1": 1.0}
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,9 @@ class Ceiling:
     source: str
     spread_fraction: float | None = None
     detail: str = ""
+    # Where a real kernel ran faster than the microbenchmarks: their plateau, and the kernel that set `value`.
+    benchmark_value: float | None = None
+    observed_by: str = ""
 
     @property
     def measured(self) -> bool:
@@ -37,6 +42,38 @@ class Ceiling:
         if self.nominal is None or self.nominal <= 0:
             return None
         return self.value / self.nominal
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The fastest rate a real kernel reached on one ceiling's unit, read from its Nsight Compute counters.
+
+    A profile carries them (`observations`) so that a ceiling is never below a kernel that ran: the achievable
+    ceiling is the larger of the microbenchmarks' plateau and the best observation (issue 26)."""
+
+    ceiling: str  # the DeviceCeilings field ("tensor_flop_per_s.bf16" for a type, "dram_stream_by_mix.2:1")
+    value: float  # in the ceiling's unit
+    kernel: str
+    file: str  # the export it came from (relative to the repo, or "real_exports/<name>")
+    launch_index: int  # the launch's index in its import
+    counters: str = ""  # what the rate was computed from
+    # DRAM rates: the launch's share of scattered sectors and of bytes written, so that a blended or interpolated
+    # ceiling ("<stream>+dram_random_sector_...", "dram_stream_by_mix.1:0~2:1") is raised exactly as far as needed
+    scattered_fraction: float | None = None
+    write_fraction: float | None = None
+
+    @property
+    def provenance(self) -> str:
+        return f"{self.kernel} ({self.file}#{self.launch_index})"
+
+
+@dataclass(frozen=True)
+class ConcurrencyPoint:
+    """A DRAM read stream's throughput at a given number of bytes in flight per SM (Little's law: throughput =
+    bytes in flight x SMs / latency, until DRAM saturates)."""
+
+    bytes_in_flight_per_sm: float
+    throughput_bytes_per_s: float
 
 
 @dataclass(frozen=True)
@@ -76,6 +113,10 @@ class DeviceCeilings:
     launch_overhead_s: Ceiling | None = None
     dram_unloaded_latency_ns: Ceiling | None = None
     dram_latency_curve: tuple[LatencyPoint, ...] = ()
+    # the stream ceiling per read:write mix ("1:0", "1:1", "2:1", "0:1"); dram_stream_bytes_per_s is the best of them
+    dram_stream_by_mix: Mapping[str, Ceiling] = field(default_factory=dict)
+    dram_concurrency_curve: tuple[ConcurrencyPoint, ...] = ()
+    observations: tuple[Observation, ...] = ()
     clocks: Mapping[str, float] = field(default_factory=dict)
     driver: str | None = None
     command: str | None = None
@@ -89,11 +130,15 @@ class DeviceCeilings:
     def block_launch_ceiling(self, threads_per_block: int) -> Ceiling | None:
         """The measured block launch rate per SM for the nearest measured block size at or above this one (a
         block of 96 threads is judged by the 128-thread rate); the largest measured size beyond the sweep."""
+        size = self.block_launch_size(threads_per_block)
+        return None if size is None else self.block_launch_per_s_per_sm[size]
+
+    def block_launch_size(self, threads_per_block: int) -> int | None:
+        """The measured block size whose launch rate judges blocks of this many threads."""
         if not self.block_launch_per_s_per_sm:
             return None
         sizes = sorted(self.block_launch_per_s_per_sm)
-        chosen = next((s for s in sizes if s >= threads_per_block), sizes[-1])
-        return self.block_launch_per_s_per_sm[chosen]
+        return next((s for s in sizes if s >= threads_per_block), sizes[-1])
 
     def dram_ceiling(self, scattered: bool) -> Ceiling | None:
         """The achievable DRAM ceiling for an access pattern: scattered 32-byte sectors or a stream."""
