@@ -218,19 +218,19 @@ def what_if_view(
     return panels.what_if_body(change, prediction, None)
 
 
-def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | None:
+def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | str:
     """The predictor's best few changes for the launch (`api.what_to_try_for`, the entry `analyze` and the JSON
-    use), once per launch and context; None when it cannot say (no counters nor sweep, a refused input)."""
+    use), once per launch and context; why there are none when it cannot say (no counters nor sweep, a refused
+    input): What to try first says so."""
 
-    def predict() -> list | None:
-        found = what_to_try_for(cache.store, result, top=3)
-        return None if isinstance(found, str) else found
+    def predict() -> list | str:
+        return what_to_try_for(cache.store, result, top=3)
 
     return cache.figures.get(("what-to-try", result.launch_id, result.engine_version, result.pairing), predict)
 
 
 def analysis_sections(
-    store: Store, analysis: LaunchPage, regions: RegionView | None = None, tries: list | None = None
+    store: Store, analysis: LaunchPage, regions: RegionView | None = None, tries: list | str | None = None
 ) -> list[html.Section]:
     """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, What
     to try first), the findings by cost, stalls, occupancy and its calculator, the trace's figures, the sweep and

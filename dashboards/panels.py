@@ -17,6 +17,8 @@ from tracekit import format as display
 from tracekit.analysis.predict import Prediction
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import WhatIf
+from tracekit.present.prediction import after, answer
+from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.reports.content import region_table
 
 ANALYSIS_RUNNING = "Analysing..."
@@ -93,10 +95,6 @@ NO_FLOPS = (
     "No floating-point instruction was counted, so there is no roofline point (FLOP/s against FLOP per byte); "
     "the units' rates are in the speed-of-light chart."
 )
-NO_TRIES = (
-    "No change the predictor models (block size, registers, shared memory, ILP, grid) is predicted to gain 2% or "
-    "more for this launch."
-)
 GRAPH_CONFIG: Any = {"displaylogo": False}
 
 
@@ -109,26 +107,23 @@ def verdict_line(result: LaunchAnalysis) -> str:
     return line
 
 
-def try_item(prediction: Any) -> html.Li:
-    """One predicted change: what, its speed-up with its interval, the basis, and Nsight's estimate beside it."""
-    predicted = prediction.predicted
-    parts: list = [
-        html.Strong(prediction.change.describe()),
-        f": {predicted.speedup:.2f}x faster predicted ({predicted.low:.2f}x to {predicted.high:.2f}x), "
-        f"{dur(predicted.duration_ns)} instead of {dur(prediction.current_duration_ns)}",
-    ]
-    if prediction.nsight is not None:
-        parts.append(
-            f"; Nsight Compute's {prediction.nsight.rule} estimates {prediction.nsight.speedup:.2f}x "
-            f"({fmt(prediction.nsight.estimated_speedup_pct, 3)}% of the time)"
+def try_first_div(section: TryFirst) -> html.Div:
+    """What to try first: the predicted changes, best first, each with its basis; or why there are none."""
+    if not section.items:
+        return html.Div([html.H4(section.heading), html.P(section.note, id="what-to-try-note")], id="what-to-try")
+    items = [
+        html.Li(
+            [
+                html.Span(f"{item.text}; {item.after} after" + (f"; {item.nsight}" if item.nsight else "")),
+                html.Div(item.basis, className="hint basis"),
+            ]
         )
-    body: list = [html.Span(parts)]
-    if prediction.basis:
-        body.append(html.Div("; ".join(prediction.basis), className="hint basis"))
-    return html.Li(body)
+        for item in section.items
+    ]
+    return html.Div([html.H4(section.heading), html.Ol(items, id="what-to-try-list")], id="what-to-try")
 
 
-def answer_panel(result: LaunchAnalysis, tries: list | None, not_shown: list[str] | None = None) -> html.Section:
+def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | None = None) -> html.Section:
     """The one-screen answer: the engine's headline (what costs the most time), mode and limiter, the
     speed-of-light chart, the roofline and What to try first; what is missing, one line each (`not_shown`: the
     page's other sections left out for lack of data)."""
@@ -167,15 +162,7 @@ def answer_panel(result: LaunchAnalysis, tries: list | None, not_shown: list[str
         missing.append(NO_FLOPS)
     if charts:
         body.append(html.Div(charts, className="answer-charts"))
-    if tries:
-        body.append(
-            html.Div(
-                [html.H4("What to try first"), html.Ol([try_item(p) for p in tries], id="what-to-try-list")],
-                id="what-to-try",
-            )
-        )
-    elif tries is not None and sol is not None:
-        missing.append(NO_TRIES)
+    body.append(try_first_div(try_first(result, tries)))  # always: the changes, or why there are none
     missing += not_shown or []
     if missing:
         body.append(html.Ul([html.Li(line) for line in missing], id="not-recorded", className="hint"))
@@ -594,11 +581,7 @@ def prediction_body(p: Prediction) -> list:
     interval, the regime after the change, the new occupancy, the basis, Nsight Compute's estimate, what would
     narrow a wide interval and each step of the reasoning."""
     got, new, now = p.predicted, p.new, p.current
-    headline = (
-        f"{p.change.describe()}: predicted {dur(got.duration_ns)} (now {dur(p.current_duration_ns)}), "
-        f"speed-up {times(got.speedup)} (interval {times(got.low)} to {times(got.high)}); "
-        f"{p.regime}-bound after the change"
-    )
+    headline = f"{answer(p)}; {after(p)} after the change"
     rows = [
         ("speed-up", times(got.speedup)),
         ("interval", f"{times(got.low)} to {times(got.high)}"),

@@ -41,16 +41,17 @@ def launch_figure(result: LaunchAnalysis, name: str) -> go.Figure:
     return figure
 
 
-def _tries(result: LaunchAnalysis) -> list[Any]:
+def _tries(result: LaunchAnalysis) -> list[Any] | str:
+    """The predictor's changes from the result alone (a notebook has no store), or why there are none."""
     from tracekit.analysis.predict import what_to_try
     from tracekit.errors import TracekitError
 
     if not result.classification.utilization:
-        return []
+        return "no Nsight Compute counters to predict from"
     try:
         return what_to_try(result)
-    except (TracekitError, ValueError, TypeError):
-        return []
+    except (TracekitError, ValueError, TypeError) as exc:
+        return str(exc)
 
 
 def launch_html(result: LaunchAnalysis) -> str:
@@ -71,14 +72,17 @@ def launch_html(result: LaunchAnalysis) -> str:
             continue
         parts.append(figure.to_html(include_plotlyjs=script, full_html=False, default_height=300))
         script = False  # one script tag for the cell
-    tries = _tries(result)
-    if tries:
+    from tracekit.present.try_first import try_first  # here: types.py imports this module
+
+    section = try_first(result, _tries(result))
+    if section.items:
         items = "".join(
-            f"<li><b>{html.escape(t.change.describe())}</b>: {t.predicted.speedup:.2f}x "
-            f"({t.predicted.low:.2f}x to {t.predicted.high:.2f}x); {html.escape('; '.join(t.basis))}</li>"
-            for t in tries
+            f"<li><b>{html.escape(item.text)}</b>; {html.escape(item.after)} after; {html.escape(item.basis)}</li>"
+            for item in section.items
         )
-        parts.append(f"<h4>What to try first</h4><ol>{items}</ol>")
+        parts.append(f"<h4>{html.escape(section.heading)}</h4><ol>{items}</ol>")
+    else:
+        parts.append(f"<h4>{html.escape(section.heading)}</h4><p>{html.escape(section.note or '')}</p>")
     parts.append("</div>")
     return "\n".join(parts)
 

@@ -18,6 +18,10 @@ KNOBS_MODELLED = "block size, registers, shared memory, ILP, grid"
 MIN_SPEEDUP = 1.02
 
 
+# What `tracekit.api.what_to_try_for` answers: the predictions, why there are none, or None when not asked.
+Tries = Sequence[Prediction] | str | None
+
+
 @dataclass(frozen=True)
 class TryItem:
     """One predicted change: the answer line, what binds after it, its basis and Nsight Compute's estimate."""
@@ -53,11 +57,12 @@ def nothing_gains(result: LaunchAnalysis) -> str:
     return f"{text}."
 
 
-def try_first(result: LaunchAnalysis, found: Sequence[Prediction] | str | None) -> TryFirst:
+def try_first(result: LaunchAnalysis, found: Tries) -> TryFirst:
     """The section for one launch from `tracekit.api.what_to_try_for`: its predictions, or the reason there are
     none (a text from the API, or None when nothing was asked)."""
     if found is None:
-        return TryFirst(HEADING, (), "Not predicted here: the predictions need the launch's store (tracekit analyze).")
+        where = f"tracekit analyze launch:{result.launch_id}" if result.launch_id is not None else "tracekit analyze"
+        return TryFirst(HEADING, (), f"Not predicted in this view: {where} lists the predicted changes.")
     if isinstance(found, str):
         return TryFirst(HEADING, (), f"Nothing predicted: {found}.")
     if not found:

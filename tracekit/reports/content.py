@@ -17,6 +17,7 @@ from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Warps
+from tracekit.present.try_first import Tries, TryFirst, try_first
 
 MISSING = fmt.MISSING
 
@@ -43,6 +44,7 @@ class LaunchContent:
     tables: list[Table] = field(default_factory=list)
     headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
     findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
+    try_first: TryFirst | None = None  # What to try first: the predicted changes, or why there are none
 
 
 # ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
@@ -287,9 +289,14 @@ def region_table(regions: RegionAnalysis) -> Table:
 
 
 def launch_content(
-    result: LaunchAnalysis, index: int = 0, names: fmt.NameStyle = fmt.NameStyle.base, tables: bool = True
+    result: LaunchAnalysis,
+    index: int = 0,
+    names: fmt.NameStyle = fmt.NameStyle.base,
+    tables: bool = True,
+    tries: Tries = None,
 ) -> LaunchContent:
-    """The display form of one analysis (without its tables when `tables` is False: a summary row's needs)."""
+    """The display form of one analysis (without its tables when `tables` is False: a summary row's needs).
+    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view)."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
@@ -305,6 +312,7 @@ def launch_content(
     )
     if not tables:
         return content
+    content.try_first = try_first(result, tries)
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.warps:
         content.tables.append(_warps_table(result.warps))

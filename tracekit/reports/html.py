@@ -10,7 +10,7 @@ Tables come first and read without JavaScript; figures are drawn from embedded J
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ import plotly.offline
 
 from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.try_first import Tries, TryFirst
 from tracekit.reports.content import (
     ComparedPair,
     LaunchContent,
@@ -159,6 +160,18 @@ def _verdict_block(content: LaunchContent) -> str:
     )
 
 
+def _try_first_block(section: TryFirst) -> str:
+    """What to try first: the predicted changes, best first, or why there are none."""
+    if not section.items:
+        return f'<div class="try-first"><h3>{esc(section.heading)}</h3><p>{esc(section.note)}</p></div>'
+    items = "".join(
+        f"<li>{esc(item.text)}; {esc(item.after)} after"
+        f'<div class="note">basis: {esc(item.basis)}{esc("; " + item.nsight) if item.nsight else ""}</div></li>'
+        for item in section.items
+    )
+    return f'<div class="try-first"><h3>{esc(section.heading)}</h3><ol>{items}</ol></div>'
+
+
 def _launch_section(
     result: LaunchAnalysis,
     content: LaunchContent,
@@ -184,6 +197,8 @@ def _launch_section(
     ):
         if figure is not None:
             parts.append(f"<h3>{title}</h3>" + sink.embed(figure))
+    if content.try_first is not None:
+        parts.append(_try_first_block(content.try_first))
     parts.append(_verdict_block(content))
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):
@@ -250,13 +265,22 @@ def report_html(
     title: str = "tracekit report",
     full: set[int] | None = None,
     selection_note: str = "",
+    tries: Mapping[int, Tries] | None = None,
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
+    `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first.
 
     `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
+    tries = tries or {}
     contents = [  # the tables only where a section shows them: formatting them all cost seconds at 1,000 launches
-        launch_content(result, i, tables=full is None or result.launch_id in full) for i, result in enumerate(results)
+        launch_content(
+            result,
+            i,
+            tables=full is None or result.launch_id in full,
+            tries=tries.get(result.launch_id) if result.launch_id is not None else None,
+        )
+        for i, result in enumerate(results)
     ]
     sink = FigureSink()
     sweeps_drawn: dict[tuple, str] = {}

@@ -7,11 +7,12 @@ Every string is escaped with `md`: inline Markdown punctuation gets a backslash,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.try_first import Tries, TryFirst
 from tracekit.reports.content import (
     ComparedPair,
     LaunchContent,
@@ -50,6 +51,17 @@ def render_table(table: Table, link_column: int | None = None, heading: bool = T
     return lines + [""]
 
 
+def try_first_lines(section: TryFirst) -> list[str]:
+    """What to try first: the predicted changes, numbered, or why there are none."""
+    lines = [f"**{md(section.heading)}**", ""]
+    if not section.items:
+        return lines + [md(section.note), ""]
+    for i, item in enumerate(section.items, 1):
+        nsight = f"; {md(item.nsight)}" if item.nsight else ""
+        lines.append(f"{i}. {md(item.text)}; {md(item.after)} after; basis: {md(item.basis)}{nsight}")
+    return lines + [""]
+
+
 def _launch_lines(content: LaunchContent) -> list[str]:
     lines = [f'<a id="{content.anchor}"></a>', "", f"### Launch {content.launch_id}: {md(content.kernel_name)}", ""]
     flags = f" ({', '.join(md(flag) for flag in content.flags)})" if content.flags else ""
@@ -58,6 +70,8 @@ def _launch_lines(content: LaunchContent) -> list[str]:
     if len(content.findings) > 1:
         lines += ["Findings, by the time they cost:", ""]
         lines += [f"- {fmt.fraction(share)}: {md(text)}" for share, text in content.findings] + [""]
+    if content.try_first is not None:
+        lines += try_first_lines(content.try_first)
     lines += [f"**Verdict: {md(content.verdict)}**{flags}", ""]
     lines += [f"- {md(line)}" for line in content.evidence] + [""]
     if content.advice:
@@ -67,8 +81,16 @@ def _launch_lines(content: LaunchContent) -> list[str]:
     return lines
 
 
-def report_markdown(results: Sequence[LaunchAnalysis], title: str = "tracekit report") -> str:
-    contents = [launch_content(result, i) for i, result in enumerate(results)]
+def report_markdown(
+    results: Sequence[LaunchAnalysis], title: str = "tracekit report", tries: Mapping[int, Tries] | None = None
+) -> str:
+    """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
+    find it)."""
+    tries = tries or {}
+    contents = [
+        launch_content(result, i, tries=tries.get(result.launch_id) if result.launch_id is not None else None)
+        for i, result in enumerate(results)
+    ]
     lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
     for content in contents:
         lines += _launch_lines(content)

@@ -1,0 +1,121 @@
+"""One launch through every view (the CLI's text in a subprocess, Markdown, HTML, the dashboard's answer panel and
+the notebook): the same headline in plain words and the same What to try first, always present, with the numbers
+read from the profiler's own CSV. Issue 27: the content is decided once (`tracekit/present`), the views lay it out."""
+
+from __future__ import annotations
+
+import csv
+import html as html_text
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracekit import format as fmt
+from tracekit.api import analyze_stored, what_to_try_for
+from tracekit.ingest import ingest
+from tracekit.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "sample_traces" / "verdict_cases" / "h100" / "cases.raw.csv"
+TRACE = REPO / "sample_traces" / "h100" / "vector_add_08warps.csv.gz"
+L1 = "l1tex__throughput.avg.pct_of_peak_sustained_active"
+
+
+def raw_metric(path: Path, kernel: str, metric: str) -> float:
+    """One metric of one kernel, read from Nsight Compute's raw CSV with the csv module (not tracekit's reader)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    header = rows[0]
+    row = next(r for r in rows[2:] if r[header.index("Kernel Name")].startswith(kernel + "("))
+    return float(row[header.index(metric)])
+
+
+def cli(*args: str, db: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def views(store: Store, launch_id: int) -> dict[str, str]:
+    """The launch through Markdown, HTML, the dashboard's answer panel and the notebook, each as plain text."""
+    from dashboards import panels
+    from tracekit.notebook import launch_html
+    from tracekit.reports.html import report_html
+    from tracekit.reports.markdown import report_markdown
+
+    [result] = analyze_stored(store, [launch_id])
+    tries = {launch_id: what_to_try_for(store, result)}
+    panel = panels.answer_panel(result, what_to_try_for(store, result))
+    return {
+        "markdown": report_markdown([result], tries=tries).replace("\\", ""),
+        "html": html_text.unescape(report_html([result], {}, tries=tries)),
+        "dashboard": " ".join(_texts(panel)),
+        "notebook": html_text.unescape(launch_html(result)),
+    }
+
+
+def _texts(node) -> list[str]:
+    """The text of a Dash component tree, depth first."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list | tuple):
+        return [text for child in node for text in _texts(child)]
+    children = getattr(node, "children", None)
+    return [] if children is None else _texts(children)
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> tuple[Path, int]:
+    """The H100 verdict cases imported into a scratch store; the id of the bank-conflict launch."""
+    db = tmp_path_factory.mktemp("present") / "s.sqlite"
+    store = Store.open(str(db))
+    ingest(store, CASES)
+    launches = store.launches()
+    [launch_id] = [row["id"] for row in launches.iter_rows(named=True) if row["kernel_name"].startswith("bank_")]
+    return db, int(launch_id)
+
+
+def test_a_launch_at_its_ceiling_reads_the_same_in_every_view(cases):
+    """bank_conflicts holds L1/shared at its peak: each view leads with "Throughput-bound: L1/shared at <the CSV's
+    value> of its peak ... - at the hardware limit", and under What to try first says no modelled change gains
+    2% because that unit is at its ceiling."""
+    db, launch_id = cases
+    l1 = fmt.percent(raw_metric(CASES, "bank_conflicts", L1))
+    headline_start = f"Throughput-bound: L1/shared at {l1} of its peak"
+    text = cli("analyze", f"launch:{launch_id}", db=db)
+    lines = text.splitlines()
+    assert lines[1].startswith("  " + headline_start) and lines[1].endswith("- at the hardware limit")
+    headline = lines[1].strip()
+    [try_line] = [line for line in lines if line.startswith("  What to try first")]
+    note = try_line.removeprefix("  What to try first: ")
+    assert note.startswith("No change the predictor models (block size, registers, shared memory, ILP, grid) is ")
+    assert f"L1/shared at {l1} of its peak" in note and "at the hardware limit" in note
+    for name, view in views(Store.open(str(db)), launch_id).items():
+        assert headline in view, name
+        assert "What to try first" in view and note in view, name
+
+
+def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_path):
+    """A trace without counters: the headline says what a trace cannot show, and What to try first says why
+    nothing is predicted, in the CLI, the reports, the dashboard and the notebook."""
+    db = tmp_path / "s.sqlite"
+    store = Store.open(str(db))
+    ingest(store, TRACE)
+    launch_id = int(store.launches()["id"][0])
+    expected = "Undetermined: a warp trace alone shows occupancy and latency, not which unit binds"
+    lines = cli("analyze", f"launch:{launch_id}", db=db).splitlines()
+    assert lines[1] == "  " + expected
+    [try_line] = [line for line in lines if line.startswith("  What to try first")]
+    assert try_line.startswith("  What to try first: Nothing predicted: no Nsight Compute counters")
+    for name, view in views(store, launch_id).items():
+        assert expected in view, name
+        assert "What to try first" in view and "Nothing predicted:" in view, name
