@@ -115,10 +115,13 @@ class Case:
         return (self.predicted > 1.1 and self.measured < 1 / 1.1) or (self.predicted < 1 / 1.1 and self.measured > 1.1)
 
 
-def real_kernel_cases(ceilings_override: Path | None = None, nominal: bool = False) -> list[Case]:
+def real_kernel_cases(
+    ceilings_override: Path | None = None, nominal: bool = False, bases: dict[str, str] | None = None
+) -> list[Case]:
     """The real-kernel tuning set (sample_traces/real_kernels): every configuration of a kernel predicted from its
     first with what the compiler made of the other (block threads, registers, dynamic shared memory, grid from its
-    Nsight Compute launch statistics; ILP as the ratio of elements per thread, BLOCK_SIZE / threads)."""
+    Nsight Compute launch statistics; ILP as the ratio of elements per thread, BLOCK_SIZE / threads). `bases`: a
+    kernel's configuration to predict from instead of its first."""
     from tracekit.analysis.predict import Change, PredictionRefused, inputs_from_result, predict
     from tracekit.api import analyze_stored
     from tracekit.ingest import ingest
@@ -151,7 +154,8 @@ def real_kernel_cases(ceilings_override: Path | None = None, nominal: bool = Fal
     cases: list[Case] = []
     first: dict[str, dict[str, str]] = {}
     for row in rows:
-        first.setdefault(row["kernel"], row)
+        if bases is None or row["kernel"] not in bases or row["config"] == bases[row["kernel"]]:
+            first.setdefault(row["kernel"], row)
     for row in rows:
         base_row = first[row["kernel"]]
         if row is base_row:

@@ -12,6 +12,8 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   as in `occupancy_step.residency`), which a launch of other block sizes cannot show.
 - Cache footprint: where L1 serves a share of the global loads (rows read twice, a tile reused), fewer or more
   rows sharing an SM's L1 move that share, faster or slower, by up to the share itself.
+- Register pressure: more elements per thread need more live registers; past the 255 a thread can hold the compiler
+  spills to local memory, slower by up to the growth in elements per thread.
 - Loop ILP: the same work over fewer threads loops each thread more often; an unrolled loop keeps up to that many
   iterations' loads in flight (more concurrency), which a launch of one iteration per thread cannot show.
 - Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
@@ -32,6 +34,8 @@ from tracekit.analysis.predict.types import Change, Finding, PredictInputs, Pred
 BARRIER_CV = 0.25
 # L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
 L1_FOOTPRINT_SHARE = 0.2
+# Registers a thread can address (PTX ISA: 255 per thread on every CUDA architecture since Kepler).
+MAX_REGISTERS_PER_THREAD = 255
 # A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.
 TENSOR_TILE_SHARE = 0.1
 
@@ -40,7 +44,7 @@ TENSOR_TILE_SHARE = 0.1
 class Unseen:
     """An effect the model cannot see: how far it may move the duration each way, and why."""
 
-    effect: str  # per-row-parallelism, loop-ilp, cache-footprint
+    effect: str  # per-row-parallelism, loop-ilp, register-spills, cache-footprint
     faster: float  # the duration may be this many times shorter than predicted
     slower: float  # or this many times longer
     why: str
@@ -86,14 +90,26 @@ def unseen_effects(
             )
         )
     trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
-    if trips > 1.0 + 1e-9:
+    loops = trips / max(new.ilp / now.ilp, 1.0)  # the extra work per thread not already given as ILP
+    if loops > 1.0 + 1e-9:
         effects.append(
             Unseen(
                 "loop-ilp",
-                trips,
+                loops,
                 1.0,
-                f"each thread loops {trips:.3g}x as often; the compiler may unroll the loop and keep that many "
+                f"each thread loops {loops:.3g}x as often; the compiler may unroll the loop and keep that many "
                 "iterations' loads in flight, which a launch of one iteration per thread cannot show",
+            )
+        )
+    grows = new.ilp / now.ilp
+    if grows > 1.0 + 1e-9 and now.registers_per_thread * grows > MAX_REGISTERS_PER_THREAD:
+        effects.append(
+            Unseen(
+                "register-spills",
+                1.0,
+                grows,
+                f"{grows:.3g}x the elements per thread at {now.registers_per_thread} registers now would need more "
+                f"than the {MAX_REGISTERS_PER_THREAD} a thread can hold: the compiler may spill to local memory",
             )
         )
     hit = inputs.l1_hit_rate
