@@ -18,6 +18,7 @@ from tracekit.analysis.predict import Prediction
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.analysis.what_if import WhatIf
 from tracekit.present.prediction import after, answer
+from tracekit.present.sections import littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.reports.content import region_table
 
@@ -367,56 +368,15 @@ def latency_panel(result: LaunchAnalysis | None, histogram: pl.DataFrame | None)
 
 
 def littles_law_panel(result: LaunchAnalysis) -> html.Section:
-    """Both sides of occupancy = latency x throughput in the steady-state window, the same clipped to the window,
-    and the whole launch (where it closes exactly: every warp lies inside)."""
-    law = result.littles_law
-    if not law:
+    """Both sides of occupancy = latency x throughput (`present.sections.littles_law_table`, the report's table
+    too): the steady-state window, the same clipped to the window, and the whole launch."""
+    law = littles_law_table(result)
+    if law is None:
         return _section("littles-law-panel", "Little's law", [html.P(NEEDS_TRACE, className="hint")])
-    detail, whole, warps = law.detail, law.whole_launch, result.warps
-    window = law.window_ns
-    kind = law.window_kind.replace("_", " ")
-    rows = [
-        [
-            kind,
-            f"{dur(window[0])} to {dur(window[1])}",
-            dur(detail.get("mean_latency_ns")),
-            rate(detail.get("arrival_throughput_warps_per_ns_per_sm")),
-            fmt(law.latency_x_throughput),
-            fmt(law.mean_occupancy),
-            _signed_pct(law.relative_error),
-        ],
-        [
-            f"{kind}, clipped to the window",
-            f"{dur(window[0])} to {dur(window[1])}",
-            dur(detail.get("mean_clipped_latency_ns")),
-            rate(detail.get("clipped_throughput_warps_per_ns_per_sm")),
-            fmt(law.clipped_latency_x_throughput),
-            fmt(law.mean_occupancy),
-            _signed_pct(law.clipped_relative_error),
-        ],
-        [
-            "whole launch",
-            " to ".join(dur(v) for v in whole.window_ns),
-            dur(_get(warps, "mean_latency_ns")),
-            rate(_get(warps, "throughput_warps_per_ns_per_sm")),
-            fmt(whole.latency_x_throughput),
-            fmt(whole.mean_occupancy),
-            _signed_pct(whole.relative_error),
-        ],
-    ]
-    header = [
-        "window",
-        "from / to",
-        "mean warp latency",
-        "throughput per SM",
-        "latency x throughput",
-        "mean resident warps per SM",
-        "relative error",
-    ]
     table = html.Table(
         [
-            html.Thead(html.Tr([html.Th(h) for h in header])),
-            html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in rows]),
+            html.Thead(html.Tr([html.Th(h) for h in law.columns])),
+            html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in law.rows]),
         ],
         id="littles-law-table",
         className="table",
@@ -429,13 +389,9 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
         ),
         table,
     ]
-    if law.explanation:
-        body.append(html.P(law.explanation, id="littles-law-explanation"))
+    if law.note:
+        body.append(html.P(law.note, id="littles-law-explanation"))
     return _section("littles-law-panel", "Little's law", body)
-
-
-def _signed_pct(fraction: float | None) -> str:
-    return display.fraction(fraction, signed=True)
 
 
 def stall_panel(result: LaunchAnalysis) -> html.Section:

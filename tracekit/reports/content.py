@@ -16,18 +16,11 @@ from tracekit.analysis.classification import Classification
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
-from tracekit.analysis.types import LaunchAnalysis, LittlesLaw, Stalls, Sweep, Warps
+from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
+from tracekit.present.sections import Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 
 MISSING = fmt.MISSING
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    note: str | None = None
 
 
 @dataclass
@@ -150,33 +143,6 @@ def _warps_table(warps: Warps) -> Table:
                 f"({number(warps.throughput_warps_per_cycle_per_sm)} warps per cycle per SM)",
             ],
         ],
-    )
-
-
-def _littles_law_table(law: LittlesLaw) -> Table:
-    whole = law.whole_launch
-    return Table(
-        "Little's law: occupancy = latency x throughput",
-        ["window", "from", "to", "mean occupancy (warps/SM)", "latency x throughput", "relative error"],
-        [
-            [
-                law.window_kind.replace("_", " "),
-                duration(law.window_ns[0]),
-                duration(law.window_ns[1]),
-                number(law.mean_occupancy),
-                number(law.latency_x_throughput),
-                fraction(law.relative_error, signed=True),
-            ],
-            [
-                "whole launch",
-                duration(whole.window_ns[0]),
-                duration(whole.window_ns[1]),
-                number(whole.mean_occupancy),
-                number(whole.latency_x_throughput),
-                fraction(whole.relative_error, signed=True),
-            ],
-        ],
-        note=law.explanation,
     )
 
 
@@ -316,8 +282,9 @@ def launch_content(
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.warps:
         content.tables.append(_warps_table(result.warps))
-    if result.littles_law:
-        content.tables.append(_littles_law_table(result.littles_law))
+    law = littles_law_table(result)
+    if law is not None:
+        content.tables.append(law)
     if result.tail:
         content.tables.append(_tail_table(result.tail))
     stalls = _stalls_table(result.stalls)
