@@ -234,15 +234,16 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
 
 
 def _headroom(inputs: PredictInputs, relief: float | None) -> tuple[str, float] | None:
-    """The unit with the least room to its achievable ceiling and the speed-up that would fill it (memory units'
-    traffic scaled by what is left once spills go)."""
+    """The unit with the least room to its achievable ceiling, as this prediction reads it or as the verdict judged
+    it, and the speed-up that would fill it (memory units' traffic scaled by what is left once spills go)."""
     rooms = []
     # The issue slots are left out: the instructions a configuration issues per element change with it (index
     # arithmetic and loop control amortized over more elements per thread).
-    for use in (u for u in inputs.units if u.unit != "issue"):
-        u = use.utilization * (relief if relief is not None and use.unit.startswith(("dram", "l2")) else 1.0)
+    judged = [(use.unit, use.utilization) for use in inputs.units if use.unit != "issue"] + list(inputs.judged)
+    for unit, share in judged:
+        u = share * (relief if relief is not None and unit.startswith(("dram", "l2")) else 1.0)
         if u > 0:
-            rooms.append((use.unit, max(1.0, 1.0 / u)))
+            rooms.append((unit, max(1.0, 1.0 / u)))
     return min(rooms, key=lambda r: r[1]) if rooms else None
 
 

@@ -30,8 +30,13 @@ _FP64_PIPE = (
     "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
     "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
 )
+# The tensor pipe: the busiest of its counters (all tensor ops, then HMMA/HGMMA, IMMA, DMMA; Hopper's wgmma counts in
+# the all-ops and HMMA cycles), so an integer or double GEMM is seen as well as a half-precision one.
 _TENSOR_PIPE = (
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
 )
 _STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
@@ -137,7 +142,7 @@ def unit_uses(
     pipes: tuple[tuple[str, float | None, Ceiling | None], ...] = (
         ("fma pipe", get(*_FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
         ("fp64 pipe", get(*_FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
-        ("tensor pipe", get(*_TENSOR_PIPE), tensor),
+        ("tensor pipe", max((v for v in (get(n) for n in _TENSOR_PIPE) if v is not None), default=None), tensor),
     )
     for unit, pct, pipe_ceiling in pipes:
         found = _pct_use(unit, pct, pipe_ceiling, NOMINAL)
@@ -268,6 +273,11 @@ def inputs_from_result(
         launch_id=result.launch_id,
         kernel_name=kernel.name,
         device_name=device.name,
+        judged=tuple(
+            (u.unit, float(u.of_achievable))
+            for u in (result.ceilings.units if result.ceilings is not None else ())
+            if u.unit != "block_launch" and u.of_achievable > 0
+        ),
         uses_barriers=blind[0],
         l1_hit_rate=blind[1],
         spill_free_share=blind[2],

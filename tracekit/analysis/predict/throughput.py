@@ -133,14 +133,23 @@ def dram_part(
     own_ceiling: bool = True,
 ) -> Part:
     """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess.
-    `latency_now`: the launch waits in a queue at its ceiling (`queued`), so the ceiling is what it reaches now
-    (`own_ceiling`; else calibrate's, above it: the interval's reach)."""
+    `latency_now`: the launch waits in a queue at its ceiling (`queued`), so with less concurrency the ceiling is what
+    it reaches now (`own_ceiling`; else calibrate's, above it: the interval's reach) and the queue drains first.
+    With more concurrency the calibrated ceiling and curve (a long wait may also be several dependent rounds per
+    warp, a grid-stride loop, which the counters cannot tell from a queue)."""
     x0 = dram.throughput_bytes_per_s
     queue_top = latency_now is not None and own_ceiling
-    top = x0 / 0.999 if queue_top else dram.ceiling_bytes_per_s * ceiling_scale
+    calibrated = dram.ceiling_bytes_per_s * ceiling_scale
+    top = x0 / 0.999 if queue_top else calibrated
     curve = dram if queue_top else replace(dram, ceiling_bytes_per_s=top)
+    open_curve = replace(dram, ceiling_bytes_per_s=calibrated)
 
     def ratio(scale: float) -> float:
+        if scale >= 1.0 or latency_now is None:
+            return (
+                model.loaded_latency_throughput(scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale)
+                / x0
+            )
         return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share, latency_now, fixed_scale) / x0
 
     near = 0.95 * top
