@@ -33,19 +33,3 @@ class NotFoundError(TracekitError):
 
 class StoreError(TracekitError):
     """The store cannot do what was asked right now: locked by another writer, unreachable, read-only."""
-
-    @classmethod
-    def from_driver(cls, store_url: str | None, exc: BaseException) -> StoreError:
-        """One line from a driver's OperationalError; SQLite's "database is locked" says what to do about it."""
-        original = getattr(exc, "orig", None) or exc
-        lines = str(original).strip().splitlines()
-        first = lines[0] if lines else type(original).__name__
-        where = f"store {store_url}" if store_url else "the store"
-        if "database is locked" in first or "database table is locked" in first:
-            from tracekit.store.engine import busy_timeout_ms
-
-            return cls(
-                f"{where} is locked by another process that is writing to it (waited {busy_timeout_ms() / 1000:g} s); "
-                "try again when that import or delete has finished"
-            )
-        return cls(f"{where}: {first}")

@@ -132,7 +132,9 @@ def main() -> None:
             raise
         if os.environ.get("TRACEKIT_DEBUG"):
             raise
-        _err(f"tracekit: error: {one_line(StoreError.from_driver(None, exc))}")
+        from tracekit.store.engine import driver_error  # SQLAlchemy is loaded by now; `--help` never pays for it
+
+        _err(f"tracekit: error: {one_line(driver_error(None, exc))}")
         sys.exit(StoreError.exit_code)
     finally:
         remove_own()

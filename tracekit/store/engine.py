@@ -60,6 +60,20 @@ def busy_timeout_ms() -> int:
         return 30000
 
 
+def driver_error(store_url: str | None, exc: BaseException) -> StoreError:
+    """One line from a driver's OperationalError; SQLite's "database is locked" says what to do about it."""
+    original = getattr(exc, "orig", None) or exc
+    lines = str(original).strip().splitlines()
+    first = lines[0] if lines else type(original).__name__
+    where = f"store {store_url}" if store_url else "the store"
+    if "database is locked" in first or "database table is locked" in first:
+        return StoreError(
+            f"{where} is locked by another process that is writing to it (waited {busy_timeout_ms() / 1000:g} s); "
+            "try again when that import or delete has finished"
+        )
+    return StoreError(f"{where}: {first}")
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     # first: switching to WAL needs a lock another process may hold
@@ -194,7 +208,7 @@ def migrate(engine: Engine) -> None:
                 _upgrade(connection)
             engine.dispose()  # a migration may have set per-connection pragmas (foreign_keys): start afresh
     except OperationalError as exc:
-        error = StoreError.from_driver(engine.url.render_as_string(hide_password=True), exc)
+        error = driver_error(engine.url.render_as_string(hide_password=True), exc)
         message = str(error)
         raise StoreError(f"cannot open {message}" if "locked" not in message else message) from None
 

@@ -14,11 +14,11 @@ import polars as pl
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from tracekit.errors import NotFoundError, StoreError
+from tracekit.errors import NotFoundError
 from tracekit.parsed import LAUNCH_SCHEMA, ParsedImport
 from tracekit.store import columnar
 from tracekit.store.bulk import bulk_insert
-from tracekit.store.engine import make_engine, migrate, resolve_url, write_transaction
+from tracekit.store.engine import driver_error, make_engine, migrate, resolve_url, write_transaction
 from tracekit.store.schema import (
     AnalysisResultRow,
     ImportRow,
@@ -86,7 +86,7 @@ class Store:
             with write_transaction(self.engine) as connection:
                 yield connection
         except OperationalError as exc:
-            raise StoreError.from_driver(self.url, exc) from None
+            raise driver_error(self.url, exc) from None
 
     def find_by_sha256(self, sha256: str, connection: Connection | None = None) -> int | None:
         if connection is not None:
