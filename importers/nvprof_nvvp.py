@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from tracekit.analysis.cxx_name import demangle
 from tracekit.errors import InputError
 from tracekit.importers.nsys_sqlite import MEMCPY_KINDS
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, Device, ParsedImport, conform, empty_frame
@@ -106,7 +107,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
             source_launch_id=pl.col("correlation_id").cast(pl.Utf8),
         )
         names = kernels["mangled_name"].to_list()
-        demangled = {name: _demangle(name) for name in set(names) if name}
+        demangled = {name: demangle(name) for name in set(names) if name}
         kernels = kernels.with_columns(
             kernel_name=pl.Series([demangled.get(name, name) for name in names], dtype=pl.Utf8),
             mangled_name=pl.Series([name if name and name.startswith("_Z") else None for name in names], dtype=pl.Utf8),
@@ -128,17 +129,6 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
         memcpys=copies,
         warnings=warnings,
     )
-
-
-def _demangle(name: str) -> str:
-    if not name.startswith("_Z"):
-        return name
-    try:
-        import cxxfilt
-
-        return str(cxxfilt.demangle(name))
-    except Exception:  # cxxfilt.InvalidName, no libstdc++: keep the name as written
-        return name
 
 
 def _kernels(connection: sqlite3.Connection, table: str) -> pl.DataFrame:

@@ -25,8 +25,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from tracekit.analysis.cxx_name import demangle
 from tracekit.errors import InputError
-from tracekit.format import demangle
 from tracekit.importers.regions_common import plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
 

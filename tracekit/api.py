@@ -25,7 +25,7 @@ from typing import Any, overload
 import polars as pl
 
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
-from tracekit.analysis.kernel_key import demangler_neutral, normalize_kernel_name
+from tracekit.analysis.kernel_key import neutral_kernel_name
 from tracekit.analysis.region_timeline import region_figure_frames
 from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
@@ -116,7 +116,7 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
 def _context_name(name: str | None) -> str:
     """The name a launch's context is gathered by: the key's name as any demangler spells it, so the context
     holds every launch `KernelKey.matches` could pair (a PyTorch trace's kernel and ncu's spelling of it)."""
-    return demangler_neutral(normalize_kernel_name(name))
+    return neutral_kernel_name(name)
 
 
 def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:

@@ -19,6 +19,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
+from tracekit.analysis.cxx_name import demangle  # the kernel-name grammar's home
 from tracekit.analysis.kernel_key import base_name
 
 MISSING = "n/a"
@@ -186,19 +187,6 @@ class NameStyle(StrEnum):
 
 
 @lru_cache(maxsize=4096)
-def demangle(name: str) -> str:
-    """An Itanium-mangled name (`_Z...`) demangled by libstdc++'s __cxa_demangle; any other name as it is,
-    and a mangled one as it is where no demangler is available or the name is not valid."""
-    if not name.startswith("_Z"):
-        return name
-    try:
-        import cxxfilt
-
-        return cxxfilt.demangle(name)
-    except Exception:  # cxxfilt.InvalidName, LibraryNotFound (no libstdc++), a malformed name: keep it as written
-        return name
-
-
 def kernel_name(name: str | None, style: NameStyle | str = NameStyle.base) -> str:
     """A kernel's name for display: demangled, then its base name unless the full signature is asked for."""
     if not name:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracekit.analysis.cxx_name import function_name
+from tracekit.analysis.cxx_name import function_name, neutral_kernel_name, normalize_kernel_name
 from tracekit.analysis.kernel_key import base_name
 
 _KEYWORDS = {"void", "const", "volatile", "operator", "unsigned", "signed", "int", "long", "short", "char", "with"}
@@ -118,3 +118,72 @@ def test_base_name_is_the_functions_identifier(case):
 )
 def test_base_names_of_real_signature_shapes(signature, base):
     assert function_name(signature) == base
+
+
+# One kernel as libstdc++ (CUPTI: the PyTorch profiler, nsys) and as Nsight Compute's EDG demangler write it,
+# taken from the H100 pairing pass (sample_traces/pairing): each pair is one kernel.
+SAME_KERNEL = [
+    (  # CUB's scan: `false` / `0`, an enum cast, the inline THRUST namespace, `const` before or after
+        "void at_cuda_detail::cub::detail::scan::DeviceScanKernel<at_cuda_detail::cub::detail::scan::policy_hub<float, "
+        "float, float, unsigned int, std::plus<float> >::Policy1000, float const*, float*, "
+        "at_cuda_detail::cub::ScanTileState<float, true>, std::plus<float>, at_cuda_detail::cub::NullType, "
+        "unsigned int, float, false>(float const*, float*, at_cuda_detail::cub::ScanTileState<float, true>, int, "
+        "std::plus<float>, at_cuda_detail::cub::NullType, unsigned int)",
+        "void scan::DeviceScanKernel<scan::policy_hub<float, float, float, unsigned int, "
+        "std::plus<float>>::Policy1000, const float *, float *, cub::ScanTileState<float, 1>, std::plus<float>, "
+        "cub::NullType, unsigned int, float, "
+        "0>(T2, T3, T4, int, T5, T6, T7)",
+    ),
+    (  # a lambda of a lambda: `{lambda()#3}` / `[lambda() (instance 3)]`, the enclosing function's parameters
+        # as types / as the template's names, EDG's return type before that function, `at::native::` / `native::`
+        "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+        "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#4}::"
+        "operator()() const::{lambda(long)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda("
+        "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#4}::operator()() const::"
+        "{lambda(long)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<X>::{lambda(int)#1})",
+        "void native::elementwise_kernel<128, 2, void native::gpu_kernel_impl_nocast<native::direct_copy_kernel_cuda("
+        "at::TensorIteratorBase &)::[lambda() (instance 3)]::operator ()() const::[lambda() (instance 4)]::operator "
+        "()() const::[lambda(long) (instance 1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>"
+        "(int, T3)",
+    ),
+    (  # `(anonymous namespace)` / `<unnamed>`, `2ul` / `2`, `> >` / `>>`
+        "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+        "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda(float)#2}, "
+        "std::array<char*, 2ul> >(int, X, std::array<char*, 2ul>)",
+        "void native::vectorized_elementwise_kernel<4, void native::<unnamed>::pow_tensor_scalar_kernel_impl<float, "
+        "float>(at::TensorIteratorBase &, T2)::[lambda(float) (instance 2)], std::array<char *, 2>>(int, T2, T3)",
+    ),
+    (  # `(int)-1` / `-1`, `bool` as EDG's return type of the enclosing function, `true` / `1`
+        "void at::cuda::kernelHistogram1D<long, long, long, 1, 2, -1, (at::cuda::CUDAHistogramMemoryType)0, "
+        "at::cuda::CUDA_tensor_histogram<long, long, false>(at::Tensor, at::Tensor, at::Tensor, long, "
+        "at::AccumulateType<long, true>::type, at::AccumulateType<long, true>::type, at::cuda::TensorArgType, "
+        "at::cuda::TensorArgType, at::cuda::TensorArgType)::{lambda(long)#1}>(X)",
+        "void cuda::kernelHistogram1D<long, long, long, 1, 2, (int)-1, 0, bool cuda::CUDA_tensor_histogram<long, "
+        "long, 0>(at::Tensor, at::Tensor, at::Tensor, long, at::AccumulateType<T2, 1>::type, at::AccumulateType<T2, "
+        "1>::type, cuda::TensorArgType, cuda::TensorArgType, cuda::TensorArgType)::[lambda(long) (instance 1)]>(T4)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("cupti", "ncu"), SAME_KERNEL)
+def test_cupti_and_nsight_compute_spellings_are_one_neutral_name(cupti: str, ncu: str):
+    assert normalize_kernel_name(cupti) != normalize_kernel_name(ncu)  # one tool's spelling tells them apart
+    assert neutral_kernel_name(cupti) == neutral_kernel_name(ncu)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        # another lambda of the same function, another template argument, another enclosing function
+        (SAME_KERNEL[2][1], SAME_KERNEL[2][1].replace("(instance 2)", "(instance 1)")),
+        (SAME_KERNEL[0][0], SAME_KERNEL[0][0].replace("Policy1000", "Policy900")),
+        (
+            SAME_KERNEL[0][0],
+            SAME_KERNEL[0][0].replace("std::plus<float> >::Policy1000", "std::max<float> >::Policy1000"),
+        ),
+        (SAME_KERNEL[2][0], SAME_KERNEL[2][0].replace("pow_tensor_scalar_kernel_impl", "sqrt_kernel_impl")),
+        (SAME_KERNEL[3][1], SAME_KERNEL[3][1].replace("(int)-1", "(int)1")),
+    ],
+)
+def test_other_kernels_keep_other_neutral_names(one: str, other: str):
+    assert neutral_kernel_name(one) != neutral_kernel_name(other)

@@ -1,9 +1,17 @@
-"""The pairing rule on hand-made candidates: key, duration agreement, order, ambiguity."""
+"""The pairing rule on hand-made candidates (key, duration agreement, order, ambiguity), and on a real PyTorch
+pass that the PyTorch profiler and Nsight Compute both recorded."""
 
 from __future__ import annotations
 
+import csv
+import gzip
+import json
+
 from tracekit.analysis.kernel_key import KernelKey
 from tracekit.analysis.pairing import DURATION_TOLERANCE, PairingCandidate, pair_launch
+from tracekit.api import analyze_stored
+from tracekit.ingest import ingest
+from tracekit.store import Store
 
 KEY = KernelKey("k<4>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
 OTHER_INSTANTIATION = KernelKey("k<1>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
@@ -45,3 +53,36 @@ def test_agreeing_candidates_that_differ_from_one_another_are_ambiguous() -> Non
     assert pairing.evidence.startswith("ambiguous")
     repeats = pair_launch(trace(1, 100_000), [profiled(10, 96_000), profiled(11, 104_000)], [trace(1, 100_000)])
     assert repeats.status == "paired" and "closest of 2 repeats" in repeats.evidence
+
+
+# ---- a real PyTorch pass recorded by both tools (sample_traces/pairing, H100) ---------------------------------
+
+PAIRING = "pairing/h100"
+
+
+def test_every_kineto_launch_of_a_pytorch_pass_pairs_with_its_nsight_compute_result(sample_trace, tmp_path) -> None:
+    """106 launches (CUB scans, sorts and selects, lambda-named ATen kernels, ...) timed by the PyTorch profiler
+    and profiled by ncu in the same order: each Kineto launch takes the counters of the ncu result at its place,
+    though the two tools spell many of the names differently."""
+    trace, report = sample_trace(f"{PAIRING}/pairing.pt.trace.json.gz"), sample_trace(f"{PAIRING}/pairing.raw.csv.gz")
+    with gzip.open(trace, "rt", encoding="utf-8") as handle:
+        kernels = [e for e in json.load(handle)["traceEvents"] if e.get("cat") == "kernel"]
+    with gzip.open(report, "rt", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if (row.get("ID") or "").isdigit()]
+    assert len(kernels) == len(rows) == 106  # independent counts: the trace's events, the raw page's rows
+    spelled_apart = sum(k["name"] != r["Kernel Name"] for k, r in zip(kernels, rows, strict=True))
+    assert spelled_apart > 50  # CUPTI's libstdc++ and ncu's EDG demangler
+    store = Store.open(f"sqlite:///{tmp_path / 'pairing.sqlite'}")
+    traced = store.launches(import_id=ingest(store, trace)[0].import_id)
+    profiled = store.launches(import_id=ingest(store, report)[0].import_id)
+    results = {r["launch_id"]: r for r in analyze_stored(store, traced).to_dicts()}
+    unpaired = [
+        (row["kernel_name"][:120], results[row["id"]]["pairing"]["evidence"][:200])
+        for row in traced.iter_rows(named=True)
+        if results[row["id"]]["pairing"]["status"] != "paired"
+    ]
+    assert unpaired == []
+    counters_from = [results[i]["counters_from"]["launch_id"] for i in traced["id"].to_list()]
+    assert counters_from == profiled["id"].to_list()  # each with the result at its own place in the pass
+    for name in ("DeviceScanKernel", "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast"):
+        assert any(name in n for n in traced["kernel_name"].to_list()), name

@@ -1,13 +1,29 @@
-"""The function name inside a demangled C++ signature, read from the grammar of demangled names.
+"""Kernel names, once: the grammar of demangled C++ names, and the spellings of one kernel by different tools.
 
 Demanglers write `[return type] scope::name<template args>(parameters) [qualifiers] [with T1=...]`. Template
 arguments and scopes may themselves hold parameter lists, lambdas (EDG's `[lambda(float) (instance 1)]`,
 libstdc++'s `{lambda(float)#1}`), `operator ()`, C-style casts `(int)4`, `<unnamed>` and `(anonymous namespace)`.
 The name is found by bracket depth, never by the first `<` or `(`: only brackets at depth 0 delimit the parts.
+
+Three forms of a name, each for one question:
+- `demangle`: an Itanium-mangled name (`_Z...`) as libstdc++'s `__cxa_demangle` writes it (what CUPTI-based tools,
+  PyTorch's profiler, nsys and nvprof show), every other name as it is.
+- `normalize_kernel_name`: the function with its template arguments, as one tool spells it (the `KernelKey`'s
+  name: `fma_chain<4>` and `fma_chain<1>` stay two kernels).
+- `neutral_kernel_name`: the same kernel as any tool spells it. libstdc++ (CUPTI: Kineto, nsys) and NVIDIA's EDG
+  demangler (Nsight Compute) differ in lambdas (`{lambda(float)#1}` / `[lambda(float) (instance 1)]`), unnamed
+  namespaces, casts in template arguments (`-1` / `(int)-1`, `false` / `0`, `2ul` / `2`), where `const` goes
+  (`bool const*` / `const bool *`), the return type EDG writes before a function inside template arguments
+  (`void native::gpu_kernel_impl<...>`), the parameters of a lambda's enclosing function (EDG writes them with
+  the template's parameter names, `(TensorIteratorBase &, T1)`), and the namespaces ncu leaves out. Scopes and
+  the enclosing functions' parameters are dropped, lambdas are `lambda#N` (their order in that function):
+  two kernels that then read alike are told apart by the rest of the key (launch configuration, device) and,
+  in pairing, by the duration.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 _CLOSE = {"(": ")", "<": ">", "[": "]", "{": "}"}
@@ -97,3 +113,107 @@ def function_name(signature: str | None) -> str:
         return operator.group(0).strip()
     words = last.split()
     return words[-1] if words else ""
+
+
+def demangle(name: str) -> str:
+    """An Itanium-mangled name (`_Z...`) demangled by libstdc++'s __cxa_demangle; any other name as it is,
+    and a mangled one as it is where no demangler is available or the name is not valid."""
+    if not name.startswith("_Z"):
+        return name
+    try:
+        import cxxfilt
+
+        return str(cxxfilt.demangle(name))
+    except Exception:  # cxxfilt.InvalidName, LibraryNotFound (no libstdc++), a malformed name: keep it as written
+        return name
+
+
+# C-style casts Nsight writes inside template arguments: "(int)4", "(unsigned int)8", "(bool)1".
+_CAST = re.compile(r"\((?:(?:unsigned|signed|const|long|short)\s+)*[A-Za-z_][\w:]*\s*\**\)")
+# Integer literal suffixes: 4u, 8ul, 16LL.
+_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
+_RETURN_TYPE = re.compile(r"^(?:void|__global__\s+void)\s+")
+
+
+def strip_parameters(name: str) -> str:
+    """The name without its trailing parameter list: the last parenthesized group outside template brackets."""
+    angle = paren = 0
+    open_at = None
+    for i, char in enumerate(name):
+        if char == "<":
+            angle += 1
+        elif char == ">":
+            angle = max(0, angle - 1)
+        elif char == "(":
+            if angle == 0 and paren == 0:
+                open_at = i
+            paren += 1
+        elif char == ")":
+            paren = max(0, paren - 1)
+    if open_at is not None and name.rstrip().endswith(")") and open_at > 0:
+        return name[:open_at]
+    return name
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_kernel_name(name: str | None) -> str:
+    """The function name with template arguments, without return type, parameters, casts and spaces (memoized:
+    a store repeats a few names over thousands of launches)."""
+    text = _RETURN_TYPE.sub("", (name or "").strip())
+    text = strip_parameters(text)
+    text = _CAST.sub("", text)
+    text = _INT_SUFFIX.sub(r"\1", text)
+    text = re.sub(r"\b(?:true)\b", "1", re.sub(r"\b(?:false)\b", "0", text))
+    return re.sub(r"\s+", "", text)
+
+
+# Scopes (namespaces, classes) and the demanglers' spellings of unnamed namespaces, in a normalized name.
+_UNNAMED = re.compile(r"(?:<unnamed>|\(anonymousnamespace\)|`anonymousnamespace')::")
+_SCOPE = re.compile(r"(?:<unnamed>|\(anonymousnamespace\)|`anonymousnamespace'|[A-Za-z_]\w*)::")
+# A lambda as libstdc++ (`{lambda(float)#1}`) and as EDG (`[lambda(float)(instance1)]`) write it, normalized.
+_PARAMS = r"(?:\((?:[^(){}\[\]]|\([^()]*\))*\))?"
+_LAMBDA = re.compile(rf"\{{lambda{_PARAMS}#(\d+)\}}|\[lambda{_PARAMS}\(instance(\d+)\)\]")
+# cv-qualifiers, and the return type EDG writes before a function named inside template arguments.
+_CV = re.compile(r"\b(?:const|volatile)\b")
+_BUILTIN = r"(?:void|bool|char|short|int|long|float|double|unsigned|signed|wchar_t|char(?:8|16|32)_t)"
+_NAMED = r"(?:<unnamed>|\(anonymous namespace\)|[A-Za-z_])[\w:<>]*?[<(]"  # a (scoped) function name, then < or (
+_INNER_RETURN_TYPE = re.compile(rf"(?<=[<,])\s*{_BUILTIN}(?:\s+{_BUILTIN})*\s*[*&]*\s+(?={_NAMED})")
+
+
+def _drop_scope_parameters(text: str) -> str:
+    """A normalized name with the parameter lists of the functions its scopes name emptied (`f<float>(A&,T1)::`
+    -> `f<float>()::`): a group followed, after cv-qualifiers, by `::`."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "(" and not text.endswith("operator", 0, i):
+            depth, j = 0, i
+            while j < len(text):
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            rest = text[j + 1 :].lstrip("&")
+            if j < len(text) and (rest.startswith("::") or re.match(r"(?:const|volatile)+::", rest)):
+                out.append("()")  # kept empty: the function stays a function, not a scope to drop
+                i = j + 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def demangler_neutral(name: str) -> str:
+    """A normalized name (`normalize_kernel_name`) as any demangler spells it: lambdas as `lambda#N`, without
+    scopes and without the parameters of the functions that enclose a lambda."""
+    text = _UNNAMED.sub("", _LAMBDA.sub(lambda m: f"lambda#{m.group(1) or m.group(2)}", name))
+    return _SCOPE.sub("", _drop_scope_parameters(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def neutral_kernel_name(name: str | None) -> str:
+    """A kernel's name as written by any tool (a demangled signature or a bare name) in the one spelling all
+    tools share (see the module's docstring): the name `KernelKey.matches` compares across tools."""
+    text = _CV.sub("", _INNER_RETURN_TYPE.sub("", name or ""))
+    return demangler_neutral(normalize_kernel_name(text))

@@ -2,8 +2,10 @@
 
 A profiler prints a kernel's signature (`void fma_chain<(int)4>(float *, int)`), a warp trace usually its bare
 name (`fma_chain<4>`). The key keeps the function name with its template arguments, normalized so both spellings
-are one key while `fma_chain<1>` stays another, plus the launch configuration and the device. Fields a source does
-not know (a trace without registers, say) are None and match anything; the name, grid and block must be known.
+are one key while `fma_chain<1>` stays another, plus the launch configuration and the device; the name as every
+tool spells it (`cxx_name.neutral_kernel_name`, the grammar's one home) pairs CUPTI's and Nsight Compute's.
+Fields a source does not know (a trace without registers, say) are None and match anything; the name, grid and
+block must be known.
 """
 
 from __future__ import annotations
@@ -11,50 +13,16 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.analysis.cxx_name import function_name
-
-# C-style casts Nsight writes inside template arguments: "(int)4", "(unsigned int)8", "(bool)1".
-_CAST = re.compile(r"\((?:(?:unsigned|signed|const|long|short)\s+)*[A-Za-z_][\w:]*\s*\**\)")
-# Integer literal suffixes: 4u, 8ul, 16LL.
-_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
-_RETURN_TYPE = re.compile(r"^(?:void|__global__\s+void)\s+")
-
-
-def _strip_parameters(name: str) -> str:
-    """The name without its trailing parameter list: the last parenthesized group outside template brackets."""
-    angle = paren = 0
-    open_at = None
-    for i, char in enumerate(name):
-        if char == "<":
-            angle += 1
-        elif char == ">":
-            angle = max(0, angle - 1)
-        elif char == "(":
-            if angle == 0 and paren == 0:
-                open_at = i
-            paren += 1
-        elif char == ")":
-            paren = max(0, paren - 1)
-    if open_at is not None and name.rstrip().endswith(")") and open_at > 0:
-        return name[:open_at]
-    return name
-
-
-@functools.lru_cache(maxsize=65536)
-def normalize_kernel_name(name: str | None) -> str:
-    """The function name with template arguments, without return type, parameters, casts and spaces (memoized:
-    a store repeats a few names over thousands of launches)."""
-    text = _RETURN_TYPE.sub("", (name or "").strip())
-    text = _strip_parameters(text)
-    text = _CAST.sub("", text)
-    text = _INT_SUFFIX.sub(r"\1", text)
-    text = re.sub(r"\b(?:true)\b", "1", re.sub(r"\b(?:false)\b", "0", text))
-    return re.sub(r"\s+", "", text)
+from tracekit.analysis.cxx_name import (  # the kernel-name grammar's one home; re-exported for the key's users
+    demangler_neutral,
+    function_name,
+    neutral_kernel_name,
+    normalize_kernel_name,
+)
 
 
 def base_name(name: str | None) -> str:
@@ -96,22 +64,6 @@ def _same_dynamic_smem(a: KernelKey, b: KernelKey) -> bool:
     return False
 
 
-# Scopes (namespaces, classes) and the demanglers' spellings of unnamed namespaces, in a normalized name.
-_SCOPE = re.compile(r"(?:<unnamed>|\(anonymousnamespace\)|`anonymousnamespace'|[A-Za-z_]\w*)::")
-# libstdc++'s lambda `{lambda(float)#1}` as NVIDIA's demangler writes it: `[lambda(float) (instance 1)]`.
-_GNU_LAMBDA = re.compile(r"\{lambda(\((?:[^(){}]|\([^()]*\))*\))?#(\d+)\}")
-
-
-@functools.lru_cache(maxsize=65536)
-def demangler_neutral(name: str) -> str:
-    """A normalized name as any demangler spells it: libstdc++ (`__cxa_demangle`, which PyTorch's profiler and
-    nsys use) and NVIDIA's (ncu) write lambdas and unnamed namespaces differently, and ncu leaves out some
-    namespaces (`at::native::` prints as `at::`), so scopes are dropped and lambdas spelled one way. Two kernels
-    that differ only in their namespaces are told apart by the rest of the key (launch configuration, device
-    and, in pairing, the duration)."""
-    return _SCOPE.sub("", _GNU_LAMBDA.sub(r"[lambda\1(instance\2)]", name))
-
-
 @dataclass(frozen=True)
 class KernelKey:
     name: str  # normalize_kernel_name
@@ -122,12 +74,17 @@ class KernelKey:
     dynamic_smem_bytes: int | None
     device_name: str | None
     compute_capability: str | None
+    # the name as every tool spells it (`neutral_kernel_name` of the name as written); from `name` when not given
+    neutral: str = field(default="", compare=False)
+
+    def neutral_name(self) -> str:
+        return self.neutral or demangler_neutral(self.name)
 
     def matches(self, other: KernelKey) -> bool:
         """Same kernel and launch configuration on the same device; unknown fields match anything."""
         return (
             bool(self.name)
-            and (self.name == other.name or demangler_neutral(self.name) == demangler_neutral(other.name))
+            and (self.name == other.name or self.neutral_name() == other.neutral_name())
             and self.grid == other.grid
             and self.block == other.block
             and None not in self.grid
@@ -203,4 +160,5 @@ def _key_of(values: tuple[Any, ...]) -> KernelKey:
         dynamic_smem_bytes=_int(dynamic_smem),
         device_name=device,
         compute_capability=cc,
+        neutral=neutral_kernel_name(name),
     )
