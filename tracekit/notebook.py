@@ -1,5 +1,5 @@
-"""A result in a notebook: `LaunchAnalysis._repr_html_` (the headline, the speed-of-light chart, the roofline and
-What to try first) and `result.figure(name)` (plotly figures), mixed into the result type.
+"""A result in a notebook: `LaunchResult._repr_html_` (the headline, the speed-of-light chart, the roofline and
+What to try first) and `result.figure(name)` (plotly figures), mixed into the result `tracekit.api` hands out.
 
 Renders only what the engine returned, with the figure builder the dashboard and the report use
 (`tracekit.figures`). Everything from an input is escaped; plotly.js comes from its CDN (`include_plotlyjs`).
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from tracekit.analysis.comparison import Comparison
+    from tracekit.analysis.predict import Prediction
     from tracekit.analysis.types import LaunchAnalysis
 
 FIGURES = ("speed_of_light", "roofline", "occupancy", "stalls", "sweep")
@@ -72,7 +74,7 @@ def launch_html(result: LaunchAnalysis) -> str:
             continue
         parts.append(figure.to_html(include_plotlyjs=script, full_html=False, default_height=300))
         script = False  # one script tag for the cell
-    from tracekit.present.try_first import try_first  # here: types.py imports this module
+    from tracekit.present.try_first import try_first
 
     section = try_first(result, _tries(result))
     if section.items:
@@ -87,8 +89,39 @@ def launch_html(result: LaunchAnalysis) -> str:
     return "\n".join(parts)
 
 
+def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None) -> str:
+    """A prediction as a notebook shows it: the answer, what binds before and after, the basis, and the derivation
+    folded (`present.prediction`, the words `tracekit predict` prints)."""
+    from tracekit.present.prediction import prediction_text
+
+    text = prediction_text(prediction, result)
+    lines = [text.binds, f"basis: {text.basis}"] + [line for line in (text.nsight, text.narrow) if line]
+    lines += [f"measured ceilings: {path}" for path in text.profiles]
+    steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)
+    return (
+        '<div class="tracekit-prediction">'
+        f"<h4>{html.escape(text.title)}</h4><p><b>{html.escape(text.answer)}</b></p>"
+        + "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+        + f"<details><summary>How</summary><ul>{steps}</ul></details></div>"
+    )
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """A comparison as a notebook shows it: the table `tracekit compare` prints (`reports.content.comparison_table`)."""
+    from tracekit.reports.content import comparison_table
+
+    table = comparison_table(comparison)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
+    return (
+        f'<div class="tracekit-comparison"><h4>{html.escape(table.title)}</h4>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}</div>"
+    )
+
+
 class NotebookDisplay:
-    """Mixed into `LaunchAnalysis`: how a result shows itself in Jupyter, and its figures."""
+    """Mixed into `api.LaunchResult`: how a result shows itself in Jupyter, and its figures."""
 
     def _repr_html_(self) -> str:
         return launch_html(self)  # type: ignore[arg-type]

@@ -24,12 +24,13 @@ TRACE = REPO / "sample_traces" / "h100" / "vector_add_08warps.csv.gz"
 L1 = "l1tex__throughput.avg.pct_of_peak_sustained_active"
 
 
-def raw_metric(path: Path, kernel: str, metric: str) -> float:
-    """One metric of one kernel, read from Nsight Compute's raw CSV with the csv module (not tracekit's reader)."""
+def raw_metric(path: Path, kernel: str, metric: str, nth: int = 0) -> float:
+    """One metric of the `nth` launch of a kernel, read from Nsight Compute's raw CSV with the csv module (not
+    tracekit's reader)."""
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header = rows[0]
-    row = next(r for r in rows[2:] if r[header.index("Kernel Name")].startswith(kernel + "("))
+    row = [r for r in rows[2:] if r[header.index("Kernel Name")].startswith(kernel + "(")][nth]
     return float(row[header.index(metric)])
 
 
@@ -74,14 +75,23 @@ def _texts(node) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory) -> tuple[Path, int]:
-    """The H100 verdict cases imported into a scratch store; the id of the bank-conflict launch."""
+def store_path(tmp_path_factory) -> Path:
+    """The H100 verdict cases imported into a scratch store."""
     db = tmp_path_factory.mktemp("present") / "s.sqlite"
-    store = Store.open(str(db))
-    ingest(store, CASES)
-    launches = store.launches()
-    [launch_id] = [row["id"] for row in launches.iter_rows(named=True) if row["kernel_name"].startswith("bank_")]
-    return db, int(launch_id)
+    ingest(Store.open(str(db)), CASES)
+    return db
+
+
+def launch_ids(db: Path, kernel: str) -> list[int]:
+    rows = Store.open(str(db)).launches().iter_rows(named=True)
+    return sorted(int(row["id"]) for row in rows if row["kernel_name"].startswith(kernel + "("))
+
+
+@pytest.fixture(scope="module")
+def cases(store_path) -> tuple[Path, int]:
+    """The store and the id of the bank-conflict launch."""
+    [launch_id] = launch_ids(store_path, "bank_conflicts")
+    return store_path, launch_id
 
 
 def test_a_launch_at_its_ceiling_reads_the_same_in_every_view(cases):
@@ -119,3 +129,76 @@ def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_pat
     for name, view in views(store, launch_id).items():
         assert expected in view, name
         assert "What to try first" in view and "Nothing predicted:" in view, name
+
+
+def test_a_prediction_reads_the_same_in_every_view(store_path):
+    """The copy at 8 warps per SM: its best predicted change, worded once, in `tracekit predict`, under What to try
+    first in `analyze`, the Markdown and HTML reports, the launch page and the notebook, and in the what-if panel
+    and the notebook's display of the prediction; the numbers are predict --json's, written by tracekit.format."""
+    import json
+
+    from dashboards import panels
+    from tracekit.analysis.predict import knob_of
+    from tracekit.notebook import prediction_html
+
+    db = store_path
+    launch_id = launch_ids(db, "stream_copy")[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    found = what_to_try_for(store, result)
+    assert isinstance(found, list) and found
+    best = found[0]
+    knob = knob_of(best.change)
+    value = str(next(v for v in vars(best.change).values() if v is not None))
+    [p] = json.loads(cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, "--json", db=db))
+    got = p["predicted"]
+    now_ms = raw_metric(CASES, "stream_copy", "gpu__time_duration.sum")  # the CSV's unit row: ms
+    assert p["current_duration_ns"] == pytest.approx(now_ms * 1e6)
+    words = (
+        f"{best.change.describe()}: predicted {fmt.duration(got['duration_ns'])} (now {fmt.duration(now_ms * 1e6)}), "
+        f"speed-up {fmt.times(got['speedup'])} (interval {fmt.times(got['low'])} to {fmt.times(got['high'])})"
+    )
+    predicted = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db).splitlines()
+    assert predicted[1] == "  " + words
+    analyzed = cli("analyze", f"launch:{launch_id}", db=db)
+    assert f"    - {words}; " in analyzed
+    shown = views(store, launch_id)
+    for name in ("markdown", "html", "dashboard"):
+        assert words in shown[name], name
+    assert words in " ".join(_texts(panels.prediction_body(best)))
+    assert words in html_text.unescape(prediction_html(best, result))
+
+
+def test_a_comparison_reads_the_same_in_every_view(store_path):
+    """The copy at 8 against 64 warps per SM: the duration row (the CSV's durations, the relative change) in
+    `tracekit compare`, the Markdown and HTML comparisons, the dashboard's compare table and the notebook."""
+    from dashboards.analysis_cache import AnalysisCache
+    from dashboards.pages_compare import difference_table
+    from tracekit.analysis.comparison import compare_results
+    from tracekit.notebook import comparison_html
+    from tracekit.reports.content import ComparedPair
+    from tracekit.reports.html import compare_html
+    from tracekit.reports.markdown import compare_markdown
+
+    db = store_path
+    a, b = launch_ids(db, "stream_copy")[0], launch_ids(db, "stream_copy")[3]
+    a_ns = raw_metric(CASES, "stream_copy", "gpu__time_duration.sum", 0) * 1e6
+    b_ns = raw_metric(CASES, "stream_copy", "gpu__time_duration.sum", 3) * 1e6
+    row = ["duration", fmt.duration(a_ns), fmt.duration(b_ns), fmt.duration(b_ns - a_ns)]
+    row.append(fmt.fraction(b_ns / a_ns - 1, signed=True))
+    text = cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "stream_copy", db=db)
+    [line] = [line for line in text.splitlines() if line.startswith("│ duration ")]
+    assert [c.strip() for c in line.strip("│").split("│")][:5] == row
+    store = Store.open(str(db))
+    result_a, result_b = analyze_stored(store, [a, b])
+    comparison = compare_results([result_a], [result_b])
+    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b])
+    markdown = compare_markdown([pair], [])
+    assert "| " + " | ".join(row) in markdown.replace("\\", "")
+    cells = "".join(f"<td>{cell}</td>" for cell in row)
+    assert cells in compare_html([pair], []).replace('<td class="num">', "<td>")
+    cache = AnalysisCache(store)
+    dashboard = difference_table({"A": cache.get(a), "B": cache.get(b)})
+    table_rows = [[c.children for c in tr.children] for tr in dashboard[0].children[1].children]
+    assert row in [r[:5] for r in table_rows]
+    assert cells in comparison_html(comparison)
