@@ -25,17 +25,32 @@ from typing import Any, overload
 import polars as pl
 
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
-from tracekit.analysis.kernel_key import neutral_kernel_name
+from tracekit.analysis.kernel_key import demangler_neutral, normalize_kernel_name
 from tracekit.analysis.region_timeline import region_figure_frames
 from tracekit.analysis.timeline import binned_activity
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
 from tracekit.analysis.views import latency_histogram, occupancy_over_time
 from tracekit.errors import TracekitError
+from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
 
 FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
+
+
+class LaunchResult(NotebookDisplay, LaunchAnalysis):
+    """A launch's analysis as this door hands it out: the engine's result, which in a notebook displays itself
+    (`_repr_html_`) and gives its plotly figures (`.figure(name)`). The engine's type knows no display."""
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(LaunchAnalysis))
+
+
+def _handed_out(result: LaunchAnalysis) -> LaunchResult:
+    if isinstance(result, LaunchResult):
+        return result
+    return LaunchResult(**{name: getattr(result, name) for name in _FIELDS})
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,7 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
 def _context_name(name: str | None) -> str:
     """The name a launch's context is gathered by: the key's name as any demangler spells it, so the context
     holds every launch `KernelKey.matches` could pair (a PyTorch trace's kernel and ncu's spelling of it)."""
-    return neutral_kernel_name(name)
+    return demangler_neutral(normalize_kernel_name(name))
 
 
 def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
@@ -189,7 +204,7 @@ def _cached(store: Store, digests: Mapping[int, str]) -> dict[int, LaunchAnalysi
     """The stored results of these launches that this engine computed in the same context (by digest)."""
     cached = store.cached_results(list(digests), ENGINE_VERSION)
     return {
-        launch_id: from_json_dict(LaunchAnalysis, json.loads(text))
+        launch_id: from_json_dict(LaunchResult, json.loads(text))
         for launch_id, (digest, text) in cached.items()
         if digests.get(launch_id) == digest
     }
@@ -257,7 +272,7 @@ def analyze_stored(
             store.save_results(
                 ENGINE_VERSION, {launch_id: (digests[launch_id], to_cache_text(r)) for launch_id, r in stored.items()}
             )
-    return AnalysisResults(tuple(found[launch_id] for launch_id in launches["id"].to_list()), store)
+    return AnalysisResults(tuple(_handed_out(found[launch_id]) for launch_id in launches["id"].to_list()), store)
 
 
 # ---- figure data ------------------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from tracekit.analysis.classification import Classification
 from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
-from tracekit.notebook import NotebookDisplay
 
 SCHEMA = "tracekit.analysis/2"
 
@@ -211,9 +210,9 @@ class Sweep:
 
 
 @dataclass(frozen=True)
-class LaunchAnalysis(NotebookDisplay):
-    """One launch's analysis: what `tracekit analyze --json` prints and every renderer shows (in a notebook it
-    displays itself, and `.figure(name)` gives its plotly figures: tracekit/notebook.py)."""
+class LaunchAnalysis:
+    """One launch's analysis: what `tracekit analyze --json` prints and every renderer shows (the Python API hands
+    it out as `api.LaunchResult`, which displays itself in a notebook: tracekit/notebook.py)."""
 
     schema: str
     engine_version: str  # v2: the analysis code that computed it (results are cached by it)
