@@ -527,11 +527,6 @@ def what_if_body(change: WhatIf | None, prediction: Prediction | str | None, err
     return body + prediction_body(prediction)
 
 
-def times(value: Any) -> str:
-    """A speed-up: 3.49x."""
-    return f"{display.number(value, digits=3)}x"
-
-
 def prediction_body(p: Prediction) -> list:
     """A `Prediction`'s fields as `tracekit predict` prints them: the predicted duration and speed-up with its
     interval, the regime after the change, the new occupancy, the basis, Nsight Compute's estimate, what would
@@ -539,8 +534,8 @@ def prediction_body(p: Prediction) -> list:
     got, new, now = p.predicted, p.new, p.current
     headline = f"{answer(p)}; {after(p)} after the change"
     rows = [
-        ("speed-up", times(got.speedup)),
-        ("interval", f"{times(got.low)} to {times(got.high)}"),
+        ("speed-up", display.times(got.speedup)),
+        ("interval", f"{display.times(got.low)} to {display.times(got.high)}"),
         ("predicted duration", f"{dur(got.duration_ns)} ({dur(got.duration_low_ns)} to {dur(got.duration_high_ns)})"),
         ("regime after the change", p.regime + (f" ({p.binding_unit})" if p.binding_unit else "")),
         (
@@ -552,8 +547,8 @@ def prediction_body(p: Prediction) -> list:
         ("basis", "; ".join(p.basis)),
         (
             "Nsight Compute's estimate",
-            f"{p.nsight.rule}: {times(p.nsight.speedup)} ({display.percent(p.nsight.estimated_speedup_pct)} of the "
-            f"duration) for {p.nsight.applies_to}"
+            f"{p.nsight.rule}: {display.times(p.nsight.speedup)} "
+            f"({display.percent(p.nsight.estimated_speedup_pct)} of the duration) for {p.nsight.applies_to}"
             if p.nsight is not None
             else "none in the report",
         ),
