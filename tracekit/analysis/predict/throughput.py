@@ -131,6 +131,7 @@ def dram_part(
     latency_now: float | None = None,
     fixed_scale: float = 1.0,
     own_ceiling: bool = True,
+    queue_up: bool = False,
 ) -> Part:
     """DRAM with its measured loaded-latency curve: Little's law with latency(throughput), no sharpness to guess.
     `latency_now`: the launch waits in a queue at its ceiling (`queued`), so with less concurrency the ceiling is what
@@ -145,7 +146,7 @@ def dram_part(
     open_curve = replace(dram, ceiling_bytes_per_s=calibrated)
 
     def ratio(scale: float) -> float:
-        if scale >= 1.0 or latency_now is None:
+        if (scale >= 1.0 and not queue_up) or latency_now is None:
             return (
                 model.loaded_latency_throughput(scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale)
                 / x0
@@ -165,6 +166,7 @@ def parts(
     dc: float = 0.0,
     fixed_scale: float = 1.0,
     own_ceiling: bool = True,
+    queue_up: bool = False,
 ) -> list[Part]:
     """Each measured unit's curve, its utilization moved by `du`, sharpness `p`, DRAM's ceiling by `dc`."""
     found = []
@@ -179,7 +181,9 @@ def parts(
         u = min(max(use.utilization + du, 0.01), 0.999)
         if use.unit.startswith("dram") and inputs.dram_curve is not None:
             share = min(max(inputs.dram_curve.memory_share + 4 * du, 0.05), 1.0)
-            found.append(dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale, own_ceiling))
+            found.append(
+                dram_part(use.unit, inputs.dram_curve, share, 1.0 - dc, wait, fixed_scale, own_ceiling, queue_up)
+            )
         elif dram_use is not None and inputs.dram_curve is not None and use.utilization < dram_use.utilization:
             # Less busy than DRAM, whose loaded latency the warps wait on: with less concurrency its rate follows
             # DRAM's (its own n / L would say the warps wait on it); with more, its bound still holds.
@@ -260,7 +264,11 @@ def counters_curve(inputs: PredictInputs, current_conc: float, ilp_ratio: float 
     ) + tuple(min_of(parts(inputs, fixed_scale=k), current_conc) for k in ends if abs(k - point) > 1e-9)
     if any(queued(inputs, u) is not None for u in inputs.units if u.unit.startswith("dram")):
         # At its ceiling with a queue: what it reaches now is the point's ceiling; calibrate's, above it, the reach.
-        alternatives += (min_of(parts(inputs, fixed_scale=point, own_ceiling=False), current_conc),)
+        # And with more concurrency, the launch may already be at its own ceiling (the queue read as one).
+        alternatives += (
+            min_of(parts(inputs, fixed_scale=point, own_ceiling=False), current_conc),
+            min_of(parts(inputs, fixed_scale=point, queue_up=True), current_conc),
+        )
     tightest = min(found, key=lambda part: part.bound)
     top = max(inputs.units, key=lambda u: u.utilization)
 
