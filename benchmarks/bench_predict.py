@@ -349,10 +349,16 @@ def sweep_set_cases(ceilings_override: Path | None = None, nominal: bool = False
     return out
 
 
+def _names(c: Case) -> str:
+    if "." in c.base:
+        return f"{c.base} -> {c.config}"
+    return f"{c.kernel}.{c.base} -> {c.config}"
+
+
 def _case_line(c: Case) -> str:
     nsight = f"{c.nsight:7.3f}" if c.nsight else "      -"
     return (
-        f"{c.base + ' -> ' + c.config:52s} {c.predicted:9.3f} {c.low:6.3f}-{c.high:6.3f} {nsight} {c.measured:8.3f} "
+        f"{_names(c):52s} {c.predicted:9.3f} {c.low:6.3f}-{c.high:6.3f} {nsight} {c.measured:8.3f} "
         f"{c.error:6.1%} {'in' if c.covered else 'OUT':>3s}{'  WRONG WAY' if c.direction_error else ''}"
         + (f"  unseen: {', '.join(c.unseen)}" if c.unseen else "")
     )
