@@ -139,6 +139,18 @@ def real_kernel_cases(
         launches = store.launches(import_id=int(imported.import_id))
         results = analyze_stored(store, launches)
         metrics = store.metrics(launches["id"].to_list())
+        # Nsight Compute's rule estimates are on the details page: its launches in the same order, by NVTX range.
+        details = scratch / "tuning.details.csv"
+        with gzip.open(REAL / "tuning.details.csv.gz", "rb") as src, details.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        shown, _ = ingest(store, str(details))
+        detail_launches = store.launches(import_id=int(shown.import_id)).sort("id")
+        rules = store.metrics(detail_launches["id"].to_list()).filter(pl.col("name").str.starts_with("rule:"))
+        ordered = launches.sort("id")
+        same = detail_launches["nvtx_path"].to_list() == ordered["nvtx_path"].to_list()
+        by_detail = dict(zip(detail_launches["id"].to_list(), ordered["id"].to_list(), strict=True)) if same else {}
+        rules = rules.with_columns(pl.col("launch_id").replace_strict(by_detail, default=None)).drop_nulls("launch_id")
+        metrics = pl.concat([metrics, rules], how="diagonal_relaxed")
     ceilings = _ceilings(results[0].kernel.device, ceilings_override, nominal)
     # The configuration's kernel: the longest launch in its NVTX range (KL divergence launches three).
     by_config: dict[str, object] = {}
