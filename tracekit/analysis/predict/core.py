@@ -4,20 +4,23 @@ launch rate), each returning its findings, and the duration with its interval.""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from tracekit.analysis.occupancy import device_limits
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.launch_rate import (
     LAUNCH_BOUND_SHARE,
+    LaunchTerms,
     arrival_scale,
     launch_rate_finding,
     launch_terms,
     waves_finding,
 )
-from tracekit.analysis.predict.occupancy_step import Config, achieved_step, current_config, new_config
+from tracekit.analysis.predict.occupancy_step import Achieved, Config, achieved_step, current_config, new_config
 from tracekit.analysis.predict.throughput import (
     BOUND_SHARE,
+    Curve,
     Throughput,
     counters_curve,
     sweep_curve,
@@ -31,7 +34,10 @@ from tracekit.analysis.predict.types import (
     Prediction,
     PredictionRefused,
 )
-from tracekit.analysis.predict.uncertainty import refuse_tile_shape, spill_relief, unseen_effects
+from tracekit.analysis.predict.uncertainty import Unseen, refuse_tile_shape, spill_relief, unseen_effects
+from tracekit.analysis.rules import render
+from tracekit.analysis.rules.base import Finding as RuleFinding
+from tracekit.analysis.rules.base import values
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings.types import NOMINAL
 
@@ -73,33 +79,17 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
 
     # Block starts: a launch whose starts bind it does not carry its low residency to a configuration they do not.
     terms = launch_terms(inputs, now, new)
-    arrivals = arrival_scale(inputs, now, new, terms)
-    achieved, achieved_findings = achieved_step(inputs, now, new, arrivals)
+    achieved, achieved_findings = achieved_step(inputs, now, new, arrival_scale(inputs, now, new, terms))
     findings[1:1] = achieved_findings
-    trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
     if change.grid_blocks is not None and new.grid_blocks != inputs.grid_blocks:
+        trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
         findings.append(finding("waves", "predict.grid-loop", ("grid", new.grid_blocks, "count"), ("trips", trips)))
-
-    # Concurrency = warps x ILP (Volkov 3.3: occupancy is not concurrency).
-    conc_now, conc_new = achieved.now * now.ilp, achieved.new * new.ilp
-    findings.append(
-        finding(
-            "concurrency",
-            "predict.concurrency",
-            ("achieved_now", achieved.now, "warps/SM"),
-            ("ilp_now", now.ilp),
-            ("conc_now", conc_now),
-            ("achieved_new", achieved.new, "warps/SM"),
-            ("ilp_new", new.ilp),
-            ("conc_new", conc_new),
-            value=conc_new,
-        )
-    )
+    findings.append(_concurrency_finding(achieved, now, new))
 
     # Per-unit throughput against concurrency. A launch that spills had its loads in flight set by its registers,
     # not by its elements per thread: with the spills gone (the point) the ILP change does not cut concurrency.
-    ilp_ratio = new.ilp / now.ilp
-    point_ratio = 1.0 if relief is not None else ilp_ratio
+    conc_now = achieved.now * now.ilp
+    point_ratio = 1.0 if relief is not None else new.ilp / now.ilp
     swept = sweep_curve(inputs, conc_now, terms.work_of, point_ratio)
     curve, curve_findings = swept if swept is not None else counters_curve(inputs, conc_now, point_ratio)
     findings += curve_findings
@@ -108,18 +98,123 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         basis.append("a warp trace")
     if curve.unit is not None or terms.rate_new is not None:
         basis.append(f"the device's ceilings ({inputs.ceilings_source})")
+
+    span, span_findings = _durations(inputs, now, new, achieved, curve, terms, relief)
+    findings += span_findings
+    # Effects the model cannot see widen the interval on the side they act (uncertainty.unseen_effects).
+    for effect in unseen:
+        span = _Span(span.point, min(span.low, span.point / effect.faster), max(span.high, span.point * effect.slower))
+    findings += unseen_findings
+    span, cap_findings = _capped(inputs, relief, span)
+    findings += cap_findings
+
+    conc_new = achieved.new * new.ilp
+    findings.append(waves_finding(new, achieved.tail_new, inputs.sm_count))
+    findings.append(launch_rate_finding(inputs, now, new, terms))
+    bound_now = curve.bound if curve.bound is not None and math.isfinite(curve.bound) else None
+    regime = (
+        "launch"
+        if terms.launch_new_ns > LAUNCH_BOUND_SHARE * span.point
+        else (
+            "throughput"
+            if bound_now is not None and curve.throughput(conc_new) > BOUND_SHARE * bound_now
+            else "latency"
+        )
+    )
+    needed = curve.needed if curve.needed is not None and math.isfinite(curve.needed) else None
+    binding_unit = curve.binding(conc_new) if curve.unit is not None else None
+    if needed is not None:
+        findings.append(
+            finding("model", "predict.littles-law", ("needed", needed), ("conc_new", conc_new), value=needed)
+        )
+    speedup = inputs.duration_ns / span.point
+    low, high = inputs.duration_ns / span.high, inputs.duration_ns / span.low
+    findings.append(
+        finding(
+            "result",
+            "predict.result",
+            ("predicted_ns", span.point, "ns"),
+            ("now_ns", inputs.duration_ns, "ns"),
+            ("speedup", speedup),
+            ("low", low),
+            ("high", high),
+            value=speedup,
+        )
+    )
+    nsight = None
+    if new.theoretical_warps_per_sm > now.theoretical_warps_per_sm:
+        nsight = next((n for n in inputs.nsight if n.rule == "TheoreticalOccupancy"), None)
+    return Prediction(
+        launch_id=inputs.launch_id,
+        kernel_name=inputs.kernel_name,
+        change=change,
+        current_duration_ns=inputs.duration_ns,
+        current=_state(now, achieved.now),
+        new=_state(new, achieved.new),
+        predicted=Predicted(span.point, speedup, low, high, span.low, span.high),
+        regime=regime,
+        binding_unit=binding_unit,
+        utilization=next((u.utilization for u in inputs.units if u.unit == binding_unit), curve.utilization),
+        needed_concurrency=needed,
+        basis=tuple(basis),
+        findings=tuple(findings),
+        narrow=_narrow(inputs, now, curve, unseen) if high / low > WIDE_INTERVAL else None,
+        nsight=nsight,
+        unseen=tuple(e.effect for e in unseen),
+    )
+
+
+def _concurrency_finding(achieved: Achieved, now: Config, new: Config) -> Finding:
+    """Concurrency = warps x ILP (Volkov 3.3: occupancy is not concurrency)."""
+    conc_new = achieved.new * new.ilp
+    return finding(
+        "concurrency",
+        "predict.concurrency",
+        ("achieved_now", achieved.now, "warps/SM"),
+        ("ilp_now", now.ilp),
+        ("conc_now", achieved.now * now.ilp),
+        ("achieved_new", achieved.new, "warps/SM"),
+        ("ilp_new", new.ilp),
+        ("conc_new", conc_new),
+        value=conc_new,
+    )
+
+
+@dataclass(frozen=True)
+class _Span:
+    """The predicted duration and its interval, in ns (low: the shortest)."""
+
+    point: float
+    low: float
+    high: float
+
+
+def _durations(
+    inputs: PredictInputs,
+    now: Config,
+    new: Config,
+    achieved: Achieved,
+    curve: Curve,
+    terms: LaunchTerms,
+    relief: float | None,
+) -> tuple[_Span, list[Finding]]:
+    """Waves and tail: throughput into time, the work scaled by the throughputs at the two concurrencies (time
+    averages over each launch, tail included, as a sweep's points are), and the interval: the curve's alternatives,
+    the tail's unknown smear, the fit's residual and extrapolation, and for a spilling launch the spills staying."""
+    conc_now = achieved.now * now.ilp
+    conc_new = achieved.new * new.ilp
     conc_point = achieved.new * (now.ilp if relief is not None else new.ilp)
+    findings: list[Finding] = []
 
     def duration_with(throughput: Throughput, conc: float = conc_point, work_scale: float = relief or 1.0) -> float:
-        # Both concurrencies are time averages over their launch, tail included, as the sweep's points are.
         x_now, x_new = throughput(conc_now), throughput(conc)
         work = terms.work_of(inputs.duration_ns) * work_scale * (x_now / x_new if x_new > 0 else math.inf)
         return terms.duration_of(work)
 
-    predicted_ns = duration_with(curve.throughput)
-    spread = [duration_with(alt) for alt in curve.alternatives] or [predicted_ns]
+    point = duration_with(curve.throughput)
+    spread = [duration_with(alt) for alt in curve.alternatives] or [point]
     if relief is not None:  # the spills stay: the plain model, the ILP change cutting concurrency
-        plain, _ = counters_curve(inputs, conc_now, ilp_ratio) if inputs.units else (curve, [])
+        plain, _ = counters_curve(inputs, conc_now, new.ilp / now.ilp) if inputs.units else (curve, [])
         spread.append(duration_with(plain.throughput, conc_new, 1.0))
         findings.append(
             finding(
@@ -136,17 +231,20 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         lo, hi = curve.measured_range
         if not lo * 0.95 <= conc_new <= hi * 1.05:
             err += EXTRAPOLATION_ERROR * abs(math.log(conc_new / (hi if conc_new > hi else lo)))
-    duration_low = min(min(spread), predicted_ns) * min(min(tail_spread) / predicted_ns, 1.0) * (1 - err)
-    duration_high = max(max(spread), predicted_ns) * max(max(tail_spread) / predicted_ns, 1.0) * (1 + err)
-    # Effects the model cannot see widen the interval on the side they act (uncertainty.unseen_effects).
-    for effect in unseen:
-        duration_low = min(duration_low, predicted_ns / effect.faster)
-        duration_high = max(duration_high, predicted_ns * effect.slower)
-    findings += unseen_findings
-    # No change of configuration runs a unit above its achievable ceiling: the same work (less the spill traffic
-    # where it goes) in less time needs each unit's rate times the speed-up.
+    low = min(min(spread), point) * min(min(tail_spread) / point, 1.0) * (1 - err)
+    high = max(max(spread), point) * max(max(tail_spread) / point, 1.0) * (1 + err)
+    return _Span(point, low, high), findings
+
+
+def _capped(inputs: PredictInputs, relief: float | None, span: _Span) -> tuple[_Span, list[Finding]]:
+    """No change of configuration runs a unit above its achievable ceiling: the same work (less the spill traffic
+    where it goes) in less time needs each unit's rate times the speed-up. The point stays under the ceiling; the
+    interval reaches past it by the ceilings' own spread."""
     capped = _headroom(inputs, relief)
-    if capped is not None and inputs.duration_ns / predicted_ns > capped[1]:
+    if capped is None:
+        return span, []
+    findings = []
+    if inputs.duration_ns / span.point > capped[1]:
         findings.append(
             finding(
                 "result",
@@ -156,80 +254,29 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
                 ("headroom", capped[1]),
             )
         )
-    if capped is not None:
-        # The point stays under the ceiling; the interval reaches past it by the ceilings' own spread.
-        floor = inputs.duration_ns / capped[1]
-        predicted_ns = max(predicted_ns, floor)
-        duration_low = max(duration_low, floor / (1 + CEILING_SPREAD))
-        duration_high = max(duration_high, predicted_ns)
+    floor = inputs.duration_ns / capped[1]
+    point = max(span.point, floor)
+    return _Span(point, max(span.low, floor / (1 + CEILING_SPREAD)), max(span.high, point)), findings
 
-    findings.append(waves_finding(new, achieved.tail_new, inputs.sm_count))
-    findings.append(launch_rate_finding(inputs, now, new, terms))
-    bound_now = curve.bound if curve.bound is not None and math.isfinite(curve.bound) else None
-    regime = (
-        "launch"
-        if terms.launch_new_ns > LAUNCH_BOUND_SHARE * predicted_ns
-        else (
-            "throughput"
-            if bound_now is not None and curve.throughput(conc_new) > BOUND_SHARE * bound_now
-            else "latency"
-        )
-    )
-    needed = curve.needed if curve.needed is not None and math.isfinite(curve.needed) else None
-    binding_unit = curve.binding(conc_new) if curve.unit is not None else None
-    if needed is not None:
-        findings.append(
-            finding("model", "predict.littles-law", ("needed", needed), ("conc_new", conc_new), value=needed)
-        )
-    speedup = inputs.duration_ns / predicted_ns
-    low, high = inputs.duration_ns / duration_high, inputs.duration_ns / duration_low
-    findings.append(
-        finding(
-            "result",
-            "predict.result",
-            ("predicted_ns", predicted_ns, "ns"),
-            ("now_ns", inputs.duration_ns, "ns"),
-            ("speedup", speedup),
-            ("low", low),
-            ("high", high),
-            value=speedup,
-        )
-    )
-    narrow = None
-    if high / low > WIDE_INTERVAL:
-        if curve.fit is None:
-            most = int(device_limits(inputs.compute_capability).max_warps_per_sm)
-            narrow = (
-                "profile it at two more occupancies (for example "
-                f"{max(8, int(now.theoretical_warps_per_sm // 2))} and {most} warps per SM, by dynamic shared "
-                "memory per block) so the saturation is fitted, not bounded"
+
+def _narrow(inputs: PredictInputs, now: Config, curve: Curve, unseen: list[Unseen]) -> str:
+    """What measurement would narrow a wide interval."""
+    return (
+        render.sentence(
+            RuleFinding(
+                "predict.narrow",
+                "predict",
+                "predict.narrow",
+                values(
+                    ("fitted", curve.fit is not None),
+                    ("low_warps", max(8, int(now.theoretical_warps_per_sm // 2)), "warps/SM"),
+                    ("most_warps", int(device_limits(inputs.compute_capability).max_warps_per_sm), "warps/SM"),
+                    ("unseen", "; ".join(e.why for e in unseen) or None),
+                    ("calibrate", curve.unit is not None and inputs.ceilings_source == NOMINAL),
+                ),
             )
-        else:
-            narrow = "profile it at an occupancy beyond the measured range, near the one asked about"
-        if unseen:
-            narrow = "measure the changed configuration itself: " + "; ".join(e.why for e in unseen)
-        if curve.unit is not None and inputs.ceilings_source == NOMINAL:
-            narrow += "; measure the device's ceilings (tracekit calibrate)"
-    nsight = None
-    if new.theoretical_warps_per_sm > now.theoretical_warps_per_sm:
-        nsight = next((n for n in inputs.nsight if n.rule == "TheoreticalOccupancy"), None)
-    return Prediction(
-        launch_id=inputs.launch_id,
-        kernel_name=inputs.kernel_name,
-        change=change,
-        current_duration_ns=inputs.duration_ns,
-        current=_state(now, achieved.now),
-        new=_state(new, achieved.new),
-        predicted=Predicted(predicted_ns, speedup, low, high, duration_low, duration_high),
-        regime=regime,
-        binding_unit=binding_unit,
-        utilization=next((u.utilization for u in inputs.units if u.unit == binding_unit), curve.utilization),
-        needed_concurrency=needed,
-        basis=tuple(basis),
-        findings=tuple(findings),
-        narrow=narrow,
-        nsight=nsight,
-        unseen=tuple(e.effect for e in unseen),
+        )
+        or ""
     )
 
 
