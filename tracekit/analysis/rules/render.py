@@ -740,6 +740,19 @@ def _predict_spare(v: _V) -> str:
     )
 
 
+def _predict_narrow(v: _V) -> str:
+    if v.o("unseen"):
+        text = f"measure the changed configuration itself: {v.s('unseen')}"
+    elif v.o("fitted"):
+        text = "profile it at an occupancy beyond the measured range, near the one asked about"
+    else:
+        text = (
+            f"profile it at two more occupancies (for example {_N(v.n('low_warps'))} and {_N(v.n('most_warps'))} "
+            "warps per SM, by dynamic shared memory per block) so the saturation is fitted, not bounded"
+        )
+    return text + ("; measure the device's ceilings (tracekit calibrate)" if v.o("calibrate") else "")
+
+
 PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
     "predict.occupancy": lambda v: (
         f"calculator: {_N(v.n('block'))} threads, {_N(v.n('regs'))} registers, {fmt.size(v.n('smem'))} shared "
@@ -796,6 +809,7 @@ PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
         "its DRAM bytes; with fewer live values per thread the spills go and its loads in flight, set by its "
         f"registers, stay (the point); if they stay, {_x(v.n('spills_stay_x'))}"
     ),
+    "predict.narrow": _predict_narrow,
     "predict.waves": _predict_waves,
     "predict.launch-rate": _predict_launch_rate,
     "predict.no-launch-rate": lambda v: (
