@@ -26,12 +26,9 @@ import math
 from dataclasses import dataclass
 
 from tracekit.analysis.predict.findings import finding
-from tracekit.analysis.predict.occupancy_step import Config, expected_max_normal
+from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
 
-# Warp-time spread assumed at a barrier where the launch cannot show its own (one warp per block shows none):
-# the spread of warp lifetimes the sweep set's launches show (cv 0.1-0.3 from their lost residency).
-BARRIER_CV = 0.25
 # L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
 L1_FOOTPRINT_SHARE = 0.2
 # Registers a thread can address (PTX ISA: 255 per thread on every CUDA architecture since Kepler).
@@ -80,7 +77,7 @@ def unseen_effects(
     k_now, k_new = math.ceil(now.threads_per_block / 32), math.ceil(new.threads_per_block / 32)
     # One warp per block shows no barrier, used or not: a block of several may need them to share a row.
     if (inputs.uses_barriers or k_now == 1) and k_new != k_now:
-        factor = (1 + BARRIER_CV * expected_max_normal(k_new)) / (1 + BARRIER_CV * expected_max_normal(k_now))
+        factor = (1 + WARP_CV_HIGH * expected_max_normal(k_new)) / (1 + WARP_CV_HIGH * expected_max_normal(k_now))
         effects.append(
             Unseen(
                 "per-row-parallelism",
