@@ -7,7 +7,9 @@ import csv
 import gzip
 import json
 
-from tracekit.analysis.kernel_key import KernelKey
+import pytest
+
+from tracekit.analysis.kernel_key import KernelKey, same_smem_bytes
 from tracekit.analysis.pairing import DURATION_TOLERANCE, PairingCandidate, pair_launch
 from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
@@ -60,15 +62,19 @@ def test_agreeing_candidates_that_differ_from_one_another_are_ambiguous() -> Non
 PAIRING = "pairing/h100"
 
 
-def test_every_kineto_launch_of_a_pytorch_pass_pairs_with_its_nsight_compute_result(sample_trace, tmp_path) -> None:
+@pytest.mark.parametrize("page", ["raw", "details"])
+def test_every_kineto_launch_of_a_pytorch_pass_pairs_with_its_nsight_compute_result(
+    sample_trace, tmp_path, page
+) -> None:
     """106 launches (CUB scans, sorts and selects, lambda-named ATen kernels, ...) timed by the PyTorch profiler
     and profiled by ncu in the same order: each Kineto launch takes the counters of the ncu result at its place,
-    though the two tools spell many of the names differently."""
-    trace, report = sample_trace(f"{PAIRING}/pairing.pt.trace.json.gz"), sample_trace(f"{PAIRING}/pairing.raw.csv.gz")
+    though the two tools spell many of the names differently (and the details page rounds shared memory)."""
+    trace = sample_trace(f"{PAIRING}/pairing.pt.trace.json.gz")
+    report = sample_trace(f"{PAIRING}/pairing.{page}.csv.gz")
     with gzip.open(trace, "rt", encoding="utf-8") as handle:
         kernels = [e for e in json.load(handle)["traceEvents"] if e.get("cat") == "kernel"]
     with gzip.open(report, "rt", encoding="utf-8") as handle:
-        rows = [row for row in csv.DictReader(handle) if (row.get("ID") or "").isdigit()]
+        rows = list({row["ID"]: row for row in csv.DictReader(handle) if (row.get("ID") or "").isdigit()}.values())
     assert len(kernels) == len(rows) == 106  # independent counts: the trace's events, the raw page's rows
     spelled_apart = sum(k["name"] != r["Kernel Name"] for k, r in zip(kernels, rows, strict=True))
     assert spelled_apart > 50  # CUPTI's libstdc++ and ncu's EDG demangler
@@ -86,3 +92,11 @@ def test_every_kineto_launch_of_a_pytorch_pass_pairs_with_its_nsight_compute_res
     assert counters_from == profiled["id"].to_list()  # each with the result at its own place in the pass
     for name in ("DeviceScanKernel", "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast"):
         assert any(name in n for n in traced["kernel_name"].to_list()), name
+
+
+def test_shared_memory_agrees_within_the_details_pages_rounding() -> None:
+    """ncu's details page writes 7,696 bytes as 7.70 Kbyte (7,700): one allocation; 32 bytes apart are two."""
+    assert same_smem_bytes(7696, 7700) and same_smem_bytes(45056, 45060) and same_smem_bytes(None, 12)
+    assert same_smem_bytes(2064, 2050, 16)  # Kineto's static + dynamic against ncu's rounded dynamic and static
+    assert not same_smem_bytes(2064, 2048, 48) and not same_smem_bytes(2080, 2048, 16)
+    assert not same_smem_bytes(7696, 7702)  # neither a multiple of 10: both exact, and they differ

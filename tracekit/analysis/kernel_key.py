@@ -45,6 +45,23 @@ def _same(a: Any, b: Any) -> bool:
     return a is None or b is None or a == b
 
 
+# Nsight Compute's details page writes shared memory in Kbyte with two decimals (7,696 bytes print as "7.70"):
+# a size read from it is a multiple of 10 bytes within 5 of the true one (the raw page gives exact bytes).
+DETAILS_SMEM_ROUNDING_BYTES = 5
+
+
+def same_smem_bytes(a: int | None, *b: int | None) -> bool:
+    """Shared memory sizes agree: `a` and the sum of `b` (the parts another source gives), unknown matching
+    anything. Each nonzero size that is a multiple of 10 bytes may be one the details page rounded, and widens
+    the agreement by its rounding: far below the SM's allocation unit (128 bytes or more), so the two are one
+    allocation, while sizes 16 or 32 bytes apart stay two."""
+    if a is None or any(part is None for part in b):
+        return True
+    parts = [int(part) for part in b if part is not None]
+    slack = DETAILS_SMEM_ROUNDING_BYTES * sum(1 for size in (a, *parts) if size and size % 10 == 0)
+    return abs(a - sum(parts)) <= slack
+
+
 def _same_dynamic_smem(a: KernelKey, b: KernelKey) -> bool:
     """Dynamic shared memory agrees (unknown is 0). A side that knows neither part (a source without shared
     memory sizes, or one that gives them only rounded, as nsys stats does) matches anything. A side whose static
@@ -55,12 +72,12 @@ def _same_dynamic_smem(a: KernelKey, b: KernelKey) -> bool:
     ):
         return True
     mine, theirs = a.dynamic_smem_bytes or 0, b.dynamic_smem_bytes or 0
-    if mine == theirs:
+    if same_smem_bytes(mine, theirs):
         return True
     if a.static_smem_bytes is None and b.static_smem_bytes is not None:
-        return mine == theirs + b.static_smem_bytes
+        return same_smem_bytes(mine, theirs, b.static_smem_bytes)
     if b.static_smem_bytes is None and a.static_smem_bytes is not None:
-        return theirs == mine + a.static_smem_bytes
+        return same_smem_bytes(theirs, mine, a.static_smem_bytes)
     return False
 
 
@@ -90,7 +107,7 @@ class KernelKey:
             and None not in self.grid
             and None not in self.block
             and _same(self.registers_per_thread, other.registers_per_thread)
-            and _same(self.static_smem_bytes, other.static_smem_bytes)
+            and same_smem_bytes(self.static_smem_bytes, other.static_smem_bytes)
             and _same_dynamic_smem(self, other)
             and self.same_device(other)
         )
