@@ -136,6 +136,8 @@ class AchievableUtilization:
             "stream": "what a stream reaches",
             "scattered": "what scattered 32-byte sectors reach",
         }.get(self.pattern, f"what a {self.pattern} access reaches" if self.pattern else "the measured ceiling")
+        if self.unit.startswith("tensor_"):
+            what = f"the {self.unit.removeprefix('tensor_')} tensor roof"
         if self.ceiling_source == "nominal":
             return f"{label} {rate}: {_share(self.of_achievable)} of nominal (no measured ceiling: nominal)"
         share = _share(self.of_achievable)

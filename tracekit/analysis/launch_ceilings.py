@@ -29,6 +29,12 @@ LIMITER_UNITS = {
 }
 
 
+def judges(limiter: str | None, unit: str) -> bool:
+    """Whether a unit of the section (`dram`, `tensor_bf16`, ...) is the one behind a verdict limiter."""
+    wanted = LIMITER_UNITS.get(limiter or "")
+    return wanted is not None and (unit == wanted or (wanted == "tensor" and unit.startswith("tensor_")))
+
+
 @dataclass(frozen=True)
 class LaunchCeilings:
     source: str  # "measured: <file>" or "nominal"

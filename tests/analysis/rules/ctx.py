@@ -94,12 +94,18 @@ def ceilings(
     bytes_per_sector: float | None = 32.0,
     grid_blocks: int | None = None,
     threads_per_block: int | None = None,
+    write_fraction: float | None = None,
 ) -> LaunchCeilings:
     """The ceilings section of a launch on a real device profile (the shipped H100 one, or nominal peaks), from the
-    counters launch_ceilings reads: a duration, DRAM bytes and the bytes used per sector of global loads."""
+    counters launch_ceilings reads: a duration, DRAM bytes (with `write_fraction` of them written, which picks the
+    read:write stream ceiling; without it the best stream of any mix) and the bytes used per sector of global
+    loads."""
+    dram = None if dram_bytes_per_s is None else dram_bytes_per_s * duration_ns * 1e-9
     rows = {
         "gpu__time_duration.sum": duration_ns,
-        "dram__bytes.sum": None if dram_bytes_per_s is None else dram_bytes_per_s * duration_ns * 1e-9,
+        "dram__bytes.sum": dram,
+        "dram__bytes_read.sum": None if dram is None or write_fraction is None else dram * (1 - write_fraction),
+        "dram__bytes_write.sum": None if dram is None or write_fraction is None else dram * write_fraction,
         "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": bytes_per_sector,
     }
     section = launch_ceilings(

@@ -33,12 +33,15 @@ def test_judged_against_the_measured_launch_rate_of_the_block_size() -> None:
         device=DeviceFacts(sm_count=132, grid_blocks=blocks), trace=TraceStats(span_ns=span), ceilings=section
     )
     found = block_launch_rate.apply(ctx)
-    assert flags(found) == ["block-launch-rate"] and found[0].get("ceiling_ceiling_name") == "block_launch_per_s_per_sm"
+    name = "block_launch_per_s_per_sm.64"  # the measured rate of 64-thread blocks
+    assert flags(found) == ["block-launch-rate"] and found[0].get("ceiling_ceiling_name") == name
     launch_ns, share = found[0].get("launch_ns_per_sm"), found[0].get("share")
-    assert isinstance(launch_ns, float) and launch_ns == pytest.approx(1e9 / 12187987.668, rel=1e-6)
+    rate = found[0].get("ceiling_ceiling_value")
+    assert isinstance(rate, float) and 11.5e6 < rate < 13e6  # ~82 ns per block
+    assert isinstance(launch_ns, float) and launch_ns == pytest.approx(1e9 / rate, rel=1e-9)
     assert isinstance(share, float) and share == pytest.approx(launch_ns / (span * 132 / blocks))
-    assert 0.99 < share < 1.01
-    assert "12.19 Mblocks/s per SM, the measured rate on this GPU, measured: tracekit/ceilings/" in texts(found)
+    assert 0.95 < share < 1.01  # at the measured rate (or a real launch's, where one ran faster: issue 26)
+    assert " Mblocks/s per SM, the measured rate on this GPU, measured: tracekit/ceilings/" in texts(found)
 
 
 def test_without_a_profile_the_assumed_80_ns_is_named_as_such() -> None:

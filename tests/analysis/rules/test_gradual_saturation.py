@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.analysis.rules.ctx import A100, ceilings, context, ids, texts, unit
+from tests.analysis.rules.ctx import A100, H100, ceilings, context, ids, texts, unit
 from tracekit.analysis.rules import gradual_saturation
 from tracekit.analysis.rules.base import OccupancyView
+from tracekit.ceilings import ceilings_for
 
 MEMORY_STALLS = {"long_scoreboard": 90.0, "wait": 2.0, "selected": 1.0}
 FULL = OccupancyView(achieved_warps=58.0, theoretical_warps=64.0)
@@ -28,9 +29,13 @@ def test_half_occupancy_or_compute_stalls_do_not_fire() -> None:
 
 
 def test_scattered_dram_at_75_percent_of_its_ceiling_is_in_gradual_saturation_below_60_percent_of_nominal() -> None:
-    # 1.56 TB/s of scattered sectors: 46.7% of nominal, 75% of the H100's measured scattered ceiling (2.086 TB/s).
-    section = ceilings(dram_bytes_per_s=0.75 * 2.0864e12, bytes_per_sector=4.0)
-    ctx = context(units=(unit("DRAM", "dram", 46.7),), stalls=MEMORY_STALLS, occupancy=FULL, ceilings=section)
+    # scattered sectors at 75% of the H100's scattered ceiling (~2.1-2.2 TB/s): below 50% of nominal
+    scattered = ceilings_for(H100, "9.0", 132).dram_random_sector_bytes_per_s
+    assert scattered is not None
+    section = ceilings(dram_bytes_per_s=0.75 * scattered.value, bytes_per_sector=4.0)
+    pct = 100 * 0.75 * scattered.value / 3.35e12
+    assert pct < 50.0
+    ctx = context(units=(unit("DRAM", "dram", pct),), stalls=MEMORY_STALLS, occupancy=FULL, ceilings=section)
     found = gradual_saturation.apply(ctx)
     assert ids(found) == ["gradual-saturation.memory"] and found[0].limiter == "dram"
     loaded, unloaded = found[0].get("loaded_latency_ns"), found[0].get("unloaded_latency_ns")

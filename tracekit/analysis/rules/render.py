@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracekit import format as fmt
 from tracekit.analysis.achievable import UNIT_LABELS, AchievableUtilization
-from tracekit.analysis.launch_ceilings import LIMITER_UNITS
+from tracekit.analysis.launch_ceilings import judges
 from tracekit.analysis.rules.base import (
     SATURATION_PCT,
     Finding,
@@ -97,6 +97,9 @@ def _label(v: _V, prefix: str) -> str:
 def _what(v: _V, prefix: str) -> str:
     """What the ceiling is: "what a stream reaches", "what scattered 32-byte sectors reach", ..."""
     pattern = v.s(prefix + "_pattern") if v.o(prefix + "_pattern") else ""
+    unit = v.s(prefix + "_unit") if v.o(prefix + "_unit") else ""
+    if unit.startswith("tensor_"):
+        return f"the {unit.removeprefix('tensor_')} tensor roof"
     return {"stream": "what a stream reaches", "scattered": "what scattered 32-byte sectors reach"}.get(
         pattern, f"what a {pattern} access reaches" if pattern else "the measured ceiling"
     )
@@ -111,6 +114,27 @@ def _against(v: _V, prefix: str) -> str:
     what = _what(v, prefix)
     nominal = f"{_F(v.n(prefix + '_of_nominal'))} of nominal, " if v.o(prefix + "_of_nominal") is not None else ""
     return f"{nominal}{share} of {what} on this GPU ({v.s(prefix + '_ceiling_source')})"
+
+
+def _tensor_roof(v: _V, near: bool) -> str:
+    """The launch under the tensor roof of its input type (rules/tensor_roof.py)."""
+    kind = v.s("tensor_type")
+    where = (
+        f"right of the ridge ({_N(v.n('intensity'))} FLOP per DRAM byte)"
+        if v.o("intensity") is not None
+        else "right of the ridge"
+    )
+    text = (
+        f"On the roofline the launch is {where}: its {kind} tensor work, {_rate(v, 'tensor')}, is "
+        f"{_F(v.n('tensor_of_achievable'))} of the {kind} tensor roof ({_amount(v, 'tensor', 'ceiling_value')}, "
+        f"{v.s('tensor_ceiling_source')})"
+    )
+    if near:
+        return (
+            f"{text}, at or above the {_F(v.n('near_fraction'))} at which the tensor pipe bounds it: occupancy and "
+            "memory latency are not what limits it."
+        )
+    return text + "."
 
 
 def _judged_by(v: _V) -> str:
@@ -465,6 +489,8 @@ TEMPLATES: dict[str, Callable[[_V], str]] = {
         + f": the busiest is {v.s('unit_label')} at {_P(v.n('unit_pct'))} ({v.s('unit_metric')})."
     ),
     "verdict.judged-by": _judged_by,
+    "tensor-roof.near-roof": lambda v: _tensor_roof(v, near=True),
+    "tensor-roof.point": lambda v: _tensor_roof(v, near=False),
     "saturated-unit.at-ceiling": _at_ceiling,
     "verdict.no-stall-breakdown": lambda v: (
         "The report has no stall breakdown; by Volkov's rule a launch that reaches no "
@@ -593,6 +619,11 @@ ADVICE: dict[str, Callable[[_V], str]] = {
         f"Issue less work to the {v.s('unit_label')}: use cheaper or fewer instructions, or move work to an idle pipe."
     ),
     "reduce.unit": lambda v: f"Issue less work to the {v.s('unit_label')}.",
+    "reduce.tensor": lambda v: (
+        f"The tensor pipe is {_F(v.n('tensor_of_achievable'))} of the {v.s('tensor_type')} roof: the rest is the gap "
+        "to the best matmul of that type (larger tiles, fewer non-tensor instructions between the MMAs, wgmma "
+        "rather than mma.sync on Hopper), or a faster input type."
+    ),
     "reduce.memory-bytes": lambda v: "Move fewer bytes through the memory system.",
     "saturated-no-more-occupancy": lambda v: (
         f"More occupancy will not help: {v.s('unit_label')} is saturated (latency is already hidden)."
@@ -903,9 +934,14 @@ def _limit(u: UnitUtilization, judged: AchievableUtilization | None) -> tuple[st
     saturation threshold (rules.base.SATURATION_PCT) or at its measured ceiling; the measured share is named when it
     is the nearer of the two (as rules.base.closeness takes the larger)."""
     measured = judged if judged is not None and judged.ceiling_source != NOMINAL else None
+    at_limit = u.pct >= SATURATION_PCT or (measured is not None and measured.at_ceiling)
+    if measured is not None and measured.unit.startswith("tensor_"):
+        # the tensor pipe's roof is its type's FLOP/s (rules/tensor_roof.py): always named, busy cycles are not FLOPs
+        kind = measured.unit.removeprefix("tensor_")
+        reach = f", {_F(measured.of_achievable)} of the {kind} tensor roof"
+        return reach, " - at the hardware limit" if at_limit else " - near its roof"
     nearer = measured is not None and measured.of_achievable > u.pct / 100.0
     reach = f", {_F(measured.of_achievable)} of what this GPU reaches" if measured is not None and nearer else ""
-    at_limit = u.pct >= SATURATION_PCT or (measured is not None and measured.at_ceiling)
     return reach, " - at the hardware limit" if at_limit else " - below its ceiling, where latency grows with load"
 
 
@@ -915,7 +951,7 @@ def _throughput_headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> 
     if outcome.limiter is None:
         return "Throughput-bound: the measured occupancy sweep is on its plateau - more warps add no throughput"
     judged = outcome.judged_by
-    if judged is not None and judged.unit != LIMITER_UNITS.get(outcome.limiter):
+    if judged is not None and not judges(outcome.limiter, judged.unit):
         judged = None
     bound = unit(units, outcome.limiter)
     if bound is None:
@@ -939,7 +975,7 @@ def _latency_headline(outcome: Outcome, units: Sequence[UnitUtilization]) -> str
         f", {_F(judged.of_achievable)} of what this GPU reaches"
         if judged is not None
         and judged.ceiling_source != NOMINAL
-        and judged.unit == LIMITER_UNITS.get(top.limiter)
+        and judges(top.limiter, judged.unit)
         and judged.of_achievable > top.pct / 100.0
         else ""
     )

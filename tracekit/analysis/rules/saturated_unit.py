@@ -14,7 +14,7 @@ measured ceilings.
 
 from __future__ import annotations
 
-from tracekit.analysis.rules import memory_attribution
+from tracekit.analysis.rules import memory_attribution, tensor_roof
 from tracekit.analysis.rules.base import (
     MEMORY_LIMITERS,
     SATURATION_FRACTION_OF_ACHIEVABLE,
@@ -27,6 +27,7 @@ from tracekit.analysis.rules.base import (
     closeness,
     nominal_note,
     specific,
+    unit,
     unit_values,
     values,
 )
@@ -84,6 +85,12 @@ def apply(ctx: RuleContext) -> list[Finding]:
     saturated.sort(key=lambda u: -closeness(ctx, u))
     named = specific(saturated)
     top = (named or saturated)[0]
+    # a tensor launch right of the ridge near its tensor roof is bound by the tensor pipe: the shared-memory and L2
+    # traffic that feeds the MMAs grows with them (rules/tensor_roof.py)
+    roof = tensor_roof.on_tensor_roof(ctx)
+    pipe = unit(named, "tensor")
+    if roof is not None and pipe is not None and roof.of_achievable >= tensor_roof.NEAR_ROOF_FRACTION:
+        top = pipe
     found = [_unit_finding(ctx, u) for u in saturated]
     if not named:
         found.append(

@@ -2,7 +2,8 @@
 
 Volkov's rule (2016, ch. 3): latency is hidden when some throughput limit is reached, not when the units look busy.
 The bound rules are tried in this order, the first that fires decides: a saturated unit (`saturated_unit`), a hot
-L2 slice (`atomics_contention`), the block launch rate, gradual memory saturation, the measured sweep's plateau;
+L2 slice (`atomics_contention`), the block launch rate, a tensor launch near its tensor roof (`tensor_roof`),
+gradual memory saturation, the measured sweep's plateau;
 then the stall split (latency-bound when most stalled cycles wait on latency); with no utilization counters, the
 sweep alone. The explaining rules run after, with the verdict in their context (`RuleContext.state`). Last, the
 ceiling the verdict was judged by (issue 20): the limiter's unit against its achievable ceiling, or for a launch
@@ -37,6 +38,7 @@ from tracekit.analysis.rules import (
     spills,
     stall_summary,
     sweep_plateau,
+    tensor_roof,
     ties,
     too_few_blocks,
     trace_tail,
@@ -129,6 +131,10 @@ def decide(ctx: RuleContext) -> tuple[str, str | None, Finding | None, list[str]
     launch_bound = block_launch_rate.bound(rate) if rate is not None else []
     if launch_bound:
         return "throughput-bound", "block-launch", None, [], launch_bound
+    tensor = tensor_roof.bound(ctx)
+    if tensor:
+        limiter, tied_found, tied = _limiter_unit(ctx, tensor)
+        return "throughput-bound", limiter, None, tied, tensor + stall_summary.summary(ctx) + tied_found
     if units:
         memory = gradual_saturation.apply(ctx)
         if memory:
@@ -209,6 +215,8 @@ def run(ctx: RuleContext) -> Outcome:
     found += group + occupancy_gap.unexplained(ctx, group)
     for rule in (coalescing, bank_conflicts, spills, divergence, barrier_stalls):
         found += rule.apply(ctx)
+    if not any(f.rule == tensor_roof.RULE_ID for f in found):
+        found += tensor_roof.apply(ctx)
     ctx = _with_state(ctx, found)
     nsight = nsight_rules.results(ctx)
     found += nsight_rules.apply(ctx)
