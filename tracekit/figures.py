@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
@@ -22,6 +23,13 @@ from tracekit.analysis.types import LaunchAnalysis, Sweep
 TIME_AXIS_TITLE = "time since the first warp started (µs)"
 SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
 BAR_COLORS = ("#1f77b4", "#ff7f0e")  # alternate by block, so neighbouring blocks' warps stay apart
+
+
+def unchecked_figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
+    """A figure from traces and a layout written in plotly's own schema (titles as {"text": ...}), built without
+    plotly's validation, which cost most of a 1,000-launch report's drawing: for figures whose values the engine
+    produced and checked."""
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 def plot_height(rows: int, px_per_row: int = 14) -> int:
@@ -322,22 +330,23 @@ def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
 def stall_figure(by_reason: dict[str, float]) -> go.Figure:
     """Warp cycles per issued instruction by stall reason (`result["stalls"]["by_reason"]`), largest on top."""
     ranked = sorted(by_reason.items(), key=lambda item: item[1])
-    figure = go.Figure(
-        go.Bar(
-            x=[v for _, v in ranked],
-            y=[r for r, _ in ranked],
-            orientation="h",
-            hovertemplate="%{y}: %{x:.3f} cycles per issue<extra></extra>",
-        )
+    bar = {
+        "type": "bar",
+        "x": [v for _, v in ranked],
+        "y": [r for r, _ in ranked],
+        "orientation": "h",
+        "hovertemplate": "%{y}: %{x:.3f} cycles per issue<extra></extra>",
+    }
+    return unchecked_figure(
+        [bar],
+        {
+            "height": max(300, 60 + 20 * len(ranked)),
+            "margin": {"l": 160, "r": 20, "t": 30, "b": 50},
+            "plot_bgcolor": "white",
+            "showlegend": False,
+            "xaxis": {"title": {"text": "warp cycles per issued instruction"}},
+        },
     )
-    figure.update_layout(
-        height=max(300, 60 + 20 * len(ranked)),
-        margin={"l": 160, "r": 20, "t": 30, "b": 50},
-        plot_bgcolor="white",
-        showlegend=False,
-        xaxis={"title": "warp cycles per issued instruction"},
-    )
-    return figure
 
 
 def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, TailEffect | None]) -> go.Figure:
@@ -658,47 +667,51 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
         + (f"<br>{html.escape(achievable[u.limiter].sentence())}" if u.limiter in achievable else "")
         for u in rows
     ]
-    figure = go.Figure(
-        go.Bar(
-            x=[u.pct for u in rows],
-            y=labels,
-            orientation="h",
-            name="% of nominal peak",
-            marker={"color": [BINDING_COLOR if u.limiter == binding else UNIT_COLOR for u in rows]},
-            text=[f"{u.pct:.1f}%" for u in rows],
-            textposition="outside",
-            cliponaxis=False,
-            hovertext=hover,
-            hoverinfo="text",
-        )
-    )
+    traces: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "x": [u.pct for u in rows],
+            "y": labels,
+            "orientation": "h",
+            "name": "% of nominal peak",
+            "marker": {"color": [BINDING_COLOR if u.limiter == binding else UNIT_COLOR for u in rows]},
+            "text": [f"{u.pct:.1f}%" for u in rows],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "hovertext": hover,
+            "hoverinfo": "text",
+        }
+    ]
     ticks = [
         (label, 100.0 * ceiling.ceiling_value / nominal, u.limiter)
         for u, label in zip(rows, labels, strict=True)
         if (ceiling := achievable.get(u.limiter)) is not None and (nominal := ceiling.nominal)
     ]
     if ticks:
-        figure.add_trace(
-            go.Scatter(
-                x=[x for _, x, _ in ticks],
-                y=[label for label, _, _ in ticks],
-                mode="markers",
-                name="measured achievable peak",
-                marker={"symbol": "line-ns", "size": 18, "line": {"width": 3, "color": ACHIEVABLE_COLOR}},
-                hovertext=[html.escape(achievable[limiter].sentence()) for _, _, limiter in ticks],
-                hoverinfo="text",
-            )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [x for _, x, _ in ticks],
+                "y": [label for label, _, _ in ticks],
+                "mode": "markers",
+                "name": "measured achievable peak",
+                "marker": {"symbol": "line-ns", "size": 18, "line": {"width": 3, "color": ACHIEVABLE_COLOR}},
+                "hovertext": [html.escape(achievable[limiter].sentence()) for _, _, limiter in ticks],
+                "hoverinfo": "text",
+            }
         )
-    figure.update_layout(
-        height=height,
-        margin={"l": 150, "r": 20, "t": 30, "b": 40},
-        plot_bgcolor="white",
-        showlegend=bool(ticks),
-        legend={"orientation": "h", "y": 1.12, "x": 0},
-        xaxis={"title": "% of the unit's nominal peak", "range": [0, 110], "gridcolor": "#eee"},
-        bargap=0.25,
+    return unchecked_figure(
+        traces,
+        {
+            "height": height,
+            "margin": {"l": 150, "r": 20, "t": 30, "b": 40},
+            "plot_bgcolor": "white",
+            "showlegend": bool(ticks),
+            "legend": {"orientation": "h", "y": 1.12, "x": 0},
+            "xaxis": {"title": {"text": "% of the unit's nominal peak"}, "range": [0, 110], "gridcolor": "#eee"},
+            "bargap": 0.25,
+        },
     )
-    return figure
 
 
 ROOF_STYLES = {"memory": "solid", "compute": "dash"}
@@ -749,7 +762,8 @@ def roofline_figure(
         return None
     (x_low, x_high), (y_low, y_high) = axes
     x_edges = [10**x_low, 10**x_high]
-    figure = go.Figure()
+    traces: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
     for roof in roofline.roofs:
         if roof.kind == "memory":
             if roof.name.startswith("dram") and roof.name != roofline.dram_roof:
@@ -759,56 +773,67 @@ def roofline_figure(
             xs, ys = x_edges, [roof.value, roof.value]
         else:
             continue
-        figure.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="lines",
-                name=f"{roof.name} roof",
-                line={"color": "#888", "dash": ROOF_STYLES[roof.kind], "width": 1.5},
-                hovertext=f"{roof.name}: {roof.value:.4g} {'byte/s' if roof.kind == 'memory' else 'FLOP/s'} "
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": ys,
+                "mode": "lines",
+                "name": f"{roof.name} roof",
+                "line": {"color": "#888", "dash": ROOF_STYLES[roof.kind], "width": 1.5},
+                "hovertext": f"{roof.name}: {roof.value:.4g} {'byte/s' if roof.kind == 'memory' else 'FLOP/s'} "
                 f"({html.escape(roof.source)})",
-                hoverinfo="text",
-                showlegend=False,
-            )
+                "hoverinfo": "text",
+                "showlegend": False,
+            }
         )
         # The label where the roof leaves the drawn area (a memory roof's right end may lie above it).
         label_x = math.log10(xs[-1])
         if roof.kind == "memory":
             label_x = min(label_x, y_high - 0.15 - math.log10(roof.value))
-        figure.add_annotation(
-            x=label_x,
-            y=math.log10(roof.value * 10**label_x) if roof.kind == "memory" else math.log10(ys[-1]),
-            text=roof.name,
-            showarrow=False,
-            xanchor="right",
-            yanchor="bottom",
-            font={"size": 10, "color": "#666"},
+        labels.append(
+            {
+                "x": label_x,
+                "y": math.log10(roof.value * 10**label_x) if roof.kind == "memory" else math.log10(ys[-1]),
+                "text": roof.name,
+                "showarrow": False,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "font": {"size": 10, "color": "#666"},
+            }
         )
     for point in roofline.points:
         if not point.arithmetic_intensity_flop_per_byte or not roofline.achieved_flop_per_s:
             continue
-        figure.add_trace(
-            go.Scatter(
-                x=[point.arithmetic_intensity_flop_per_byte],
-                y=[roofline.achieved_flop_per_s],
-                mode="markers",
-                name=f"{name} {point.level}".strip(),
-                marker={"size": 11, "color": LEVEL_COLORS.get(point.level, "#1f77b4")},
-                hovertext=f"{point.level}: {point.arithmetic_intensity_flop_per_byte:.4g} FLOP/byte, "
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [point.arithmetic_intensity_flop_per_byte],
+                "y": [roofline.achieved_flop_per_s],
+                "mode": "markers",
+                "name": f"{name} {point.level}".strip(),
+                "marker": {"size": 11, "color": LEVEL_COLORS.get(point.level, "#1f77b4")},
+                "hovertext": f"{point.level}: {point.arithmetic_intensity_flop_per_byte:.4g} FLOP/byte, "
                 f"{roofline.achieved_flop_per_s:.4g} FLOP/s, {point.bytes_per_s:.4g} byte/s",
-                hoverinfo="text",
-            )
+                "hoverinfo": "text",
+            }
         )
-    figure.update_layout(
-        height=height,
-        margin={"l": 70, "r": 20, "t": 30, "b": 45},
-        plot_bgcolor="white",
-        legend={"orientation": "h", "y": 1.12, "x": 0},
-        xaxis={"type": "log", "title": "arithmetic intensity (FLOP per byte)", "range": [x_low, x_high]},
-        yaxis={"type": "log", "title": "FLOP/s", "range": [y_low, y_high]},
+    return unchecked_figure(
+        traces,
+        {
+            "annotations": labels,
+            "height": height,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 45},
+            "plot_bgcolor": "white",
+            "legend": {"orientation": "h", "y": 1.12, "x": 0},
+            "xaxis": {
+                "type": "log",
+                "title": {"text": "arithmetic intensity (FLOP per byte)"},
+                "range": [x_low, x_high],
+            },
+            "yaxis": {"type": "log", "title": {"text": "FLOP/s"}, "range": [y_low, y_high]},
+        },
     )
-    return figure
 
 
 def occupancy_figure(result: LaunchAnalysis) -> go.Figure | None:

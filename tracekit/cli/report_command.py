@@ -11,7 +11,7 @@ import polars as pl
 import typer
 
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, report_views, what_to_try_for
+from tracekit.api import analyze_stored, report_views, what_to_try_all
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
@@ -92,15 +92,13 @@ def report_command(
         write_output(json_text(results.to_dicts()), output, None)
     elif fmt is ReportFormat.md:
         full, _ = full_sections(results, launch or [], top)
-        tries = {
-            r.launch_id: what_to_try_for(store, r) for r in results if r.launch_id is not None and r.launch_id in full
-        }
+        tries = what_to_try_all(store, (r for r in results if r.launch_id in full))
         write_output(markdown.report_markdown(results, tries=tries), output, None)
     else:
         full, note = full_sections(results, launch or [], top)
         chosen = [result for result in results if result.launch_id in full]
         views = report_views(store, progress(chosen, "drawing"))
-        tries = {r.launch_id: what_to_try_for(store, r) for r in chosen if r.launch_id is not None}
+        tries = what_to_try_all(store, chosen)
         page = html.report_html(results, views, full=full, selection_note=note, tries=tries)
         write_output(page, output, DEFAULT_HTML_PATH)
 
