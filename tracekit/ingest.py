@@ -17,6 +17,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
 from tracekit.errors import InputError, TracekitError
+from tracekit.host_events import HostEvents
 from tracekit.importers import read_file
 from tracekit.parsed import ParsedImport
 from tracekit.scratch import remove_stale
@@ -87,7 +88,49 @@ def ingest(
     if (existing := store.find_by_sha256(sha256, connection)) is not None:
         return store.existing_result(existing, connection), []
     parsed = read_checked(path, fmt, **options)
-    return store.add_import(parsed, path, name=name, sha256=sha256, connection=connection), parsed.warnings
+    events = host_timeline(path, parsed)
+    if events is None:
+        return store.add_import(parsed, path, name=name, sha256=sha256, connection=connection), parsed.warnings
+    if connection is None:
+        with store.transaction() as own:
+            return _add_with_events(store, parsed, events, path, name, sha256, own), parsed.warnings
+    return _add_with_events(store, parsed, events, path, name, sha256, connection), parsed.warnings
+
+
+def host_timeline(path: Path, parsed: ParsedImport) -> HostEvents | None:
+    """The trace's host timeline for the step analysis, from readers that have one (Kineto, Nsight Systems); a
+    timeline the reader cannot make leaves a warning, not a failed import."""
+    from tracekit.importers import formats
+
+    reader = getattr(formats().get(parsed.format), "read_host_events", None)
+    if reader is None:
+        return None
+    try:
+        events: HostEvents = reader(path)
+    except Exception as exc:  # the launches are read: the import goes on without the step analysis' timeline
+        if os.environ.get("TRACEKIT_DEBUG"):
+            raise
+        parsed.warnings.append(f"no host timeline for `tracekit step` ({_one_line(str(exc))[:300]})")
+        return None
+    return events
+
+
+def _add_with_events(
+    store: Store,
+    parsed: ParsedImport,
+    events: HostEvents,
+    path: Path,
+    name: str | None,
+    sha256: str,
+    connection: Connection,
+) -> ImportResult:
+    """The import and its host timeline in one transaction."""
+    from tracekit.store import host_events
+
+    result = store.add_import(parsed, path, name=name, sha256=sha256, connection=connection)
+    if result.created:
+        host_events.save(connection, result.import_id, events)
+    return result
 
 
 @dataclass

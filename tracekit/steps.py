@@ -6,6 +6,7 @@ launches and their paired Nsight Compute results) for what to try and the step w
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,18 +42,49 @@ def read_events(path: str | Path) -> HostEvents:
     return events
 
 
-def steps_of(path: str | Path, step: str | None = None) -> StepsResult:
-    """The steps of one trace file; a name no range has, or a trace without GPU activity, is one line."""
-    events = read_events(path)
+_IMPORT_REF = re.compile(r"^(?:import:)?(\d+)$")
+
+
+def is_import_ref(source: str | Path) -> bool:
+    """`7` or `import:7` (and no file of that name): a stored import."""
+    return bool(_IMPORT_REF.match(str(source).strip())) and not Path(source).exists()
+
+
+def events_of(source: str | Path, store: Store | None = None) -> HostEvents:
+    """The host timeline of a trace file, or of a stored import (`7`, `import:7`) from `store`."""
+    if not is_import_ref(source):
+        return read_events(source)
+    if store is None:
+        raise TracekitError(f"{source}: an import id needs a store (--db)")
+    from tracekit.store import host_events
+
+    import_id = int(_IMPORT_REF.match(str(source).strip()).group(1))  # type: ignore[union-attr]
+    with store.engine.connect() as connection:
+        events = host_events.load(connection, import_id)
+    if events is None:
+        found = store.get_import(import_id)  # raises NotFoundError, naming the store
+        raise TracekitError(
+            f"import {import_id} ({found['format']}) holds no host "
+            "timeline: steps need a PyTorch profiler trace or an nsys export, imported by this version"
+        )
+    return events
+
+
+def steps_of(source: str | Path, step: str | None = None, store: Store | None = None) -> StepsResult:
+    """The steps of one trace file or stored import; a name no range has, or a trace without GPU activity, is one
+    line."""
+    events = events_of(source, store)
     try:
         return analyze_steps(events, step)
     except StepError as exc:
-        raise TracekitError(f"{path}: {exc}") from None
+        raise TracekitError(f"{source}: {exc}") from None
 
 
-def ranks_of(paths: list[str | Path], step: str | None = None) -> tuple[list[StepsResult], tuple[AlignedStep, ...]]:
+def ranks_of(
+    sources: list[str | Path], step: str | None = None, store: Store | None = None
+) -> tuple[list[StepsResult], tuple[AlignedStep, ...]]:
     """Each rank's steps (one trace per rank) and the steps aligned across ranks."""
-    results = [steps_of(path, step) for path in paths]
+    results = [steps_of(source, step, store) for source in sources]
     return results, align(results)
 
 

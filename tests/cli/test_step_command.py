@@ -66,3 +66,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_stored_import_is_a_source_and_is_deleted_with_it(tmp_path):
+    """`tracekit import` keeps a trace's host timeline: `tracekit step IMPORT` shows the file's figures; an import
+    without one is one line; `tracekit rm` removes it with the import."""
+    import sqlite3
+
+    db = str(tmp_path / "store.sqlite")
+    raw = REPO / "sample_traces/torch_step/torch_step.raw.csv"
+    done = tracekit("import", str(TORCH_STEP), str(raw), "--db", db)
+    assert done.returncode == 0, done.stderr
+    from_file = json.loads(tracekit("step", str(TORCH_STEP), "--json").stdout)
+    stored = tracekit("step", "1", "--json", "--db", db)
+    assert stored.returncode == 0, stored.stderr
+    from_import = json.loads(stored.stdout)
+    assert from_import["steps"] == from_file["steps"]
+    refused = tracekit("step", "import:2", "--db", db)
+    assert refused.returncode == 2 and "holds no host timeline" in refused.stderr
+    assert tracekit("rm", "1", "--db", db).returncode == 0
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM host_event_chunks").fetchone() == (0,)

@@ -153,7 +153,11 @@ def _what_if(
 
 def step_command(
     sources: Annotated[
-        list[str], typer.Argument(help="A PyTorch profiler trace or nsys SQLite export; several: one per rank.")
+        list[str],
+        typer.Argument(
+            help="A PyTorch profiler trace or nsys SQLite export, or a stored import of one (7, import:7); several: "
+            "one per rank."
+        ),
     ],
     step: Annotated[
         str | None,
@@ -196,8 +200,11 @@ def step_command(
             console.print(line, markup=False)
         return
 
+    from tracekit.steps import is_import_ref
+
+    store = open_store(db) if any(is_import_ref(source) for source in sources) else None
     with busy(f"reading {fmt.plural(len(sources), 'trace')}"):
-        results, aligned = ranks_of(list(sources), step)
+        results, aligned = ranks_of(list(sources), step, store)
     if as_json:
         payload: Any = steps_dict(results[0])
         if len(results) > 1:

@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_REVISION = "0005"  # the Alembic head this code expects
+SCHEMA_REVISION = "0006"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
@@ -196,3 +196,19 @@ class AnalysisResultRow(Base):
     context_digest: Mapped[str] = mapped_column(String(64))
     result_json: Mapped[str] = mapped_column(Text)
     computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class HostEventChunkRow(Base):
+    """A trace's host timeline for the step analysis (`tracekit.host_events`: GPU activities, API calls, CPU
+    ranges) as Arrow IPC chunks per import (migration 0006); deleted with its import."""
+
+    __tablename__ = "host_event_chunks"
+    __table_args__ = (Index("ix_host_event_chunks_import", "import_id", "frame", "chunk_index"),)
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+    frame: Mapped[str] = mapped_column(String(20))  # gpu | calls | ranges
+    chunk_index: Mapped[int] = mapped_column(Integer)
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    rank: Mapped[int | None] = mapped_column(Integer)  # the trace's rank in a distributed job
+    encoding: Mapped[str] = mapped_column(String(40))
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -1,0 +1,80 @@
+"""A trace's host timeline (`tracekit.host_events.HostEvents`) in the store: each frame as Arrow IPC chunks
+(zstd) in `host_event_chunks`, written inside the import's own transaction and read straight back into polars."""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+from sqlalchemy import Connection, insert, select
+
+from tracekit.host_events import CALL_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, HostEvents
+from tracekit.store.schema import HostEventChunkRow, ImportRow
+
+ENCODING = "arrow-ipc-zstd"
+CHUNK_ROWS = 1_000_000
+FRAMES = {"gpu": GPU_OP_SCHEMA, "calls": CALL_SCHEMA, "ranges": RANGE_SCHEMA}
+
+
+def save(connection: Connection, import_id: int, events: HostEvents) -> None:
+    """Write the events of one import on `connection`'s transaction."""
+    table = HostEventChunkRow.__table__
+    for frame_name in FRAMES:
+        frame: pl.DataFrame = getattr(events, frame_name)
+        for index, chunk in enumerate(frame.iter_slices(CHUNK_ROWS)):
+            buffer = io.BytesIO()
+            chunk.write_ipc(buffer, compression="zstd")
+            connection.execute(
+                insert(table).values(
+                    import_id=import_id,
+                    frame=frame_name,
+                    chunk_index=index,
+                    row_count=chunk.height,
+                    rank=events.rank,
+                    encoding=ENCODING,
+                    data=buffer.getvalue(),
+                )
+            )
+        if frame.height == 0:  # an empty frame still marks the import as having a host timeline
+            buffer = io.BytesIO()
+            frame.write_ipc(buffer, compression="zstd")
+            connection.execute(
+                insert(table).values(
+                    import_id=import_id,
+                    frame=frame_name,
+                    chunk_index=0,
+                    row_count=0,
+                    rank=events.rank,
+                    encoding=ENCODING,
+                    data=buffer.getvalue(),
+                )
+            )
+
+
+def load(connection: Connection, import_id: int) -> HostEvents | None:
+    """The stored events of one import, or None when it has none (a format without a host timeline)."""
+    rows = connection.execute(
+        select(HostEventChunkRow.frame, HostEventChunkRow.rank, HostEventChunkRow.data)
+        .where(HostEventChunkRow.import_id == import_id)
+        .order_by(HostEventChunkRow.frame, HostEventChunkRow.chunk_index)
+    ).all()
+    if not rows:
+        return None
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in FRAMES}
+    rank = None
+    for frame_name, row_rank, data in rows:
+        parts[frame_name].append(pl.read_ipc(io.BytesIO(data)))
+        rank = row_rank
+    frames = {name: pl.concat(found) if found else pl.DataFrame(schema=FRAMES[name]) for name, found in parts.items()}
+    found_import = connection.execute(
+        select(ImportRow.device_name, ImportRow.source_path).where(ImportRow.id == import_id)
+    ).first()
+    device, source = (found_import[0], found_import[1]) if found_import else (None, None)
+    return HostEvents(
+        gpu=frames["gpu"],
+        calls=frames["calls"],
+        ranges=frames["ranges"],
+        rank=rank,
+        device_name=device,
+        source=f"import {import_id} ({source})" if source else f"import {import_id}",
+    )
