@@ -1,15 +1,24 @@
-"""How good is `tracekit predict`? Its predictions on the H100 sweep set against the measured speed-ups.
+"""How good is `tracekit predict`? Its predictions on two sets against the measured speed-ups.
 
-    python benchmarks/bench_predict.py [--configs]
+    python benchmarks/bench_predict.py [--configs] [--ceilings FILE | --nominal]
 
-Imports sample_traces/sweeps/h100 (Nsight Compute raw and details pages of 112 configurations of 7 kernels) into a
-scratch store, analyses every launch and predicts:
+The sweep set (sample_traces/sweeps/h100: Nsight Compute raw and details pages of 112 configurations of 7 kernels
+the team wrote), each launch analysed in a scratch store:
 (a) from three occupancies spanning 8x (8, 32 and 64 warps per SM, the sweep fitted), the speed-up from the
-    64-warp launch to each other occupancy of the same kernel;
-(b) from a single launch at each occupancy below the maximum, the speed-up of going to the maximum (64 warps per
-    SM), beside Nsight Compute's TheoreticalOccupancy estimate for that launch;
-(c) from the single 64-warp launch at block 256, other block sizes and grids (reported, no target).
-The measured speed-ups are the CUDA-event medians in timings.csv (recorded before tracekit predicted anything).
+    64-warp launch to each other occupancy of the same kernel (target: >= 90% within 10%);
+(b) from a single launch at each occupancy below the maximum, the speed-up of going to 64 warps per SM, beside
+    Nsight Compute's TheoreticalOccupancy estimate for that launch (targets: closer than Nsight on >= 90%, median
+    error <= 15%);
+(c) from the single 64-warp launch at block 256, other block sizes and grids;
+(d) ILP: `sweep_read_ilpK` at one occupancy to K' loads in flight per thread (the same bytes).
+The real-kernel set (sample_traces/real_kernels/h100: Liger-Kernel's Triton kernels at the num_warps and BLOCK_SIZE
+their users try): (r) each configuration from its kernel's first with what the compiler made of the other (block
+threads, registers, dynamic shared memory, grid; ILP as the ratio of elements per thread), beside Nsight's estimate
+where its details page has one (targets: >= 80% within 15%, also on the > 10% changes; median error no worse than
+"no change"; interval coverage >= 80%; no direction error whose interval misses 1.0).
+Every figure is reported beside the trivial predictor ("no change"), with interval coverage and direction errors,
+and again for the configurations measured outside 0.9-1.1x. The measured speed-ups are the CUDA-event medians in
+each set's timings.csv, recorded before tracekit predicted anything.
 """
 
 from __future__ import annotations
