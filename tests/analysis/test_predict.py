@@ -310,3 +310,86 @@ def test_nsight_estimate_rides_beside_an_occupancy_change() -> None:
     launch = _launch(2.0, nsight=(NsightEstimate("TheoreticalOccupancy", 50.0, 2.0, "theoretical occupancy"),))
     p = predict(launch, Change(dynamic_shared_mem_bytes=0))
     assert p.nsight is not None and p.nsight.speedup == 2.0
+
+
+# ---- issue 26: concurrency to spare, spills, what the model cannot see, the ceiling, the tile shape ----------------
+
+
+def _queued_launch(wait_share: float) -> PredictInputs:
+    """One warp per block, 128 elements per thread, DRAM at 97% of its ceiling on the shipped profile's curve; its
+    warps live 20 us and wait on memory `wait_share` of it."""
+    from tracekit.analysis.predict import DramCurve
+
+    curve = tuple(sorted((p.throughput_bytes_per_s / 3e12, p.latency_ns) for p in H100.dram_latency_curve))
+    dram = DramCurve(2.91e12, 3.0e12, curve, wait_share, PROFILE)
+    # 16,384 one-warp blocks, 16 resident per SM over 100 us: a warp lives 16 x 132 x 100 us / 16,384 = 12.9 us.
+    return _launch(
+        0.0,
+        smem=0,
+        threads_per_block=32,
+        grid_blocks=16_384,
+        registers_per_thread=128,
+        achieved_warps_per_sm=16.0,
+        duration_ns=100_000.0,
+        units=(UnitUse("dram (stream)", 2.91e12, 3.0e12, PROFILE, "B/s"), UnitUse("l2", 30.0, 100.0, "nominal")),
+        dram_curve=dram,
+    )
+
+
+def test_a_launch_in_drams_queue_keeps_its_throughput_with_less_ilp() -> None:
+    # Little's law at the launch's own memory wait: 0.7 x 12.9 us per round, far past the curve's end, so four warps
+    # per row with a quarter of the elements each (ILP 1/4) keep the throughput; with a short wait (10% of the warp's
+    # life, under the curve's end) the same change loses concurrency.
+    change = Change(threads_per_block=128, grid_blocks=16_384, ilp=0.25)
+    queued = predict(_queued_launch(0.7), change)
+    short = predict(_queued_launch(0.02), change)
+    assert queued.predicted.speedup == pytest.approx(1.0, abs=0.05)
+    assert short.predicted.speedup < 0.8
+
+
+def test_a_tensor_core_kernel_refuses_a_tile_shape_change_in_one_line() -> None:
+    gemm = _launch(50.0, units=(UnitUse("tensor pipe", 76.0, 91.0, PROFILE),))
+    with pytest.raises(PredictionRefused, match="tile shape") as refused:
+        predict(gemm, Change(ilp=4))
+    assert "\n" not in str(refused.value) and "76%" in str(refused.value)
+    with pytest.raises(PredictionRefused, match="tile shape"):
+        what_to_try(gemm)
+    light = _launch(
+        2.0, units=(UnitUse("dram (stream)", 2.0, 90.0, "nominal"), UnitUse("tensor pipe", 2.0, 91.0, PROFILE))
+    )
+    assert predict(light, Change(ilp=2)).predicted.speedup > 1.5  # a tensor pipe at 2% is no tile shape
+
+
+def test_no_prediction_runs_a_unit_above_its_ceiling() -> None:
+    # DRAM at 60% of its ceiling, judged by the verdict at 70% of its own: 16 -> 64 warps far below the knee would be
+    # 4x by n / L, but the same bytes in a quarter of the time need DRAM at 240%: the point stops at 1 / 0.7.
+    launch = replace(_launch(54.0), judged=(("dram", 0.7),))
+    p = predict(launch, Change(dynamic_shared_mem_bytes=0))
+    assert p.predicted.speedup == pytest.approx(1 / 0.7)
+    assert p.predicted.high <= 1 / 0.7 * 1.1 + 1e-9
+    assert any(f.template == "predict.capped" for f in p.findings)
+
+
+def test_a_spilling_launch_loses_its_spill_traffic_with_fewer_elements_per_thread() -> None:
+    # Its global accesses need half its DRAM bytes (the rest is local-memory traffic): two warps per row with half the
+    # elements each (same occupancy) spill no more, so the same throughput moves half the bytes: ~2x; the interval
+    # reaches down to the spills staying.
+    spills = _launch(50.0, spill_free_share=0.5)
+    p = predict(spills, Change(ilp=0.5))
+    assert p.predicted.speedup == pytest.approx(2.0, rel=0.05)
+    assert p.predicted.low < 1.0
+    assert any(f.template == "predict.spills" for f in p.findings)
+    same = predict(spills, Change(ilp=2.0))  # more elements per thread: no relief
+    assert not any(f.template == "predict.spills" for f in same.findings)
+
+
+def test_what_the_model_cannot_see_widens_the_interval_and_says_why() -> None:
+    # One warp per block to eight (block barriers wait for the slowest warp), L1 serving 40% of the loads: the
+    # interval spans both effects, each with its finding, and `narrow` asks to measure the configuration itself.
+    row = _launch(50.0, threads_per_block=32, grid_blocks=132 * 32 * 50, l1_hit_rate=0.4)
+    p = predict(row, Change(threads_per_block=256, grid_blocks=132 * 32 * 50, ilp=0.125))
+    assert set(p.unseen) == {"per-row-parallelism", "cache-footprint"}
+    assert p.predicted.high / p.predicted.speedup >= 1.4 - 1e-9  # 1 + the hit rate faster
+    assert p.predicted.speedup / p.predicted.low >= 1 + 0.28 * 1.42  # E[max of 8] at cv 0.28 slower
+    assert [f.step for f in p.findings].count("uncertainty") == 2
+    assert p.narrow is not None and p.narrow.startswith("measure the changed configuration itself")
