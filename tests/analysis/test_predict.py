@@ -345,6 +345,12 @@ def test_a_launch_in_drams_queue_keeps_its_throughput_with_less_ilp() -> None:
     short = predict(_queued_launch(0.02), change)
     assert queued.predicted.speedup == pytest.approx(1.0, abs=0.05)
     assert short.predicted.speedup < 0.8
+    # Bytes in flight per SM, by Little's law: 2.91 TB/s x 9.02 us / 132 SMs, against 3 TB/s x the unloaded latency.
+    spare = next(f for f in queued.findings if f.template == "predict.spare")
+    held = {v.name: v.value for v in spare.values}
+    assert held["in_flight_bytes"] == pytest.approx(2.91e12 * 0.7 * 16 * 132 * 100_000 / 16_384 * 1e-9 / 132)
+    assert held["spare"] == pytest.approx(held["in_flight_bytes"] / held["needed_bytes"])
+    assert not any(f.template == "predict.spare" for f in short.findings)
 
 
 def test_a_tensor_core_kernel_refuses_a_tile_shape_change_in_one_line() -> None:

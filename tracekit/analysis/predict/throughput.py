@@ -232,6 +232,28 @@ def _unit_findings(inputs: PredictInputs, top: UnitUse) -> list[Finding]:
                 value=dram.memory_share,
             )
         )
+    dram_use = next((use for use in inputs.units if use.unit.startswith("dram")), None)
+    wait = queued(inputs, dram_use) if dram_use is not None else None
+    if dram is not None and dram_use is not None and wait is not None and dram.latency:
+        # Bytes in flight per SM by Little's law: now (throughput x the wait the warps see), and what the ceiling
+        # needs at the unloaded latency (the curve's first point).
+        unloaded = dram.latency[0][1]
+        in_flight = dram.throughput_bytes_per_s * wait * 1e-9 / inputs.sm_count
+        needed = dram.ceiling_bytes_per_s * unloaded * 1e-9 / inputs.sm_count
+        out.append(
+            finding(
+                "concurrency",
+                "predict.spare",
+                ("unit", dram_use.unit),
+                ("needed_bytes", needed, "B"),
+                ("unloaded_ns", unloaded, "ns"),
+                ("wait_ns", wait, "ns"),
+                ("in_flight_bytes", in_flight, "B"),
+                ("spare", in_flight / needed if needed > 0 else 0.0),
+                value=in_flight,
+                unit="B",
+            )
+        )
     u = min(top.utilization, 0.999)
     out.append(
         finding(

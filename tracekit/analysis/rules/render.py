@@ -764,10 +764,11 @@ def _predict_launch_rate(v: _V) -> str:
 
 def _predict_spare(v: _V) -> str:
     return (
-        f"Little's law at the unloaded latency: {v.s('unit')} at {_F(v.n('utilization'))} of its ceiling needs "
-        f"{_N(v.n('needed'))} warps x ILP per SM in flight at {_D(v.n('unloaded_ns'))}; the launch has "
-        f"{_N(v.n('conc_now'))}, {_x(v.n('spare'))} what it needs, so its throughput holds until concurrency falls "
-        f"below that need ({_N(v.n('conc_new'))} after the change)"
+        f"Little's law: {v.s('unit')} at its ceiling needs {fmt.size(v.n('needed_bytes'))} in flight per SM at the "
+        f"unloaded latency ({_D(v.n('unloaded_ns'))}); the launch's warps wait {_D(v.n('wait_ns'))} per memory round "
+        f"(their lifetime x their memory share), so it holds {fmt.size(v.n('in_flight_bytes'))} per SM, "
+        f"{_x(v.n('spare'))} what the ceiling needs: it waits in a queue, and with less concurrency its throughput "
+        f"holds until the bytes in flight fall below that need"
     )
 
 
