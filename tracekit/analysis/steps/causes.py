@@ -3,9 +3,10 @@
 A gap ends when the next GPU activity starts; that activity's API call (found by correlation id; a CUDA graph's
 kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued.
 - synchronization: the gap began while a host thread was blocked in a synchronizing call (cudaDeviceSynchronize,
-  cudaStreamSynchronize, `.item()`'s copy, a synchronous or pageable cudaMemcpy: `calls.py`): the sync drained
-  the queue, so everything the host does until its next launch is GPU idle time. Outside such a gap, host time
-  inside a synchronizing call (staging a pageable copy) is synchronization too.
+  cudaStreamSynchronize, `.item()`'s copy, a synchronous or pageable cudaMemcpy: `calls.py`) and the next work
+  was not queued yet: the sync drained the queue, so everything the host does until its next launch is GPU idle
+  time. Outside such a gap, host time inside a synchronizing call (staging a pageable copy) is synchronization
+  too. A gap between work already queued is not the sync's, even while the host waits in one.
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
   framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
   its start.
@@ -101,30 +102,29 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
     frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
     length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
     gpu_part = length - host
+    # the part after the next activity was issued: its own call's (a synchronous copy), a stream wait, or the
+    # launch's latency on the GPU (the work was queued: a sync in progress did not cause it)
+    sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
+    wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
     traced = pl.col("drained") | (pl.col("thread").is_not_null() & pl.col("known"))
     named = {
-        SYNCHRONIZATION: pl.when(pl.col("drained"))
-        .then(length)
-        .otherwise(pl.col("in_sync") + pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)),
-        LAUNCH_BOUND: pl.when(pl.col("drained"))
-        .then(0)
-        .otherwise(
-            pl.col("in_dispatch")
-            - pl.col("in_sync")
-            + pl.when(pl.col("call_class").is_in([SYNC]) | pl.col("waited")).then(0).otherwise(gpu_part)
-        ),
-        WAITING: pl.when(~pl.col("drained") & pl.col("waited") & (pl.col("call_class") != SYNC))
-        .then(gpu_part)
-        .otherwise(0),
+        SYNCHRONIZATION: pl.when(pl.col("drained")).then(host).otherwise(pl.col("in_sync")) + sync_gpu,
+        LAUNCH_BOUND: pl.when(pl.col("drained")).then(0).otherwise(pl.col("in_dispatch") - pl.col("in_sync"))
+        + (gpu_part - sync_gpu - wait_gpu),
+        WAITING: wait_gpu,
         HOST_WORK: pl.when(pl.col("drained")).then(0).otherwise(host - pl.col("in_dispatch")),
     }
-    amounts = frame.with_columns(
-        **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
-    ).with_columns(
-        **{UNATTRIBUTED: length - pl.sum_horizontal(*named)},
+    amounts = (
+        frame.with_columns(queued=host == 0)
+        .with_columns(
+            **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
+        )
+        .with_columns(
+            **{UNATTRIBUTED: length - pl.sum_horizontal(*named)},
+        )
     )
     long = amounts.unpivot(
-        index=["step", "start_ns", "end_ns", "next_name", "operator", "base"],
+        index=["step", "start_ns", "end_ns", "next_name", "operator", "base", "queued"],
         on=list(CAUSES),
         variable_name="cause",
         value_name="idle_ns",
@@ -134,6 +134,8 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.lit("call"))
         .when(pl.col("cause") == HOST_WORK)
         .then(pl.lit("host gap"))
+        .when((pl.col("cause") == LAUNCH_BOUND) & pl.col("queued"))
+        .then(pl.lit("queued"))
         .when(pl.col("cause") == LAUNCH_BOUND)
         .then(pl.lit("call"))
         .when(pl.col("cause") == WAITING)

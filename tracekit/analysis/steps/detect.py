@@ -61,14 +61,18 @@ def windows_of(
     )
     issued = calls.filter(pl.col("correlation_id").is_not_null()).select("correlation_id", "start_ns").sort("start_ns")
     issued = issued.join_asof(host.sort("range_start"), left_on="start_ns", right_on="range_start", strategy="backward")
-    ends_of = (
-        issued.join(gpu.select("correlation_id", "end_ns"), on="correlation_id")
-        .group_by("step")
-        .agg(pl.col("end_ns").max())
+    launched = issued.filter(pl.col("step").is_not_null()).join(
+        gpu.select("correlation_id", pl.col("start_ns").alias("op_start"), "end_ns"), on="correlation_id"
     )
+    ends_of = launched.group_by("step").agg(pl.col("end_ns").max())
     gpu_end = dict(ends_of.iter_rows())
     found_starts, found_ends = [], []
-    previous = -(2**62)
+    # work queued before the first step (the profiler's warm-up steps, recorded running but not launching) delays
+    # the first step's start as a CUDA event's would be
+    first_op = launched.filter(pl.col("step") == 0)["op_start"].min()
+    backlog = gpu.filter(~pl.col("correlation_id").is_in(launched["correlation_id"].implode()).fill_null(False))
+    backlog = backlog.filter(pl.col("start_ns") < first_op) if first_op is not None else backlog.clear()
+    previous = _max(backlog["end_ns"])
     for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
         in_range = issued.height and gpu_end.get(i)
         launched_end = int(gpu_end[i]) if in_range else previous
