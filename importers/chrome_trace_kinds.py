@@ -32,6 +32,8 @@ _BROWSER_CATS = re.compile(
 )
 _JSON_TRACE = re.compile(rb'^(?:\{[^\x00]*"traceEvents"\s*:|\[\s*\{[^\x00]*"ph"\s*:)', re.DOTALL)
 MAX_SHOWN = 3
+# A Chrome trace no reader takes is parsed whole to say what it is; past this size the generic refusal is cheaper.
+MAX_DESCRIBED_BYTES = 512 * 2**20
 
 
 def _shown(name: object) -> str:
@@ -130,8 +132,10 @@ def unread_chrome_trace(path: Path, head: bytes) -> str | None:
     if not _JSON_TRACE.match(text[:4096]):
         return None
     try:
-        document = load_json(path)
-    except (InputError, RecursionError):  # not JSON after all: the generic refusal says what tracekit reads
+        if path.stat().st_size > MAX_DESCRIBED_BYTES:
+            return None
+        document = load_json(path, MAX_DESCRIBED_BYTES)
+    except (OSError, InputError, RecursionError):  # not JSON after all, or too large to describe: the generic line
         return None
     events = document.get("traceEvents") if isinstance(document, dict) else document
     return describe(events) if isinstance(events, list) else None
