@@ -82,26 +82,50 @@ def _read_fraction(dram_read_bytes: float | None, dram_write_bytes: float | None
     return dram_read_bytes / (dram_read_bytes + dram_write_bytes)
 
 
+def _tma_share(lsu_sectors: float | None, tma_sectors: float | None) -> float:
+    """The share of global load sectors that TMA bulk copies moved (0 without TMA counters)."""
+    if not tma_sectors or tma_sectors <= 0:
+        return 0.0
+    return tma_sectors / (tma_sectors + max(lsu_sectors or 0.0, 0.0))
+
+
 def access_pattern(
     data_bytes_per_sector: float | None,
     sectors_per_request: float | None = None,
     dram_read_bytes: float | None = None,
     dram_write_bytes: float | None = None,
+    lsu_load_sectors: float | None = None,
+    tma_load_sectors: float | None = None,
 ) -> AccessPattern:
     """The pattern from Nsight Compute's bytes used per sector of global loads
     (smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio: 32 for a stream, 4 for scattered 4-byte
     loads); else from sectors per request (4 for a warp's coalesced 4-byte loads, 32 when every lane has its own
     sector; 16-byte loads also give 16, so this fallback overstates scatter for vector streams). DRAM's read and
-    written bytes give the read:write mix whose stream ceiling applies."""
+    written bytes give the read:write mix whose stream ceiling applies.
+
+    Both counters see only the LSU's loads. TMA bulk copies (cp.async.bulk, Hopper's tensor-map loads) do not go
+    through the LSU sector path: they move whole tiles, a stream (CUDA C++ Programming Guide, "Asynchronous Data
+    Copies using the Tensor Memory Accelerator"). With TMA read sectors counted
+    (l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld), the LSU's pattern weighs only its share of the load
+    sectors: a GEMM's few scalar LSU loads (4 of 32 bytes used) beside 250 M TMA sectors are no scattered access."""
     reads = _read_fraction(dram_read_bytes, dram_write_bytes)
+    tma = _tma_share(lsu_load_sectors, tma_load_sectors)
+    note = f"; {_share(tma)} of load sectors are TMA bulk copies (whole tiles)" if tma > 0 else ""
     if data_bytes_per_sector is not None and data_bytes_per_sector > 0:
         share = (SECTOR_BYTES - data_bytes_per_sector) / (SECTOR_BYTES - SCATTERED_DATA_BYTES)
-        return AccessPattern(
-            min(1.0, max(0.0, share)), f"{data_bytes_per_sector:.3g} of 32 bytes used per sector", reads
+        basis = (
+            f"{data_bytes_per_sector:.3g} of 32 bytes used per sector of the LSU's loads{note}"
+            if tma
+            else (f"{data_bytes_per_sector:.3g} of 32 bytes used per sector")
         )
+        return AccessPattern(min(1.0, max(0.0, share)) * (1.0 - tma), basis, reads)
     if sectors_per_request is not None and sectors_per_request > 0:
         share = (sectors_per_request - 4.0) / 28.0
-        return AccessPattern(min(1.0, max(0.0, share)), f"{sectors_per_request:.3g} sectors per load request", reads)
+        return AccessPattern(
+            min(1.0, max(0.0, share)) * (1.0 - tma), f"{sectors_per_request:.3g} sectors per load request{note}", reads
+        )
+    if tma > 0:
+        return AccessPattern(0.0, f"no LSU loads{note}: a stream", reads)
     return AccessPattern(0.0, "no sector counters: assumed a stream", reads)
 
 

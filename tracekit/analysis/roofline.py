@@ -53,6 +53,8 @@ class LaunchWork:
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     tensor_flop: tuple[tuple[str, float], ...] = ()  # (input type, FLOPs) of the tensor cores, nonzero only
+    lsu_load_sectors: float | None = None  # global load sectors through the LSU (the sector counters' path)
+    tma_load_sectors: float | None = None  # global read sectors of TMA bulk copies (which bypass it)
 
     @property
     def flop(self) -> float | None:
@@ -121,6 +123,8 @@ def launch_work(metric: MetricGetter) -> LaunchWork | None:
         dram_read_bytes=dram_read,
         dram_write_bytes=dram_write,
         tensor_flop=tuple(tensor),
+        lsu_load_sectors=sectors,
+        tma_load_sectors=metric("l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"),
     )
 
 
@@ -188,7 +192,12 @@ def roofs(ceilings: DeviceCeilings) -> tuple[Roof, ...]:
 def work_pattern(work: LaunchWork) -> AccessPattern:
     """The launch's access pattern from its sector counters and DRAM's read and written bytes."""
     return access_pattern(
-        work.data_bytes_per_sector, work.sectors_per_request, work.dram_read_bytes, work.dram_write_bytes
+        work.data_bytes_per_sector,
+        work.sectors_per_request,
+        work.dram_read_bytes,
+        work.dram_write_bytes,
+        work.lsu_load_sectors,
+        work.tma_load_sectors,
     )
 
 
