@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.analysis.snapshots import make_snapshot
+from tests.helpers import skip_or_fail
 from tracekit.analysis.predict import Change, PredictionRefused, predict
 from tracekit.api import analyze_stored, predict_inputs, what_to_try_for
 from tracekit.errors import TracekitError
@@ -76,7 +77,7 @@ def _over_ceiling(store: Store, import_ids: list[int]) -> tuple[list[str], int]:
 def test_no_offer_runs_a_unit_above_its_ceiling(files: list[Path]) -> None:
     present = [path for path in files if path.exists()]
     if not present:
-        pytest.skip("files absent (the shared real exports live beside the checkout)")
+        skip_or_fail(f"{files[0]} is absent (the shared real exports live beside the checkout)")
     with tempfile.TemporaryDirectory(prefix="tk-try-") as tmp:
         store = Store.open(f"sqlite:///{Path(tmp) / 'store.sqlite'}")
         try:
