@@ -137,7 +137,8 @@ def what_if(
     if result.representative_step is None:
         raise TracekitError(f"{trace}: no step to replay")
     chosen = result.steps[result.representative_step]
-    return step_what_if(read_events(trace), chosen, speedups, kernel, change)
+    spans = tuple(s.span_ns for s in result.steps)
+    return step_what_if(read_events(trace), chosen, speedups, kernel, change, spans)
 
 
 def _knobs(change: Any) -> dict[str, Any]:
@@ -191,7 +192,9 @@ def kernel_suggestions(store: Store, trace: str | Path, result: StepsResult, top
             except TracekitError:
                 continue
             speedups[correlation] = LaunchSpeedup(got.speedup, got.low, got.high)
-        replayed = step_what_if(events, chosen, speedups, name, best[0].change.describe())
+        replayed = step_what_if(
+            events, chosen, speedups, name, best[0].change.describe(), tuple(s.span_ns for s in result.steps)
+        )
         verdict = longest.classification
         headline = getattr(verdict, "headline", None) or f"{verdict.mode}-bound"
         found.append(

@@ -30,17 +30,25 @@ class StepWhatIf:
     change: str
     current_ns: int
     predicted_ns: int
-    low_ns: int  # the step time at the prediction's high speed-up
-    high_ns: int  # ... and at its low speed-up
+    low_ns: int  # the step time at the prediction's high speed-up, less the steps' own spread
+    high_ns: int  # ... at its low speed-up, plus the spread
+    spread_ns: int  # half the range of the trace's step spans: how much the same step varies run to run
     kernel_ns: int  # the changed launches' GPU time in the step now
     kernel_predicted_ns: int
     launches: int
 
 
 def step_what_if(
-    events: HostEvents, step: Step, speedups: Mapping[int, LaunchSpeedup], kernel: str, change: str
+    events: HostEvents,
+    step: Step,
+    speedups: Mapping[int, LaunchSpeedup],
+    kernel: str,
+    change: str,
+    spans_ns: tuple[int, ...] = (),
 ) -> StepWhatIf:
-    """The step replayed with each launch in `speedups` (by correlation id) sped up."""
+    """The step replayed with each launch in `speedups` (by correlation id) sped up. The interval is the replay at
+    the prediction's low and high speed-ups, widened by half the range of `spans_ns` (the trace's step spans): a
+    step varies from run to run by that much whatever the kernel does."""
     calls = call_class(events.calls, events.gpu)
     line = timeline(events.gpu, calls, step)
     index, label = step.index, step.label
@@ -56,6 +64,7 @@ def step_what_if(
         result = replay(line, duration)
         return result.end_ns - result.start_ns
 
+    spread = (max(spans_ns) - min(spans_ns)) // 2 if spans_ns else 0
     base = replay(line)
     current = base.end_ns - base.start_ns
     kernel_ns = sum(o.end - o.start for o in changed)
@@ -67,8 +76,9 @@ def step_what_if(
         change=change,
         current_ns=current,
         predicted_ns=run("speedup"),
-        low_ns=run("high"),
-        high_ns=run("low"),
+        low_ns=run("high") - spread,
+        high_ns=run("low") + spread,
+        spread_ns=spread,
         kernel_ns=kernel_ns,
         kernel_predicted_ns=predicted_kernel,
         launches=len(changed),
