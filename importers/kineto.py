@@ -583,7 +583,14 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     devices: list[Any] = found_devices if isinstance(found_devices, list) else []
     name = next((d["name"] for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str)), None)
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
-    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path)).conformed()
+    options = tuple(key for key in PROFILER_OPTIONS if header.get(key) not in (None, 0, False, "0", "false"))
+    return HostEvents(
+        gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path), profiler_options=options
+    ).conformed()
+
+
+# torch.profiler options Kineto writes into the header: each adds host work per operator while profiling
+PROFILER_OPTIONS = ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules")
 
 
 HostFrames = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]

@@ -66,6 +66,7 @@ class HostEvents:
     rank: int | None = None
     device_name: str | None = None
     source: str | None = None  # the file or import it was read from, for messages
+    profiler_options: tuple[str, ...] = ()  # what the profiler recorded beyond the timeline (record_shapes, ...)
 
     def conformed(self) -> HostEvents:
         """The same events with every frame in its schema, sorted by start."""
@@ -76,4 +77,5 @@ class HostEvents:
             rank=self.rank,
             device_name=self.device_name,
             source=self.source,
+            profiler_options=self.profiler_options,
         )

@@ -180,3 +180,12 @@ def test_ddp_straggler_is_the_rank_that_sleeps(sample_trace):
         assert step.straggler == 1
         waits = {r.rank: r.communication_wait_ns for r in step.ranks}
         assert waits[0] > waits[1] == 0
+
+
+def test_a_launch_bound_step_recorded_with_shapes_says_the_profiler_may_cause_it(sample_trace):
+    """resnet_baseline is GPU-bound unprofiled (9.6 ms of CUDA-event time, 8.7 ms busy) and launch-bound under a
+    profiler recording shapes: the result says so; the GPU-bound llama_large_eager, traced the same way, does not."""
+    _, resnet = analyzed("resnet_baseline", sample_trace)
+    _, llama = analyzed("llama_large_eager", sample_trace)
+    assert any("record_shapes" in w and "launch-bound" in w for w in resnet.warnings)
+    assert not any("record_shapes" in w for w in llama.warnings)

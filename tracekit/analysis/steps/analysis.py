@@ -9,7 +9,7 @@ from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
 from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
-from tracekit.analysis.steps.types import STEPS_SCHEMA, Step, StepsResult
+from tracekit.analysis.steps.types import LAUNCH_BOUND, STEPS_SCHEMA, Step, StepsResult
 from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
 
 
@@ -94,6 +94,12 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     tries = tuple(advice.idle_suggestions(representative)) if representative else ()
+    if representative and representative.causes[0].cause == LAUNCH_BOUND and events.profiler_options:
+        warnings.append(
+            f"the trace was recorded with {', '.join(events.profiler_options)}: the profiler's own host work per "
+            "operator slows the launches, so part of the launch-bound idle may not exist unprofiled (time the "
+            "step with CUDA events to compare)"
+        )
     path = critical_path(timeline(gpu, calls, representative)) if representative else ()
     return StepsResult(
         schema=STEPS_SCHEMA,
