@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from tracekit.analysis.classification import UnitUtilization
 from tracekit.analysis.roofline import Roof, Roofline
 from tracekit.analysis.sweep import model_throughput
 from tracekit.analysis.tail import TailEffect
@@ -642,6 +643,7 @@ ACHIEVABLE_COLOR = "#2ca02c"
 SOL_ROWS = 8  # the units drawn: the busiest ones (the result lists them highest first), the binding one always
 # The ceilings section names units by what it measured; the verdict by the limiter it names.
 CEILING_LIMITERS = {"dram": "dram", "l2": "l2", "shared": "l1/shared", "fp32": "fma", "fp64": "fp64"}
+TENSOR_FLOPS = "tensor-flops"  # the speed-of-light row of the tensor cores' FLOP/s
 
 
 def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figure | None:
@@ -660,8 +662,20 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
         limiter = CEILING_LIMITERS.get(unit.unit)
         if limiter is not None:
             achievable[limiter] = unit
+    # the tensor cores' FLOP/s of the launch's input type against its tensor roof (issue 26): a row of its own, since
+    # the tensor pipe's row counts busy cycles, not FLOPs (the roof's tick would not compare with it)
+    tensor = next((u for u in (result.ceilings.units if result.ceilings else ()) if u.unit.startswith("tensor_")), None)
+    if tensor is not None and tensor.of_nominal is not None:
+        kind = tensor.unit.removeprefix("tensor_")
+        flops = UnitUtilization(f"Tensor {kind} FLOP/s", TENSOR_FLOPS, tensor.ceiling_name, 100.0 * tensor.of_nominal)
+        achievable[TENSOR_FLOPS] = tensor
+        shown.insert(next((i + 1 for i, u in enumerate(shown) if u.limiter == "tensor"), 0), flops)
     rows = list(reversed(shown))  # plotly draws the first row at the bottom: the busiest on top
-    labels = [u.label + (" (binds)" if u.limiter == binding else "") for u in rows]
+
+    def binds(u: UnitUtilization) -> bool:
+        return u.limiter == binding or (u.limiter == TENSOR_FLOPS and binding == "tensor")
+
+    labels = [u.label + (" (binds)" if binds(u) else "") for u in rows]
     hover = [
         f"{u.label}: {u.pct:.1f}% of peak ({u.metric})"
         + (f"<br>{html.escape(achievable[u.limiter].sentence())}" if u.limiter in achievable else "")
@@ -674,7 +688,7 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
             "y": labels,
             "orientation": "h",
             "name": "% of nominal peak",
-            "marker": {"color": [BINDING_COLOR if u.limiter == binding else UNIT_COLOR for u in rows]},
+            "marker": {"color": [BINDING_COLOR if binds(u) else UNIT_COLOR for u in rows]},
             "text": [f"{u.pct:.1f}%" for u in rows],
             "textposition": "outside",
             "cliponaxis": False,

@@ -86,3 +86,26 @@ def test_the_dram_stream_ceiling_follows_the_read_write_mix(works) -> None:
     unknown = stream_ceiling(H100, access_pattern(32.0))
     assert unknown is not None and unknown[1].value == max(c.value for c in H100.dram_stream_by_mix.values())
     assert set(H100.dram_stream_by_mix) == set(STREAM_MIXES)
+
+
+def test_speed_of_light_and_roofline_figures_name_the_tensor_roof(tmp_path: Path) -> None:
+    """The GEMM's speed-of-light chart has a row for its bf16 tensor FLOP/s (% of the nominal bf16 peak, binding)
+    with a tick at the measured bf16 roof; its roofline draws the bf16 tensor roof beside FP32 and FP64."""
+    from tracekit import figures
+
+    analysis = tracekit.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    launches = analysis.launches(analysis.import_file(str(LIBRARY)))
+    results = analysis.analyze(launches["id"].to_list()).results
+    gemm = next(r for r in results if (r.kernel.name or "").startswith("nvjet_sm90_tst_320x128"))
+    assert gemm.classification.limiter == "tensor" and gemm.ceilings is not None
+    sol = figures.speed_of_light_figure(gemm)
+    assert sol is not None
+    bars, ticks = sol.data[0], sol.data[1]
+    row = list(bars.y).index("Tensor bf16 FLOP/s (binds)")
+    bf16 = H100.tensor_flop_per_s["bf16"]
+    assert bars.x[row] == pytest.approx(100 * 792.6e12 / bf16.nominal, rel=0.001)  # type: ignore[operator]
+    tick = list(ticks.y).index("Tensor bf16 FLOP/s (binds)")
+    assert ticks.x[tick] == pytest.approx(100 * bf16.value / bf16.nominal)  # type: ignore[operator]
+    assert gemm.ceilings.roofline is not None
+    drawn = [trace.name for trace in figures.roofline_figure(gemm.ceilings.roofline).data]  # type: ignore[union-attr]
+    assert {"tensor_bf16 roof", "fp32 roof", "fp64 roof"} <= set(drawn) and "tensor_fp8 roof" not in drawn
