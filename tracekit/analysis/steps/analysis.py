@@ -94,7 +94,17 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     tries = tuple(advice.idle_suggestions(representative)) if representative else ()
-    if representative and representative.causes[0].cause == LAUNCH_BOUND and events.profiler_options:
+    host_launch = 0
+    if representative is not None:
+        host_launch = int(
+            attributed.filter(
+                (pl.col("step") == representative.index)
+                & (pl.col("cause") == LAUNCH_BOUND)
+                & (pl.col("kind") != "queued")
+            )["idle_ns"].sum()
+        )
+    # the host issuing late (not the GPU's latency between queued kernels) is most of the idle
+    if representative and 2 * host_launch > representative.idle_ns and events.profiler_options:
         warnings.append(
             f"the trace was recorded with {', '.join(events.profiler_options)}: the profiler's own host work per "
             "operator slows the launches, so part of the launch-bound idle may not exist unprofiled (time the "
