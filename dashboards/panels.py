@@ -14,13 +14,11 @@ from dash import dcc, html
 
 from tracekit import figures
 from tracekit import format as display
-from tracekit.analysis.predict import Prediction
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.analysis.what_if import WhatIf
+from tracekit.api import LaunchAnalysis, Prediction, WhatIf
+from tracekit.present.launch import region_table
 from tracekit.present.prediction import after, answer
 from tracekit.present.sections import littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
-from tracekit.reports.content import region_table
 
 ANALYSIS_RUNNING = "Analysing..."
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."

@@ -107,8 +107,8 @@ def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None
 
 
 def comparison_html(comparison: Comparison) -> str:
-    """A comparison as a notebook shows it: the table `tracekit compare` prints (`reports.content.comparison_table`)."""
-    from tracekit.reports.content import comparison_table
+    """A comparison as a notebook shows it: the table `tracekit compare` prints (present.comparison)."""
+    from tracekit.present.comparison import comparison_table
 
     table = comparison_table(comparison)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)

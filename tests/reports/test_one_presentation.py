@@ -176,7 +176,7 @@ def test_a_comparison_reads_the_same_in_every_view(store_path):
     from dashboards.pages_compare import difference_table
     from tracekit.analysis.comparison import compare_results
     from tracekit.notebook import comparison_html
-    from tracekit.reports.content import ComparedPair
+    from tracekit.present.comparison import ComparedPair
     from tracekit.reports.html import compare_html
     from tracekit.reports.markdown import compare_markdown
 

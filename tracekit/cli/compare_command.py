@@ -23,7 +23,7 @@ from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, err_
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
-from tracekit.reports.content import ComparedPair, comparison_table, gate_message, pair_heading
+from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading
 from tracekit.reports.pairing import pair_launches
 from tracekit.selection import resolve_launches
 

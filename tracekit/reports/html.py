@@ -20,17 +20,11 @@ import plotly.offline
 
 from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.format import fraction
+from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
+from tracekit.present.launch import LaunchContent, index_table, launch_content
+from tracekit.present.sections import Table
 from tracekit.present.try_first import Tries, TryFirst
-from tracekit.reports.content import (
-    ComparedPair,
-    LaunchContent,
-    Table,
-    comparison_table,
-    fraction,
-    index_table,
-    launch_content,
-    pair_heading,
-)
 
 EAGER_FIGURE_LIMIT = 40  # more figures than this are drawn as they scroll into view
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showLink": False}

@@ -12,16 +12,10 @@ from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
+from tracekit.present.launch import LaunchContent, index_table, launch_content
+from tracekit.present.sections import Table
 from tracekit.present.try_first import Tries, TryFirst
-from tracekit.reports.content import (
-    ComparedPair,
-    LaunchContent,
-    Table,
-    comparison_table,
-    index_table,
-    launch_content,
-    pair_heading,
-)
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")  # inline markup; `(` `!` only act after `]`, escaped too
 

@@ -1,0 +1,160 @@
+"""A comparison of two sides (A against B) as every view shows it: `tracekit compare`'s table and gate messages,
+as display strings. The CLI, the reports, the dashboard's compare page and the notebook lay these out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracekit import format as fmt
+from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.sections import Table
+
+MISSING = fmt.MISSING
+number = fmt.number
+percent = fmt.percent
+fraction = fmt.fraction
+duration = fmt.duration
+
+FIELD_LABELS = {
+    "duration_ns": ("duration", ""),
+    "theoretical_occupancy_pct": ("occupancy, theoretical", "%"),
+    "achieved_occupancy_pct": ("occupancy, achieved (Nsight)", "%"),
+    "trace_occupancy_warps_per_sm": ("occupancy, from the trace", "warps/SM"),
+    "throughput_warps_per_ns_per_sm": ("throughput per SM", ""),
+    "mean_latency_ns": ("warp latency, mean", ""),
+    "p50_latency_ns": ("warp latency, p50", ""),
+    "p99_latency_ns": ("warp latency, p99", ""),
+    "littles_law_relative_error": ("Little's law relative error", ""),
+    "tail_ns": ("tail", ""),
+    "tail_fraction": ("tail fraction", ""),
+    "latency_stall_cycles_per_issue": ("latency stalls", "cycles/issue"),
+    "bandwidth_stall_cycles_per_issue": ("bandwidth stalls", "cycles/issue"),
+    "needed_occupancy_warps_per_sm": ("needed occupancy (sweep)", "warps/SM"),
+}
+UNCHANGED_BELOW = 1e-9  # relative change
+FRACTION_FIELDS = {"littles_law_relative_error", "tail_fraction"}
+
+
+def field_value(field_name: str, value: float | None) -> str:
+    """A compared field's value in its display unit: times as durations, rates per µs, fractions as %."""
+    if field_name in FRACTION_FIELDS:
+        return fraction(value)
+    if field_name.endswith("_pct"):
+        return percent(value)
+    if field_name.endswith("_ns"):
+        return duration(value)
+    if field_name.endswith("_per_ns_per_sm"):
+        return fmt.per_ns_rate(value, "warps")
+    return number(value)
+
+
+def _value(change: FieldChange, value: float | None) -> str:
+    return field_value(change.field, value)
+
+
+def _signed(change: FieldChange) -> str:
+    """The absolute change; for a percentage or fraction, in percentage points (12.5% -> 100% is +87.5 pts, not
+    +87.5%, which would read as a relative change)."""
+    if change.absolute_change is None:
+        return MISSING
+    sign = "+" if change.absolute_change >= 0 else "-"
+    if change.field.endswith("_pct"):
+        return f"{sign}{fmt.significant(abs(change.absolute_change), fmt.PERCENT_DIGITS)} pts"
+    if change.field in FRACTION_FIELDS:
+        return f"{sign}{fmt.significant(abs(change.absolute_change) * 100, fmt.PERCENT_DIGITS)} pts"
+    return sign + _value(change, abs(change.absolute_change))
+
+
+def change_note(change: FieldChange) -> str:
+    if change.absolute_change is None:
+        return ""
+    if change.within_noise:
+        return "within run-to-run spread"
+    if change.relative_change is not None and abs(change.relative_change) < UNCHANGED_BELOW:
+        return "unchanged"  # rounding noise of the float arithmetic, not a change anyone could see
+    if change.improved is None:
+        return "" if change.absolute_change == 0 else "changed"
+    return "better" if change.improved else "worse"
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """One row per compared field; spreads are max - min over each side's launches."""
+    rows = []
+    for change in comparison.fields:
+        if change.a is None and change.b is None:
+            continue
+        label, unit = FIELD_LABELS.get(change.field, (change.field, ""))
+        rows.append(
+            [
+                label + (f" ({unit})" if unit and unit != "%" else ""),
+                _value(change, change.a),
+                _value(change, change.b),
+                _signed(change),
+                fraction(change.relative_change, signed=True),
+                _value(change, change.spread_a) if change.spread_a is not None else MISSING,
+                _value(change, change.spread_b) if change.spread_b is not None else MISSING,
+                change_note(change),
+            ]
+        )
+    for name, a, b in comparison.text_fields:
+        rows.append([name.replace("_", " "), a or MISSING, b or MISSING, "" if a == b else "changed", "", "", "", ""])
+    return Table(
+        "A against B",
+        ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"],
+        rows,
+        note=f"A: {fmt.plural(comparison.launches_a, 'launch')}, B: {fmt.plural(comparison.launches_b, 'launch')}; "
+        "a change no larger than either side's spread (max - min) is within the run-to-run spread.",
+    )
+
+
+def gate_lines(gate_results: list[GateResult]) -> list[str]:
+    return [result.message for result in gate_results]
+
+
+@dataclass
+class ComparedPair:
+    """One matched pair of launch groups: what the comparison renderers draw from."""
+
+    reference_a: str  # the command-line reference of side A (a path or an id)
+    reference_b: str
+    comparison: Comparison
+    results_a: Sequence[LaunchAnalysis]
+    results_b: Sequence[LaunchAnalysis]
+    views_a: dict[str, Any] | None = None  # launch_views of one traced launch of A, for the overlaid figures
+    views_b: dict[str, Any] | None = None
+    names: fmt.NameStyle = fmt.NameStyle.base  # how kernel names are shown
+
+
+def _launch_ids(results: Sequence[LaunchAnalysis]) -> str:
+    ids = ", ".join(number(r.launch_id) for r in results)
+    return f"launch{'es' if len(results) != 1 else ''} {ids}"
+
+
+def pair_heading(pair: ComparedPair) -> str:
+    name_a = fmt.kernel_name(pair.comparison.kernel_a, pair.names)
+    name_b = fmt.kernel_name(pair.comparison.kernel_b, pair.names)
+    return f"A: {name_a} ({_launch_ids(pair.results_a)}) against B: {name_b} ({_launch_ids(pair.results_b)})"
+
+
+def gate_message(result: GateResult, comparison: Comparison) -> str:
+    """What a gate found, in display units: "duration_ns>+5%: FAILED: duration changed by +20% (3 µs -> 3.6 µs)".
+    A gate whose field is missing on a side cannot pass; the message says which side lacks it."""
+    gate = result.gate
+    change = comparison.field(gate.field)
+    if result.change is None:
+        sides = [side for side, value in (("A", change.a), ("B", change.b)) if value is None]
+        where = "both sides" if len(sides) == 2 else f"side {sides[0]}" if sides else "one side"
+        return (
+            f"{gate.text}: FAILED: cannot be evaluated, {gate.field} is missing on {where} "
+            f"(a gate on a metric the inputs do not give fails; drop the gate or give inputs that have it)"
+        )
+    label = FIELD_LABELS.get(gate.field, (gate.field.replace("_", " "), ""))[0]
+    shown = fraction(result.change, signed=True) if gate.relative else _signed(change)
+    noise = " (within the run-to-run spread)" if change.within_noise else ""
+    return (
+        f"{gate.text}: {'FAILED' if result.failed else 'passed'}: {label} changed by {shown} "
+        f"({field_value(gate.field, change.a)} -> {field_value(gate.field, change.b)}){noise}"
+    )

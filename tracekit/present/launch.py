@@ -1,0 +1,317 @@
+"""One launch as every view shows it, as display strings: its headline, findings, What to try first and tables
+(numbers written by `tracekit.format`). The report's HTML and Markdown, the dashboard and the notebook lay this out.
+
+Everything here formats values that the analysis already computed; nothing is derived. Strings are raw: each
+renderer escapes them for its own medium, so a kernel name is escaped exactly once, where it is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tracekit import format as fmt
+from tracekit.analysis.classification import Classification
+from tracekit.analysis.regions import RegionAnalysis
+from tracekit.analysis.tail import TailEffect
+from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
+from tracekit.present.sections import Table, littles_law_table
+from tracekit.present.try_first import Tries, TryFirst, try_first
+
+MISSING = fmt.MISSING
+
+
+@dataclass
+class LaunchContent:
+    """One launch's section: the verdict first, then its tables (figures are added by the HTML renderer)."""
+
+    anchor: str  # "launch-12", unique within a report
+    launch_id: int | None
+    kernel_name: str
+    verdict: str  # "latency-bound by ..." as in classification.mode / limiter
+    flags: list[str]
+    evidence: list[str]
+    advice: list[str]
+    tables: list[Table] = field(default_factory=list)
+    headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
+    findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
+    try_first: TryFirst | None = None  # What to try first: the predicted changes, or why there are none
+
+
+# ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
+
+number = fmt.number
+percent = fmt.percent
+fraction = fmt.fraction
+dims = fmt.dims
+duration = fmt.duration
+
+
+def warp_rate(per_ns: float | None) -> str:
+    """Warps per ns per SM, read per µs: 0.4755 warps/µs per SM."""
+    return MISSING if per_ns is None else f"{fmt.per_ns_rate(per_ns, 'warps')} per SM"
+
+
+def verdict_text(classification: Classification) -> str:
+    limiter = classification.limiter
+    return f"{classification.mode} by {limiter}" if limiter else classification.mode
+
+
+# ---- one launch -------------------------------------------------------------------------------------------------
+
+
+def _launch_table(result: LaunchAnalysis) -> Table:
+    kernel, source, device = result.kernel, result.source, result.kernel.device
+    rows = [
+        ["kernel", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.base)],
+        ["signature", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.full)],
+        ["launch id", number(result.launch_id)],
+        [
+            "source",
+            f"{source.import_name or source.path or MISSING} "
+            f"(import {number(source.import_id)}, {source.format or MISSING})",
+        ],
+        ["device", f"{device.name or MISSING} (CC {device.cc or MISSING}, {number(device.sm_count)} SMs)"],
+        ["grid", dims(kernel.grid)],
+        ["block", dims(kernel.block)],
+        ["registers per thread", number(kernel.registers_per_thread)],
+        ["shared memory per block", fmt.size(kernel.shared_mem_per_block_bytes)],
+        ["duration", duration(result.duration_ns)],
+        ["counters", result.pairing.evidence],
+    ]
+    if kernel.nvtx_path:
+        rows.append(["NVTX ranges", kernel.nvtx_path])
+    return Table("Launch", ["field", "value"], rows)
+
+
+def _occupancy_table(result: LaunchAnalysis) -> Table:
+    occupancy, warps = result.occupancy, result.warps
+    limits = occupancy.limits_blocks_per_sm
+    limiter = occupancy.limiter
+    rows = [
+        [
+            "theoretical",
+            f"{percent(occupancy.theoretical_pct)} "
+            f"({number(occupancy.theoretical_warps_per_sm)} of {number(occupancy.max_warps_per_sm)}"
+            f" warps per SM)",
+        ],
+        ["limiter", limiter or MISSING],
+    ]
+    for key, label in (
+        ("registers", "registers"),
+        ("shared_memory", "shared memory"),
+        ("warps", "warps"),
+        ("blocks", "blocks"),
+    ):
+        mark = " (limiter)" if key == limiter else ""
+        rows.append([f"block limit: {label}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
+    rows += [
+        ["active blocks per SM", number(occupancy.active_blocks_per_sm)],
+        [
+            "achieved (Nsight)",
+            f"{percent(occupancy.achieved_pct)} ({number(occupancy.achieved_warps_per_sm)} warps per SM)",
+        ],
+        [
+            "from the warp trace",
+            f"{number(warps.mean_occupancy_warps_per_sm)} warps per SM" if warps else MISSING,
+        ],
+        ["waves per SM", number(occupancy.waves_per_sm)],
+    ]
+    return Table("Occupancy", ["field", "value"], rows)
+
+
+def _warps_table(warps: Warps) -> Table:
+    return Table(
+        "Warps (trace)",
+        ["field", "value"],
+        [
+            ["warps", number(warps.count)],
+            ["SMs", number(warps.sm_count)],
+            ["span", duration(warps.span_ns)],
+            ["latency mean", duration(warps.mean_latency_ns)],
+            [
+                "latency p50 / p90 / p99",
+                " / ".join(duration(v) for v in (warps.p50_latency_ns, warps.p90_latency_ns, warps.p99_latency_ns)),
+            ],
+            ["latency max", duration(warps.max_latency_ns)],
+            ["mean occupancy", f"{number(warps.mean_occupancy_warps_per_sm)} warps per SM"],
+            [
+                "throughput",
+                f"{warp_rate(warps.throughput_warps_per_ns_per_sm)} "
+                f"({number(warps.throughput_warps_per_cycle_per_sm)} warps per cycle per SM)",
+            ],
+        ],
+    )
+
+
+def _tail_table(tail: TailEffect) -> Table:
+    """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
+    last block start (when no new warps arrive) is shown beside it."""
+    return Table(
+        "Tail",
+        ["field", "value"],
+        [
+            [
+                "tail (first SM idle to last warp end)",
+                f"{duration(tail.tail_ns)} ({fraction(tail.tail_fraction)} of the span)",
+            ],
+            ["first SM idle for good", duration(tail.first_sm_idle_ns)],
+            ["last block started", duration(tail.last_block_start_ns)],
+            [
+                "after the last block start",
+                f"{duration(tail.after_last_block_start_ns)} ({fraction(tail.after_last_block_start_fraction)})",
+            ],
+            [
+                "occupancy before / in the tail",
+                f"{number(tail.mean_occupancy_before_tail_warps_per_sm)} / "
+                f"{number(tail.mean_occupancy_in_tail_warps_per_sm)} warps per SM",
+            ],
+            [
+                "SM finish times",
+                f"{duration(tail.sm_finish_min_ns)} to {duration(tail.sm_finish_max_ns)} "
+                f"(std {duration(tail.sm_finish_std_ns)})",
+            ],
+            ["SMs idle the whole launch", number(tail.idle_sms)],
+        ],
+    )
+
+
+def _stalls_table(stalls: Stalls) -> Table | None:
+    if not stalls.by_reason:
+        return None
+    rows = [[reason, number(cycles)] for reason, cycles in sorted(stalls.by_reason.items(), key=lambda rv: -rv[1])]
+    groups = (
+        f"latency {number(stalls.latency_cycles_per_issue)}, bandwidth {number(stalls.bandwidth_cycles_per_issue)}, "
+        f"other {number(stalls.other_cycles_per_issue)}"
+    )
+    return Table(
+        "Stalls (warp cycles per issued instruction)",
+        ["reason", "cycles per issue"],
+        rows,
+        note=f"groups: {groups}; total {number(stalls.total_cycles_per_issue)} (source: {stalls.source or MISSING})",
+    )
+
+
+def _sweep_table(sweep: Sweep) -> Table:
+    rows = [
+        [
+            number(p.launch_id),
+            number(p.occupancy_warps_per_sm),
+            fmt.per_ns_rate(p.throughput, "warps"),
+            fmt.per_ns_rate(p.predicted_throughput, "warps"),
+            str(p.regime or MISSING),
+        ]
+        for p in sweep.points
+    ]
+    return Table(
+        "Occupancy sweep: throughput = min(n / L, B)",
+        ["launch", "occupancy (warps/SM)", "throughput per SM", "model", "regime"],
+        rows,
+        note=f"L = {duration(sweep.latency_ns)}, B = "
+        f"{warp_rate(sweep.throughput_bound_warps_per_ns_per_sm)}, needed occupancy "
+        f"L x B = {number(sweep.needed_occupancy_warps_per_sm)} warps per SM, "
+        f"largest gap near the knee {fraction(sweep.knee_gap_fraction)}. {sweep.note}",
+    )
+
+
+def region_table(regions: RegionAnalysis) -> Table:
+    """Per named region: latency, exclusive time, throughput and Little's law (warps in region = latency x
+    throughput), in the trace's own unit (ns, or SM cycles when no clock converted them)."""
+    unit = regions.time_unit
+    rows = [
+        [
+            stats.region,
+            number(stats.count),
+            duration(stats.latency.mean) if unit == "ns" else number(stats.latency.mean, unit),
+            fraction(stats.share_of_warp_time),
+            number(stats.throughput_per_sm),
+            number(stats.littles_law.mean_warps_in_region_per_sm),
+            number(stats.littles_law.latency_x_throughput),
+            fraction(stats.littles_law.relative_error, signed=True),
+        ]
+        for stats in regions.regions
+    ]
+    tail = regions.tail
+    note = f"{regions.time_note}. {fmt.plural(regions.warp_count, 'warp')} on {fmt.plural(regions.sm_count, 'SM')}."
+    if tail.dominant_region:
+        note += f" The tail ({fraction(tail.tail_fraction)} of the span) is mostly {tail.dominant_region}."
+    return Table(
+        "Regions inside the kernel",
+        [
+            "region",
+            "instances",
+            "mean latency",
+            "share of warp time (exclusive)",
+            f"throughput (per {unit} per SM)",
+            "mean warps in region per SM",
+            "latency x throughput",
+            "Little's law error",
+        ],
+        rows,
+        note=note,
+    )
+
+
+def launch_content(
+    result: LaunchAnalysis,
+    index: int = 0,
+    names: fmt.NameStyle = fmt.NameStyle.base,
+    tables: bool = True,
+    tries: Tries = None,
+) -> LaunchContent:
+    """The display form of one analysis (without its tables when `tables` is False: a summary row's needs).
+    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view)."""
+    verdict = result.classification
+    launch_id = result.launch_id
+    content = LaunchContent(
+        anchor=f"launch-{launch_id}" if launch_id is not None else f"launch-n{index}",
+        launch_id=launch_id,
+        kernel_name=fmt.kernel_name(result.kernel.name or result.kernel.mangled_name, names),
+        verdict=verdict_text(verdict),
+        flags=list(verdict.flags),
+        evidence=list(verdict.evidence),
+        advice=list(verdict.advice),
+        headline=verdict.headline,
+        findings=[(f.sm_time_fraction, f.text) for f in verdict.findings],
+    )
+    if not tables:
+        return content
+    content.try_first = try_first(result, tries)
+    content.tables += [_launch_table(result), _occupancy_table(result)]
+    if result.warps:
+        content.tables.append(_warps_table(result.warps))
+    law = littles_law_table(result)
+    if law is not None:
+        content.tables.append(law)
+    if result.tail:
+        content.tables.append(_tail_table(result.tail))
+    stalls = _stalls_table(result.stalls)
+    if stalls:
+        content.tables.append(stalls)
+    if result.sweep:
+        content.tables.append(_sweep_table(result.sweep))
+    if result.regions:
+        content.tables.append(region_table(result.regions))
+    return content
+
+
+def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]) -> Table:
+    """The report's index; the first column is the launch's anchor, for renderers that link."""
+    rows = []
+    for result, content in zip(results, contents, strict=True):
+        rows.append(
+            [
+                content.anchor,
+                number(result.launch_id),
+                content.kernel_name,
+                duration(result.duration_ns),
+                percent(result.occupancy.theoretical_pct),
+                percent(result.occupancy.achieved_pct),
+                content.verdict,
+            ]
+        )
+    return Table(
+        "Launches",
+        ["anchor", "launch", "kernel", "duration", "theoretical occupancy", "achieved occupancy", "verdict"],
+        rows,
+    )
