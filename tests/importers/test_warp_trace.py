@@ -638,3 +638,15 @@ def test_h100_sample_traces():
 
 def test_module_constants():
     assert warp_trace.FORMAT == "warp-trace"
+
+
+def test_duplicate_warps_are_found_in_any_row_order() -> None:
+    from tracekit.importers.warp_trace_validate import first_duplicate
+
+    def rows(triples: list[tuple[int, int, int]]) -> pl.DataFrame:
+        return pl.DataFrame(triples, schema=["launch_key", "block_id", "warp_in_block"], orient="row")
+
+    assert first_duplicate(rows([(0, 0, 0), (0, 0, 1), (0, 1, 0), (1, 0, 0)])) is None  # in order
+    assert first_duplicate(rows([(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0)])) is None  # any order
+    assert first_duplicate(rows([(0, 0, 0), (0, 0, 1), (0, 0, 1), (0, 1, 0)])) == 2  # in order, repeated
+    assert first_duplicate(rows([(0, 1, 0), (0, 0, 0), (0, 1, 0)])) == 2

@@ -189,3 +189,17 @@ def test_url_resolution(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.delenv("TRACEKIT_DB")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert resolve_url() == f"sqlite:///{tmp_path / 'xdg' / 'tracekit' / 'tracekit.sqlite'}"
+
+
+def test_launch_keys_become_stored_ids_dropping_rows_of_no_launch() -> None:
+    """Keys 0..n-1 onto consecutive ids (an offset) and onto any other ids (a lookup) give the same mapping."""
+    from tracekit.store.store import _with_launch_ids
+
+    frame = pl.DataFrame({"launch_key": [0, 1, 2, 5, 1], "value": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    keys = pl.Series("launch_key", [0, 1, 2])
+    consecutive = _with_launch_ids(frame, keys, [10, 11, 12])
+    assert consecutive.select("launch_id", "value").rows() == [(10, 1.0), (11, 2.0), (12, 3.0), (11, 5.0)]
+    gaps = _with_launch_ids(frame, keys, [10, 12, 13])
+    assert gaps.select("launch_id", "value").rows() == [(10, 1.0), (12, 2.0), (13, 3.0), (12, 5.0)]
+    shuffled = _with_launch_ids(frame, pl.Series("launch_key", [2, 0, 1]), [10, 11, 12])
+    assert shuffled.select("launch_id", "value").rows() == [(11, 1.0), (12, 2.0), (10, 3.0), (12, 5.0)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,10 +44,20 @@ def file_sha256(path: str | Path) -> str:
 
 def _with_launch_ids(frame: pl.DataFrame, keys: pl.Series, launch_ids: list[int]) -> pl.DataFrame:
     """`frame` with its launch_key replaced by the stored launch's id, rows of no stored launch dropped (a
-    join would copy every column of millions of rows; this maps one)."""
-    mapped = frame.with_columns(
-        pl.col("launch_key").replace_strict(keys, launch_ids, default=None, return_dtype=pl.Int64).alias("launch_id")
-    ).drop("launch_key")
+    join would copy every column of millions of rows; this maps one). Keys 0..n-1 stored as consecutive ids,
+    as a reader numbers them and the store assigns them, are an offset (a hash lookup per row cost 0.1 s per
+    million warps)."""
+    first = launch_ids[0] if launch_ids else 0
+    if (
+        keys.len()
+        and keys.equals(pl.Series(keys.name, range(keys.len()), dtype=keys.dtype), check_names=False)
+        and (launch_ids == list(range(first, first + len(launch_ids))))
+    ):
+        key = pl.col("launch_key")
+        launch_id: pl.Expr = pl.when(key.is_between(0, len(launch_ids) - 1)).then(key.cast(pl.Int64) + first)
+    else:
+        launch_id = pl.col("launch_key").replace_strict(keys, launch_ids, default=None, return_dtype=pl.Int64)
+    mapped = frame.with_columns(launch_id.alias("launch_id")).drop("launch_key")
     return mapped.filter(pl.col("launch_id").is_not_null()) if mapped["launch_id"].null_count() else mapped
 
 
@@ -289,6 +299,30 @@ class Store:
         """How many launches the store holds (one query)."""
         with self.engine.connect() as connection:
             return int(connection.scalar(select(func.count()).select_from(LaunchRow)) or 0)
+
+    def launch_fingerprint(self) -> tuple[int, int]:
+        """How many launches the store holds and the largest id (one query): imports are immutable and launch ids
+        never reused, so it changes exactly when an import or a delete changed the launches."""
+        with self.engine.connect() as connection:
+            count, top = connection.execute(select(func.count(), func.max(LaunchRow.id))).one()
+        return int(count or 0), int(top or 0)
+
+    def first_launch_ids(self, limit: int) -> list[int]:
+        """The first `limit` launch ids in import order (one small query, not the whole catalog)."""
+        with self.engine.connect() as connection:
+            statement = select(LaunchRow.id).order_by(LaunchRow.import_id, LaunchRow.launch_index).limit(limit)
+            return [int(i) for i in connection.scalars(statement)]
+
+    def read_views(self, launch_id: int, version: str, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
+        """A launch's kept figure aggregates (`columnar.read_views`), or None unless every one of `names` is there."""
+        with self.engine.connect() as connection:
+            return columnar.read_views(connection, launch_id, version, names)
+
+    def write_views(self, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
+        """Keeps a launch's figure aggregates beside its bulk (`columnar.write_views`), for every process after;
+        not queued behind a long import (a page draw must not wait for one): raises when the store is busy."""
+        with self.engine.begin() as connection:
+            columnar.write_views(connection, launch_id, version, frames)
 
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
         """Every metric of these launches, in the order imported (import by import, each as its file listed
