@@ -17,7 +17,7 @@ from dash import Dash, Input, Output, dcc, html
 from tracekit.scratch import remove_stale
 from tracekit.store import Store
 
-from . import pages_compare, pages_launch, pages_library, pages_upload, region_views
+from . import pages_compare, pages_launch, pages_library, pages_steps, pages_upload, region_views
 from .analysis_cache import AnalysisCache
 from .api_routes import register_api
 from .common import not_found
@@ -34,7 +34,7 @@ def max_body_bytes(max_upload_bytes: int) -> int:
 
 
 def _nav() -> html.Nav:
-    links = [("Upload", "/upload"), ("Library", "/library"), ("Compare", "/compare")]
+    links = [("Upload", "/upload"), ("Library", "/library"), ("Compare", "/compare"), ("Steps", "/steps")]
     return html.Nav(
         [html.Span("tracekit", className="brand")]
         + [dcc.Link(label, href=href, className="nav-link") for label, href in links]
@@ -89,6 +89,8 @@ def create_app(
             return pages_launch.layout(store, cache, int(launch_id), int(pair) if pair and pair.isdigit() else None)
         if path == "/compare":
             return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
+        if path == "/steps":
+            return pages_steps.layout(store, query.get("import"), query.get("step"))
         return not_found(f"no page at {path}")
 
     if not read_only:  # read-only: the callbacks that change the store do not exist at all

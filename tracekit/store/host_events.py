@@ -78,3 +78,12 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         device_name=device,
         source=f"import {import_id} ({source})" if source else f"import {import_id}",
     )
+
+
+def imports_with_events(connection: Connection) -> list[tuple[int, str]]:
+    """The imports that hold a host timeline (id, name), in id order."""
+    holding = select(HostEventChunkRow.import_id).distinct()
+    rows = connection.execute(
+        select(ImportRow.id, ImportRow.name).where(ImportRow.id.in_(holding)).order_by(ImportRow.id)
+    ).all()
+    return [(int(i), str(name)) for i, name in rows]

@@ -1,0 +1,84 @@
+"""Steps page `/steps?import=<id>`: a stored trace's steps (`tracekit step IMPORT`): the steps table, the
+representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown above the
+fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. Without
+an import it lists the imports that hold a host timeline. Everything is read through `tracekit.steps` and worded
+by `tracekit.present.steps`; names from the trace are shown as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import dcc, html
+
+from tracekit import step_figures
+from tracekit.analysis.steps.views import step_timeline
+from tracekit.errors import TracekitError
+from tracekit.present import steps as present
+from tracekit.steps import events_of, steps_of
+from tracekit.store import Store, host_events
+
+from .common import TABLE_STYLE, DataTable, not_found
+from .panels import GRAPH_CONFIG
+
+
+def _table(table_id: str, rows: list[dict[str, str]]) -> Any:
+    columns = [{"name": key, "id": key} for key in (rows[0] if rows else {})]
+    return DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
+
+
+def _chooser(store: Store) -> html.Div:
+    """The imports that hold a host timeline, each a link to its steps."""
+    with store.engine.connect() as connection:
+        found = host_events.imports_with_events(connection)
+    if not found:
+        return html.Div(
+            [
+                html.H2("Steps"),
+                html.P("No stored import holds a host timeline: import a PyTorch profiler trace or an nsys export."),
+            ],
+            id="steps-page",
+        )
+    return html.Div(
+        [
+            html.H2("Steps"),
+            html.Ul([html.Li(dcc.Link(f"import {i}: {name}", href=f"/steps?import={i}")) for i, name in found]),
+        ],
+        id="steps-page",
+    )
+
+
+def layout(store: Store, import_ref: str | None, step_name: str | None = None) -> html.Div:
+    if not import_ref:
+        return _chooser(store)
+    if not import_ref.isdigit():
+        return not_found(f"{import_ref!r} is not an import id (expected a number, as in /steps?import=3)")
+    try:
+        result = steps_of(import_ref, step_name, store)
+        events = events_of(import_ref, store)
+    except TracekitError as exc:
+        return not_found(str(exc))
+    if result.representative_step is None:
+        return not_found(f"import {import_ref}: no step")
+    step = result.steps[result.representative_step]
+    view = step_timeline(events, step)
+    suggestions = [html.Li(present.suggestion_line(s)) for s in result.what_to_try]
+    return html.Div(
+        [
+            html.H2(present.title(result), id="steps-title"),
+            html.P(present.step_heading(step), id="steps-heading"),
+            dcc.Graph(id="steps-timeline", figure=step_figures.timeline_figure(view), config=GRAPH_CONFIG),
+            dcc.Graph(id="steps-breakdown", figure=step_figures.breakdown_figure(step), config=GRAPH_CONFIG),
+            html.H3("Steps"),
+            _table("steps-table", present.step_rows(result)),
+            html.H3("Idle time by cause"),
+            _table("steps-causes", present.cause_rows(step)),
+            html.H3("GPU time by category"),
+            _table("steps-categories", present.category_rows(step)),
+            html.H3("GPU time by operator"),
+            _table("steps-operators", present.operator_rows(step)),
+            html.H3("What to try first"),
+            html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
+            *[html.P(f"warning: {w}", className="warning") for w in result.warnings],
+        ],
+        id="steps-page",
+    )

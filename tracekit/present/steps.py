@@ -1,0 +1,104 @@
+"""A step analysis as every view shows it (`tracekit step`, the steps page, the HTML report): the steps table, the
+idle causes with their evidence, GPU time by category and operator, and what to try first, numbers formatted by
+`tracekit.format`."""
+
+from __future__ import annotations
+
+from tracekit import format as fmt
+from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
+
+STEP_COLUMNS = ("step", "span", "GPU busy", "busy", "idle", "kernels", "largest idle cause")
+
+
+def _share(part: int, whole: int) -> str:
+    return fmt.percent(100.0 * part / whole) if whole else "-"
+
+
+def title(result: StepsResult) -> str:
+    rank = f", rank {result.rank}" if result.rank is not None else ""
+    device = f" on {result.device_name}" if result.device_name else ""
+    return (
+        f"{result.source or 'trace'}: {fmt.plural(len(result.steps), 'step')} ({result.detected_by}){rank}{device}; "
+        f"median step {fmt.duration(result.median_step_ns)}"
+    )
+
+
+def step_rows(result: StepsResult) -> list[dict[str, str]]:
+    rows = []
+    for step in result.steps:
+        top = step.causes[0] if step.causes and step.causes[0].idle_ns else None
+        rows.append(
+            dict(
+                zip(
+                    STEP_COLUMNS,
+                    (
+                        step.label,
+                        fmt.duration(step.span_ns),
+                        fmt.duration(step.busy_ns),
+                        fmt.percent(step.busy_pct),
+                        fmt.duration(step.idle_ns),
+                        f"{step.kernels:,}",
+                        f"{top.cause} {fmt.duration(top.idle_ns)}" if top else "-",
+                    ),
+                    strict=True,
+                )
+            )
+        )
+    return rows
+
+
+def step_heading(step: Step) -> str:
+    graphs = f" ({step.graph_kernels:,} replayed from CUDA graphs)" if step.graph_kernels else ""
+    return (
+        f"step {step.label}: span {fmt.duration(step.span_ns)}, GPU busy {fmt.duration(step.busy_ns)} "
+        f"({fmt.percent(step.busy_pct)}), idle {fmt.duration(step.idle_ns)}; {fmt.plural(step.kernels, 'kernel')}"
+        f"{graphs}, {fmt.plural(step.copies, 'copy', 'copies')}, {fmt.plural(step.sets, 'set')}"
+    )
+
+
+def cause_rows(step: Step) -> list[dict[str, str]]:
+    """The named causes (idle > 0), largest first, with their largest pieces of evidence."""
+    return [
+        {
+            "cause": cause.cause,
+            "idle": fmt.duration(cause.idle_ns),
+            "share": _share(cause.idle_ns, step.idle_ns),
+            "gaps": f"{cause.gaps:,}",
+            "evidence": "; ".join(
+                f"{e.kind} {fmt.kernel_name(e.name) if e.name else ''} {fmt.duration(e.idle_ns)}".replace("  ", " ")
+                for e in cause.evidence
+            ),
+        }
+        for cause in step.causes
+        if cause.idle_ns
+    ]
+
+
+def category_rows(step: Step) -> list[dict[str, str]]:
+    return [
+        {
+            "category": c.category,
+            "GPU time": fmt.duration(c.gpu_ns),
+            "share": _share(c.gpu_ns, step.busy_ns),
+            "activities": f"{c.count:,}",
+        }
+        for c in step.categories
+    ]
+
+
+def operator_rows(step: Step, top: int = 5) -> list[dict[str, str]]:
+    return [
+        {
+            "operator": " > ".join(p for p in (o.annotation_path, o.operator) if p) or "(no operator)",
+            "GPU time": fmt.duration(o.gpu_ns),
+            "kernels": f"{o.count:,}",
+        }
+        for o in step.operators[:top]
+    ]
+
+
+def suggestion_line(s: Suggestion) -> str:
+    if s.kind == "kernel":
+        saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
+        return f"kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}"
+    return f"{s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}"
