@@ -118,3 +118,23 @@ def test_ceilings_of_a_device_nothing_knows_is_one_line():
         line.startswith("tracekit: error: --device 'nvidia': no shipped profile and no nominal peaks")
         and "H100" in line
     )
+
+
+def test_compare_written_to_a_file_escapes_control_characters_and_keeps_rows_whole(tmp_path):
+    """`compare -o FILE`: the table at its natural width, and a kernel name's escape character written as text
+    (a file someone cats is a terminal too)."""
+    import gzip
+
+    with gzip.open(SAMPLES / "vector_add_08warps.csv.gz", "rt") as handle:  # its kernel name with an ESC in it
+        text = handle.read().replace("vector_add", "vector\x1b[31madd")
+    assert "\x1b" in text
+    copy = tmp_path / "trace.csv"
+    copy.write_text(text)
+    copies = [str(copy), str(copy)]
+    out = tmp_path / "compare.txt"
+    done = tracekit("compare", *copies, "--names", "full", "-o", str(out), db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    written = out.read_text(encoding="utf-8")
+    assert "\x1b" not in written and "vector\\x1b[31madd" in written
+    [row] = [r for r in table_cells(written) if r[0] == "duration"]
+    assert all(cell for cell in row[:5]) and "…" not in written

@@ -19,7 +19,16 @@ from rich.text import Text
 from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.api import analyze_stored, launch_views
-from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, err_console, json_text, open_store
+from tracekit.cli.common import (
+    DbOption,
+    JsonOption,
+    NamesOption,
+    SafeConsole,
+    console,
+    err_console,
+    json_text,
+    open_store,
+)
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
@@ -29,7 +38,6 @@ from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-compare.html")
 SCHEMA = "tracekit.comparison/1"
-TEXT_FILE_WIDTH = 200
 
 
 class CompareFormat(StrEnum):
@@ -111,7 +119,8 @@ def compare_command(
 
     if fmt is CompareFormat.text and output is not None:
         with open(output, "w", encoding="utf-8") as handle:
-            _print_text(pairs, gate_messages, Console(file=handle, width=TEXT_FILE_WIDTH, highlight=False))
+            # a file: tables at their natural width, control characters of kernel names escaped, as on stdout
+            _print_text(pairs, gate_messages, SafeConsole(file=handle, soft_wrap=True))
     elif fmt is CompareFormat.text:
         _print_text(pairs, gate_messages, console)
     else:
