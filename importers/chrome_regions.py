@@ -170,8 +170,9 @@ def read(
     if layout not in LAYOUTS:
         raise InputError(
             str(path),
-            f"cannot tell how this Chrome trace names SMs, blocks and warps (layout {layout!r}); "
-            f"force one with --map layout=NAME ({', '.join(LAYOUTS)})",
+            "cannot tell how this Chrome trace names SMs, blocks and warps "
+            + (f"(unknown layout {layout!r})" if layout else "(its events match no known layout)")
+            + f"; force one with --map layout=NAME ({', '.join(LAYOUTS)})",
         )
     unit = mapping.get("time_unit") or ("ns" if layout in ("sm-row", "cute") else "us")
     if unit not in (*TIME_UNITS, "cycles"):
