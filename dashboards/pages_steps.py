@@ -10,12 +10,10 @@ from typing import Any
 
 from dash import dcc, html
 
-from tracekit import step_figures
-from tracekit.analysis.steps.views import step_timeline
+from tracekit import figures
+from tracekit.api import Store, imports_with_host_timeline, step_timeline_of_import, steps_of_import
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
-from tracekit.steps import events_of, steps_of
-from tracekit.store import Store, host_events
 
 from .common import TABLE_STYLE, DataTable, not_found
 from .panels import GRAPH_CONFIG
@@ -28,8 +26,7 @@ def _table(table_id: str, rows: list[dict[str, str]]) -> Any:
 
 def _chooser(store: Store) -> html.Div:
     """The imports that hold a host timeline, each a link to its steps."""
-    with store.engine.connect() as connection:
-        found = host_events.imports_with_events(connection)
+    found = imports_with_host_timeline(store)
     if not found:
         return html.Div(
             [
@@ -53,21 +50,20 @@ def layout(store: Store, import_ref: str | None, step_name: str | None = None) -
     if not import_ref.isdigit():
         return not_found(f"{import_ref!r} is not an import id (expected a number, as in /steps?import=3)")
     try:
-        result = steps_of(import_ref, step_name, store)
-        events = events_of(import_ref, store)
+        result = steps_of_import(store, import_ref, step_name)
+        if result.representative_step is None:
+            return not_found(f"import {import_ref}: no step")
+        view = step_timeline_of_import(store, import_ref, result)
     except TracekitError as exc:
         return not_found(str(exc))
-    if result.representative_step is None:
-        return not_found(f"import {import_ref}: no step")
     step = result.steps[result.representative_step]
-    view = step_timeline(events, step)
     suggestions = [html.Li(present.suggestion_line(s)) for s in result.what_to_try]
     return html.Div(
         [
             html.H2(present.title(result), id="steps-title"),
             html.P(present.step_heading(step), id="steps-heading"),
-            dcc.Graph(id="steps-timeline", figure=step_figures.timeline_figure(view), config=GRAPH_CONFIG),
-            dcc.Graph(id="steps-breakdown", figure=step_figures.breakdown_figure(step), config=GRAPH_CONFIG),
+            dcc.Graph(id="steps-timeline", figure=figures.step_timeline_figure(view), config=GRAPH_CONFIG),
+            dcc.Graph(id="steps-breakdown", figure=figures.step_breakdown_figure(step), config=GRAPH_CONFIG),
             html.H3("Steps"),
             _table("steps-table", present.step_rows(result)),
             html.H3("Idle time by cause"),

@@ -498,3 +498,29 @@ def _with_tries(result: LaunchAnalysis, found: list[Any] | str) -> dict[str, Any
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows
     """Open (or create) a store: a SQLite path, a SQLAlchemy URL, or the default embedded store."""
     return TraceAnalysis(Store.open(db))
+
+
+# ---- whole steps (`tracekit.steps`): the steps page reads them here ----------------------------------------------
+
+
+def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> Any:
+    """A stored import's steps, as `tracekit step IMPORT` shows them (`tracekit.steps.steps_of`)."""
+    from tracekit.steps import steps_of
+
+    return steps_of(import_ref, step, store)
+
+
+def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:
+    """The frames of the timeline of `result`'s representative step (`tracekit.analysis.steps.views`)."""
+    from tracekit.analysis.steps.views import step_timeline
+    from tracekit.steps import events_of
+
+    return step_timeline(events_of(import_ref, store), result.steps[result.representative_step])
+
+
+def imports_with_host_timeline(store: Store) -> list[tuple[int, str]]:
+    """The imports that hold a host timeline (id, name)."""
+    from tracekit.store import host_events
+
+    with store.engine.connect() as connection:
+        return host_events.imports_with_events(connection)

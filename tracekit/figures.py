@@ -885,3 +885,8 @@ def occupancy_figure(result: LaunchAnalysis) -> go.Figure | None:
         showlegend=False,
     )
     return figure
+
+
+# The whole-step figures (the steps page and the HTML report): drawn in tracekit/step_figures.py.
+from tracekit.step_figures import breakdown_figure as step_breakdown_figure  # noqa: E402, F401
+from tracekit.step_figures import timeline_figure as step_timeline_figure  # noqa: E402, F401
