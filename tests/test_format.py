@@ -89,3 +89,19 @@ def test_significant_digits_keep_the_value(value):
 def test_kernel_names(name, base, full):
     assert fmt.kernel_name(name) == base
     assert fmt.kernel_name(name, "full") == (full or name)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [(1.0, "1x"), (3.4567, "3.46x"), (0.98, "0.98x"), (0.98039, "0.98x"), (12.345, "12.3x"), (None, "n/a")],
+)
+def test_times(ratio, text):
+    """A speed-up to three significant digits, the way every view writes one (predict, What to try first)."""
+    assert fmt.times(ratio) == text
+
+
+@given(st.floats(min_value=1e-3, max_value=1e4, allow_nan=False))
+def test_times_reads_back_within_its_rounding(ratio):
+    written = fmt.times(ratio)
+    assert written.endswith("x") and not re.search(r"\de[+-]?\d", written)
+    assert float(written.removesuffix("x").replace(",", "")) == pytest.approx(ratio, rel=5.01e-3)
