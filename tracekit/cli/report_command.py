@@ -99,7 +99,10 @@ def report_command(
         chosen = [result for result in results if result.launch_id in full]
         views = report_views(store, progress(chosen, "drawing"))
         tries = what_to_try_all(store, chosen)
-        page = html.report_html(results, views, full=full, selection_note=note, tries=tries)
+        from tracekit.reports import steps_section
+
+        steps = steps_section.gather(store, launches["import_id"].unique().to_list())
+        page = html.report_html(results, views, full=full, selection_note=note, tries=tries, steps=steps)
         write_output(page, output, DEFAULT_HTML_PATH)
 
 

@@ -260,10 +260,12 @@ def report_html(
     full: set[int] | None = None,
     selection_note: str = "",
     tries: Mapping[int, Tries] | None = None,
+    steps: Sequence[tuple[Any, Any]] = (),
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
-    `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first.
+    `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
+    whole-step sections (`reports.steps_section.gather`), after the launches.
 
     `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
     tries = tries or {}
@@ -297,6 +299,10 @@ def report_html(
                 sweeps_drawn,
             )
         )
+    if steps:
+        from tracekit.reports import steps_section
+
+        body.extend(steps_section.render(result, view, sink) for result, view in steps)
     return _page(title, body, sink)
 
 

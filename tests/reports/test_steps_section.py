@@ -1,0 +1,36 @@
+"""The HTML report's steps section: an import holding a host timeline gets the figures and tables of `tracekit step
+IMPORT` (same wording, `tracekit.present.steps`), its timeline and breakdown embedded; imports without one get none."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from tracekit.api import analyze_stored
+from tracekit.ingest import ingest
+from tracekit.present import steps as present
+from tracekit.reports import steps_section
+from tracekit.reports.html import report_html
+from tracekit.steps import steps_of
+from tracekit.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+H200 = REPO / "sample_traces/steps/h200"
+
+
+def test_the_report_shows_the_steps_of_a_trace(sqlite_store: Store):
+    trace, _ = ingest(sqlite_store, H200 / "resnet_cudagraph.pt.trace.json.gz")
+    profile, _ = ingest(sqlite_store, REPO / "sample_traces/torch_step/torch_step.raw.csv")
+    steps = steps_section.gather(sqlite_store, [trace.import_id, profile.import_id])
+    assert len(steps) == 1  # the ncu import holds no host timeline
+    results = analyze_stored(sqlite_store, sqlite_store.launches(import_id=trace.import_id))
+    page = report_html(results, {}, full=set(), steps=steps)
+    expected = steps_of(str(trace.import_id), None, sqlite_store)
+    step = expected.steps[expected.representative_step]
+    section = page[page.index('<section class="steps">') :]
+    assert html.escape(present.step_heading(step)) in section
+    for row in present.step_rows(expected) + present.cause_rows(step) + present.category_rows(step):
+        for cell in row.values():
+            assert f"<td>{html.escape(cell)}</td>" in section
+    assert section.count('class="figure"') == 2  # the timeline and the breakdown
+    assert "693 replayed from CUDA graphs" in section

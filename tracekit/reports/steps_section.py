@@ -1,0 +1,62 @@
+"""The HTML report's steps section: for each import of the report that holds a host timeline (a PyTorch profiler
+trace or an nsys export), the same figures and tables as `tracekit step IMPORT` and the steps page, worded by
+`tracekit.present.steps` and drawn by `tracekit.figures`."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import Any
+
+from tracekit import figures
+from tracekit.api import Store, imports_with_host_timeline, step_timeline_of_import, steps_of_import
+from tracekit.errors import TracekitError
+from tracekit.present import steps as present
+
+
+def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
+    """(steps, timeline of the representative step) of each of these imports that holds a host timeline; an
+    import whose steps cannot be cut is left out (its launches are still in the report)."""
+    holding = {i for i, _ in imports_with_host_timeline(store)}
+    found = []
+    for import_id in sorted(set(import_ids) & holding):
+        try:
+            result = steps_of_import(store, str(import_id))
+            if result.representative_step is None:
+                continue
+            found.append((result, step_timeline_of_import(store, str(import_id), result)))
+        except TracekitError:
+            continue
+    return found
+
+
+def _table(rows: list[dict[str, str]]) -> str:
+    if not rows:
+        return ""
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row.values()) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render(result: Any, view: Any, sink: Any) -> str:
+    """One import's steps section; `sink` embeds the figures (`reports.html.FigureSink`)."""
+    step = result.steps[result.representative_step]
+    tries = "".join(f"<li>{html.escape(present.suggestion_line(s))}</li>" for s in result.what_to_try)
+    warnings = "".join(f'<p class="note">warning: {html.escape(w)}</p>' for w in result.warnings)
+    return (
+        f'<section class="steps"><h2>{html.escape(present.title(result))}</h2>'
+        f"<p>{html.escape(present.step_heading(step))}</p>"
+        + sink.embed(figures.step_timeline_figure(view))
+        + sink.embed(figures.step_breakdown_figure(step))
+        + "<h3>Steps</h3>"
+        + _table(present.step_rows(result))
+        + "<h3>Idle time by cause</h3>"
+        + _table(present.cause_rows(step))
+        + "<h3>GPU time by category</h3>"
+        + _table(present.category_rows(step))
+        + "<h3>GPU time by operator</h3>"
+        + _table(present.operator_rows(step))
+        + (f"<h3>What to try first</h3><ol>{tries}</ol>" if tries else "")
+        + warnings
+        + "</section>"
+    )
