@@ -11,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from tracekit.analysis.rules import RULES
+from tracekit.analysis.rules.verdict import RULES
 
 REPO = Path(__file__).resolve().parents[3]
 LABELS = tomllib.loads((REPO / "sample_traces" / "verdict_cases" / "labels.toml").read_text())["cases"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from types import ModuleType
 
 from tracekit.analysis.achievable import AchievableUtilization
 from tracekit.analysis.launch_ceilings import LIMITER_UNITS
@@ -30,6 +31,7 @@ from tracekit.analysis.rules import (
     launch_overhead,
     lost_occupancy,
     low_occupancy,
+    memory_attribution,
     needed_occupancy,
     nsight_rules,
     occupancy_gap,
@@ -59,6 +61,35 @@ from tracekit.analysis.rules.base import (
     values,
 )
 from tracekit.analysis.rules.nsight_rules import NsightRule
+
+# The rules in the order the verdict asks them (the one list of them: a new rule joins it here).
+# The bound rules, tried in `decide` until one names the limiter (with the helpers they call):
+BOUND_RULES: tuple[ModuleType, ...] = (
+    saturated_unit,
+    memory_attribution,
+    ties,
+    atomics_contention,
+    block_launch_rate,
+    tensor_roof,
+    gradual_saturation,
+    sweep_plateau,
+    stall_summary,
+)
+# The explaining rules, run in `run` with the verdict in their context: occupancy first, its causes as one group,
+# then how the memory is accessed, then Nsight's own rules and what the launch itself costs.
+OCCUPANCY_RULES: tuple[ModuleType, ...] = (needed_occupancy, low_occupancy)
+OCCUPANCY_CAUSES: tuple[ModuleType, ...] = (
+    occupancy_gap,
+    too_few_blocks,
+    partial_wave,
+    idle_sms,
+    trace_tail,
+    block_imbalance,
+    lost_occupancy,
+)
+ACCESS_RULES: tuple[ModuleType, ...] = (coalescing, bank_conflicts, spills, divergence, barrier_stalls)
+COST_RULES: tuple[ModuleType, ...] = (nsight_rules, launch_overhead)
+RULES: tuple[ModuleType, ...] = BOUND_RULES + OCCUPANCY_RULES + OCCUPANCY_CAUSES + ACCESS_RULES + COST_RULES
 
 RULE_ID = "verdict"
 # Latency-bound needs most stalled cycles (the issue cycle itself excluded) to be latency stalls.
@@ -210,10 +241,10 @@ def run(ctx: RuleContext) -> Outcome:
     found += low_occupancy.apply(ctx)
     ctx = _with_state(ctx, found)
     group: list[Finding] = []
-    for rule in (occupancy_gap, too_few_blocks, partial_wave, idle_sms, trace_tail, block_imbalance, lost_occupancy):
+    for rule in OCCUPANCY_CAUSES:
         group += rule.apply(ctx)
     found += group + occupancy_gap.unexplained(ctx, group)
-    for rule in (coalescing, bank_conflicts, spills, divergence, barrier_stalls):
+    for rule in ACCESS_RULES:
         found += rule.apply(ctx)
     if not any(f.rule == tensor_roof.RULE_ID for f in found):
         found += tensor_roof.apply(ctx)
