@@ -13,6 +13,7 @@ from tracekit.analysis.steps.types import Step, StepsResult
 from tracekit.analysis.steps.whatif import StepWhatIf
 from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
+from tracekit.present import steps as present
 
 TOP_ROWS = 5
 
@@ -25,58 +26,38 @@ def steps_dict(result: StepsResult) -> dict[str, Any]:
     return data
 
 
-def _pct(part: int, whole: int) -> str:
-    return fmt.percent(100.0 * part / whole) if whole else "-"
+WIDTHS = {"step": -24, "span": 10, "GPU busy": 10, "busy": 6, "idle": 10, "kernels": 8, "largest idle cause": 0}
+
+
+def _row(cells: dict[str, str]) -> str:
+    """A row of the steps table: text columns left, numbers right, at the widths above."""
+    parts = []
+    for key, value in cells.items():
+        width = WIDTHS[key]
+        parts.append(value[:24].ljust(-width) if width < 0 else value.rjust(width) if width else value)
+    return "  " + " ".join(parts)
 
 
 def table_lines(result: StepsResult) -> list[str]:
-    head = (
-        f"{result.source or 'trace'}: {fmt.plural(len(result.steps), 'step')} ({result.detected_by})"
-        f"{f', rank {result.rank}' if result.rank is not None else ''}"
-        f"{f' on {result.device_name}' if result.device_name else ''}; "
-        f"median step {fmt.duration(result.median_step_ns)}"
-    )
-    lines = [
-        head,
-        f"  {'step':<24} {'span':>10} {'GPU busy':>10} {'busy':>6} {'idle':>10} {'kernels':>8}  largest idle cause",
-    ]
-    for step in result.steps:
-        top = step.causes[0] if step.causes and step.causes[0].idle_ns else None
-        cause = f"{top.cause} {fmt.duration(top.idle_ns)}" if top else "-"
-        lines.append(
-            f"  {step.label[:24]:<24} {fmt.duration(step.span_ns):>10} {fmt.duration(step.busy_ns):>10} "
-            f"{fmt.percent(step.busy_pct):>6} {fmt.duration(step.idle_ns):>10} {step.kernels:>8}  {cause}"
-        )
-    return lines
+    header = {key: key for key in present.STEP_COLUMNS}
+    return [present.title(result), _row(header), *(_row(row) for row in present.step_rows(result))]
 
 
 def step_lines(step: Step) -> list[str]:
     """One step in detail: idle causes with evidence, categories, operators, communication."""
-    lines = [
-        f"step {step.label}: span {fmt.duration(step.span_ns)}, GPU busy {fmt.duration(step.busy_ns)} "
-        f"({fmt.percent(step.busy_pct)}), idle {fmt.duration(step.idle_ns)}; {fmt.plural(step.kernels, 'kernel')}"
-        f"{f' ({step.graph_kernels:,} replayed from CUDA graphs)' if step.graph_kernels else ''}, "
-        f"{fmt.plural(step.copies, 'copy', 'copies')}, {fmt.plural(step.sets, 'set')}",
-        "  idle by cause:",
-    ]
-    for cause in step.causes:
-        if not cause.idle_ns:
-            continue
-        evidence = "; ".join(f"{e.kind} {e.name} {fmt.duration(e.idle_ns)}".replace("  ", " ") for e in cause.evidence)
+    lines = [present.step_heading(step), "  idle by cause:"]
+    for row in present.cause_rows(step):
         lines.append(
-            f"    {cause.cause:<24} {fmt.duration(cause.idle_ns):>10} {_pct(cause.idle_ns, step.idle_ns):>6} "
-            f"in {fmt.plural(cause.gaps, 'gap')}: {evidence}"
+            f"    {row['cause']:<24} {row['idle']:>10} {row['share']:>6} in {row['gaps']} gaps: {row['evidence']}"
         )
     lines.append("  GPU time by category:")
-    for category in step.categories:
+    for row in present.category_rows(step):
         lines.append(
-            f"    {category.category:<28} {fmt.duration(category.gpu_ns):>10} {_pct(category.gpu_ns, step.busy_ns):>6} "
-            f"({fmt.plural(category.count, 'activity', 'activities')})"
+            f"    {row['category']:<28} {row['GPU time']:>10} {row['share']:>6} ({row['activities']} activities)"
         )
     lines.append("  GPU time by operator (kernels):")
-    for op in step.operators[:TOP_ROWS]:
-        where = " > ".join(p for p in (op.annotation_path, op.operator) if p) or "(no operator)"
-        lines.append(f"    {fmt.duration(op.gpu_ns):>10}  {where} ({fmt.plural(op.count, 'kernel')})")
+    for row in present.operator_rows(step):
+        lines.append(f"    {row['GPU time']:>10}  {row['operator']} ({row['kernels']} kernels)")
     if step.communication_ns:
         lines.append(
             f"  communication {fmt.duration(step.communication_ns)}, of which "
@@ -91,14 +72,7 @@ def result_lines(result: StepsResult) -> list[str]:
         lines += ["", *step_lines(result.steps[result.representative_step])]
     if result.what_to_try:
         lines.append("  what to try first (step time it would save):")
-        for s in result.what_to_try:
-            if s.kind == "kernel":
-                saved = (
-                    f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
-                )
-                lines.append(f"    - kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}")
-            else:
-                lines.append(f"    - {s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}")
+        lines += [f"    - {present.suggestion_line(s)}" for s in result.what_to_try]
     lines += [f"  warning: {w}" for w in result.warnings]
     return lines
 

@@ -56,6 +56,17 @@ def step_heading(step: Step) -> str:
     )
 
 
+LONG_NAME = 60  # characters: a kernel's whole signature is cut to its base name past this
+
+
+def _short(name: str) -> str:
+    """An API call or operator as it is; a kernel's long signature as its base name (after "before ")."""
+    if len(name) <= LONG_NAME:
+        return name
+    prefix = "before " if name.startswith("before ") else ""
+    return prefix + fmt.kernel_name(name.removeprefix(prefix))
+
+
 def cause_rows(step: Step) -> list[dict[str, str]]:
     """The named causes (idle > 0), largest first, with their largest pieces of evidence."""
     return [
@@ -65,8 +76,7 @@ def cause_rows(step: Step) -> list[dict[str, str]]:
             "share": _share(cause.idle_ns, step.idle_ns),
             "gaps": f"{cause.gaps:,}",
             "evidence": "; ".join(
-                f"{e.kind} {fmt.kernel_name(e.name) if e.name else ''} {fmt.duration(e.idle_ns)}".replace("  ", " ")
-                for e in cause.evidence
+                f"{e.kind} {_short(e.name)} {fmt.duration(e.idle_ns)}".replace("  ", " ") for e in cause.evidence
             ),
         }
         for cause in step.causes
