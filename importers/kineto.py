@@ -739,25 +739,37 @@ def _ndjson(events: bytes) -> pl.DataFrame | None:
 
 def _launch_context(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> dict[str, pl.Series]:
     """Each GPU activity's outermost operator and its user annotations (ProfilerStep#N aside) open on the
-    launching thread when its API call began (found by correlation id)."""
+    launching thread when its API call began (found by correlation id). The outermost operator is one as-of
+    lookup among the thread's top-level operators (nested ones never are: a range starting inside another);
+    only the annotations, far fewer, are nested into paths."""
     keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
     points = keyed.join(
         calls.filter(pl.col("correlation_id").is_not_null()).unique("correlation_id", keep="first"),
         on="correlation_id",
         how="inner",
     ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
-    found: dict[str, pl.Series] = {}
-    for column, domain, keep in (
-        ("operator", "cpu_op", lambda path: path.str.split(" > ").list.first()),
-        ("annotation_path", "user_annotation", lambda path: path),
-    ):
-        chosen = ranges.filter(pl.col("domain") == domain)
-        if domain == "user_annotation":
-            chosen = chosen.filter(~pl.col("name").str.contains(STEP_ANNOTATION.pattern))
-        if chosen.height == 0 or points.height == 0:
-            found[column] = pl.Series(column, [None] * gpu.height, dtype=pl.Utf8)
-            continue
-        paths = enclosing_range_paths(chosen.select("thread", "start_ns", "end_ns", "name"), points)
+    none = pl.Series([None] * gpu.height, dtype=pl.Utf8)
+    found: dict[str, pl.Series] = {"operator": none.alias("operator"), "annotation_path": none.alias("annotation_path")}
+    if points.height == 0:
+        return found
+    ops = ranges.filter(pl.col("domain") == "cpu_op").select("thread", "start_ns", "end_ns", "name")
+    ops = ops.sort("thread", "start_ns")
+    top = ops.filter(pl.col("start_ns") >= pl.col("end_ns").cum_max().shift(1).over("thread").fill_null(-(2**62)))
+    if top.height:
+        hit = points.sort("time_ns").join_asof(
+            top.rename({"start_ns": "time_ns"}).sort("time_ns"),
+            on="time_ns",
+            by="thread",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        hit = hit.filter(pl.col("end_ns") > pl.col("time_ns")).select("launch_key", pl.col("name").alias("operator"))
+        found["operator"] = keyed.join(hit, on="launch_key", how="left", maintain_order="left")["operator"]
+    notes = ranges.filter(
+        (pl.col("domain") == "user_annotation") & ~pl.col("name").str.contains(STEP_ANNOTATION.pattern)
+    )
+    if notes.height:
+        paths = enclosing_range_paths(notes.select("thread", "start_ns", "end_ns", "name"), points)
         joined = keyed.join(paths, on="launch_key", how="left", maintain_order="left")
-        found[column] = joined.select(keep(pl.col("nvtx_path")).alias(column)).to_series()
+        found["annotation_path"] = joined["nvtx_path"].alias("annotation_path")
     return found
