@@ -19,29 +19,21 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from tracekit.analysis import timeline, views
-from tracekit.analysis.engine import launch_sm_count
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, cached_result
+from tracekit.api import (
+    LaunchAnalysis,
+    Store,
+    analyze_stored,
+    cached_result,
+    figure_aggregates,
+    relative_warps,
+)
 from tracekit.errors import TracekitError
-from tracekit.store import Store, columnar
 
 log = logging.getLogger(__name__)
 
-MAX_WARP_BARS = 6000  # three points each: 18k points, under the ~20k the browser is sent at most
-MAX_HEATMAP_CELLS = 20000
-# The launch page's figure aggregates are kept in the store under this version: change it when the aggregation
-# below (or the analysis functions it calls) changes, so that stored ones are recomputed.
-VIEWS_VERSION = "1"
-VIEW_NAMES = ("sms", "occupancy", "latency", "activity")
 # A launch with more warps than this whose analysis is not in the store yet gets its page drawn first and its
 # verdict after (about a second of analysis per million warps on a laptop core).
 DEFER_ANALYSIS_WARPS = int(os.environ.get("TRACEKIT_DEFER_ANALYSIS_WARPS", "1000000"))
-
-
-def full_view_bins(sm_rows: int) -> int:
-    """Time bins of the binned warp timeline: as many as keep SMs x bins under MAX_HEATMAP_CELLS (10 to 400)."""
-    return max(10, min(400, MAX_HEATMAP_CELLS // max(sm_rows, 1)))
 
 
 @dataclass(frozen=True)
@@ -96,11 +88,7 @@ class WarpCache:
         self.cache: LruCache[pl.DataFrame] = LruCache(size)
 
     def get(self, launch_id: int) -> pl.DataFrame:
-        def load() -> pl.DataFrame:
-            warps = self.store.warps(launch_id)
-            return timeline.relative_times(warps) if warps.height else warps
-
-        return self.cache.get(launch_id, load)
+        return self.cache.get(launch_id, lambda: relative_warps(self.store, launch_id))
 
 
 @dataclass(frozen=True)
@@ -172,34 +160,14 @@ class AnalysisCache:
         return self.launch_views.get(launch["id"], lambda: self._views(launch))
 
     def _views(self, launch: dict[str, Any]) -> LaunchViews | None:
-        launch_id = int(launch["id"])
-        with self.store.engine.connect() as connection:
-            stored = columnar.read_views(connection, launch_id, VIEWS_VERSION, VIEW_NAMES)
-        if stored is None:
-            warps = self.warps.get(launch_id)
-            if not warps.height:
-                return None
-            sm_count = launch_sm_count(launch["sm_count"], warps)
-            sms = warps.select(pl.col("sm_id").unique().sort(), warp_count=pl.len())
-            activity = (
-                timeline.binned_activity(warps, full_view_bins(sms.height)) if warps.height > MAX_WARP_BARS else None
-            )
-            stored = {
-                "sms": sms,
-                "occupancy": views.occupancy_over_time(warps, sm_count),
-                "latency": views.latency_histogram(warps),
-                "activity": activity if activity is not None else pl.DataFrame(),
-            }
-            try:
-                with self.store.engine.begin() as connection:
-                    columnar.write_views(connection, launch_id, VIEWS_VERSION, stored)
-            except Exception:  # noqa: BLE001 - a read-only or busy store: the aggregates stay in this process only
-                log.warning("could not keep launch %s's figure aggregates in the store", launch_id, exc_info=True)
-        sms = stored["sms"]
+        frames = figure_aggregates(self.store, launch, lambda: self.warps.get(int(launch["id"])))
+        if frames is None:
+            return None
+        sms = frames["sms"]
         return LaunchViews(
             sm_ids=sms["sm_id"].to_list(),
             warp_count=int(sms["warp_count"][0]) if sms.height else 0,
-            occupancy_curve=stored["occupancy"],
-            latency_histogram=stored["latency"],
-            activity=stored["activity"] if stored["activity"].width else None,
+            occupancy_curve=frames["occupancy"],
+            latency_histogram=frames["latency"],
+            activity=frames["activity"] if frames["activity"].width else None,
         )

@@ -14,8 +14,8 @@ from urllib.parse import parse_qs
 
 from dash import Dash, Input, Output, dcc, html
 
+from tracekit.api import Store
 from tracekit.scratch import remove_stale
-from tracekit.store import Store
 
 from . import pages_compare, pages_launch, pages_library, pages_steps, pages_upload, region_views
 from .analysis_cache import AnalysisCache

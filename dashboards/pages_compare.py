@@ -1,5 +1,5 @@
 """Compare page `/compare?a=<id>&b=<id>`: two launches side by side: both verdicts, the difference table of
-`compare_results` (the rows `tracekit compare` prints), occupancy over time with linked time axes, the latency
+`api.compare_launches` (the rows `tracekit compare` prints), occupancy over time with linked time axes, the latency
 histograms overlaid, and the metrics both recorded."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from dash.dash_table.Format import Format, Group, Scheme, Trim
 
 from tracekit import figures
 from tracekit import format as display
-from tracekit.analysis.comparison import compare_results
-from tracekit.analysis.metric_comparison import metric_comparison
-from tracekit.reports.content import comparison_table, verdict_text
-from tracekit.store import Store
+from tracekit.api import Store, compare_launches, shared_metrics
+from tracekit.present.comparison import comparison_table
+from tracekit.present.launch import verdict_text
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable
@@ -79,12 +78,12 @@ def answer_charts(analyses: dict[str, LaunchPage]) -> dict[str, list]:
 
 
 def difference_table(analyses: dict[str, LaunchPage]) -> list:
-    """`compare_results` of A against B, as the rows `tracekit compare` prints; a change no larger than either
+    """`api.compare_launches` of A against B, as the rows `tracekit compare` prints; a change no larger than either
     side's run-to-run spread is marked (with one launch a side no spread is known)."""
     result_a, result_b = analyses["A"].result, analyses["B"].result
     if result_a is None or result_b is None:
         return [html.P("No comparison: the analysis did not run on both launches (see above).", className="error")]
-    table = comparison_table(compare_results([result_a], [result_b]))
+    table = comparison_table(compare_launches([result_a], [result_b]))
     header = html.Thead(html.Tr([html.Th(column) for column in table.columns]))
     rows = [
         html.Tr([html.Td(cell) for cell in row], className="within-noise" if "within" in row[-1] else "")
@@ -173,7 +172,7 @@ def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> 
             id="compare-analysis-panel",
         )
     )
-    shared = metric_comparison(analyses["A"].metrics, analyses["B"].metrics)
+    shared = shared_metrics(analyses["A"].metrics, analyses["B"].metrics)
     table_columns = [
         ("section", "section", "text"),
         ("name", "metric", "text"),

@@ -17,16 +17,22 @@ from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from tracekit import figures
 from tracekit import format as display
-from tracekit.analysis import timeline
-from tracekit.analysis.predict import Prediction
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.analysis.what_if import what_if
-from tracekit.api import predict_stored, what_to_try_for
+from tracekit.api import (
+    MAX_WARP_BARS,
+    LaunchAnalysis,
+    Prediction,
+    Store,
+    binned_activity,
+    full_view_bins,
+    occupancy_change,
+    predict_stored,
+    warps_in_window,
+    what_to_try_for,
+)
 from tracekit.errors import TracekitError
-from tracekit.store import Store
 
 from . import panels, region_views
-from .analysis_cache import MAX_WARP_BARS, AnalysisCache, LaunchPage, full_view_bins
+from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable, DataTableClass, not_found
 from .region_views import RegionView
 
@@ -210,7 +216,7 @@ def what_if_view(
         prediction = str(exc)
     static = int(result.kernel.static_shared_mem_per_block_bytes or 0)
     try:
-        change = what_if(result, threads, registers, static + smem)
+        change = occupancy_change(result, threads, registers, static + smem)
     except TracekitError as exc:
         # The configuration cannot run: one line, the predictor's where it names the limit.
         refused = prediction if isinstance(prediction, str) else f"Cannot compute the occupancy: {exc}"
@@ -279,12 +285,12 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
     shown = warps if sm_id is None else warps.filter(pl.col("sm_id") == sm_id)
     try:
         if _count_in_window(shown, window_ns) <= MAX_WARP_BARS:  # counting first spares sorting a big launch
-            in_view = timeline.warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
+            in_view = warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
             return (
                 figures.warp_bars_figure(in_view, sm_id, x_range_us),
                 f"{in_view.height:,} warps in view, each drawn from its start to its end.",
             )
-        binned = timeline.binned_activity(shown, full_view_bins(shown["sm_id"].n_unique()), window_ns)
+        binned = binned_activity(shown, full_view_bins(shown["sm_id"].n_unique()), window_ns)
     except TracekitError as exc:
         return figures.message_figure("the warp timings cannot be drawn"), str(exc)
     return binned_view(binned, sm_id, x_range_us)
@@ -293,7 +299,7 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
 def binned_view(
     binned: pl.DataFrame, sm_id: int | None, x_range_us: tuple[float, float] | None
 ) -> tuple[go.Figure, str]:
-    """The binned timeline's figure and note (`timeline.binned_activity` frames: computed here, or the whole
+    """The binned timeline's figure and note (`api.binned_activity` frames: computed here, or the whole
     launch's aggregate kept in the store)."""
     figure = (
         figures.sm_heatmap_figure(binned, x_range_us)
@@ -309,7 +315,7 @@ def binned_view(
 
 
 def _count_in_window(warps: pl.DataFrame, window_ns: tuple[int, int] | None) -> int:
-    """How many warps `timeline.warps_in_window` would find (resident in the window, or starting in it)."""
+    """How many warps `api.warps_in_window` would find (resident in the window, or starting in it)."""
     if window_ns is None:
         return warps.height
     low, high = window_ns

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-import weakref
-from threading import Lock
 
 import polars as pl
 from dash import Dash, Input, Output, State, dcc, html, no_update
 from dash.dash_table.Format import Format, Group, Scheme, Symbol, Trim
-from sqlalchemy import func, select
 
 from tracekit import format as display
-from tracekit.analysis.gpu_time import gpu_time
-from tracekit.api import analyze_stored
+from tracekit.api import Store, analyze_stored, gpu_time_of, launch_catalog
 from tracekit.errors import NotFoundError, TracekitError
-from tracekit.store import Store
-from tracekit.store.schema import LaunchRow
 
 from .common import TABLE_STYLE, DataTable, DataTableClass
 
@@ -86,26 +80,6 @@ def import_rows(store: Store) -> list[dict]:
 # analyses only the page shown (all at once, 100k launches were 36 MB of table and an analysis of each).
 PAGED_LAUNCHES = int(os.environ.get("TRACEKIT_PAGED_LAUNCHES", "2000"))
 PAGE_SIZE = 25
-
-
-_CATALOGS: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], pl.DataFrame]] = weakref.WeakKeyDictionary()
-_CATALOG_LOCK = Lock()
-
-
-def catalog_of(store: Store) -> pl.DataFrame:
-    """The store's launches (`Store.launches()`), read again only when its launches changed: imports are
-    immutable and launch ids are never reused, so the count and the largest id say whether an import or a
-    delete happened since (one cheap query, where reading 100k launches takes about a second)."""
-    with store.engine.connect() as connection:
-        count, top = connection.execute(select(func.count(), func.max(LaunchRow.id))).one()
-    fingerprint = (int(count or 0), int(top or 0))
-    with _CATALOG_LOCK:
-        kept = _CATALOGS.get(store)
-        if kept is not None and kept[0] == fingerprint:
-            return kept[1]
-        frame = store.launches()
-        _CATALOGS[store] = (fingerprint, frame)
-        return frame
 
 
 def verdicts(store: Store, launches: pl.DataFrame, catalog: pl.DataFrame | None = None) -> dict[int, tuple[str, str]]:
@@ -254,10 +228,7 @@ def launch_page(
 def gpu_time_rows(store: Store, import_id: int, catalog: pl.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
     """The `tracekit summary` tables of one Nsight Systems import, times in seconds for the SI format;
     `catalog`: the store's launches, when already read."""
-    launches = (
-        store.launches(import_id=import_id) if catalog is None else catalog.filter(pl.col("import_id") == import_id)
-    )
-    summary = gpu_time(launches, store.memcpys(import_id), display.kernel_name)
+    summary = gpu_time_of(store, import_id, display.kernel_name, catalog)
 
     def rows(table) -> list[dict]:
         return [
@@ -366,7 +337,7 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
     # A large store's page is drawn from its first launches alone; the verdicts, which need every launch of
     # their kernels, and the GPU time follow (`fill_first_page`). A small one is read once and drawn whole.
     large = store.launch_count() > PAGED_LAUNCHES
-    catalog = None if large else catalog_of(store)
+    catalog = None if large else launch_catalog(store)
     if read_only:
         actions = html.Div(
             html.Span("This dashboard is read-only: imports cannot be deleted here.", className="hint"),
@@ -430,11 +401,8 @@ def first_page_table(store: Store) -> list:
     """A large store's launches table as the page opens: its first page of launches (a query of PAGE_SIZE rows,
     not the whole catalog), each verdict "analysing..." until `fill_first_page` answers (`launches-tick`)."""
     count = store.launch_count()
-    with store.engine.connect() as connection:
-        ids = connection.scalars(
-            select(LaunchRow.id).order_by(LaunchRow.import_id, LaunchRow.launch_index).limit(PAGE_SIZE)
-        ).all()
-    rows = launch_frame(store.launches(launch_ids=list(ids))).to_dicts() if ids else []
+    ids = store.first_launch_ids(PAGE_SIZE)
+    rows = launch_frame(store.launches(launch_ids=ids)).to_dicts() if ids else []
     for row in rows:
         row["verdict"], row["limiter"] = ANALYSING, ""
     pages = max(1, -(-count // PAGE_SIZE))
@@ -488,7 +456,7 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         if not isinstance(import_id, int) or isinstance(import_id, bool):
             return [], []
         try:
-            return gpu_time_rows(store, import_id, catalog_of(store))
+            return gpu_time_rows(store, import_id, launch_catalog(store))
         except NotFoundError:
             return [], []
 
@@ -509,7 +477,7 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         """The page shown, with its launches' verdicts (the engine's, computed now where the store has none)."""
         if not request:
             return no_update
-        return launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, catalog_of(store))[0]
+        return launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, launch_catalog(store))[0]
 
     app.clientside_callback(TABLE_FIRST, Output("launches-request", "data"), Input("launches-tick", "n_intervals"))
 
@@ -529,7 +497,7 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         in the browser)."""
         if not paged:
             return no_update, no_update, no_update
-        catalog = catalog_of(store)
+        catalog = launch_catalog(store)
         rows, pages, note = launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, catalog)
         return rows, pages, note or PAGED_NOTE.format(count=catalog.height)
 
@@ -590,4 +558,4 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         message = f"Deleted import{'s' if len(deleted) > 1 else ''} {', '.join(map(str, deleted))}." if deleted else ""
         if missing:
             message += f" Already gone: {', '.join(map(str, missing))}."
-        return import_rows(store), [], [], first_launch_rows(store, catalog_of(store))[0], [], [], message.strip()
+        return import_rows(store), [], [], first_launch_rows(store, launch_catalog(store))[0], [], [], message.strip()

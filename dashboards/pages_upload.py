@@ -15,9 +15,9 @@ from pathlib import Path
 
 from dash import Dash, Input, Output, State, dcc, html, no_update
 
+from tracekit.api import Store
 from tracekit.ingest import BatchError, FileOutcome, ingest_batch
 from tracekit.scratch import prefix, remove_stale, scratch_dir
-from tracekit.store import Store
 
 log = logging.getLogger(__name__)
 

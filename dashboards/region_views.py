@@ -16,16 +16,15 @@ import polars as pl
 from dash import Dash, Input, Output, State, no_update
 
 from tracekit import figures
-from tracekit.analysis.region_timeline import (
+from tracekit.api import (
     MAX_SLICES,
+    LaunchAnalysis,
     RegionLayout,
     RegionTimeline,
-    region_layout,
-    region_occupancy_curves,
-    region_timeline,
+    region_layout_of,
+    region_occupancy,
+    region_window,
 )
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.store.regions import launch_regions
 
 from .analysis_cache import AnalysisCache
 
@@ -44,8 +43,7 @@ def layout_of(cache: AnalysisCache, launch_id: int) -> RegionLayout | None:
     """The launch's region layout, cached; None when it has no regions."""
 
     def load() -> RegionLayout | None:
-        regions = launch_regions(cache.store, launch_id)
-        return region_layout(regions) if regions.height else None
+        return region_layout_of(cache.store, launch_id)
 
     return cache.regions.get(launch_id, load)
 
@@ -81,9 +79,8 @@ def initial_view(cache: AnalysisCache, launch_id: int, result: LaunchAnalysis) -
         layout = layout_of(cache, launch_id)
         if layout is None:
             return None
-        timeline = region_timeline(layout)
-        regions = launch_regions(cache.store, launch_id)
-        curves = region_occupancy_curves(regions, result.regions.sm_count if result.regions else None)
+        timeline = region_window(layout)
+        curves = region_occupancy(cache.store, launch_id, result.regions.sm_count if result.regions else None)
         return RegionView(
             figures.region_timeline_figure(timeline),
             timeline_note(timeline),
@@ -180,7 +177,7 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
                 return no_update, no_update, no_update
             return view.timeline, view.note, view.row_map
         try:
-            timeline = region_timeline(layout, window, row_range)
+            timeline = region_window(layout, window, row_range)
         except ValueError:
             return no_update, no_update, no_update
         return figures.region_timeline_figure(timeline), timeline_note(timeline), row_map(timeline)

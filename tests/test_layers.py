@@ -76,3 +76,57 @@ def test_one_formatting_module_for_every_renderer():
     ]
     for name in users:
         assert any(m == "tracekit.format" or m.startswith("tracekit.format.") for m in imports_of(REPO / name)), name
+
+
+# What each folder may import of tracekit (its own modules always). The dashboard reads through the one door
+# (`tracekit.api`: results, the catalog, figure aggregates, regions, the what-if) and shows what `tracekit.present`
+# decided, drawn by `tracekit.figures` and written by `tracekit.format`; files enter the store through
+# `tracekit.ingest` (and its scratch folder), on the upload page only.
+DASHBOARD_MAY_IMPORT = ("tracekit.api", "tracekit.present", "tracekit.figures", "tracekit.format", "tracekit.errors")
+WRITERS_MAY_ALSO_IMPORT = {"dashboards/pages_upload.py": ("tracekit.ingest", "tracekit.scratch")}
+WRITERS_MAY_ALSO_IMPORT["dashboards/app.py"] = ("tracekit.scratch",)  # a killed worker's uploads, removed at start
+
+
+def _outside(module: str, allowed: tuple[str, ...]) -> bool:
+    if module == "tracekit" or not (module.startswith("tracekit.") or module.startswith(("dashboards", "importers"))):
+        return False  # a library, or the bare package of `from tracekit import format`
+    return not any(module == prefix or module.startswith(prefix + ".") for prefix in allowed)
+
+
+def test_the_dashboard_reads_only_through_the_api():
+    bad = {}
+    for path in sorted((REPO / "dashboards").rglob("*.py")):
+        name = str(path.relative_to(REPO))
+        allowed = (*DASHBOARD_MAY_IMPORT, "tracekit.dashboards", *WRITERS_MAY_ALSO_IMPORT.get(name, ()))
+        hits = sorted(m for m in imports_of(path) if _outside(m, allowed))
+        if hits:
+            bad[name] = hits
+    assert bad == {}
+
+
+def test_the_layers_check_sees_a_forbidden_import(tmp_path):
+    """The check above on a file that goes around the door (so it cannot pass for want of reading imports)."""
+    page = REPO / "dashboards" / "pages_library.py"
+    found = imports_of(page)
+    assert "tracekit.api" in found and not any(
+        _outside(m, DASHBOARD_MAY_IMPORT + ("tracekit.dashboards",)) for m in found
+    )
+    odd = tmp_path / "page.py"
+    odd.write_text("from tracekit.store.schema import LaunchRow\nfrom tracekit.analysis import timeline\n")
+    assert sorted(m for m in imports_of(odd) if _outside(m, DASHBOARD_MAY_IMPORT)) == [
+        "tracekit.analysis",
+        "tracekit.analysis.timeline",
+        "tracekit.store.schema",
+        "tracekit.store.schema.LaunchRow",
+    ]
+
+
+def test_errors_and_the_result_types_import_nothing_above_them():
+    """errors.py is the ground floor (the store words a driver's error itself); the engine's result type knows no
+    display (the notebook's is mixed in by `api.LaunchResult`)."""
+    assert not [m for m in imports_of(REPO / "tracekit/errors.py") if m.startswith("tracekit")]
+    assert not [
+        m
+        for m in imports_of(REPO / "tracekit/analysis/types.py")
+        if m.startswith(("tracekit.notebook", "tracekit.figures", "tracekit.present"))
+    ]

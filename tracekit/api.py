@@ -18,23 +18,43 @@ import dataclasses
 import functools
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 import polars as pl
 
+from tracekit.analysis.comparison import Comparison, compare_results
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
-from tracekit.analysis.kernel_key import demangler_neutral, normalize_kernel_name
-from tracekit.analysis.region_timeline import region_figure_frames
-from tracekit.analysis.timeline import binned_activity
+from tracekit.analysis.gpu_time import GpuTime, gpu_time
+from tracekit.analysis.kernel_key import neutral_kernel_name
+from tracekit.analysis.metric_comparison import metric_comparison
+from tracekit.analysis.predict.types import Prediction as Prediction  # typed by the launch page's what-if
+from tracekit.analysis.region_timeline import MAX_SLICES as MAX_SLICES  # the dashboard's region panel says it
+from tracekit.analysis.region_timeline import (
+    RegionLayout,
+    RegionTimeline,
+    region_figure_frames,
+    region_layout,
+    region_occupancy_curves,
+    region_timeline,
+)
+from tracekit.analysis.timeline import binned_activity, relative_times
+from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the launch page's zoom
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
 from tracekit.analysis.views import latency_histogram, occupancy_over_time
+from tracekit.analysis.what_if import WhatIf
+from tracekit.analysis.what_if import what_if as occupancy_what_if
 from tracekit.errors import TracekitError
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
+
+log = logging.getLogger(__name__)
 
 FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
 
@@ -134,7 +154,7 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
 def _context_name(name: str | None) -> str:
     """The name a launch's context is gathered by: the key's name as any demangler spells it, so the context
     holds every launch `KernelKey.matches` could pair (a PyTorch trace's kernel and ncu's spelling of it)."""
-    return demangler_neutral(normalize_kernel_name(name))
+    return neutral_kernel_name(name)
 
 
 def _context(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
@@ -493,6 +513,121 @@ def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
 def _with_tries(result: LaunchAnalysis, found: list[Any] | str) -> dict[str, Any]:
     tries = [suggestion_dict(p) for p in found] if isinstance(found, list) else None
     return {**to_json_dict(result), "what_to_try": tries}
+
+
+# ---- what the dashboard reads -----------------------------------------------------------------------------------
+
+_CATALOGS: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], pl.DataFrame]] = weakref.WeakKeyDictionary()
+_CATALOG_LOCK = threading.Lock()
+
+
+def launch_catalog(store: Store) -> pl.DataFrame:
+    """The store's launches (`Store.launches()`), read again only when its launches changed (one cheap query,
+    `Store.launch_fingerprint`, where reading 100k launches takes about a second); kept per store object."""
+    fingerprint = store.launch_fingerprint()
+    with _CATALOG_LOCK:
+        kept = _CATALOGS.get(store)
+        if kept is not None and kept[0] == fingerprint:
+            return kept[1]
+        frame = store.launches()
+        _CATALOGS[store] = (fingerprint, frame)
+        return frame
+
+
+MAX_WARP_BARS = 6000  # a figure draws each warp up to this many (three points each: under ~20k points sent)
+MAX_HEATMAP_CELLS = 20000  # a binned warp timeline: SMs x time bins at most
+# A launch's figure aggregates are kept in the store under the analysis code's digest (the functions that compute
+# them are the engine's), shortened to fit the store's view kinds.
+AGGREGATES_VERSION = ENGINE_VERSION.rsplit("+", 1)[-1][:6]
+AGGREGATE_NAMES = ("sms", "occupancy", "latency", "activity")
+
+
+def full_view_bins(sm_rows: int) -> int:
+    """Time bins of the binned warp timeline: as many as keep SMs x bins under MAX_HEATMAP_CELLS (10 to 400)."""
+    return max(10, min(400, MAX_HEATMAP_CELLS // max(sm_rows, 1)))
+
+
+def relative_warps(store: Store, launch_id: int) -> pl.DataFrame:
+    """One launch's warps with times relative to its first warp start (what the zoomable timeline draws)."""
+    warps = store.warps(launch_id)
+    return relative_times(warps) if warps.height else warps
+
+
+def figure_aggregates(
+    store: Store, launch: Mapping[str, Any], warps: Callable[[], pl.DataFrame] | None = None
+) -> dict[str, pl.DataFrame] | None:
+    """A traced launch's figure aggregates, all a launch page needs before any zoom: its SMs with the warp count
+    ("sms"), the occupancy curve, the latency histogram and, above MAX_WARP_BARS warps, the whole launch binned on
+    all SMs ("activity", else empty). Read from the store, else computed once from its warps (`warps`: a loader
+    of `relative_warps`) and kept there for every process after; None for a launch without warps."""
+    launch_id = int(launch["id"])
+    stored = store.read_views(launch_id, AGGREGATES_VERSION, AGGREGATE_NAMES)
+    if stored is not None:
+        return stored
+    rows = warps() if warps is not None else relative_warps(store, launch_id)
+    if not rows.height:
+        return None
+    sms = rows.select(pl.col("sm_id").unique().sort(), warp_count=pl.len())
+    activity = binned_activity(rows, full_view_bins(sms.height)) if rows.height > MAX_WARP_BARS else None
+    frames = {
+        "sms": sms,
+        "occupancy": occupancy_over_time(rows, launch_sm_count(launch.get("sm_count"), rows)),
+        "latency": latency_histogram(rows),
+        "activity": activity if activity is not None else pl.DataFrame(),
+    }
+    try:
+        store.write_views(launch_id, AGGREGATES_VERSION, frames)
+    except Exception:  # noqa: BLE001 - a read-only or busy store: the aggregates stay with the caller only
+        log.warning("could not keep launch %s's figure aggregates in the store", launch_id, exc_info=True)
+    return frames
+
+
+def compare_launches(a: Sequence[LaunchAnalysis], b: Sequence[LaunchAnalysis]) -> Comparison:
+    """Side A against side B, field by field (`analysis.comparison.compare_results`, what `tracekit compare`
+    prints), with each side's run-to-run spread where a side holds several launches."""
+    return compare_results(a, b)
+
+
+def shared_metrics(metrics_a: pl.DataFrame, metrics_b: pl.DataFrame) -> pl.DataFrame:
+    """The numeric metrics two launches both recorded, with B's value over A's (`analysis.metric_comparison`)."""
+    return metric_comparison(metrics_a, metrics_b)
+
+
+def gpu_time_of(
+    store: Store, import_id: int, shown_name: Callable[[str | None], str], catalog: pl.DataFrame | None = None
+) -> GpuTime:
+    """An import's GPU time per kernel and per copy kind (`analysis.gpu_time`, what `tracekit summary` prints);
+    `catalog`: the store's launches, when already read. NotFoundError for an import the store does not hold."""
+    store.get_import(import_id)
+    launches = (
+        store.launches(import_id=import_id) if catalog is None else catalog.filter(pl.col("import_id") == import_id)
+    )
+    return gpu_time(launches, store.memcpys(import_id), shown_name)
+
+
+def occupancy_change(result: LaunchAnalysis, threads: int, registers: int, shared_mem_bytes: int) -> WhatIf:
+    """The occupancy calculator on the launch's device for a new configuration (`analysis.what_if`): the
+    dashboard's what-if beside `predict_stored`. TracekitError when the device cannot run it."""
+    return occupancy_what_if(result, threads, registers, shared_mem_bytes)
+
+
+def region_layout_of(store: Store, launch_id: int) -> RegionLayout | None:
+    """The launch's named regions laid out for its timeline (`region_timeline.region_layout`); None without any."""
+    regions = launch_regions(store, launch_id)
+    return region_layout(regions) if regions.height else None
+
+
+def region_window(
+    layout: RegionLayout, window: tuple[int, int] | None = None, rows: tuple[int, int] | None = None
+) -> RegionTimeline:
+    """The region timeline's frames for a zoom (`region_timeline.region_timeline`): every instance as a bar up to
+    MAX_SLICES in view, else binned rows; `window` in the launch's unit, `rows` the warp rows asked for."""
+    return region_timeline(layout, window, rows)
+
+
+def region_occupancy(store: Store, launch_id: int, sm_count: int | None) -> pl.DataFrame:
+    """Each region's mean resident warps per SM over time (`region_timeline.region_occupancy_curves`)."""
+    return region_occupancy_curves(launch_regions(store, launch_id), sm_count)
 
 
 def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public name the README shows

@@ -10,7 +10,7 @@ import pytest
 from dash import dash_table
 
 from tracekit.analysis.gpu_time import gpu_time
-from tracekit.api import analyze_stored
+from tracekit.api import analyze_stored, launch_catalog
 from tracekit.dashboards import pages_library
 from tracekit.format import kernel_name
 from tracekit.ingest import ingest
@@ -53,15 +53,36 @@ def test_library_rows_carry_the_engines_verdict_and_limiter(sqlite_store: Store)
     assert duration["specifier"] == "$.4~s" and duration["locale"]["symbol"] == ["", "s"]  # 256.8µs
 
 
+def test_the_catalog_is_read_again_only_when_the_launches_changed(sqlite_store: Store, monkeypatch):
+    """The library asks `api.launch_catalog` on every callback: the same frame while no import or delete changed
+    the launches (one count query), a new one after."""
+    first_import, _ = ingest(sqlite_store, SAMPLES / "samples.raw.csv")
+    reads = []
+    original = Store.launches
+
+    def counted(self, *args, **kwargs):
+        if not args and not kwargs:
+            reads.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "launches", counted)
+    catalog = launch_catalog(sqlite_store)
+    assert launch_catalog(sqlite_store) is catalog and len(reads) == 1
+    assert catalog["id"].to_list() == sqlite_store.launches(import_id=first_import.import_id)["id"].to_list()
+    second, _ = ingest(sqlite_store, SAMPLES / "vector_add_16warps.csv.gz")
+    grown = launch_catalog(sqlite_store)
+    assert len(reads) == 2 and grown.height == catalog.height + sqlite_store.launches(import_id=second.import_id).height
+    sqlite_store.delete_import(second.import_id)
+    assert launch_catalog(sqlite_store)["id"].to_list() == catalog["id"].to_list() and len(reads) == 3
+
+
 def test_gpu_time_panel_is_the_summary(sqlite_store: Store, real_export):
     result, _ = ingest(sqlite_store, real_export(T4))
     page = pages_library.layout(sqlite_store)
     # Over PAGED_LAUNCHES launches, the page is drawn first and its tables filled after (`show_gpu_time`).
     assert sqlite_store.launch_count() > pages_library.PAGED_LAUNCHES
     assert by_id(page, "gpu-time-kernels").data == [] and by_id(page, "gpu-time-import").value == result.import_id
-    kernels, copies = pages_library.gpu_time_rows(
-        sqlite_store, result.import_id, pages_library.catalog_of(sqlite_store)
-    )
+    kernels, copies = pages_library.gpu_time_rows(sqlite_store, result.import_id, launch_catalog(sqlite_store))
     summary = gpu_time(
         sqlite_store.launches(import_id=result.import_id), sqlite_store.memcpys(result.import_id), kernel_name
     )

@@ -10,8 +10,9 @@ from sqlalchemy import func, select
 
 from tests.dashboards.test_app import by_id, walk
 from tracekit.analysis import timeline
+from tracekit.api import AGGREGATES_VERSION, MAX_WARP_BARS
 from tracekit.dashboards import pages_launch
-from tracekit.dashboards.analysis_cache import MAX_WARP_BARS, VIEWS_VERSION, AnalysisCache
+from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.pages_launch import timeline_view
 from tracekit.ingest import ingest
 from tracekit.store import Store
@@ -23,7 +24,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "h100" / "vecto
 def view_chunks(store: Store) -> int:
     with store.engine.connect() as connection:
         return connection.scalar(
-            select(func.count()).select_from(BulkChunkRow).where(BulkChunkRow.kind.like(f"view{VIEWS_VERSION}:%"))
+            select(func.count()).select_from(BulkChunkRow).where(BulkChunkRow.kind.like(f"view{AGGREGATES_VERSION}:%"))
         )
 
 
@@ -62,7 +63,7 @@ def test_a_second_process_draws_the_page_from_stored_aggregates(sqlite_store: St
 
 @pytest.mark.parametrize("bins_rows", [1, 50, 132, 2000])
 def test_full_view_keeps_the_heatmap_payload_bounded(bins_rows: int) -> None:
-    from tracekit.dashboards.analysis_cache import MAX_HEATMAP_CELLS, full_view_bins
+    from tracekit.api import MAX_HEATMAP_CELLS, full_view_bins
 
     bins = full_view_bins(bins_rows)
     assert 10 <= bins <= 400 and (bins_rows * bins <= MAX_HEATMAP_CELLS or bins == 10)
