@@ -38,7 +38,7 @@ def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:
         "proton-chrome",
     }
     html = report.read_text()
-    assert f"report of {sum(row['launch_count'] for row in imports)} launches" in result.stdout
+    assert f"report of {sum(row['launch_count'] for row in imports):,} launches" in result.stdout
     assert "throughput-bound" in html and "latency-bound" in html
     # A second run finds everything already stored and adds nothing.
     again = tracekit("demo", "--no-serve", "--db", str(db), "--report", str(report))

@@ -4,18 +4,19 @@ gains enough (and which unit is at its ceiling), or nothing could be predicted (
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction
+from tracekit.analysis.predict import Prediction, what_to_try
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present.prediction import after, answer, nsight_estimate
 
 HEADING = "What to try first"
 KNOBS_MODELLED = "block size, registers, shared memory, ILP, grid"
-# what_to_try's default: a change predicted to gain less than this is left out
-MIN_SPEEDUP = 1.02
+# A change predicted to gain less than this is left out: what_to_try's own default, read from it (one home)
+MIN_SPEEDUP: float = inspect.signature(what_to_try).parameters["min_speedup"].default
 
 
 # What `tracekit.api.what_to_try_for` answers: the predictions, why there are none, or None when not asked.
