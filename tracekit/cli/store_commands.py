@@ -237,6 +237,7 @@ def show_command(
     table = Table("launch", "kernel", "grid", "block", "regs", "duration", "warps")
     for column in (0, 4, 5, 6):
         table.columns[column].justify = "right"
+    table.columns[1].overflow = "fold"  # on a narrow terminal the name wraps, never ends in "…"
     for row in launch_rows:
         table.add_row(
             str(row["id"]),

@@ -51,6 +51,7 @@ def time_table(title: str, rows: list[TimeRow], label: str, with_bytes: bool = F
     table = Table(*columns, label, title=title, title_justify="left")
     for column in table.columns[:-1]:
         column.justify = "right"
+    table.columns[-1].overflow = "fold"  # on a narrow terminal the name wraps, never ends in "…"
     for row in rows:
         cells = [
             fmt.fraction(row.share),
