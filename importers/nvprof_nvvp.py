@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from tracekit.analysis.cxx_name import demangle
+from tracekit.cxx_name import demangle
 from tracekit.errors import InputError
 from tracekit.importers.nsys_sqlite import MEMCPY_KINDS
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, Device, ParsedImport, conform, empty_frame

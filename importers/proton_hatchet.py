@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from tracekit.analysis.cxx_name import demangle
+from tracekit.cxx_name import demangle
 from tracekit.errors import InputError
 from tracekit.importers.regions_common import plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform

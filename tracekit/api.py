@@ -30,7 +30,6 @@ import polars as pl
 from tracekit.analysis.comparison import Comparison, compare_results
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
 from tracekit.analysis.gpu_time import GpuTime, gpu_time
-from tracekit.analysis.kernel_key import neutral_kernel_name
 from tracekit.analysis.metric_comparison import metric_comparison
 from tracekit.analysis.predict.types import Prediction as Prediction  # typed by the launch page's what-if
 from tracekit.analysis.region_timeline import MAX_SLICES as MAX_SLICES  # the dashboard's region panel says it
@@ -49,6 +48,7 @@ from tracekit.analysis.views import latency_histogram, occupancy_over_time
 from tracekit.analysis.what_if import WhatIf
 from tracekit.analysis.what_if import what_if as occupancy_what_if
 from tracekit.errors import TracekitError
+from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.store import Store

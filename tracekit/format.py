@@ -19,8 +19,8 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from tracekit.analysis.cxx_name import demangle  # the kernel-name grammar's home
-from tracekit.analysis.kernel_key import base_name
+from tracekit.cxx_name import demangle  # the kernel-name grammar's home
+from tracekit.kernel_key import base_name
 
 MISSING = "n/a"
 DIGITS = 4  # significant digits: 256.8 µs, 1.274 TB/s, 58.3 warps/SM

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracekit.analysis.cxx_name import function_name, neutral_kernel_name, normalize_kernel_name
-from tracekit.analysis.kernel_key import base_name
+from tracekit.cxx_name import function_name, neutral_kernel_name, normalize_kernel_name
+from tracekit.kernel_key import base_name
 
 _KEYWORDS = {"void", "const", "volatile", "operator", "unsigned", "signed", "int", "long", "short", "char", "with"}
 _KEYWORDS |= {"noexcept", "static", "extern", "inline", "bool", "float", "double", "lambda", "instance"}

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tracekit.analysis.kernel_key import kernel_key, normalize_kernel_name
 from tracekit.analysis.types import SCHEMA, LaunchAnalysis, from_json_dict, to_json_dict
 from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
+from tracekit.kernel_key import kernel_key, normalize_kernel_name
 from tracekit.store import Store
 
 VECTOR_ADD = ["vector_add_08warps", "vector_add_16warps", "vector_add_32warps", "vector_add_64warps"]

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from tracekit.analysis.kernel_key import KernelKey, same_smem_bytes
 from tracekit.analysis.pairing import DURATION_TOLERANCE, PairingCandidate, pair_launch
 from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
+from tracekit.kernel_key import KernelKey, same_smem_bytes
 from tracekit.store import Store
 
 KEY = KernelKey("k<4>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from tracekit.analysis.kernel_key import demangler_neutral, kernel_key, normalize_kernel_name
 from tracekit.api import analyze_stored
 from tracekit.cli.summary_command import summarize
 from tracekit.errors import InputError
 from tracekit.importers import detect_format, kineto, read_file
 from tracekit.ingest import ingest
+from tracekit.kernel_key import demangler_neutral, kernel_key, normalize_kernel_name
 from tracekit.store import Store
 from tracekit.validate import check_values
 

@@ -21,7 +21,6 @@ import polars as pl
 from tracekit.analysis import counters
 from tracekit.analysis.blocks import BlockReplacement, block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
-from tracekit.analysis.kernel_key import KernelKey, kernel_key, product
 from tracekit.analysis.latency import latency_stats
 from tracekit.analysis.launch_ceilings import launch_ceilings, without_rates
 from tracekit.analysis.littles_law import check_littles_law
@@ -54,6 +53,7 @@ from tracekit.analysis.types import (
 from tracekit.analysis.warp_occupancy import launch_steps, mean_occupancy, relative_times, trace_vs_counter
 from tracekit.ceilings.types import DeviceCeilings
 from tracekit.errors import TracekitError
+from tracekit.kernel_key import KernelKey, kernel_key, product
 from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC
 
 # The ceilings that judge a device (tracekit.ceilings.ceilings_for, called by the caller: it reads package data).
@@ -68,8 +68,11 @@ def _engine_version() -> str:
     other code is recomputed."""
     digest = hashlib.sha256()
     root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
+    # the kernel-name grammar and key decide pairing and families: outside this folder (format and the readers
+    # use them too), they judge as much as its own code
+    names = [root.parent / "cxx_name.py", root.parent / "kernel_key.py"]
+    for path in [*sorted(root.rglob("*.py")), *names]:
+        digest.update(path.relative_to(root.parent).as_posix().encode())
         digest.update(path.read_bytes())
     for path in sorted((root.parent / "ceilings" / "profiles").glob("*.json")):  # the shipped ceilings judge too
         digest.update(path.name.encode())

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tracekit.analysis.kernel_key import KernelKey
 from tracekit.analysis.types import Pairing
+from tracekit.kernel_key import KernelKey
 
 DURATION_TOLERANCE = 3.0  # trace span / profiled duration within [1/3, 3]
 REPEAT_SPREAD = 1.25  # profiled launches this close to one another are repeats of one workload

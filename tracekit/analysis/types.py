@@ -50,7 +50,7 @@ class Kernel:
     dynamic_shared_mem_per_block_bytes: int | None
     nvtx_path: str | None
     device: Device
-    key: str  # v2: the normalized function name with template arguments (tracekit.analysis.kernel_key)
+    key: str  # v2: the normalized function name with template arguments (tracekit.kernel_key)
 
 
 @dataclass(frozen=True)

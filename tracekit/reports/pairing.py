@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.analysis.kernel_key import base_name, kernel_key, normalize_kernel_name
 from tracekit.errors import TracekitError
 from tracekit.format import dims, size
+from tracekit.kernel_key import base_name, kernel_key, normalize_kernel_name
 
 CONFIG_COLUMN = "_version_config"
 MAX_NAMES_SHOWN = 5

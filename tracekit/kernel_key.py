@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.analysis.cxx_name import (  # the kernel-name grammar's one home; re-exported for the key's users
+from tracekit.cxx_name import (  # the kernel-name grammar's one home; re-exported for the key's users
     demangler_neutral,
     function_name,
     neutral_kernel_name,
