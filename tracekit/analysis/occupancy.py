@@ -1,8 +1,9 @@
 """Theoretical occupancy, its limits, waves and cliffs, computed the way Nsight Compute reports them.
 
-The per-CC constants come from NVIDIA's `cuda_occupancy.h` (CUDA 13.0) and the CUDA C++ Programming Guide's
-"Technical Specifications per Compute Capability"; the arithmetic is `cudaOccMaxActiveBlocksPerMultiprocessor`
-(partitioned global caching off, as for any kernel whose attributes come from `cudaFuncGetAttributes`). Where Nsight
+The per-CC constants (the one device table, `tracekit/ceilings/devices.py`) come from NVIDIA's `cuda_occupancy.h`
+(CUDA 13.0) and the CUDA C++ Programming Guide's "Technical Specifications per Compute Capability"; the arithmetic is
+`cudaOccMaxActiveBlocksPerMultiprocessor` (partitioned global caching off, as for any kernel whose attributes come
+from `cudaFuncGetAttributes`). Where Nsight
 Compute reports differently from that header, this module follows Nsight Compute (each checked against real reports
 in tests/analysis/test_occupancy.py):
 
@@ -38,41 +39,26 @@ from dataclasses import asdict, dataclass, replace
 
 import polars as pl
 
+from tracekit.ceilings.devices import ARCHITECTURES
 from tracekit.errors import TracekitError
 
 KB = 1024
 WARP_SIZE = 32
 
-# Configurable shared-memory carveouts per SM, in KB (cudaOccAlignUpShmemSizeVoltaPlus).
-_VOLTA_CARVEOUTS_KB = (0, 8, 16, 32, 64, 96)
-_TURING_CARVEOUTS_KB = (32, 64)
-_GA100_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164)
-_GA10X_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100)
-_GH100_CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
-
 # cc: (max threads per SM, max blocks per SM, shared memory per SM KB, max shared memory per block KB (opt-in),
-#      max registers per block, carveouts KB (None: fixed), barrier slots per block slot (CC >= 9.0))
+#      max registers per block, carveouts KB (None: fixed), barrier slots per block slot (CC >= 9.0)), from the one
+# device table (tracekit/ceilings/devices.py), where a new GPU enters
 _SPECS: dict[str, tuple[int, int, int, int, int, tuple[int, ...] | None, int | None]] = {
-    "5.0": (2048, 32, 64, 48, 65536, None, None),
-    "5.2": (2048, 32, 96, 48, 65536, None, None),
-    "5.3": (2048, 32, 64, 48, 32768, None, None),
-    "6.0": (2048, 32, 64, 48, 65536, None, None),
-    "6.1": (2048, 32, 96, 48, 65536, None, None),
-    "6.2": (2048, 32, 64, 48, 32768, None, None),
-    "7.0": (2048, 32, 96, 96, 65536, _VOLTA_CARVEOUTS_KB, None),
-    "7.2": (2048, 32, 96, 96, 65536, _VOLTA_CARVEOUTS_KB, None),
-    "7.5": (1024, 16, 64, 64, 65536, _TURING_CARVEOUTS_KB, None),
-    "8.0": (2048, 32, 164, 163, 65536, _GA100_CARVEOUTS_KB, None),
-    "8.6": (1536, 16, 100, 99, 65536, _GA10X_CARVEOUTS_KB, None),
-    "8.7": (1536, 16, 164, 163, 65536, _GA100_CARVEOUTS_KB, None),
-    "8.9": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, None),
-    "9.0": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
-    "10.0": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
-    "10.1": (1536, 24, 228, 227, 65536, _GH100_CARVEOUTS_KB, 1),  # Thor before CUDA 13 renamed it 11.0
-    "10.3": (2048, 32, 228, 227, 65536, _GH100_CARVEOUTS_KB, 2),
-    "11.0": (1536, 24, 228, 227, 65536, _GH100_CARVEOUTS_KB, 1),
-    "12.0": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, 1),
-    "12.1": (1536, 24, 100, 99, 65536, _GA10X_CARVEOUTS_KB, 1),
+    a.compute_capability: (
+        a.max_threads_per_sm,
+        a.max_blocks_per_sm,
+        a.shared_mem_per_sm_kb,
+        a.max_shared_mem_per_block_kb,
+        a.max_registers_per_block,
+        a.carveouts_kb,
+        a.barriers_per_block_slot,
+    )
+    for a in ARCHITECTURES
 }
 
 LIMIT_NAMES = ("warps", "blocks", "registers", "shared_memory")  # tie order for naming the limiter
