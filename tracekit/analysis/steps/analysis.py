@@ -97,7 +97,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     host_launch = 0
     if representative is not None:
         host_launch = int(
-            attributed.filter(
+            attributed.rows.filter(
                 (pl.col("step") == representative.index)
                 & (pl.col("cause") == LAUNCH_BOUND)
                 & (pl.col("kind") != "queued")

@@ -19,6 +19,8 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from tracekit.analysis.steps.calls import LAUNCH, SYNC, WAIT
@@ -54,9 +56,9 @@ def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     return top.filter(pl.col("op").is_in(hit.implode())).drop("op")
 
 
-def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
-    """One row per (idle piece, cause) with idle_ns > 0 and its evidence: step, cause, idle_ns, kind, name,
-    start_ns, end_ns. `calls` carries `call_class` (calls.call_class)."""
+def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> Attributed:
+    """Every idle piece split among the causes (see `Attributed`). `calls` carries `call_class`
+    (calls.call_class)."""
     nexts = (
         gpu.sort("start_ns", "correlation_id")
         .unique("start_ns", keep="first")
@@ -124,31 +126,45 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         )
     )
     long = amounts.unpivot(
-        index=["step", "start_ns", "end_ns", "next_name", "operator", "base", "queued"],
+        index=["piece", "step", "start_ns", "end_ns", "queued"],
         on=list(CAUSES),
         variable_name="cause",
         value_name="idle_ns",
     ).filter(pl.col("idle_ns") > 0)
-    return long.with_columns(
-        kind=pl.when(pl.col("cause") == SYNCHRONIZATION)
-        .then(pl.lit("call"))
-        .when(pl.col("cause") == HOST_WORK)
+    long = long.with_columns(
+        kind=pl.when(pl.col("cause") == HOST_WORK)
         .then(pl.lit("host gap"))
-        .when((pl.col("cause") == LAUNCH_BOUND) & pl.col("queued"))
-        .then(pl.lit("queued"))
-        .when(pl.col("cause") == LAUNCH_BOUND)
-        .then(pl.lit("call"))
-        .when(pl.col("cause") == WAITING)
+        .when(
+            pl.col("cause").is_in([SYNCHRONIZATION, WAITING]) | ((pl.col("cause") == LAUNCH_BOUND) & ~pl.col("queued"))
+        )
         .then(pl.lit("call"))
         .otherwise(pl.lit("queued")),
+    ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
+    details = amounts.select("piece", "next_name", "operator", "base")
+    return Attributed(long, details)
+
+
+@dataclass(frozen=True)
+class Attributed:
+    """Every (idle piece, cause) with idle_ns > 0 (`rows`: piece, step, cause, idle_ns, kind, start_ns, end_ns),
+    and what names a piece's evidence (`details`: piece, next_name, operator, base), joined only to the evidence
+    shown (a trace of millions of gaps never carries names on every row)."""
+
+    rows: pl.DataFrame
+    details: pl.DataFrame
+
+
+def _named(top: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
+    """The evidence rows with their names: the next activity's operator for host work, the call otherwise."""
+    return top.join(details, on="piece", how="left").with_columns(
         name=pl.when(pl.col("cause") == HOST_WORK)
         .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
         .when(pl.col("cause") == WAITING)
         .then(pl.lit("cudaStreamWaitEvent"))
         .when(pl.col("cause") == SYNCHRONIZATION)
         .then(pl.lit("synchronizing call"))  # named after the call in `summarize`
-        .otherwise(pl.coalesce("base", "next_name", pl.lit(""))),
-    ).select("step", "cause", "idle_ns", "kind", "name", "start_ns", "end_ns")
+        .otherwise(pl.coalesce("base", "next_name", pl.lit("")))
+    )
 
 
 def _waited(calls: pl.DataFrame) -> pl.DataFrame:
@@ -177,11 +193,12 @@ def _main_thread(calls: pl.DataFrame) -> int | None:
     return int(launches.group_by("thread").len().sort("len", "thread", descending=[True, False])["thread"][0])
 
 
-def summarize(attributed: pl.DataFrame, steps: int, syncs: pl.DataFrame) -> list[tuple[IdleCause, ...]]:
+def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[tuple[IdleCause, ...]]:
     """Per step, every cause (largest first) with its idle time, pieces and largest evidence."""
-    named = _name_syncs(attributed, syncs)
-    totals = named.group_by("step", "cause").agg(pl.col("idle_ns").sum(), pl.len().alias("gaps"))
-    top = named.sort("idle_ns", descending=True).group_by("step", "cause", maintain_order=True).head(EVIDENCE_PER_CAUSE)
+    rows = attributed.rows
+    totals = rows.group_by("step", "cause").agg(pl.col("idle_ns").sum(), pl.len().alias("gaps"))
+    top = rows.sort("idle_ns", descending=True).group_by("step", "cause", maintain_order=True).head(EVIDENCE_PER_CAUSE)
+    top = _name_syncs(_named(top, attributed.details), syncs)
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
     evidence: dict[tuple[int, str], list[Evidence]] = {}

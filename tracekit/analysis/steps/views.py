@@ -32,7 +32,7 @@ def step_timeline(events: HostEvents, step: Step) -> StepTimeline:
     calls = call_class(events.calls, gpu)
     windows = window_frame((step.start_ns,), (step.end_ns,))
     pieces = idle_pieces(gpu_union(gpu), windows)
-    attributed = attribute(pieces, gpu, calls, events.ranges)
+    attributed = attribute(pieces, gpu, calls, events.ranges).rows
     idle = (
         attributed.sort("idle_ns", descending=True)
         .unique(["start_ns", "end_ns"], keep="first")
