@@ -400,7 +400,10 @@ def summarize(raw: Mapping[str, Any], command: str, repeats_note: str = "") -> d
                 candidates.append((*found, method))
         if candidates:
             value, spread, params, method = max(candidates, key=lambda c: c[0])
-            how = "cuBLASLt TN matmul, FP32 accumulation" if method == "cublaslt" else "mma.sync loop (no wgmma)"
+            accumulate = "int32" if kind == "int8" else "FP32"
+            how = (
+                f"cuBLASLt TN matmul, {accumulate} accumulation" if method == "cublaslt" else "mma.sync loop (no wgmma)"
+            )
             others = ", ".join(f"{m}: {v / 1e12:.1f} TFLOP/s" for v, _, _, m in candidates)
             tensor[kind] = _ceiling(
                 value,
