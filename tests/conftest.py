@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,17 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_traces"
 REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_user_store(tmp_path_factory) -> Iterator[None]:
+    """No test, nor a CLI process a test starts, touches the user's own store: the default store's data folder
+    (XDG) lies in this session's temp dir (one per xdist worker) and a TRACEKIT_DB from the shell is dropped."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    patch.delenv("TRACEKIT_DB", raising=False)
+    yield
+    patch.undo()
 
 
 @pytest.fixture

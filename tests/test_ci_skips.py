@@ -31,7 +31,7 @@ def test_passes():
 """
 
 
-def run(folder: Path, ci: bool) -> subprocess.CompletedProcess:
+def run(folder: Path, ci: bool, *options: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": "true"} if ci else {})
     return subprocess.run(
         [
@@ -45,6 +45,7 @@ def run(folder: Path, ci: bool) -> subprocess.CompletedProcess:
             str(REPO / "pyproject.toml"),
             "--rootdir",
             str(REPO),
+            *options,
             str(folder),
         ],
         capture_output=True,
@@ -91,3 +92,17 @@ def test_a_needs_gpu_skip_stays_a_skip_in_ci(tmp_path):
     ci = run(tmp_path, ci=True)
     assert ci.returncode == 0, ci.stdout
     assert "1 skipped" in ci.stdout
+
+
+def test_skips_fail_in_ci_with_the_tests_spread_over_workers(tmp_path):
+    """.ci/run spreads the files over xdist workers: a skip in a worker, at run or at import, still fails there."""
+    (tmp_path / "test_probe_skip.py").write_text(PROBE_TEST)
+    (tmp_path / "test_probe_module.py").write_text(PROBE)
+    (tmp_path / "test_probe_gpu.py").write_text(PROBE_GPU)
+    ci = run(tmp_path, True, "-n", "2")  # --dist loadfile comes from pyproject.toml
+    assert ci.returncode == 1, ci.stdout
+    assert "bringing up nodes" in ci.stdout  # xdist ran it
+    assert "skipped in CI, which must run every test: Skipped: a fixture file is absent" in ci.stdout
+    assert "ERROR test_probe_module.py - skipped in CI, which must run every test" in ci.stdout
+    summary = ci.stdout.splitlines()[-1]  # the needs_gpu skip stays a skip
+    assert summary.startswith("1 failed, 1 passed, 1 skipped, ") and " 1 error in " in summary, summary
