@@ -59,16 +59,13 @@ def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> Attributed:
     """Every idle piece split among the causes (see `Attributed`). `calls` carries `call_class`
     (calls.call_class)."""
+    # names stay out of the per-piece frame: the next activity and its call are kept as row numbers
     nexts = (
-        gpu.sort("start_ns", "correlation_id")
+        gpu.select("start_ns", "correlation_id")
+        .with_row_index("next_row")
+        .sort("start_ns", "correlation_id")
         .unique("start_ns", keep="first")
-        .select(
-            pl.col("start_ns").alias("gap_end_ns"),
-            "correlation_id",
-            pl.col("name").alias("next_name"),
-            pl.col("kind").alias("next_kind"),
-            "operator",
-        )
+        .select(pl.col("start_ns").alias("gap_end_ns"), "correlation_id", "next_row")
     )
     waits = _waited(calls)
     launch_calls = waits.unique("correlation_id", keep="first")
@@ -82,8 +79,8 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
     # no activity after the gap in the trace: judged on the main launching thread; an activity whose call is not
     # in the trace (issued before the profiler started): unattributed
     frame = frame.with_columns(
-        known=~no_call | pl.col("next_kind").is_null(),
-        thread=pl.when(pl.col("next_kind").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
+        known=~no_call | pl.col("next_row").is_null(),
+        thread=pl.when(pl.col("next_row").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
         issue_ns=pl.when(no_call).then(pl.lit(FAR)).otherwise("issue_ns"),
         waited=pl.col("waited").fill_null(False),
     )
@@ -125,12 +122,21 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
             **{UNATTRIBUTED: length - pl.sum_horizontal(*named)},
         )
     )
-    long = amounts.unpivot(
-        index=["piece", "step", "start_ns", "end_ns", "queued"],
-        on=list(CAUSES),
-        variable_name="cause",
-        value_name="idle_ns",
-    ).filter(pl.col("idle_ns") > 0)
+    # one cause at a time, only its positive pieces (an unpivot of every piece x cause is 5 rows per gap)
+    long = pl.concat(
+        [
+            amounts.filter(pl.col(cause) > 0).select(
+                "piece",
+                "step",
+                "start_ns",
+                "end_ns",
+                "queued",
+                pl.lit(cause).alias("cause"),
+                pl.col(cause).alias("idle_ns"),
+            )
+            for cause in CAUSES
+        ]
+    )
     long = long.with_columns(
         kind=pl.when(pl.col("cause") == HOST_WORK)
         .then(pl.lit("host gap"))
@@ -140,23 +146,28 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.lit("call"))
         .otherwise(pl.lit("queued")),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
-    details = amounts.select("piece", "next_name", "operator", "base")
-    return Attributed(long, details)
+    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
 
 
 @dataclass(frozen=True)
 class Attributed:
     """Every (idle piece, cause) with idle_ns > 0 (`rows`: piece, step, cause, idle_ns, kind, start_ns, end_ns),
-    and what names a piece's evidence (`details`: piece, next_name, operator, base), joined only to the evidence
-    shown (a trace of millions of gaps never carries names on every row)."""
+    and what names a piece's evidence (`details`: piece, next_row in `gpu`, call_row in `calls`), joined only to
+    the evidence shown (a trace of millions of gaps never carries names on every row)."""
 
     rows: pl.DataFrame
     details: pl.DataFrame
+    gpu: pl.DataFrame
+    calls: pl.DataFrame
 
 
-def _named(top: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
+def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
     """The evidence rows with their names: the next activity's operator for host work, the call otherwise."""
-    return top.join(details, on="piece", how="left").with_columns(
+    gpu = attributed.gpu.select(pl.col("name").alias("next_name"), "operator").with_row_index("next_row")
+    calls = attributed.calls.select("base").with_row_index("call_row")
+    found = top.join(attributed.details, on="piece", how="left")
+    found = found.join(gpu, on="next_row", how="left").join(calls, on="call_row", how="left")
+    return found.with_columns(
         name=pl.when(pl.col("cause") == HOST_WORK)
         .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
         .when(pl.col("cause") == WAITING)
@@ -170,7 +181,8 @@ def _named(top: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
 def _waited(calls: pl.DataFrame) -> pl.DataFrame:
     """Each launch call with its thread, issue time, class, plain name and whether a cudaStreamWaitEvent on its
     thread came after the previous launch (the work it issues may wait on another stream)."""
-    ordered = calls.sort("thread", "start_ns")
+    ordered = calls.select("thread", "start_ns", "correlation_id", "call_class").with_row_index("call_row")
+    ordered = ordered.sort("thread", "start_ns")
     last_wait = pl.when(pl.col("call_class") == WAIT).then(pl.col("start_ns")).forward_fill().over("thread")
     prev_launch = (
         pl.when(pl.col("call_class").is_in([LAUNCH, SYNC]))
@@ -181,7 +193,7 @@ def _waited(calls: pl.DataFrame) -> pl.DataFrame:
     )
     marked = ordered.with_columns(waited=(last_wait > prev_launch.fill_null(-FAR)).fill_null(False))
     return marked.filter(pl.col("correlation_id").is_not_null()).select(
-        "correlation_id", "thread", pl.col("start_ns").alias("issue_ns"), "call_class", "base", "waited"
+        "correlation_id", "thread", pl.col("start_ns").alias("issue_ns"), "call_class", "call_row", "waited"
     )
 
 
@@ -198,7 +210,7 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
     rows = attributed.rows
     totals = rows.group_by("step", "cause").agg(pl.col("idle_ns").sum(), pl.len().alias("gaps"))
     top = rows.sort("idle_ns", descending=True).group_by("step", "cause", maintain_order=True).head(EVIDENCE_PER_CAUSE)
-    top = _name_syncs(_named(top, attributed.details), syncs)
+    top = _name_syncs(_named(top, attributed), syncs)
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
     evidence: dict[tuple[int, str], list[Evidence]] = {}

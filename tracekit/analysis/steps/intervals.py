@@ -16,15 +16,33 @@ def merge(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
     keys = [by] if by else []
     frame = intervals.select(*keys, "start_ns", "end_ns").filter(pl.col("end_ns") > pl.col("start_ns"))
     frame = frame.sort(*keys, "start_ns")
-    reach = pl.col("end_ns").cum_max()
-    previous = (reach.shift(1).over(by) if by else reach.shift(1)).alias("reach")
-    frame = frame.with_columns(previous)
-    new = (pl.col("reach").is_null() | (pl.col("start_ns") > pl.col("reach"))).cast(pl.Int64)
-    frame = frame.with_columns(group=new.cum_sum().over(by) if by else new.cum_sum())
-    merged = frame.group_by(*keys, "group").agg(pl.col("start_ns").min(), pl.col("end_ns").max())
-    merged = merged.sort(*keys, "start_ns").drop("group")
+    if frame.height == 0:
+        return frame.with_columns(before_ns=pl.lit(0, pl.Int64))
+    # groups laid end to end on one axis (group k shifted by k spans), so that one running maximum serves every
+    # group: windowed expressions (`over`) cost several copies of a million-row frame
+    origin, span = int(frame["start_ns"].min()), int(frame["end_ns"].max()) - int(frame["start_ns"].min()) + 1  # type: ignore[arg-type]
+    if by:
+        first = (pl.col(by) != pl.col(by).shift(1)).fill_null(True)
+        frame = frame.with_columns(offset=(first.cast(pl.Int64).cum_sum() - 1) * span - origin)
+    else:
+        frame = frame.with_columns(offset=pl.lit(-origin, pl.Int64))
+    end = pl.col("end_ns") + pl.col("offset")
+    reach = end.cum_max().shift(1)
+    new = reach.is_null() | (pl.col("start_ns") + pl.col("offset") > reach)
+    frame = frame.with_columns(new=new, reach=end.cum_max())
+    last = pl.col("new").shift(-1).fill_null(True)  # the last interval of each merged run
+    merged = frame.with_columns(run_start=pl.when("new").then("start_ns").forward_fill()).filter(last)
+    merged = merged.select(
+        *keys, pl.col("run_start").alias("start_ns"), (pl.col("reach") - pl.col("offset")).alias("end_ns")
+    )
     length = pl.col("end_ns") - pl.col("start_ns")
-    before = (length.cum_sum().over(by) if by else length.cum_sum()) - length
+    total = length.cum_sum()
+    if by:
+        first = (pl.col(by) != pl.col(by).shift(1)).fill_null(True)
+        base = pl.when(first).then(total - length).forward_fill()
+        before = total - length - base
+    else:
+        before = total - length
     return merged.with_columns(before_ns=before)
 
 
