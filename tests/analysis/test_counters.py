@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import ncu_rep_action, ncu_rep_metrics
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric, metric_row, metric_text, pipe_family, pipe_utilization_pct
+from tracekit import counters as c
+from tracekit.counters import metric, metric_row, metric_text, pipe_family, pipe_utilization_pct
 
 SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]

@@ -11,10 +11,10 @@ import pytest
 
 import tracekit
 from tracekit.analysis.achievable import access_pattern, dram_ceiling, stream_ceiling
-from tracekit.analysis.counters import metric
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
 from tracekit.ceilings import ceilings_for
 from tracekit.ceilings.types import STREAM_MIXES
+from tracekit.counters import metric
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = REPO / "sample_traces" / "real_kernels" / "h100" / "library.raw.csv.gz"

@@ -20,9 +20,9 @@ from tracekit.analysis.achievable import (
     dram_utilization,
     unit_utilization,
 )
-from tracekit.analysis.counters import metric
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
 from tracekit.ceilings import ceilings_for
+from tracekit.counters import metric
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = REPO / "sample_traces" / "verdict_cases" / "h100_ceilings" / "cases.raw.csv"

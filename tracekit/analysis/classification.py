@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row, pipe_utilization_pct
+from tracekit import counters as c
 from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.rules import render, verdict
 from tracekit.analysis.rules.base import (
@@ -38,6 +37,7 @@ from tracekit.analysis.rules.base import (
 from tracekit.analysis.rules.nsight_rules import RULE_FLAGS, NsightRule
 from tracekit.analysis.stalls import StallBreakdown, stall_breakdown
 from tracekit.analysis.sweep import SweepFit
+from tracekit.counters import metric_row, pipe_utilization_pct
 
 __all__ = [
     "COMPOSITE_UNITS",

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from tracekit.analysis import counters
+from tracekit import counters
 from tracekit.analysis.blocks import BlockReplacement, block_replacement
 from tracekit.analysis.classification import ClassificationInputs, classify
 from tracekit.analysis.latency import latency_stats
@@ -68,9 +68,9 @@ def _engine_version() -> str:
     other code is recomputed."""
     digest = hashlib.sha256()
     root = Path(__file__).parent
-    # the kernel-name grammar and key decide pairing and families: outside this folder (format and the readers
-    # use them too), they judge as much as its own code
-    names = [root.parent / "cxx_name.py", root.parent / "kernel_key.py"]
+    # the kernel-name grammar and key (pairing, families) and the counters' names (what a launch measured):
+    # outside this folder, since format, the readers and the store use them too, they judge as its own code does
+    names = [root.parent / "cxx_name.py", root.parent / "kernel_key.py", root.parent / "counters.py"]
     for path in [*sorted(root.rglob("*.py")), *names]:
         digest.update(path.relative_to(root.parent).as_posix().encode())
         digest.update(path.read_bytes())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracekit.analysis.counters import WARP_CYCLES_PER_ISSUE, candidate_rows, metric_row
+from tracekit.counters import WARP_CYCLES_PER_ISSUE, candidate_rows, metric_row
 
 # Waiting on a dependency or a fixed delay; the unit behind it has spare capacity, so other warps (occupancy)
 # or other independent instructions of the same warp (ILP) can fill the time.

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 import polars as pl
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
+from tracekit import counters
 from tracekit.parsed import METRIC_SCHEMA, WARP_SCHEMA
 from tracekit.store.schema import BulkChunkRow
 
@@ -39,9 +40,7 @@ class BulkIntegrityError(ValueError):
 
 def _catalog_metric_names() -> frozenset[str]:
     """Every metric name (and display name) the analysis looks up by name: the alias tuples of
-    `tracekit.analysis.counters`, and the two it reads directly."""
-    from tracekit.analysis import counters
-
+    `tracekit.counters`, and the two it reads directly."""
     names: set[str] = {"gpu__time_duration.sum", "launch__shared_mem_config_size"}
 
     def collect(value: object) -> None:

@@ -13,12 +13,12 @@ import pytest
 
 import tracekit
 from tests.analysis.rules.ctx import H100, context, ids, texts, unit
-from tracekit.analysis.counters import metric
 from tracekit.analysis.launch_ceilings import LaunchCeilings, launch_ceilings
 from tracekit.analysis.rules import tensor_roof, verdict
 from tracekit.analysis.rules.base import VerdictState
 from tracekit.analysis.rules.render import headline, sentence
 from tracekit.ceilings import ceilings_for
+from tracekit.counters import metric
 
 REPO = Path(__file__).resolve().parents[3]
 LIBRARY = REPO / "sample_traces" / "real_kernels" / "h100" / "library.raw.csv.gz"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from tracekit.analysis import counters as c
+from tracekit import counters as c
 from tracekit.analysis.achievable import access_pattern, dram_ceiling
 from tracekit.analysis.predict.types import (
     DramCurve,

@@ -8,9 +8,9 @@ privatization); Nsight Compute Kernel Profiling Guide, "Memory Workload Analysis
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.counters import metric_row
 
 RULE_ID = "atomics-contention"
 INPUTS = ("metrics",)

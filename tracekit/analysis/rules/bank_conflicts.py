@@ -8,9 +8,9 @@ flagged. References: PMPP (4th ed.) ch. 5-6 (shared memory, bank conflicts); CUD
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.counters import metric_row
 
 RULE_ID = "bank-conflicts"
 INPUTS = ("metrics",)

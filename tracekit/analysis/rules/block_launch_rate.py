@@ -13,8 +13,7 @@ are distributed to SMs as resources free up).
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric, metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import (
     Finding,
     RuleContext,
@@ -24,6 +23,7 @@ from tracekit.analysis.rules.base import (
     nominal_note,
     values,
 )
+from tracekit.counters import metric, metric_row
 
 RULE_ID = "block-launch-rate"
 INPUTS = ("metrics", "trace", "device", "ceilings")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric, metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, Value, nominal_note, values
+from tracekit.counters import metric, metric_row
 
 RULE_ID = "coalescing"
 INPUTS = ("metrics", "units", "ceilings")

@@ -8,9 +8,9 @@ ch. 4 (control divergence); Nsight Compute's ThreadDivergence rule (`smsp__threa
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.counters import metric_row
 
 RULE_ID = "divergence"
 INPUTS = ("metrics",)

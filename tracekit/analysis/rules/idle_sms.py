@@ -8,10 +8,10 @@ one L2 slice) is the limiter's, not a tail. Reference: Nsight Compute "Launch St
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, VerdictState, values
 from tracekit.analysis.rules.too_few_blocks import few_blocks
+from tracekit.counters import metric_row
 
 RULE_ID = "idle-sms"
 INPUTS = ("metrics", "trace", "state")

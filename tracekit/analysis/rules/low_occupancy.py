@@ -9,10 +9,10 @@ References: PMPP (4th ed.) ch. 4 and 6 (occupancy, resource limits); Nsight Comp
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric
+from tracekit import counters as c
 from tracekit.analysis.rules.base import OCCUPANCY_GAP_FRACTION, Finding, RuleContext, values
 from tracekit.analysis.rules.needed_occupancy import needed as needed_occupancy
+from tracekit.counters import metric
 
 RULE_ID = "low-occupancy"
 INPUTS = ("occupancy", "metrics", "state", "sweep", "units")

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import (
     GRADUAL_SATURATION_FRACTION_OF_ACHIEVABLE,
     GRADUAL_SATURATION_PCT,
@@ -24,6 +23,7 @@ from tracekit.analysis.rules.base import (
     unit_values,
     values,
 )
+from tracekit.counters import metric_row
 
 RULE_ID = "dram-vs-l2"
 INPUTS = ("metrics", "units", "ceilings")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
 from tracekit.analysis.rules.idle_sms import measured_idle
+from tracekit.counters import metric_row
 
 RULE_ID = "nsight-cross-check"
 INPUTS = ("metrics", "state")

@@ -8,9 +8,9 @@ Practices Guide, "Local Memory"; ptxas -v (spill stores / loads).
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, Value
+from tracekit.counters import metric_row
 
 RULE_ID = "spills"
 INPUTS = ("metrics",)

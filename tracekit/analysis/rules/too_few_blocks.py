@@ -7,9 +7,9 @@ never fill the GPU, whatever each block does. Reference: PMPP (4th ed.) ch. 4 (b
 
 from __future__ import annotations
 
-from tracekit.analysis import counters as c
-from tracekit.analysis.counters import metric, metric_row
+from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.counters import metric, metric_row
 
 RULE_ID = "too-few-blocks"
 INPUTS = ("metrics", "device")
