@@ -58,6 +58,7 @@ def test_analysis_imports_no_renderer_or_io():
 
 def test_tracekit_format_is_pure():
     forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store", "plotly", "dash")
+    forbidden += ("tracekit.analysis",)  # the analysis writes its sentences through format: format stays below it
     assert not [m for m in imports_of(REPO / "tracekit/format.py") if m.startswith(forbidden + ("rich", "sqlalchemy"))]
 
 
@@ -130,3 +131,10 @@ def test_errors_and_the_result_types_import_nothing_above_them():
         for m in imports_of(REPO / "tracekit/analysis/types.py")
         if m.startswith(("tracekit.notebook", "tracekit.figures", "tracekit.present"))
     ]
+
+
+def test_the_store_imports_no_analysis_and_no_renderer():
+    """The store sits below the analysis (the catalog's metric names come from `tracekit.counters`, beside it)."""
+    forbidden = ("tracekit.analysis", "tracekit.api", "tracekit.reports", "tracekit.dashboards", "tracekit.cli")
+    forbidden += ("tracekit.present", "tracekit.figures", "tracekit.format", "tracekit.ingest")
+    assert offending("tracekit/store", forbidden) == {}
