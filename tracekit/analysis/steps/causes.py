@@ -37,6 +37,8 @@ from tracekit.analysis.steps.types import (
 )
 
 EVIDENCE_PER_CAUSE = 3
+CAUSE_TYPE = pl.Enum(CAUSES)  # one byte a row where a gap's causes are listed, not a string
+KIND_TYPE = pl.Enum(("call", "host gap", "queued"))
 FAR = 2**62
 
 
@@ -131,7 +133,7 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
                 "start_ns",
                 "end_ns",
                 "queued",
-                pl.lit(cause).alias("cause"),
+                pl.lit(cause, CAUSE_TYPE).alias("cause"),
                 pl.col(cause).alias("idle_ns"),
             )
             for cause in CAUSES
@@ -139,12 +141,12 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
     )
     long = long.with_columns(
         kind=pl.when(pl.col("cause") == HOST_WORK)
-        .then(pl.lit("host gap"))
+        .then(pl.lit("host gap", KIND_TYPE))
         .when(
             pl.col("cause").is_in([SYNCHRONIZATION, WAITING]) | ((pl.col("cause") == LAUNCH_BOUND) & ~pl.col("queued"))
         )
-        .then(pl.lit("call"))
-        .otherwise(pl.lit("queued")),
+        .then(pl.lit("call", KIND_TYPE))
+        .otherwise(pl.lit("queued", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
     return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
 
@@ -209,7 +211,13 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
     """Per step, every cause (largest first) with its idle time, pieces and largest evidence."""
     rows = attributed.rows
     totals = rows.group_by("step", "cause").agg(pl.col("idle_ns").sum(), pl.len().alias("gaps"))
-    top = rows.sort("idle_ns", descending=True).group_by("step", "cause", maintain_order=True).head(EVIDENCE_PER_CAUSE)
+    top = (
+        rows.group_by("step", "cause")
+        .agg(pl.all().top_k_by("idle_ns", EVIDENCE_PER_CAUSE))
+        .explode(pl.exclude("step", "cause"))
+        .with_columns(pl.col("cause").cast(pl.Utf8), pl.col("kind").cast(pl.Utf8))
+        .sort("step", "cause", "idle_ns", descending=[False, False, True])
+    )
     top = _name_syncs(_named(top, attributed), syncs)
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
