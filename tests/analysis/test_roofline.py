@@ -12,6 +12,7 @@ import pytest
 import tracekit
 from tracekit.analysis.achievable import access_pattern, dram_ceiling, stream_ceiling
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import ceilings_for
 from tracekit.ceilings.types import STREAM_MIXES
 from tracekit.counters import metric
@@ -88,15 +89,54 @@ def test_the_dram_stream_ceiling_follows_the_read_write_mix(works) -> None:
     assert set(H100.dram_stream_by_mix) == set(STREAM_MIXES)
 
 
-def test_speed_of_light_and_roofline_figures_name_the_tensor_roof(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LaunchAnalysis]:
+    """Kernel name -> its analysis by the engine (what `tracekit analyze` shows), against the shipped H100 profile."""
+    analysis = tracekit.open(f"sqlite:///{tmp_path_factory.mktemp('engine') / 's.sqlite'}")
+    launches = analysis.launches(analysis.import_file(str(LIBRARY)))
+    return {r.kernel.name or "": r for r in analysis.analyze(launches["id"].to_list()).results}
+
+
+@pytest.mark.parametrize(
+    ("prefix", "kind"),
+    [
+        ("nvjet_sm90_tst_320x128", "bf16"),
+        ("nvjet_sm90_hsh_320x128", "fp16"),
+        ("sm90_xmma_gemm_f32f32_tf32f32", "tf32"),
+        ("nvjet_sm90_qqtst_144x128", "fp8"),
+    ],
+)
+def test_each_gemms_verdict_names_its_tensor_roof(analysed, prefix: str, kind: str) -> None:
+    """bf16, fp16, tf32 and fp8 GEMMs: throughput-bound by the tensor pipe, the headline and the judged-by line name
+    the roof of their type; the fp8 GEMM is no longer "throughput-bound by l2" (its L2 at 84% of the 9.06 TB/s
+    ceiling) nor scattered (its loads are TMA tiles)."""
+    result = next(r for name, r in analysed.items() if name.startswith(prefix))
+    verdict, section = result.classification, result.ceilings
+    assert (verdict.mode, verdict.limiter) == ("throughput-bound", "tensor"), verdict.headline
+    assert section is not None and section.roofline is not None and section.roofline.flop_kind == f"tensor_{kind}"
+    assert section.judged_by is not None and section.judged_by.unit == f"tensor_{kind}"
+    assert f"of the {kind} tensor roof" in verdict.headline
+    assert verdict.evidence[-1] == section.judged_by.text + "."
+    assert f"of the {kind} tensor roof on this GPU (measured: " in verdict.evidence[-1]
+    assert section.access_pattern == "stream" and "uncoalesced-access" not in verdict.flags
+    l2 = section.unit("l2")
+    assert l2 is not None and l2.of_achievable <= 1.0
+
+
+def test_flash_attention_is_judged_by_its_tensor_roof(analysed) -> None:
+    result = next(r for name, r in analysed.items() if name.startswith("cudnn_generated_fort_native_sdpa_sm90"))
+    verdict = result.classification
+    assert (verdict.mode, verdict.limiter) == ("throughput-bound", "tensor") and "low-occupancy" not in verdict.flags
+    assert verdict.headline.endswith("of the bf16 tensor roof - near its roof")
+    assert any("at or above the 70% at which the tensor pipe bounds it" in line for line in verdict.evidence)
+
+
+def test_speed_of_light_and_roofline_figures_name_the_tensor_roof(analysed) -> None:
     """The GEMM's speed-of-light chart has a row for its bf16 tensor FLOP/s (% of the nominal bf16 peak, binding)
     with a tick at the measured bf16 roof; its roofline draws the bf16 tensor roof beside FP32 and FP64."""
     from tracekit import figures
 
-    analysis = tracekit.open(f"sqlite:///{tmp_path / 's.sqlite'}")
-    launches = analysis.launches(analysis.import_file(str(LIBRARY)))
-    results = analysis.analyze(launches["id"].to_list()).results
-    gemm = next(r for r in results if (r.kernel.name or "").startswith("nvjet_sm90_tst_320x128"))
+    gemm = next(r for name, r in analysed.items() if name.startswith("nvjet_sm90_tst_320x128"))
     assert gemm.classification.limiter == "tensor" and gemm.ceilings is not None
     sol = figures.speed_of_light_figure(gemm)
     assert sol is not None
