@@ -214,7 +214,7 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
     top = (
         rows.group_by("step", "cause")
         .agg(pl.all().top_k_by("idle_ns", EVIDENCE_PER_CAUSE))
-        .explode(pl.exclude("step", "cause"))
+        .explode([c for c in rows.columns if c not in ("step", "cause")])
         .with_columns(pl.col("cause").cast(pl.Utf8), pl.col("kind").cast(pl.Utf8))
         .sort("step", "cause", "idle_ns", descending=[False, False, True])
     )
