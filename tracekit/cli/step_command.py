@@ -70,6 +70,9 @@ def result_lines(result: StepsResult) -> list[str]:
     lines = table_lines(result)
     if result.representative_step is not None:
         lines += ["", *step_lines(result.steps[result.representative_step])]
+    path = present.critical_path_line(result)
+    if path:
+        lines.append(f"  {path}")
     if result.what_to_try:
         lines.append("  what to try first (step time it would save):")
         lines += [f"    - {present.suggestion_line(s)}" for s in result.what_to_try]

@@ -112,3 +112,17 @@ def suggestion_line(s: Suggestion) -> str:
         saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
         return f"kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}"
     return f"{s.what}: up to {fmt.duration(s.saves_high_ns)}: {s.fix}"
+
+
+def critical_path_line(result: StepsResult) -> str | None:
+    """The representative step's critical path in one line: its links and the time on it by what bound each."""
+    if not result.critical_path:
+        return None
+    by_reason: dict[str, int] = {}
+    for link in result.critical_path:
+        by_reason[link.reason] = by_reason.get(link.reason, 0) + link.end_ns - link.start_ns
+    kernels = sum(1 for link in result.critical_path if link.kind == "gpu")
+    ranked = sorted(by_reason.items(), key=lambda item: -item[1])
+    parts = ", ".join(f"{reason} {fmt.duration(ns)}" for reason, ns in ranked)
+    activities = fmt.plural(kernels, "GPU activity", "GPU activities")
+    return f"critical path: {activities}; time on it by what bound each link: {parts}"

@@ -189,3 +189,21 @@ def test_a_launch_bound_step_recorded_with_shapes_says_the_profiler_may_cause_it
     _, llama = analyzed("llama_large_eager", sample_trace)
     assert any("record_shapes" in w and "launch-bound" in w for w in resnet.warnings)
     assert not any("record_shapes" in w for w in llama.warnings)
+
+
+@pytest.mark.parametrize(("variant", "bound"), [("llama_large_eager", "gpu"), ("llama_small_eager", "host")])
+def test_the_critical_path_follows_what_bounds_the_step(variant, bound, sample_trace):
+    """GPU-bound: a chain of kernels in stream order covering the step; launch-bound: the host's issuing."""
+    _, result = analyzed(variant, sample_trace)
+    step = result.steps[result.representative_step]
+    path = result.critical_path
+    assert path and all(link.end_ns >= link.start_ns for link in path)
+    assert [link.start_ns for link in path if link.kind == "gpu"] == sorted(
+        link.start_ns for link in path if link.kind == "gpu"
+    )
+    on_gpu = sum(link.end_ns - link.start_ns for link in path if link.kind == "gpu")
+    on_host = sum(link.end_ns - link.start_ns for link in path if link.kind == "host")
+    if bound == "gpu":
+        assert on_gpu >= 0.9 * step.span_ns and on_host == 0
+    else:
+        assert on_host >= 0.9 * step.span_ns

@@ -188,13 +188,14 @@ def critical_path(line: StepTimeline) -> tuple[PathSegment, ...]:
             before = [s for s in line.syncs if s[0] == op.thread and s[2] <= op.issue]
             if before:
                 thread, s_start, s_end = before[-1]
-                path.append(PathSegment("host", "host", s_end, op.issue, "launch"))
+                path.append(PathSegment("host", "host", s_end, op.issue, "host issuing"))
                 waited = [o for o in ops if s_start <= o.end <= s_end]
                 current = max(waited, key=lambda o: o.end).index if waited else None
                 if current is not None:
                     path.append(PathSegment("host", "synchronizing call", s_start, s_end, "sync"))
             else:
-                path.append(PathSegment("host", "host", line.window_start_ns, op.issue, "launch"))
+                if op.issue > line.window_start_ns:  # issued before the step began: the chain starts at the op
+                    path.append(PathSegment("host", "host", line.window_start_ns, op.issue, "host issuing"))
                 current = None
         else:
             current = None

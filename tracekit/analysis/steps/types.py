@@ -85,7 +85,7 @@ class PathSegment:
     name: str
     start_ns: int
     end_ns: int
-    reason: str  # what made it wait: stream order, launch, host, sync, event
+    reason: str  # a GPU activity's binding constraint (stream, host, event); a host link's (host issuing, sync)
 
 
 @dataclass(frozen=True)
