@@ -72,6 +72,7 @@ def layout(store: Store, import_ref: str | None, step_name: str | None = None) -
             _table("steps-categories", present.category_rows(step)),
             html.H3("GPU time by operator"),
             _table("steps-operators", present.operator_rows(step)),
+            html.P(present.critical_path_line(result) or "", id="steps-critical-path"),
             html.H3("What to try first"),
             html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
             *[html.P(f"warning: {w}", className="warning") for w in result.warnings],

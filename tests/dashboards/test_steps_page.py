@@ -44,3 +44,11 @@ def test_chooser_and_refusals(sqlite_store: Store):
     assert "import 1" in str(chooser)
     assert "not an import id" in str(pages_steps.layout(sqlite_store, "x"))
     assert "no import with id 9" in str(pages_steps.layout(sqlite_store, "9"))
+
+
+def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
+    result, _ = ingest(sqlite_store, H200 / "llama_large_eager.pt.trace.json.gz")
+    ref = str(result.import_id)
+    line = by_id(pages_steps.layout(sqlite_store, ref), "steps-critical-path").children
+    assert line == present.critical_path_line(steps_of(ref, None, sqlite_store))
+    assert line.startswith("critical path: ") and "stream" in line

@@ -56,6 +56,7 @@ def render(result: Any, view: Any, sink: Any) -> str:
         + _table(present.category_rows(step))
         + "<h3>GPU time by operator</h3>"
         + _table(present.operator_rows(step))
+        + f"<p>{html.escape(present.critical_path_line(result) or '')}</p>"
         + (f"<h3>What to try first</h3><ol>{tries}</ol>" if tries else "")
         + warnings
         + "</section>"
