@@ -69,7 +69,7 @@ def test_one_formatting_module_for_every_renderer():
         "tracekit/cli/store_commands.py",
         "tracekit/cli/summary_command.py",
         "tracekit/reports/content.py",
-        "tracekit/reports/pairing.py",
+        "tracekit/matching.py",
         "dashboards/panels.py",
         "dashboards/pages_launch.py",
         "dashboards/pages_compare.py",

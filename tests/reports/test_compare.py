@@ -14,7 +14,7 @@ import re
 import polars as pl
 import pytest
 
-from tracekit.reports.pairing import pair_launches
+from tracekit.matching import match_launches
 
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
 
@@ -161,9 +161,9 @@ def test_pairing_by_name_and_configuration():
 
     a = launches([(1, "k", 64), (2, "k", 128), (3, "k", 64), (4, "other", 64)])
     b = launches([(5, "k", 64), (6, "k", 128), (7, "k", 256)])
-    pairs = pair_launches(a, b)
+    pairs = match_launches(a, b)
     assert [(p[0]["id"].to_list(), p[1]["id"].to_list()) for p in pairs] == [([1, 3], [5]), ([2], [6])]
-    named = pair_launches(a, b, kernel_a="other", kernel_b="k")
+    named = match_launches(a, b, kernel_a="other", kernel_b="k")
     assert named[0][0]["id"].to_list() == [4] and named[0][1]["id"].to_list() == [5, 6, 7]
 
 

@@ -32,8 +32,8 @@ from tracekit.cli.common import (
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
+from tracekit.matching import match_launches
 from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading
-from tracekit.reports.pairing import pair_launches
 from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-compare.html")
@@ -99,7 +99,7 @@ def compare_command(
     store = open_store(db)
     launches_a, launches_b = resolve_launches(store, a), resolve_launches(store, b)
     pairs = []
-    for group_a, group_b in pair_launches(launches_a, launches_b, kernel_a, kernel_b):
+    for group_a, group_b in match_launches(launches_a, launches_b, kernel_a, kernel_b):
         results_a, results_b = analyze_stored(store, group_a), analyze_stored(store, group_b)
         pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b, names=names)
         if fmt is CompareFormat.html:

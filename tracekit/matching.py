@@ -1,5 +1,7 @@
-"""Which launches of A are compared with which of B: same kernel key configuration (`KernelKey.version_config`:
-normalized name, grid, block, dynamic shared memory), or named.
+"""Matching the two sides of a comparison: which launches of side A are compared with which of side B (same
+kernel key configuration, `KernelKey.version_config`: normalized name, grid, block, dynamic shared memory; or the
+kernels named). Not to be confused with pairing (`analysis/pairing.py`): a trace's launch taking its counters
+from a profiled one.
 
 Pure over `Store.launches()` frames. Several launches of one kernel and configuration on a side are its
 run-to-run spread, so they stay together as one group.
@@ -58,13 +60,13 @@ def _configs(launches: pl.DataFrame) -> str:
     return shown + (f" and {len(seen) - MAX_NAMES_SHOWN} more" if len(seen) > MAX_NAMES_SHOWN else "")
 
 
-def pair_launches(
+def match_launches(
     launches_a: pl.DataFrame, launches_b: pl.DataFrame, kernel_a: str | None = None, kernel_b: str | None = None
 ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
-    """The (A launches, B launches) groups to compare, in A's order.
+    """The matched (A launches, B launches) groups to compare, in A's order.
 
-    With a kernel named on either side (the other side defaults to the same name) that is the one pair, whatever
-    the launch configurations; otherwise each (kernel name, grid, block) present on both sides is a pair."""
+    With a kernel named on either side (the other side defaults to the same name) that is the one match, whatever
+    the launch configurations; otherwise each (kernel name, grid, block) present on both sides is a match."""
     if launches_a.height == 0 or launches_b.height == 0:
         raise TracekitError(f"nothing to compare: side {'A' if launches_a.height == 0 else 'B'} has no launches")
     if kernel_a or kernel_b:
@@ -72,14 +74,14 @@ def pair_launches(
         return [(named(launches_a, name_a, "A"), named(launches_b, name_b, "B"))]
     groups_b = _with_config(launches_b).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
     groups_a = _with_config(launches_a).partition_by(CONFIG_COLUMN, as_dict=True, maintain_order=True)
-    pairs = [
+    matches = [
         (group_a.drop(CONFIG_COLUMN), groups_b[key].drop(CONFIG_COLUMN))
         for key, group_a in groups_a.items()
         if key in groups_b
     ]
-    if not pairs:
+    if not matches:
         raise TracekitError(
             f"no launch of A matches one of B by kernel name, grid, block and dynamic shared memory (A has "
             f"{_configs(launches_a)}; B has {_configs(launches_b)}): name them with --kernel-a and --kernel-b"
         )
-    return pairs
+    return matches
