@@ -535,7 +535,7 @@ def _tool_version(connection: sqlite3.Connection, tables: set[str]) -> str | Non
 
 # ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
 
-BATCH_ROWS = 500_000  # rows fetched per batch: a 10M-kernel export is never held as Python tuples at once
+BATCH_ROWS = 100_000  # rows fetched per batch: a 10M-kernel export is never held as Python tuples at once
 MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 # CUpti_ActivityMemoryKind (files without ENUM_CUDA_MEM_KIND): 1 is pageable host memory
 CUPTI_PAGEABLE = 1
