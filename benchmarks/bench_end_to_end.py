@@ -454,14 +454,14 @@ CASES = [
     Case(
         "analyze --json, the stored 10M-warp launch (cold)",
         "warps",
-        5.0,
+        3.0,
         stored_argv("warps", "analyze", "--json"),
         clear_before("warps"),
     ),
     Case(
         "report (html) of the 1,008-launch raw import (cold)",
         "raw",
-        10.0,
+        8.0,
         stored_argv("raw", "report", "-o", report_output()),
         clear_before("raw"),
     ),

@@ -37,14 +37,14 @@ DEFER_ANALYSIS_WARPS = int(os.environ.get("TRACEKIT_DEFER_ANALYSIS_WARPS", "1000
 
 
 @dataclass(frozen=True)
-class LaunchViews:
+class LaunchAggregates:
     """A traced launch's figure aggregates: all the launch page needs to draw it before any zoom, so a 10M-warp
     launch's first draw reads a few kB from the store instead of its warps."""
 
     sm_ids: list[int]  # the SMs that ran warps
     warp_count: int
-    occupancy_curve: pl.DataFrame  # views.occupancy_over_time
-    latency_histogram: pl.DataFrame  # views.latency_histogram
+    occupancy_curve: pl.DataFrame  # aggregates.occupancy_over_time
+    latency_histogram: pl.DataFrame  # aggregates.latency_histogram
     activity: pl.DataFrame | None  # the whole launch binned on all SMs; None when each warp can be drawn
 
 
@@ -99,7 +99,7 @@ class LaunchPage:
     metrics: pl.DataFrame
     result: LaunchAnalysis | None  # the engine's result; None when the analysis failed (`error` says why)
     error: str | None
-    occupancy_curve: pl.DataFrame | None  # views.occupancy_over_time; None without warps
+    occupancy_curve: pl.DataFrame | None  # aggregates.occupancy_over_time; None without warps
     latency_histogram: pl.DataFrame | None
     pending_warps: int = 0  # > 0: the analysis of this many warps is not done yet (`result` is None)
 
@@ -113,7 +113,7 @@ class AnalysisCache:
         self.frames: LruCache[tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]] = LruCache(size)
         self.figures: LruCache[Any] = LruCache(size)  # pages' costly figures of a launch's own data, by launch id
         self.regions: LruCache[Any] = LruCache(warp_cache_size)  # region_views: a launch's region layout, by id
-        self.launch_views: LruCache[LaunchViews | None] = LruCache(size)
+        self.launch_aggregates: LruCache[LaunchAggregates | None] = LruCache(size)
 
     def result(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis:
         """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves); `pair` names the
@@ -129,7 +129,7 @@ class AnalysisCache:
             return None
         launch = found.row(0, named=True)
         metrics, curve, histogram = self.frames.get(launch_id, lambda: self._frames(launch))
-        aggregates = self.views(launch)
+        aggregates = self.aggregates(launch)
         warp_count = aggregates.warp_count if aggregates else 0
         if defer and warp_count > DEFER_ANALYSIS_WARPS:
             result = cached_result(self.store, launch_id, pair)
@@ -149,22 +149,22 @@ class AnalysisCache:
     def _frames(self, launch: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
         launch_id = launch["id"]
         metrics = self.store.metrics([launch_id])
-        aggregates = self.views(launch)
+        aggregates = self.aggregates(launch)
         if aggregates is None:
             return metrics, None, None
         return metrics, aggregates.occupancy_curve, aggregates.latency_histogram
 
-    def views(self, launch: dict[str, Any]) -> LaunchViews | None:
+    def aggregates(self, launch: dict[str, Any]) -> LaunchAggregates | None:
         """The launch's figure aggregates (None without warps): from this process, else from the store, else
         computed from its warps once and kept in the store for every process after."""
-        return self.launch_views.get(launch["id"], lambda: self._views(launch))
+        return self.launch_aggregates.get(launch["id"], lambda: self._aggregates(launch))
 
-    def _views(self, launch: dict[str, Any]) -> LaunchViews | None:
+    def _aggregates(self, launch: dict[str, Any]) -> LaunchAggregates | None:
         frames = figure_aggregates(self.store, launch, lambda: self.warps.get(int(launch["id"])))
         if frames is None:
             return None
         sms = frames["sms"]
-        return LaunchViews(
+        return LaunchAggregates(
             sm_ids=sms["sm_id"].to_list(),
             warp_count=int(sms["warp_count"][0]) if sms.height else 0,
             occupancy_curve=frames["occupancy"],

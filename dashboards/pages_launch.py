@@ -329,7 +329,7 @@ def full_timeline(cache: AnalysisCache, launch: dict) -> tuple[go.Figure, str]:
     when the user zooms in), else from its warps."""
 
     def build() -> tuple[go.Figure, str]:
-        aggregates = cache.views(launch)
+        aggregates = cache.aggregates(launch)
         if aggregates is not None and aggregates.activity is not None:
             return binned_view(aggregates.activity, None, None)
         return timeline_view(cache.warps.get(int(launch["id"])), None, None)
@@ -400,7 +400,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
     launch = analysis.launch
-    aggregates = cache.views(launch)
+    aggregates = cache.aggregates(launch)
     sm_options = [{"label": "all SMs", "value": ALL_SMS}] + [
         {"label": f"SM {sm}", "value": str(sm)} for sm in (aggregates.sm_ids if aggregates else [])
     ]
@@ -509,7 +509,7 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
     )
     def redraw_timeline(relayout: dict | None, sm_choice: str, launch_id: int):
         found = cache.store.launches(launch_ids=[int(launch_id)])
-        if found.height == 0 or cache.views(found.row(0, named=True)) is None:
+        if found.height == 0 or cache.aggregates(found.row(0, named=True)) is None:
             return no_update, no_update
         sm_id = None if sm_choice in (None, ALL_SMS) else int(sm_choice)
         # A zoom wins when both inputs fire together (the SM menu can report a change as the page settles).

@@ -27,6 +27,7 @@ from typing import Any, overload
 
 import polars as pl
 
+from tracekit.analysis.aggregates import latency_histogram, occupancy_over_time
 from tracekit.analysis.comparison import Comparison, compare_results
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
 from tracekit.analysis.gpu_time import GpuTime, gpu_time
@@ -44,7 +45,6 @@ from tracekit.analysis.region_timeline import (
 from tracekit.analysis.timeline import binned_activity, relative_times
 from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the launch page's zoom
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
-from tracekit.analysis.views import latency_histogram, occupancy_over_time
 from tracekit.analysis.what_if import WhatIf
 from tracekit.analysis.what_if import what_if as occupancy_what_if
 from tracekit.errors import TracekitError
@@ -298,11 +298,11 @@ def analyze_stored(
     return AnalysisResults(tuple(_handed_out(found[launch_id]) for launch_id in launches["id"].to_list()), store)
 
 
-# ---- figure data ------------------------------------------------------------------------------------------------
+# ---- figure aggregates: a launch's warps reduced for its figures (tracekit/analysis/aggregates.py) ---------------
 
 
-def figure_views(warps: pl.DataFrame, sm_count: int | None, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame]:
-    """The aggregated frames a launch's figures need, from warps already loaded."""
+def warp_aggregates(warps: pl.DataFrame, sm_count: int | None, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame]:
+    """The figure aggregates of the report's launch section, from warps already loaded."""
     return {
         "activity_by_sm": binned_activity(warps, bins=bins),
         "occupancy_over_time": occupancy_over_time(warps, sm_count=sm_count, bins=bins),
@@ -310,32 +310,32 @@ def figure_views(warps: pl.DataFrame, sm_count: int | None, bins: int = FIGURE_B
     }
 
 
-def launch_views(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame] | None:
-    """The figure frames of one stored launch; None when it has no warp records."""
+def launch_aggregates(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame] | None:
+    """The figure aggregates of one stored launch (`warp_aggregates`); None when it has no warp records."""
     warps = store.warps(launch_id)
     if warps.height == 0:
         return None
     launch = store.launches(launch_ids=[launch_id])
     sm_count = launch_sm_count(launch["sm_count"][0] if launch.height else None, warps)
-    return figure_views(warps, sm_count, bins)
+    return warp_aggregates(warps, sm_count, bins)
 
 
-def report_views(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, Any]]:
-    """The figure frames of every traced launch among `results`, by launch id (with the region figures' frames,
+def report_aggregates(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, Any]]:
+    """The figure aggregates of every traced launch among `results`, by launch id (with the region figures' frames,
     `region_timeline.region_figure_frames`, for launches with named regions)."""
-    views: dict[int, dict[str, Any]] = {}
+    found: dict[int, dict[str, Any]] = {}
     for result in results:
         if result.launch_id is None:
             continue
         frames: dict[str, Any] = {}
         if result.warps is not None:
-            frames.update(launch_views(store, result.launch_id) or {})
+            frames.update(launch_aggregates(store, result.launch_id) or {})
         if result.regions is not None:  # regions in SM cycles alone give no warp records, but still their figures
             regions = launch_regions(store, result.launch_id)
             frames.update(region_figure_frames(regions, result.regions.sm_count))
         if frames:
-            views[result.launch_id] = frames
-    return views
+            found[result.launch_id] = frames
+    return found
 
 
 # ---- the notebook front -----------------------------------------------------------------------------------------
@@ -561,7 +561,7 @@ def figure_aggregates(
     all SMs ("activity", else empty). Read from the store, else computed once from its warps (`warps`: a loader
     of `relative_warps`) and kept there for every process after; None for a launch without warps."""
     launch_id = int(launch["id"])
-    stored = store.read_views(launch_id, AGGREGATES_VERSION, AGGREGATE_NAMES)
+    stored = store.read_aggregates(launch_id, AGGREGATES_VERSION, AGGREGATE_NAMES)
     if stored is not None:
         return stored
     rows = warps() if warps is not None else relative_warps(store, launch_id)
@@ -576,7 +576,7 @@ def figure_aggregates(
         "activity": activity if activity is not None else pl.DataFrame(),
     }
     try:
-        store.write_views(launch_id, AGGREGATES_VERSION, frames)
+        store.write_aggregates(launch_id, AGGREGATES_VERSION, frames)
     except Exception:  # noqa: BLE001 - a read-only or busy store: the aggregates stay with the caller only
         log.warning("could not keep launch %s's figure aggregates in the store", launch_id, exc_info=True)
     return frames

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, launch_views
+from tracekit.api import analyze_stored, launch_aggregates
 from tracekit.cli.common import (
     DbOption,
     JsonOption,
@@ -51,7 +51,7 @@ def _first_views(store, results: Sequence[LaunchAnalysis]) -> dict[str, Any] | N
     """The figure frames of the side's first traced launch."""
     for result in results:
         if result.warps is not None and result.launch_id is not None:
-            return launch_views(store, result.launch_id)
+            return launch_aggregates(store, result.launch_id)
     return None
 
 

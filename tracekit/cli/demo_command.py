@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tracekit.api import analyze_stored, report_views
+from tracekit.api import analyze_stored, report_aggregates
 from tracekit.cli.common import DbOption, console, open_store, progress
 from tracekit.cli.serve_command import serve_command
 from tracekit.errors import TracekitError
@@ -58,8 +58,10 @@ def demo_command(
     launches = store.launches()
     launches = launches.filter(launches["import_id"].is_in(import_ids))
     results = analyze_stored(store, launches)
-    views = report_views(store, results)
-    report.write_text(report_html(results, views, title="tracekit demo: the latency-hiding samples"), encoding="utf-8")
+    aggregates = report_aggregates(store, results)
+    report.write_text(
+        report_html(results, aggregates, title="tracekit demo: the latency-hiding samples"), encoding="utf-8"
+    )
     console.print(f"report of {plural(len(results), 'launch')}: {report.resolve()}", markup=False)
     if serve:
         serve_command(db=db, port=port)

@@ -11,7 +11,7 @@ import polars as pl
 import typer
 
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, report_views, what_to_try_all
+from tracekit.api import analyze_stored, report_aggregates, what_to_try_all
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
@@ -97,12 +97,12 @@ def report_command(
     else:
         full, note = full_sections(results, launch or [], top)
         chosen = [result for result in results if result.launch_id in full]
-        views = report_views(store, progress(chosen, "drawing"))
+        aggregates = report_aggregates(store, progress(chosen, "drawing"))
         tries = what_to_try_all(store, chosen)
         from tracekit.reports import steps_section
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
-        page = html.report_html(results, views, full=full, selection_note=note, tries=tries, steps=steps)
+        page = html.report_html(results, aggregates, full=full, selection_note=note, tries=tries, steps=steps)
         write_output(page, output, DEFAULT_HTML_PATH)
 
 

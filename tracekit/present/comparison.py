@@ -123,7 +123,7 @@ class ComparedPair:
     comparison: Comparison
     results_a: Sequence[LaunchAnalysis]
     results_b: Sequence[LaunchAnalysis]
-    views_a: dict[str, Any] | None = None  # launch_views of one traced launch of A, for the overlaid figures
+    views_a: dict[str, Any] | None = None  # launch_aggregates of one traced launch of A, for the overlaid figures
     views_b: dict[str, Any] | None = None
     names: fmt.NameStyle = fmt.NameStyle.base  # how kernel names are shown
 

@@ -267,7 +267,7 @@ def report_html(
     `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
     whole-step sections (`reports.steps_section.gather`), after the launches.
 
-    `views` maps launch ids to `api.launch_views` frames (launches without a trace are absent)."""
+    `views` maps launch ids to `api.launch_aggregates` frames (launches without a trace are absent)."""
     tries = tries or {}
     contents = [  # the tables only where a section shows them: formatting them all cost seconds at 1,000 launches
         launch_content(

@@ -210,7 +210,7 @@ def delete_launches(connection: Connection, launch_ids_statement) -> None:
     connection.execute(delete(BulkChunkRow).where(BulkChunkRow.launch_id.in_(launch_ids_statement)))
 
 
-def write_views(connection: Connection, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
+def write_aggregates(connection: Connection, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
     """Small derived frames of one launch (a page's figure aggregates), kept beside its bulk as kind
     "view<version>:<name>" so that any process reuses them; replaces those already there."""
     kinds = {f"view{version}:{name}": frame for name, frame in frames.items()}
@@ -236,8 +236,8 @@ def write_views(connection: Connection, launch_id: int, version: str, frames: di
     )
 
 
-def read_views(connection: Connection, launch_id: int, version: str, names: Iterable[str]) -> dict | None:
-    """The frames `write_views` kept for this launch and version, or None unless every one of `names` is there."""
+def read_aggregates(connection: Connection, launch_id: int, version: str, names: Iterable[str]) -> dict | None:
+    """The frames `write_aggregates` kept for this launch and version, or None unless every one of `names` is there."""
     kinds = {f"view{version}:{name}": name for name in names}
     rows = connection.execute(
         select(BulkChunkRow.kind, BulkChunkRow.data).where(

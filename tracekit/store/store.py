@@ -313,16 +313,16 @@ class Store:
             statement = select(LaunchRow.id).order_by(LaunchRow.import_id, LaunchRow.launch_index).limit(limit)
             return [int(i) for i in connection.scalars(statement)]
 
-    def read_views(self, launch_id: int, version: str, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
-        """A launch's kept figure aggregates (`columnar.read_views`), or None unless every one of `names` is there."""
+    def read_aggregates(self, launch_id: int, version: str, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
+        """A launch's kept figure aggregates (`columnar.read_aggregates`); None unless all of `names` are there."""
         with self.engine.connect() as connection:
-            return columnar.read_views(connection, launch_id, version, names)
+            return columnar.read_aggregates(connection, launch_id, version, names)
 
-    def write_views(self, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
-        """Keeps a launch's figure aggregates beside its bulk (`columnar.write_views`), for every process after;
+    def write_aggregates(self, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
+        """Keeps a launch's figure aggregates beside its bulk (`columnar.write_aggregates`), for every process after;
         not queued behind a long import (a page draw must not wait for one): raises when the store is busy."""
         with self.engine.begin() as connection:
-            columnar.write_views(connection, launch_id, version, frames)
+            columnar.write_aggregates(connection, launch_id, version, frames)
 
     def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
         """Every metric of these launches, in the order imported (import by import, each as its file listed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tracekit.analysis.views import latency_histogram, occupancy_over_time
+from tracekit.analysis.aggregates import latency_histogram, occupancy_over_time
 
 
 def warps() -> pl.DataFrame:

@@ -1,5 +1,5 @@
-"""Figure-ready frames for one launch's warps: what the report and the dashboard plot, already aggregated so a
-10M-warp launch sends a few thousand points, never the warps themselves."""
+"""A launch's figure aggregates, its warps reduced for its figures: what the report and the dashboard plot,
+already aggregated so a 10M-warp launch sends a few thousand points, never the warps themselves."""
 
 from __future__ import annotations
 
