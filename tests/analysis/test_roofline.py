@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tracekit
-from tracekit.analysis.achievable import access_pattern, dram_ceiling, stream_ceiling
+from tracekit.analysis.achievable import access_pattern, dram_ceiling, ideal_sectors_per_request, stream_ceiling
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import ceilings_for
@@ -149,3 +149,15 @@ def test_speed_of_light_and_roofline_figures_name_the_tensor_roof(analysed) -> N
     assert gemm.ceilings.roofline is not None
     drawn = [trace.name for trace in figures.roofline_figure(gemm.ceilings.roofline).data]  # type: ignore[union-attr]
     assert {"tensor_bf16 roof", "fp32 roof", "fp64 roof"} <= set(drawn) and "tensor_fp8 roof" not in drawn
+
+
+def test_vector_loads_are_no_scattered_access() -> None:
+    """Without the bytes-per-sector ratio, sectors per request are judged against what a coalesced request of the
+    launch's access widths needs (Nsight's smsp__sass_inst_executed_op_memory_<bits>b counts): 16 sectors for a
+    warp's 16-byte loads are a stream. Without width counters 4-byte loads are assumed (FlashAttention-2's raw
+    page has none: its 16 sectors per request still read as 43% scattered)."""
+    assert ideal_sectors_per_request({128: 10.0, 32: 0.0}) == 16.0
+    assert ideal_sectors_per_request({128: 1.0, 32: 1.0}) == 10.0 and ideal_sectors_per_request({}) is None
+    assert access_pattern(None, 16.0, ideal_sectors=16.0).name == "stream"
+    assert access_pattern(None, 16.0).scattered_fraction == pytest.approx(12 / 28)  # widths unknown: 4-byte loads
+    assert access_pattern(None, 32.0, ideal_sectors=16.0).scattered_fraction == 1.0  # every lane its own sector

@@ -82,6 +82,19 @@ def _read_fraction(dram_read_bytes: float | None, dram_write_bytes: float | None
     return dram_read_bytes / (dram_read_bytes + dram_write_bytes)
 
 
+# Bits of the access widths Nsight counts instructions of (smsp__sass_inst_executed_op_memory_<bits>b.sum).
+ACCESS_WIDTHS_BITS = (8, 16, 32, 64, 128)
+
+
+def ideal_sectors_per_request(instructions_by_width_bits: dict[int, float]) -> float | None:
+    """Sectors a fully coalesced warp request needs: 32 threads x width / 32-byte sectors (4 for 32-bit loads, 16
+    for 128-bit ones), weighted by the instructions of each width; None without any."""
+    counts = {bits: n for bits, n in instructions_by_width_bits.items() if n}
+    if not counts:
+        return None
+    return sum(n * bits / 8 for bits, n in counts.items()) / sum(counts.values())
+
+
 def _tma_share(lsu_sectors: float | None, tma_sectors: float | None) -> float:
     """The share of global load sectors that TMA bulk copies moved (0 without TMA counters)."""
     if not tma_sectors or tma_sectors <= 0:
@@ -96,11 +109,13 @@ def access_pattern(
     dram_write_bytes: float | None = None,
     lsu_load_sectors: float | None = None,
     tma_load_sectors: float | None = None,
+    ideal_sectors: float | None = None,
 ) -> AccessPattern:
     """The pattern from Nsight Compute's bytes used per sector of global loads
     (smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio: 32 for a stream, 4 for scattered 4-byte
-    loads); else from sectors per request (4 for a warp's coalesced 4-byte loads, 32 when every lane has its own
-    sector; 16-byte loads also give 16, so this fallback overstates scatter for vector streams). DRAM's read and
+    loads); else from sectors per request against what a coalesced request of the launch's access widths needs
+    (`ideal_sectors`: 4 for 4-byte loads, 16 for 16-byte ones, whose 16 sectors per request are a stream; 4 when
+    the widths are unknown), up to 32 when every lane has its own sector. DRAM's read and
     written bytes give the read:write mix whose stream ceiling applies.
 
     Both counters see only the LSU's loads. TMA bulk copies (cp.async.bulk, Hopper's tensor-map loads) do not go
@@ -120,7 +135,8 @@ def access_pattern(
         )
         return AccessPattern(min(1.0, max(0.0, share)) * (1.0 - tma), basis, reads)
     if sectors_per_request is not None and sectors_per_request > 0:
-        share = (sectors_per_request - 4.0) / 28.0
+        ideal = min(ideal_sectors or 4.0, 31.0)
+        share = (sectors_per_request - ideal) / (32.0 - ideal)
         return AccessPattern(
             min(1.0, max(0.0, share)) * (1.0 - tma), f"{sectors_per_request:.3g} sectors per load request{note}", reads
         )

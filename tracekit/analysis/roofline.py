@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tracekit.analysis.achievable import AccessPattern, access_pattern, dram_ceiling
+from tracekit.analysis.achievable import (
+    ACCESS_WIDTHS_BITS,
+    AccessPattern,
+    access_pattern,
+    dram_ceiling,
+    ideal_sectors_per_request,
+)
 from tracekit.ceilings.types import Ceiling, DeviceCeilings
 
 MetricGetter = Callable[..., float | None]  # (*aliases) -> value in base units, or None
@@ -55,6 +61,7 @@ class LaunchWork:
     tensor_flop: tuple[tuple[str, float], ...] = ()  # (input type, FLOPs) of the tensor cores, nonzero only
     lsu_load_sectors: float | None = None  # global load sectors through the LSU (the sector counters' path)
     tma_load_sectors: float | None = None  # global read sectors of TMA bulk copies (which bypass it)
+    ideal_sectors_per_request: float | None = None  # what a coalesced request of the launch's access widths needs
 
     @property
     def flop(self) -> float | None:
@@ -125,6 +132,9 @@ def launch_work(metric: MetricGetter) -> LaunchWork | None:
         tensor_flop=tuple(tensor),
         lsu_load_sectors=sectors,
         tma_load_sectors=metric("l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"),
+        ideal_sectors_per_request=ideal_sectors_per_request(
+            {bits: metric(f"smsp__sass_inst_executed_op_memory_{bits}b.sum") or 0.0 for bits in ACCESS_WIDTHS_BITS}
+        ),
     )
 
 
@@ -198,6 +208,7 @@ def work_pattern(work: LaunchWork) -> AccessPattern:
         work.dram_write_bytes,
         work.lsu_load_sectors,
         work.tma_load_sectors,
+        work.ideal_sectors_per_request,
     )
 
 

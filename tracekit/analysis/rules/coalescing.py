@@ -11,6 +11,8 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import counters as c
+from tracekit.analysis.achievable import ACCESS_WIDTHS_BITS
+from tracekit.analysis.achievable import ideal_sectors_per_request as width_mix_ideal
 from tracekit.analysis.rules.base import Finding, RuleContext, Value, nominal_note, values
 from tracekit.counters import metric, metric_row
 
@@ -29,11 +31,9 @@ def ideal_sectors_per_request(m: pl.DataFrame) -> tuple[float, str]:
     """Sectors a fully coalesced warp request needs: 32 threads x width / 32-byte sectors (4 for 32-bit), and its
     basis ("width-mix": the instruction-weighted mean of the kernel's access widths, shared memory included, so an
     estimate; "32-bit" without them)."""
-    found = {bits: metric(m, f"smsp__sass_inst_executed_op_memory_{bits}b.sum") for bits in (8, 16, 32, 64, 128)}
-    counts = {bits: n for bits, n in found.items() if n}
-    if counts:
-        return sum(n * bits / 8 for bits, n in counts.items()) / sum(counts.values()), "width-mix"
-    return IDEAL_SECTORS_PER_REQUEST_32BIT, "32-bit"
+    found = {bits: metric(m, f"smsp__sass_inst_executed_op_memory_{bits}b.sum") or 0.0 for bits in ACCESS_WIDTHS_BITS}
+    ideal = width_mix_ideal(found)
+    return (ideal, "width-mix") if ideal is not None else (IDEAL_SECTORS_PER_REQUEST_32BIT, "32-bit")
 
 
 def apply(ctx: RuleContext) -> list[Finding]:
