@@ -175,7 +175,7 @@ def test_every_rule_finds_something_on_a_labelled_case(verdicts, alone) -> None:
     labels' flags alone. A case counts as analysed with its counters (the verdict the labels check), from its
     details page alone (Nsight's rule results: nsight-cross-check) or from its trace alone (no counters: the
     measured sweep decides, sweep-plateau)."""
-    from tracekit.analysis.rules import RULES
+    from tracekit.analysis.rules.verdict import RULES
 
     fired: dict[str, set[str]] = {}
     for results in (verdicts, alone["details"], alone["traces"]):
