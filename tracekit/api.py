@@ -23,6 +23,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, overload
 
 import polars as pl
@@ -42,6 +43,10 @@ from tracekit.analysis.region_timeline import (
     region_occupancy_curves,
     region_timeline,
 )
+from tracekit.analysis.steps import StepsResult
+from tracekit.analysis.steps.types import Suggestion
+from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf
+from tracekit.analysis.steps.whatif import step_what_if as replay_on_step
 from tracekit.analysis.timeline import binned_activity, relative_times
 from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the launch page's zoom
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
@@ -51,6 +56,7 @@ from tracekit.errors import TracekitError
 from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
+from tracekit.steps import events_of, import_trace, read_events, steps_of
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
 
@@ -375,15 +381,11 @@ class TraceAnalysis:
     def steps(self, path: str, step: str | None = None) -> Any:
         """The whole steps of a PyTorch profiler trace or Nsight Systems export (`tracekit step`): busy and idle
         time, idle causes, categories, operators, critical path, what to try first (`tracekit.steps.steps_of`)."""
-        from tracekit.steps import steps_of
-
         return steps_of(path, step)
 
     def step_what_if(self, path: str, kernel: str, profiles: Sequence[str] = (), **knobs: Any) -> Any:
         """The step time after changing `kernel`'s launch (`tracekit step --kernel`): knobs as `predict`'s."""
-        from tracekit.steps import what_if
-
-        return what_if(self.store, path, kernel, knobs, list(profiles))
+        return step_what_if(self.store, path, kernel, knobs, list(profiles))
 
 
 def predict_stored(store: Store, result: LaunchAnalysis, ceilings: Any = None, **knobs: Any) -> Any:
@@ -640,15 +642,12 @@ def open(db: str | None = None) -> TraceAnalysis:  # noqa: A001 - the public nam
 
 def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> Any:
     """A stored import's steps, as `tracekit step IMPORT` shows them (`tracekit.steps.steps_of`)."""
-    from tracekit.steps import steps_of
-
     return steps_of(import_ref, step, store)
 
 
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:
     """The frames of the timeline of `result`'s representative step (`tracekit.analysis.steps.views`)."""
     from tracekit.analysis.steps.views import step_timeline
-    from tracekit.steps import events_of
 
     return step_timeline(events_of(import_ref, store), result.steps[result.representative_step])
 
@@ -659,3 +658,137 @@ def imports_with_host_timeline(store: Store) -> list[tuple[int, str]]:
 
     with store.engine.connect() as connection:
         return host_events.imports_with_events(connection)
+
+
+# ---- a step's kernels: their stored launches' predictions replayed on the step (`tracekit step`) ---------------
+# Here, not in tracekit/steps.py: they join the step analysis with the per-launch engine, which this door holds.
+
+
+def step_launch_speedups(
+    store: Store, import_id: int, kernel: str, knobs: dict[str, Any]
+) -> tuple[dict[int, LaunchSpeedup], str]:
+    """The per-launch prediction (`predict_stored`: each launch paired with its Nsight Compute
+    result) for every stored launch of `kernel` in the import, by the launch call's correlation id."""
+    launches = store.launches(import_id=import_id).filter(pl.col("kernel_name").str.contains(kernel, literal=True))
+    if launches.height == 0:
+        raise TracekitError(f"no kernel whose name contains {kernel!r} in the trace")
+    results = analyze_stored(store, launches)
+    found: dict[int, LaunchSpeedup] = {}
+    change = ""
+    for correlation, result in zip(launches["correlation_id"].to_list(), results, strict=True):
+        if correlation is None:
+            continue
+        prediction = predict_stored(store, result, **knobs)
+        change = prediction.change.describe()
+        got = prediction.predicted
+        found[int(correlation)] = LaunchSpeedup(got.speedup, got.low, got.high)
+    return found, change
+
+
+def step_what_if(
+    store: Store,
+    trace: str | Path,
+    kernel: str,
+    knobs: dict[str, Any],
+    profiles: list[str | Path] | None = None,
+    step: str | None = None,
+) -> StepWhatIf:
+    """The step time after changing `kernel`'s launch (knobs of `tracekit predict`: block, regs, smem, ...), the
+    trace's representative step replayed with each launch's predicted duration. `profiles`: Nsight Compute
+    results of the same kernels, imported so that the launches pair with them."""
+    for profile in profiles or []:
+        import_trace(store, profile)
+    import_id = import_trace(store, trace)
+    result = steps_of(trace, step)
+    speedups, change = step_launch_speedups(store, import_id, kernel, knobs)
+    if result.representative_step is None:
+        raise TracekitError(f"{trace}: no step to replay")
+    chosen = result.steps[result.representative_step]
+    spans = tuple(s.span_ns for s in result.steps)
+    return replay_on_step(read_events(trace), chosen, speedups, kernel, change, spans)
+
+
+def _knobs(change: Any) -> dict[str, Any]:
+    """A predictor `Change` as `predict_stored`'s knobs."""
+    names = {
+        "threads_per_block": "block",
+        "registers_per_thread": "regs",
+        "dynamic_shared_mem_bytes": "smem",
+        "warps_per_sm": "warps_per_sm",
+        "ilp": "ilp",
+        "grid_blocks": "grid",
+    }
+    return {knob: getattr(change, field) for field, knob in names.items() if getattr(change, field) is not None}
+
+
+def kernel_suggestions(store: Store, trace: str | Path, result: StepsResult, top: int = 5) -> list[Suggestion]:
+    """The kernels of the representative step whose best predicted change (`what_to_try_for`: from their paired
+    Nsight Compute results) would shorten the step most, the change replayed on the step for every launch of the
+    kernel; kernels with no counters to predict from are left out."""
+    if result.representative_step is None:
+        return []
+    chosen = result.steps[result.representative_step]
+    import_id = import_trace(store, trace)
+    events = read_events(trace)
+    in_step = events.gpu.filter(
+        (pl.col("kind") == "kernel") & (pl.col("start_ns") >= chosen.start_ns) & (pl.col("start_ns") < chosen.end_ns)
+    )
+    launches = store.launches(import_id=import_id).filter(
+        pl.col("correlation_id").is_in(in_step["correlation_id"].drop_nulls().implode())
+    )
+    if launches.height == 0:
+        return []
+    analyses = analyze_stored(store, launches)
+    by_name: dict[str, list[tuple[int, Any]]] = {}
+    for correlation, analysis in zip(launches["correlation_id"].to_list(), analyses, strict=True):
+        if correlation is not None and analysis.classification.utilization:
+            by_name.setdefault(analysis.kernel.name or "", []).append((int(correlation), analysis))
+    found = []
+    for name, members in by_name.items():
+        longest = max(members, key=lambda m: m[1].duration_ns or 0)[1]
+        best = what_to_try_for(store, longest, top=1)
+        if not isinstance(best, list) or not best:
+            continue
+        knobs = _knobs(best[0].change)
+        speedups: dict[int, LaunchSpeedup] = {}
+        for correlation, analysis in members:
+            try:
+                got = predict_stored(store, analysis, **knobs).predicted
+            except TracekitError:
+                continue
+            speedups[correlation] = LaunchSpeedup(got.speedup, got.low, got.high)
+        replayed = replay_on_step(
+            events, chosen, speedups, name, best[0].change.describe(), tuple(s.span_ns for s in result.steps)
+        )
+        verdict = longest.classification
+        headline = getattr(verdict, "headline", None) or f"{verdict.mode}-bound"
+        found.append(
+            Suggestion(
+                "kernel",
+                name,
+                f"{replayed.change} ({headline}; {best[0].predicted.speedup:.2f}x per launch predicted, "
+                f"{_launches(replayed.launches)} in the step)",
+                replayed.current_ns - replayed.predicted_ns,
+                replayed.current_ns - replayed.high_ns,
+                replayed.current_ns - replayed.low_ns,
+            )
+        )
+    found.sort(key=lambda s: -s.saves_ns)
+    return found[:top]
+
+
+def _launches(count: int) -> str:
+    return f"{count} launch" if count == 1 else f"{count} launches"
+
+
+def steps_with_kernels(
+    store: Store, trace: str | Path, profiles: list[str | Path], step: str | None = None
+) -> StepsResult:
+    """The steps of `trace` with the kernels' suggestions (from `profiles`, Nsight Compute results of its
+    kernels) ranked among the idle causes' by the step time they would save."""
+    for profile in profiles:
+        import_trace(store, profile)
+    result = steps_of(trace, step)
+    kernels = kernel_suggestions(store, trace, result)
+    ranked = sorted([*result.what_to_try, *kernels], key=lambda s: -s.saves_ns)
+    return dataclasses.replace(result, what_to_try=tuple(ranked))

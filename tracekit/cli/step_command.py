@@ -115,13 +115,13 @@ def _what_if(
     db: str | None,
     as_json: bool,
 ) -> None:
-    from tracekit.steps import what_if
+    from tracekit.api import step_what_if
 
     if kernel is None or not knobs or len(sources) != 1:
         raise TracekitError("a step what-if takes one trace, --kernel NAME and a change (--block, --regs, ...)")
     store = open_store(db)
     with busy("predicting the step"):
-        found = what_if(store, sources[0], kernel, knobs, list(profiles), step)
+        found = step_what_if(store, sources[0], kernel, knobs, list(profiles), step)
     if as_json:
         print_json({"schema": "tracekit.step-what-if/1", **dataclasses.asdict(found)})
         return
@@ -165,7 +165,7 @@ def step_command(
         _what_if(sources, kernel, knobs, ncu or [], step, db, as_json)
         return
     if ncu:
-        from tracekit.steps import steps_with_kernels
+        from tracekit.api import steps_with_kernels
 
         if len(sources) != 1:
             raise TracekitError("--ncu ranks one trace's kernels: give one trace")

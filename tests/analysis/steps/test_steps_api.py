@@ -35,7 +35,7 @@ def test_kernel_suggestions_rank_by_step_time_saved(tmp_path):
     """With torch_step's Nsight Compute results, each kernel's best predicted change is replayed on the step: the
     layer norm, issued late by the host (its operator dispatch takes milliseconds), saves the step nothing; the
     GEMMs that run back to back at the end save the step time; suggestions come largest saving first."""
-    from tracekit.steps import steps_with_kernels
+    from tracekit.api import steps_with_kernels
 
     session = api.open(str(tmp_path / "store.sqlite"))
     found = steps_with_kernels(
