@@ -57,6 +57,18 @@ def test_agreeing_candidates_that_differ_from_one_another_are_ambiguous() -> Non
     assert repeats.status == "paired" and "closest of 2 repeats" in repeats.evidence
 
 
+def test_one_run_stored_twice_lends_the_export_with_more_counters() -> None:
+    """A report and its details page are one run: the trace borrows the fuller one, whichever was imported first."""
+    details = PairingCandidate(10, KEY, True, 100_000, import_id=2, order=0, counter_count=120)
+    report = PairingCandidate(20, KEY, True, 100_000, import_id=3, order=0, counter_count=2_238)
+    alone = pair_launch(trace(1, 101_000), [details, report], [])
+    assert alone.counters_launch_id == 20
+    in_order = [trace(1, 101_000, order=0), trace(2, 99_000, order=1)]
+    pages = [details, PairingCandidate(11, KEY, True, 99_000, import_id=2, order=1, counter_count=120)]
+    reports = [report, PairingCandidate(21, KEY, True, 99_000, import_id=3, order=1, counter_count=2_238)]
+    assert [pair_launch(t, pages + reports, in_order).counters_launch_id for t in in_order] == [20, 21]
+
+
 # ---- a real PyTorch pass recorded by both tools (sample_traces/pairing, H100) ---------------------------------
 
 PAIRING = "pairing/h100"

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from tracekit.analysis.sweep import fit_occupancy_sweep
+from tracekit.analysis.sweep_rule import MeasuredPoint, same_measurement
 from tracekit.errors import TracekitError
 
 LATENCY_NS = 400.0  # L: a warp's latency, ns
@@ -121,3 +122,12 @@ def test_points_at_nearly_one_occupancy_form_one_level():
         pl.DataFrame({"occupancy_warps_per_sm": [8.0, 16.0, 63.5, 64.0], "throughput": [1.0, 2.0, 3.0, 3.2]})
     )
     assert fit.last_step_warps_per_sm == (16, 63.75) and fit.measured_max_throughput == pytest.approx(3.1)
+
+
+def test_one_run_read_from_two_exports_is_one_point():
+    """The raw page and the details page of one report give the same point up to the details page's rounding."""
+    raw = MeasuredPoint(1, 7.7535968, 0.00048333805343151137, "counters")
+    details = MeasuredPoint(2, 7.753596646824291, 0.00048333805343151137, "counters")
+    rerun = MeasuredPoint(3, 7.71, 0.000481, "counters")
+    assert same_measurement(raw, details)
+    assert not same_measurement(raw, rerun)

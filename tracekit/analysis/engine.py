@@ -28,7 +28,7 @@ from tracekit.analysis.occupancy import OccupancyResult, tail_estimate, theoreti
 from tracekit.analysis.pairing import PairingCandidate, pair_launch
 from tracekit.analysis.regions import RegionAnalysis, analyze_regions
 from tracekit.analysis.sweep import SweepFit
-from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family
+from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family, same_measurement
 from tracekit.analysis.tail import TailEffect, measure_tail
 from tracekit.analysis.throughput import warp_throughput
 from tracekit.analysis.types import (
@@ -492,6 +492,7 @@ def _candidate(data: LaunchInput, key: KernelKey) -> PairingCandidate:
         has_counters=has_counters,
         duration_ns=float(duration) if duration else None,
         import_id=data.launch.get("import_id"),
+        counter_count=data.metrics.height,
         order=int(data.launch.get("launch_index") or 0),
     )
 
@@ -569,8 +570,13 @@ def analyze(
                 left_out.append(LeftOut(launch_id, "profiled run of a traced launch: the trace's point stands for it"))
                 continue
             point = None if i in pointless else sweep_point(measured[i])
+            twin = None if point is None else next((p for p in points if same_measurement(p, point)), None)
             if point is None:
                 left_out.append(LeftOut(launch_id, "no measured occupancy and throughput"))
+            elif twin is not None:
+                left_out.append(
+                    LeftOut(launch_id, f"the same measurement as launch {twin.launch_id} (one run in two exports)")
+                )
             else:
                 points.append(point)
         sweeps[family] = fit_family(points, left_out, len(members))

@@ -11,7 +11,9 @@ when the kernel key matches (`KernelKey.matches`) and the run agrees:
 - order: when the trace's file and the profiled file hold the same number of launches of the key, the k-th pairs
   with the k-th, if their durations agree.
 Several profiled launches agreeing with one another (repeats of one workload) pair with the closest in duration; if
-they disagree with one another the match is ambiguous and nothing is paired. The result says which and why.
+they disagree with one another the match is ambiguous and nothing is paired. Of one run stored twice (a report and
+its details page, which holds fewer counters), the export with more counters is borrowed. The result says which and
+why.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class PairingCandidate:
     duration_ns: float | None  # the trace's span, or the profiled/timed duration
     import_id: int | None
     order: int  # position within its import (launch_index)
+    counter_count: int = 0  # how many counters it holds: of one run exported twice, the fuller export is borrowed
 
 
 def _ratio(a: float, b: float) -> float:
@@ -83,7 +86,8 @@ def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], time
     by_import: dict[int | None, list[PairingCandidate]] = {}
     for p in same:
         by_import.setdefault(p.import_id, []).append(p)
-    for group in by_import.values():
+    # the same run may be stored twice (a report and its details page): the export with more counters goes first
+    for group in sorted(by_import.values(), key=lambda g: -max(p.counter_count for p in g)):
         if len(group) == len(siblings) > 1:
             rank = [t.launch_id for t in siblings].index(launch.launch_id)
             match = sorted(group, key=lambda p: p.order)[rank]
@@ -106,7 +110,7 @@ def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], time
             f"{span:,.0f} ns but differ from one another ({described}); pair it explicitly (--pair)",
             ids,
         )
-    best = min(agreeing, key=lambda p: _ratio(span, p.duration_ns or span))
+    best = min(agreeing, key=lambda p: (_ratio(span, p.duration_ns or span), -p.counter_count))
     repeats = f" (closest of {len(agreeing)} repeats)" if len(agreeing) > 1 else ""
     return Pairing(
         "paired",

@@ -9,6 +9,7 @@ trace: the trace's measured point stands for both.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import polars as pl
@@ -27,6 +28,17 @@ class MeasuredPoint:
     occupancy_warps_per_sm: float
     throughput_warps_per_ns_per_sm: float
     source: str  # "trace" or "counters"
+
+
+SAME_RUN_RELATIVE = 1e-6  # one run's figures read from two exports (raw page, details page) differ by rounding only
+
+
+def same_measurement(a: MeasuredPoint, b: MeasuredPoint) -> bool:
+    """Whether two points are one run seen twice (the same report imported as `.ncu-rep` and as its CSV pages):
+    counted twice, one run would weigh double in the fit."""
+    return math.isclose(a.occupancy_warps_per_sm, b.occupancy_warps_per_sm, rel_tol=SAME_RUN_RELATIVE) and math.isclose(
+        a.throughput_warps_per_ns_per_sm, b.throughput_warps_per_ns_per_sm, rel_tol=SAME_RUN_RELATIVE
+    )
 
 
 def distinct_occupancies(values: list[float]) -> list[float]:
