@@ -646,8 +646,8 @@ def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> A
 
 
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:
-    """The frames of the timeline of `result`'s representative step (`tracekit.analysis.steps.views`)."""
-    from tracekit.analysis.steps.views import step_timeline
+    """The frames of the timeline of `result`'s representative step (`tracekit.analysis.steps.timeline`)."""
+    from tracekit.analysis.steps.timeline import step_timeline
 
     return step_timeline(events_of(import_ref, store), result.steps[result.representative_step])
 

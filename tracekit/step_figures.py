@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import polars as pl
 
 from tracekit.analysis.steps.categories import CATEGORIES
+from tracekit.analysis.steps.timeline import StepTimeline
 from tracekit.analysis.steps.types import CAUSES, Step
-from tracekit.analysis.steps.views import StepTimeline
 
 CAUSE_COLORS = dict(zip(CAUSES, ("#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#7f7f7f"), strict=True))
 CATEGORY_COLORS = dict(
