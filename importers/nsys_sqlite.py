@@ -21,6 +21,7 @@ import polars as pl
 
 from tracekit.errors import InputError
 from tracekit.host_events import HostEvents
+from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import (
     LAUNCH_SCHEMA,
     MEMCPY_SCHEMA,
@@ -121,17 +122,7 @@ def sniff(head: bytes) -> bool:
 def read(path: Path, **options: Any) -> ParsedImport:
     """Read the export as an immutable, read-only database: SQLite then takes no locks and writes nothing
     beside it (no -wal/-shm files, even for a file left in WAL mode), and the input is never changed."""
-    path = Path(path)
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"cannot open as SQLite: {exc}") from None
-    try:
-        return _read(connection, path)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"not a readable Nsight Systems SQLite export: {exc}") from None
-    finally:
-        connection.close()
+    return read_sqlite(path, "Nsight Systems SQLite export", _read)
 
 
 def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
@@ -558,17 +549,7 @@ def _correlation(pid_column: str) -> str:
 def read_host_events(path: Path) -> HostEvents:
     """The export's kernels, copies and sets, CUDA runtime calls and NVTX ranges as frames (fetched in batches),
     for `tracekit.analysis.steps`."""
-    path = Path(path)
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"cannot open as SQLite: {exc}") from None
-    try:
-        return _host_events(connection, path)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"not a readable Nsight Systems SQLite export: {exc}") from None
-    finally:
-        connection.close()
+    return read_sqlite(path, "Nsight Systems SQLite export", _host_events)
 
 
 def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:

@@ -20,6 +20,7 @@ import polars as pl
 from tracekit.cxx_name import demangle
 from tracekit.errors import InputError
 from tracekit.importers.nsys_sqlite import MEMCPY_KINDS
+from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, Device, ParsedImport, conform, empty_frame
 
 FORMAT = "nvprof-nvvp"
@@ -63,17 +64,7 @@ def sniff(head: bytes) -> bool:
 
 
 def read(path: Path, **options: Any) -> ParsedImport:
-    path = Path(path)
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"cannot open as SQLite: {exc}") from None
-    try:
-        return _read(connection, path)
-    except sqlite3.Error as exc:
-        raise InputError(str(path), f"not a readable nvprof database: {exc}") from None
-    finally:
-        connection.close()
+    return read_sqlite(path, "nvprof database", _read)
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> list[str]:
