@@ -58,8 +58,8 @@ def _pieces(text: str) -> list[tuple[str, str]]:
                 start = i
             stack.append(_CLOSE[char])
         elif stack and char in stack:
-            while stack.pop() != char:
-                pass
+            # close the nearest group this closer matches, dropping the unclosed ones inside it
+            del stack[len(stack) - 1 - stack[::-1].index(char) :]
             if not stack:
                 pieces.append((text[start], text[start : i + 1]))
                 start = i + 1
