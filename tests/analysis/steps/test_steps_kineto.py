@@ -3,6 +3,7 @@ the idle, categories and operators from the trace's own names."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import polars as pl
@@ -77,6 +78,19 @@ def test_a_named_range_is_a_step_and_a_missing_one_is_refused():
     assert found.steps[0].end_ns == max(int(marks["end_ns"][0]), int(events.gpu["end_ns"].max()))
     with pytest.raises(StepError, match="no range named 'forward'"):
         analyze_steps(events, "forward")
+
+
+def test_a_range_name_is_matched_literally():
+    """A step's name is text, not a pattern: brackets and dots in it match themselves (`\\<` would be a word
+    boundary to polars' regex engine), and a name that only resembles it is not taken."""
+    events = read_host_events(TORCH_STEP)
+    renamed = dataclasses.replace(
+        events, ranges=events.ranges.with_columns(pl.col("name").replace("step", "train<step>.v2 (bf16)"))
+    )
+    found = analyze_steps(renamed, "train<step>.v2 (bf16)")
+    assert found.detected_by == "range train<step>.v2 (bf16)" and len(found.steps) == 1
+    with pytest.raises(StepError, match="no range named"):
+        analyze_steps(renamed, "train<step>xv2 (bf16)")
 
 
 def test_the_sync_at_the_end_of_torch_step_is_synchronization():

@@ -35,7 +35,7 @@ class Windows:
 def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None) -> Windows:
     """The steps' windows (see the module docstring); `step`: the name of the range that marks one step."""
     if step is not None:
-        pattern = f"^{_escape(step)}([#\\s]\\d+)?$"
+        pattern = f"^{pl.escape_regex(step)}([#\\s]\\d+)?$"
         chosen = ranges.filter(pl.col("name").str.contains(pattern))
         if chosen.height == 0:
             raise LookupError(f"no range named {step!r} in the trace")
@@ -82,10 +82,6 @@ def windows_of(
         found_ends.append(window_end)
         previous = window_end
     return Windows(how, tuple(labels), tuple(found_starts), tuple(found_ends), tuple(int(e) for e in ends))
-
-
-def _escape(text: str) -> str:
-    return "".join("\\" + c if not c.isalnum() and c not in " _-" else c for c in text)
 
 
 def _min(series: pl.Series) -> int:
