@@ -761,7 +761,7 @@ def kernel_suggestions(store: Store, trace: str | Path, result: StepsResult, top
             events, chosen, speedups, name, best[0].change.describe(), tuple(s.span_ns for s in result.steps)
         )
         verdict = longest.classification
-        headline = getattr(verdict, "headline", None) or f"{verdict.mode}-bound"
+        headline = verdict.headline or verdict.mode
         found.append(
             Suggestion(
                 "kernel",
