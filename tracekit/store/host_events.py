@@ -21,7 +21,8 @@ def save(connection: Connection, import_id: int, events: HostEvents) -> None:
     table = HostEventChunkRow.__table__
     for frame_name in FRAMES:
         frame: pl.DataFrame = getattr(events, frame_name)
-        for index, chunk in enumerate(frame.iter_slices(CHUNK_ROWS)):
+        # an empty frame is still written, as one empty chunk: it marks the import as having a host timeline
+        for index, chunk in enumerate(list(frame.iter_slices(CHUNK_ROWS)) or [frame]):
             buffer = io.BytesIO()
             chunk.write_ipc(buffer, compression="zstd")
             connection.execute(
@@ -30,20 +31,6 @@ def save(connection: Connection, import_id: int, events: HostEvents) -> None:
                     frame=frame_name,
                     chunk_index=index,
                     row_count=chunk.height,
-                    rank=events.rank,
-                    encoding=ENCODING,
-                    data=buffer.getvalue(),
-                )
-            )
-        if frame.height == 0:  # an empty frame still marks the import as having a host timeline
-            buffer = io.BytesIO()
-            frame.write_ipc(buffer, compression="zstd")
-            connection.execute(
-                insert(table).values(
-                    import_id=import_id,
-                    frame=frame_name,
-                    chunk_index=0,
-                    row_count=0,
                     rank=events.rank,
                     encoding=ENCODING,
                     data=buffer.getvalue(),
