@@ -134,9 +134,7 @@ def test_the_unit_at_its_ceiling_is_the_one_the_verdict_should_name(cases) -> No
         ("tiny_blocks_launch", "block_launch", "block_launch_per_s_per_sm.64"),
     ):
         work, row = cases[name]
-        section = launch_ceilings(
-            lambda *names, w=work: _getter(w, *names), H100, None, row["grid_x"], row["block_x"], 132
-        )
+        section = launch_ceilings(lambda *names, w=work: _getter(w, *names), H100, row["grid_x"], row["block_x"], 132)
         assert section is not None
         top = unit_at_ceiling(section)
         assert top is not None and (top.unit, top.ceiling_name) == (unit, ceiling), name

@@ -401,7 +401,6 @@ def _finish(
         section = launch_ceilings(
             lambda *names: counters.metric(measured.metrics, *names),
             device_ceilings,
-            None,
             product(kernel.grid),
             product(kernel.block),
             kernel.device.sm_count,

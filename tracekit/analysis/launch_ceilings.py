@@ -65,7 +65,6 @@ class LaunchCeilings:
 def launch_ceilings(
     metric: MetricGetter,
     ceilings: DeviceCeilings,
-    limiter: str | None,
     grid_blocks: int | None,
     threads_per_block: int | None,
     sm_count: int | None,
@@ -97,10 +96,8 @@ def launch_ceilings(
         loaded = ceilings.latency_at(work.dram_bytes / seconds)
         measured = ceilings.dram_unloaded_latency_ns
         unloaded = measured.value if measured is not None else ceilings.latency_at(0.0)
-    wanted = LIMITER_UNITS.get(limiter or "")
-    judged = next((u for u in units if u.unit == wanted), None) if wanted else None
-    if judged is None and wanted is None and units:
-        judged = units[0]
+    # before the verdict: the unit nearest its ceiling (the verdict's limiter may name another: verdict.judged_by)
+    judged = units[0] if units else None
     return LaunchCeilings(
         source=ceilings.source,
         basis=ceilings.basis,

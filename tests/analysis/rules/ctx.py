@@ -111,7 +111,6 @@ def ceilings(
     section = launch_ceilings(
         lambda *names: next((rows[n] for n in names if rows.get(n) is not None), None),
         ceilings_for(device, cc, sm_count),
-        None,
         grid_blocks,
         threads_per_block,
         sm_count,

@@ -33,7 +33,7 @@ def _sections(path: Path, tmp: Path) -> dict[str, tuple[LaunchCeilings, dict[str
     found = {}
     for row in launches.iter_rows(named=True):
         get = functools.partial(metric, analysis.store.metrics([row["id"]]))
-        section = launch_ceilings(get, PROFILE, None, row["grid_x"], row["block_x"], 132)
+        section = launch_ceilings(get, PROFILE, row["grid_x"], row["block_x"], 132)
         assert section is not None
         found[row["kernel_name"]] = (section, row)
     return found

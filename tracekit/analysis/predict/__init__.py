@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 
-from tracekit.analysis.predict.core import WIDE_INTERVAL, findings_of, predict
+from tracekit.analysis.predict.core import WIDE_INTERVAL, predict
 from tracekit.analysis.predict.inputs import inputs_from_result, nsight_estimates, unit_uses
 from tracekit.analysis.predict.try_first import KNOBS, knob_of, what_to_try
 from tracekit.analysis.predict.types import (
@@ -48,7 +48,6 @@ __all__ = [
     "SweepSample",
     "UnitUse",
     "as_mapping",
-    "findings_of",
     "inputs_from_result",
     "knob_of",
     "nsight_estimates",

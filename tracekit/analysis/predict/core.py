@@ -292,8 +292,3 @@ def _headroom(inputs: PredictInputs, relief: float | None) -> tuple[str, float] 
         if u > 0:
             rooms.append((unit, max(1.0, 1.0 / u)))
     return min(rooms, key=lambda r: r[1]) if rooms else None
-
-
-def findings_of(prediction: Prediction, step: str) -> list[Finding]:
-    """The prediction's findings of one step, in order."""
-    return [f for f in prediction.findings if f.step == step]
