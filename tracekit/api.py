@@ -479,33 +479,6 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
 NOTHING_TO_PREDICT = "no Nsight Compute counters and no occupancy sweep to predict from"
 
 
-def suggestion_dict(prediction: Any) -> dict[str, Any]:
-    """One entry of `what_to_try` in the analysis JSON (the full object: `tracekit predict --json`)."""
-    from tracekit.analysis.predict import knob_of
-
-    p = prediction
-    nsight = None
-    if p.nsight is not None:
-        nsight = {
-            "rule": p.nsight.rule,
-            "speedup": p.nsight.speedup,
-            "estimated_speedup_pct": p.nsight.estimated_speedup_pct,
-        }
-    return {
-        "knob": knob_of(p.change),
-        "change": {k: v for k, v in dataclasses.asdict(p.change).items() if v is not None},
-        "description": p.change.describe(),
-        "speedup": p.predicted.speedup,
-        "low": p.predicted.low,
-        "high": p.predicted.high,
-        "duration_ns": p.predicted.duration_ns,
-        "regime": p.regime,
-        "binding_unit": p.binding_unit,
-        "basis": list(p.basis),
-        "nsight": nsight,
-    }
-
-
 def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
     """One launch's "tracekit.analysis/2" object with its `what_to_try` (null when nothing can be predicted):
     `tracekit analyze --json`, `report --format json` and `GET /api/launches/<id>/analysis` print exactly this."""
@@ -513,7 +486,9 @@ def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
 
 
 def _with_tries(result: LaunchAnalysis, found: list[Any] | str) -> dict[str, Any]:
-    tries = [suggestion_dict(p) for p in found] if isinstance(found, list) else None
+    from tracekit.present.prediction import prediction_dict  # each entry is the prediction's one JSON shape
+
+    tries = [prediction_dict(p) for p in found] if isinstance(found, list) else None
     return {**to_json_dict(result), "what_to_try": tries}
 
 

@@ -152,18 +152,32 @@ V1_FIELDS = [
 ]
 
 
-def paths(value: dict, prefix: str = "") -> set[str]:
+def paths(value: dict, prefix: str = "", opaque: set[str] = OPAQUE) -> set[str]:
     found = set()
     for key, child in value.items():
         path = prefix + key
         found.add(path)
-        if isinstance(child, dict) and path not in OPAQUE:
-            found |= paths(child, path + ".")
+        if isinstance(child, dict) and path not in opaque:
+            found |= paths(child, path + ".", opaque)
     return found
 
 
+# The prediction's one shape (`tracekit.prediction/1`) is documented after the analysis's, from this anchor on.
+PREDICTION_ANCHOR = '<a id="prediction"></a>'
+# Prediction fields whose sub-fields its table names in the row's text (the configurations, the knobs, Nsight's).
+PREDICTION_OPAQUE = {"change", "current", "new", "nsight"}
+
+
 def documented() -> set[str]:
-    return set(re.findall(r"^\| `([a-z_.0-9]+)` \|", DOC.read_text(), re.M))
+    analysis = DOC.read_text().split(PREDICTION_ANCHOR, 1)[0]
+    return set(re.findall(r"^\| `([a-z_.0-9]+)` \|", analysis, re.M))
+
+
+def prediction_documented() -> set[str]:
+    """The fields the prediction's table names (a row may name several: `predicted.low`, `predicted.high`)."""
+    section = DOC.read_text().split(PREDICTION_ANCHOR, 1)[1]
+    cells = re.findall(r"^\| ([^|]+) \|", section, re.M)
+    return {name for cell in cells for name in re.findall(r"`([a-z_.0-9]+)`", cell)}
 
 
 def test_v2_keeps_every_v1_field_and_documents_every_field(tmp_path, sample_trace) -> None:
@@ -179,3 +193,23 @@ def test_v2_keeps_every_v1_field_and_documents_every_field(tmp_path, sample_trac
     assert set(V1_FIELDS) <= emitted, sorted(set(V1_FIELDS) - emitted)
     assert emitted == documented(), (sorted(emitted - documented()), sorted(documented() - emitted))
     assert result["schema"] == "tracekit.analysis/2"
+
+
+def test_the_prediction_table_names_exactly_the_fields_a_prediction_emits(tmp_path, sample_trace) -> None:
+    """Issue 27: one JSON shape for a prediction, documented once. A launch of the ncu-rep, predicted at another
+    block size through `predict --json`'s function, and the same launch's `what_to_try` entries: every field each
+    emits is in the table, and the table names no other."""
+    from tracekit.api import predict_stored
+    from tracekit.present.prediction import prediction_dict
+
+    store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
+    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    results = analyze_stored(store, store.launches()["id"].to_list())
+    result = next(r for r in results if r.classification.utilization)
+    block = 256 if result.kernel.block and result.kernel.block[0] != 256 else 512
+    predicted = prediction_dict(predict_stored(store, result, block=block))
+    assert predicted["schema"] == "tracekit.prediction/1" and predicted["knob"] == "block"
+    assert paths(predicted, opaque=PREDICTION_OPAQUE) == prediction_documented()
+    entries = [e for r in analyze_stored(store, [result.launch_id]).to_dicts() for e in r["what_to_try"] or []]
+    for entry in entries:
+        assert paths(entry, opaque=PREDICTION_OPAQUE) <= prediction_documented()

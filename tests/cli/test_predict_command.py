@@ -129,10 +129,30 @@ def test_analyze_lists_what_to_try_with_basis_and_json_carries_it(db: str) -> No
     done = tracekit("analyze", "launch:1", "--json", "--db", db)
     [result] = json.loads(done.stdout)
     tries = result["what_to_try"]
-    assert tries and [t["speedup"] for t in tries] == sorted((t["speedup"] for t in tries), reverse=True)
+    speedups = [t["predicted"]["speedup"] for t in tries]
+    assert tries and speedups == sorted(speedups, reverse=True)
     assert len({t["knob"] for t in tries}) == len(tries)
     first = tries[0]
-    assert first["low"] <= first["speedup"] <= first["high"] and first["basis"]
+    assert first["predicted"]["low"] <= first["predicted"]["speedup"] <= first["predicted"]["high"] and first["basis"]
     # 8 -> 64 warps per SM by less shared memory: measured 1.63x on the H100 (timings.csv)
     smem = next(t for t in tries if t["knob"] == "smem")
-    assert smem["speedup"] == pytest.approx(1.63, rel=0.10)
+    assert smem["predicted"]["speedup"] == pytest.approx(1.63, rel=0.10)
+
+
+def test_a_what_to_try_entry_is_the_object_predict_json_prints(db: str) -> None:
+    """One JSON shape for a prediction: `analyze --json`'s best entry and `predict --json` for the same change are
+    the same object, field for field (issue 27); `knob` and `description` name the change in both."""
+    [result] = json.loads(tracekit("analyze", "launch:1", "--json", "--db", db).stdout)
+    best = result["what_to_try"][0]
+    given = {k: v for k, v in best["change"].items() if v is not None}
+    assert len(given) == 1
+    [(field, value)] = given.items()
+    option = {"threads_per_block": "--block", "registers_per_thread": "--regs", "dynamic_shared_mem_bytes": "--smem"}
+    option |= {"ilp": "--ilp", "grid_blocks": "--grid", "warps_per_sm": "--warps-per-sm"}
+    written = str(int(value)) if value == int(value) else str(value)
+    done = tracekit("predict", "launch:1", option[field], written, "--json", "--db", db)
+    assert done.returncode == 0, done.stderr
+    [p] = json.loads(done.stdout)
+    assert p == best
+    assert p["schema"] == "tracekit.prediction/1" and p["knob"] in ("block", "regs", "smem", "ilp", "grid")
+    assert p["description"].split(" ")[-1] == written

@@ -270,8 +270,9 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def to_json_dict(result: LaunchAnalysis) -> dict[str, Any]:
-    """The result as JSON-ready dicts and lists (the schema's field names, NaN and infinities as null)."""
+def to_json_dict(result: object) -> dict[str, Any]:
+    """A result dataclass (a launch's analysis, a prediction) as JSON-ready dicts and lists (its field names, NaN and
+    infinities as null)."""
     return _jsonable(result)
 
 

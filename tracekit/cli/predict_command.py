@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction
 from tracekit.api import analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
-from tracekit.present.prediction import PredictionText, prediction_text, profiles_of
+from tracekit.present.prediction import PredictionText, prediction_dict, prediction_text, profiles_of
 from tracekit.selection import resolve_launches
-
-PREDICTION_SCHEMA = "tracekit.prediction/1"
-
-
-def prediction_dict(prediction: Prediction) -> dict[str, Any]:
-    """The --json object (docs/predict.md documents each field)."""
-    return {"schema": PREDICTION_SCHEMA, **asdict(prediction)}
 
 
 def prediction_lines(text: PredictionText, explain: bool = False) -> list[str]:
