@@ -1,6 +1,8 @@
 """One launch through every view (the CLI's text in a subprocess, Markdown, HTML, the dashboard's answer panel and
 the notebook): the same headline in plain words and the same What to try first, always present, with the numbers
-read from the profiler's own CSV. Issue 27: the content is decided once (`tracekit/present`), the views lay it out."""
+read from the profiler's own CSV. Issue 27: the content is decided once (`tracekit/present`), the views lay it out.
+The JSON views too: `analyze --json`, `report --format json`, the HTTP API and `results.to_dicts()` print one
+object per launch, and a prediction has one shape wherever it is printed (`predict --json`, `what_to_try`)."""
 
 from __future__ import annotations
 
@@ -64,6 +66,22 @@ def views(store: Store, launch_id: int) -> dict[str, str]:
     }
 
 
+def json_views(db: Path, launch_id: int) -> dict[str, dict]:
+    """The launch's analysis object as each JSON view prints it: `analyze --json`, `report --format json` (a
+    subprocess each), the dashboard's HTTP API and the Python API's `to_dicts()`."""
+    import json
+
+    from tracekit.api import open as open_store
+    from tracekit.dashboards.app import create_app
+
+    [analyzed] = json.loads(cli("analyze", f"launch:{launch_id}", "--json", db=db))
+    [reported] = json.loads(cli("report", f"launch:{launch_id}", "--format", "json", db=db))
+    client = create_app(f"sqlite:///{db}").server.test_client()
+    served = client.get(f"/api/launches/{launch_id}/analysis").get_json()
+    [python] = open_store(str(db)).analyze([launch_id]).to_dicts()
+    return {"analyze --json": analyzed, "report json": reported, "http api": served, "to_dicts": python}
+
+
 def _texts(node) -> list[str]:
     """The text of a Dash component tree, depth first."""
     if isinstance(node, str):
@@ -112,6 +130,15 @@ def test_a_launch_at_its_ceiling_reads_the_same_in_every_view(cases):
     for name, view in views(Store.open(str(db)), launch_id).items():
         assert headline in view, name
         assert "What to try first" in view and note in view, name
+    # The JSON views: one object, its headline the text's, L1's utilization the CSV's, and no change to try.
+    objects = json_views(db, launch_id)
+    analyzed = objects["analyze --json"]
+    for name, obj in objects.items():
+        assert obj == analyzed, name
+    assert analyzed["classification"]["headline"] == headline
+    [l1_unit] = [u for u in analyzed["classification"]["utilization"] if u["metric"] == L1]
+    assert l1_unit["pct"] == pytest.approx(raw_metric(CASES, "bank_conflicts", L1))
+    assert analyzed["what_to_try"] == []
 
 
 def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_path):
@@ -167,6 +194,11 @@ def test_a_prediction_reads_the_same_in_every_view(store_path):
         assert words in shown[name], name
     assert words in " ".join(_texts(panels.prediction_body(best)))
     assert words in html_text.unescape(prediction_html(best, result))
+    # The JSON views: predict --json's object is the first what_to_try entry of every analysis JSON, field for field
+    # (one shape, one function), and its description is the change the words name.
+    assert p["description"] == best.change.describe() and p["knob"] == knob
+    for name, obj in json_views(db, launch_id).items():
+        assert obj["what_to_try"][0] == p, name
 
 
 def test_a_comparison_reads_the_same_in_every_view(store_path):
@@ -202,3 +234,14 @@ def test_a_comparison_reads_the_same_in_every_view(store_path):
     table_rows = [[c.children for c in tr.children] for tr in dashboard[0].children[1].children]
     assert row in [r[:5] for r in table_rows]
     assert cells in comparison_html(comparison)
+    # The JSON view: compare --json's duration field holds the CSV's durations and their change, exact, and its
+    # comparison object is the one the Python API builds.
+    import json
+
+    printed = json.loads(cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "stream_copy", "--json", db=db))
+    [compared] = [pair["comparison"] for pair in printed["pairs"]]
+    [duration] = [f for f in compared["fields"] if f["field"] == "duration_ns"]
+    assert (duration["a"], duration["b"]) == (pytest.approx(a_ns), pytest.approx(b_ns))
+    assert duration["absolute_change"] == pytest.approx(b_ns - a_ns)
+    assert duration["relative_change"] == pytest.approx(b_ns / a_ns - 1)
+    assert compared == comparison.to_dict()
