@@ -15,7 +15,7 @@ from dash import dcc, html
 from tracekit import figures
 from tracekit import format as display
 from tracekit.api import LaunchAnalysis, Prediction, WhatIf
-from tracekit.present.launch import region_table
+from tracekit.present.launch import answer_figures, region_table
 from tracekit.present.prediction import after, answer
 from tracekit.present.sections import littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
@@ -122,6 +122,9 @@ def try_first_div(section: TryFirst) -> html.Div:
     return html.Div([html.H4(section.heading), html.Ol(items, id="what-to-try-list")], id="what-to-try")
 
 
+PANEL_IDS = {"speed_of_light": "sol", "roofline": "roofline"}  # the answer's charts' element ids
+
+
 def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | None = None) -> html.Section:
     """The one-screen answer: the engine's headline (what costs the most time), mode and limiter, the
     speed-of-light chart, the roofline and What to try first; what is missing, one line each (`not_shown`: the
@@ -132,32 +135,22 @@ def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | No
         html.P(verdict_line(result), id="verdict-mode", className="verdict"),
     ]
     missing: list[str] = []
-    charts: list = []
-    sol = figures.speed_of_light_figure(result, height=290)
-    if sol is not None:
-        charts.append(
-            html.Div(
-                [html.H4("Speed of light"), dcc.Graph(id="sol-figure", figure=sol, config=GRAPH_CONFIG)],
-                className="chart",
-                id="sol-panel",
-            )
+    drawn = answer_figures(result)  # plotly dicts, drawn as the report and a notebook draw them
+    charts = [
+        html.Div(
+            [
+                html.H4(chart.title),
+                dcc.Graph(id=f"{PANEL_IDS[chart.key]}-figure", figure=chart.spec, config=GRAPH_CONFIG),
+            ],
+            className="chart",
+            id=f"{PANEL_IDS[chart.key]}-panel",
         )
-    else:
+        for chart in drawn
+    ]
+    keys = {chart.key for chart in drawn}
+    if "speed_of_light" not in keys:
         missing.append(NEEDS_COUNTERS)
-    roofline = result.ceilings.roofline if result.ceilings else None
-    roof = figures.roofline_figure(roofline, height=290) if roofline is not None else None
-    if roof is not None and roofline is not None:
-        charts.append(
-            html.Div(
-                [
-                    html.H4(f"Roofline ({roofline.ceilings_source.split(':')[0]} ceilings)"),
-                    dcc.Graph(id="roofline-figure", figure=roof, config=GRAPH_CONFIG),
-                ],
-                className="chart",
-                id="roofline-panel",
-            )
-        )
-    elif sol is not None:
+    elif "roofline" not in keys:
         missing.append(NO_FLOPS)
     if charts:
         body.append(html.Div(charts, className="answer-charts"))

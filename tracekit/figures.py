@@ -26,6 +26,13 @@ SIDE_COLORS = {"A": "#1f77b4", "B": "#d62728"}
 BAR_COLORS = ("#1f77b4", "#ff7f0e")  # alternate by block, so neighbouring blocks' warps stay apart
 
 
+def figure_spec(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, Any]:
+    """A figure as plotly's own JSON (`data` and `layout`, titles as {"text": ...}): what the neutral sections carry
+    (`tracekit.present`) and every layout draws as it is: the report embeds it, the dashboard's dcc.Graph and a
+    notebook's plotly.io.to_html take it without building a figure."""
+    return {"data": data, "layout": layout}
+
+
 def unchecked_figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     """A figure from traces and a layout written in plotly's own schema (titles as {"text": ...}), built without
     plotly's validation, which cost most of a 1,000-launch report's drawing: for figures whose values the engine
@@ -647,6 +654,12 @@ TENSOR_FLOPS = "tensor-flops"  # the speed-of-light row of the tensor cores' FLO
 
 
 def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figure | None:
+    """`speed_of_light_spec` as a plotly figure (a notebook's `result.figure("speed_of_light")`, the compare page)."""
+    spec = speed_of_light_spec(result, height)
+    return None if spec is None else unchecked_figure(spec["data"], spec["layout"])
+
+
+def speed_of_light_spec(result: LaunchAnalysis, height: int = 300) -> dict[str, Any] | None:
     """Each unit's utilization in % of its nominal peak (Nsight's speed of light, `classification.utilization`),
     the measured achievable peak where the ceilings give one (a tick at ceiling / nominal), the binding unit in
     red. None without counters (no unit has a utilization)."""
@@ -714,7 +727,7 @@ def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figur
                 "hoverinfo": "text",
             }
         )
-    return unchecked_figure(
+    return figure_spec(
         traces,
         {
             "height": height,
@@ -768,6 +781,17 @@ def roofline_figure(
     height: int = 300,
     name: str = "",
 ) -> go.Figure | None:
+    """`roofline_spec` as a plotly figure (a notebook's `result.figure("roofline")`, the compare page)."""
+    spec = roofline_spec(roofline, axes, height, name)
+    return None if spec is None else unchecked_figure(spec["data"], spec["layout"])
+
+
+def roofline_spec(
+    roofline: Roofline,
+    axes: tuple[tuple[float, float], tuple[float, float]] | None = None,
+    height: int = 300,
+    name: str = "",
+) -> dict[str, Any] | None:
     """FLOP/s against FLOP per byte (log-log): the launch's point at each memory level under the roofs the
     engine chose (measured achievable ceilings, or nominal ones, said so). None when no FLOP was counted.
     `axes`: shared log10 ranges (`roofline_axes`), so that two launches are drawn on the same axes."""
@@ -832,7 +856,7 @@ def roofline_figure(
                 "hoverinfo": "text",
             }
         )
-    return unchecked_figure(
+    return figure_spec(
         traces,
         {
             "annotations": labels,

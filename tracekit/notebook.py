@@ -1,8 +1,9 @@
 """A result in a notebook: `LaunchResult._repr_html_` (the headline, the speed-of-light chart, the roofline and
 What to try first) and `result.figure(name)` (plotly figures), mixed into the result `tracekit.api` hands out.
 
-Renders only what the engine returned, with the figure builder the dashboard and the report use
-(`tracekit.figures`). Everything from an input is escaped; plotly.js comes from its CDN (`include_plotlyjs`).
+Renders only what the engine returned: the answer's charts are the plotly dicts the report and the dashboard draw
+(`tracekit.present.launch.answer_figures`), `figure(name)` uses the same builders (`tracekit.figures`). Everything
+from an input is escaped; plotly.js comes from its CDN (`include_plotlyjs`).
 """
 
 from __future__ import annotations
@@ -66,15 +67,23 @@ def launch_html(result: LaunchAnalysis) -> str:
         f"<h3 style='font-family:monospace'>{name}</h3>",
         f"<p><b>{html.escape(verdict.headline or mode)}</b><br>{html.escape(mode)}</p>",
     ]
-    script: str | bool = "cdn"
-    for figure_name in ("speed_of_light", "roofline"):
-        try:
-            figure = launch_figure(result, figure_name)
-        except ValueError:
-            continue
-        parts.append(figure.to_html(include_plotlyjs=script, full_html=False, default_height=300))
-        script = False  # one script tag for the cell
+    import plotly.io as pio
+
+    from tracekit.present.launch import ANSWER_FIGURE_HEIGHT, answer_figures
     from tracekit.present.try_first import try_first
+
+    script: str | bool = "cdn"
+    for chart in answer_figures(result):  # the section's plotly dicts, drawn as the report and the launch page do
+        parts.append(
+            pio.to_html(
+                chart.spec,
+                include_plotlyjs=script,
+                full_html=False,
+                default_height=ANSWER_FIGURE_HEIGHT,
+                validate=False,
+            )
+        )
+        script = False  # one script tag for the cell
 
     section = try_first(result, _tries(result))
     if section.items:

@@ -141,6 +141,62 @@ def test_a_launch_at_its_ceiling_reads_the_same_in_every_view(cases):
     assert analyzed["what_to_try"] == []
 
 
+def _graph(node, graph_id: str):
+    """The dcc.Graph of that id in a Dash component tree."""
+    if getattr(node, "id", None) == graph_id:
+        return node
+    children = node if isinstance(node, list | tuple) else getattr(node, "children", None)
+    for child in children if isinstance(children, list | tuple) else [children] if children is not None else []:
+        if (found := _graph(child, graph_id)) is not None:
+            return found
+    return None
+
+
+def test_the_answers_charts_are_one_plotly_dict_in_every_layout(cases):
+    """The speed-of-light chart and the roofline of bank_conflicts: built once as plotly dicts
+    (`present.launch.answer_figures`), the same traces in the HTML report's embedded JSON, the launch page's
+    dcc.Graph and the notebook's Plotly.newPlot call; the L1 bar is the CSV's value."""
+    import json
+    import re
+
+    from dashboards import panels
+    from tracekit.notebook import launch_html
+    from tracekit.present.launch import answer_figures
+    from tracekit.reports.html import report_html
+
+    db, launch_id = cases
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    charts = answer_figures(result)
+    assert [c.key for c in charts] == ["speed_of_light", "roofline"]
+    sol = charts[0].spec
+    [bars] = [t for t in sol["data"] if t["type"] == "bar"]
+    l1 = next(u for u in result.classification.utilization if u.metric == L1)
+    assert bars["x"][bars["y"].index(next(y for y in bars["y"] if y.startswith(l1.label)))] == pytest.approx(
+        raw_metric(CASES, "bank_conflicts", L1)
+    )
+    expected = [json.loads(json.dumps(c.spec["data"])) for c in charts]
+    page = report_html([result], {}, tries={launch_id: what_to_try_for(store, result)})
+    embedded = [
+        json.loads(
+            re.search(
+                rf'<h3>{re.escape(c.title)}</h3><div class="figure" id="([^"]+)"></div>'
+                rf'<script type="application/json" id="\1-data">(.*?)</script>',
+                page,
+            ).group(2)
+        )["data"]
+        for c in charts
+    ]
+    assert embedded == expected
+    panel = panels.answer_panel(result, None)
+    assert [_graph(panel, f"{panels.PANEL_IDS[c.key]}-figure").figure for c in charts] == [c.spec for c in charts]
+    notebook = [
+        json.loads(call.group(1))
+        for call in re.finditer(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\])\s*,\s*\{", launch_html(result), re.S)
+    ]
+    assert notebook == expected
+
+
 def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_path):
     """A trace without counters: the headline says what a trace cannot show, and What to try first says why
     nothing is predicted, in the CLI, the reports, the dashboard and the notebook."""

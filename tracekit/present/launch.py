@@ -1,5 +1,6 @@
-"""One launch as every view shows it, as display strings: its headline, findings, What to try first and tables
-(numbers written by `tracekit.format`). The report's HTML and Markdown, the dashboard and the notebook lay this out.
+"""One launch as every view shows it, as display strings: its headline, findings, What to try first, tables
+(numbers written by `tracekit.format`) and the answer's charts as plotly dicts. The report's HTML and Markdown, the
+dashboard and the notebook lay this out.
 
 Everything here formats values that the analysis already computed; nothing is derived. Strings are raw: each
 renderer escapes them for its own medium, so a kernel name is escaped exactly once, where it is written.
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.classification import Classification
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
-from tracekit.present.sections import Table, littles_law_table
+from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 
 MISSING = fmt.MISSING
@@ -23,7 +25,8 @@ MISSING = fmt.MISSING
 
 @dataclass
 class LaunchContent:
-    """One launch's section: the verdict first, then its tables (figures are added by the HTML renderer)."""
+    """One launch's section: the verdict first, the answer's charts (`answer_figures`, when asked), then its
+    tables."""
 
     anchor: str  # "launch-12", unique within a report
     launch_id: int | None
@@ -36,6 +39,7 @@ class LaunchContent:
     headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
     findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
     try_first: TryFirst | None = None  # What to try first: the predicted changes, or why there are none
+    figures: list[Figure] = field(default_factory=list)  # speed of light and roofline, as plotly dicts
 
 
 # ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
@@ -252,15 +256,36 @@ def region_table(regions: RegionAnalysis) -> Table:
     )
 
 
+ANSWER_FIGURE_HEIGHT = 300  # px: the launch page, the report and a notebook cell draw the answer's charts alike
+
+
+def answer_figures(result: LaunchAnalysis, height: int = ANSWER_FIGURE_HEIGHT) -> list[Figure]:
+    """The charts of the one-screen answer: each unit against its peak (speed of light) and the roofline under the
+    ceilings that judged the launch; none for a launch without counters or without FLOPs (the roofline)."""
+    from tracekit import figures  # plotly only where a chart is drawn (the Markdown report and the CLI draw none)
+
+    found: list[Figure] = []
+    sol = figures.speed_of_light_spec(result, height)
+    if sol is not None:
+        found.append(Figure("speed_of_light", "Speed of light", sol))
+    roofline = result.ceilings.roofline if result.ceilings else None
+    roof: dict[str, Any] | None = figures.roofline_spec(roofline, height=height) if roofline is not None else None
+    if roof is not None and roofline is not None:
+        found.append(Figure("roofline", f"Roofline ({roofline.ceilings_source.split(':')[0]} ceilings)", roof))
+    return found
+
+
 def launch_content(
     result: LaunchAnalysis,
     index: int = 0,
     names: fmt.NameStyle = fmt.NameStyle.base,
     tables: bool = True,
     tries: Tries = None,
+    figures: bool = False,
 ) -> LaunchContent:
     """The display form of one analysis (without its tables when `tables` is False: a summary row's needs).
-    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view)."""
+    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view); `figures`: with the answer's
+    charts (a view that draws them)."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
@@ -277,6 +302,8 @@ def launch_content(
     if not tables:
         return content
     content.try_first = try_first(result, tries)
+    if figures:
+        content.figures = answer_figures(result)
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.warps:
         content.tables.append(_warps_table(result.warps))

@@ -1,10 +1,11 @@
 """The neutral pieces a view of a launch is built from: a `Table` of display strings (numbers already written by
-`tracekit.format`), built once here and laid out by each renderer (the report's HTML and Markdown, the dashboard's
-panels, the terminal)."""
+`tracekit.format`) and a `Figure` (a chart as plotly's own JSON), built once here and laid out by each renderer (the
+report's HTML and Markdown, the dashboard's panels, the notebook, the terminal)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
@@ -16,6 +17,17 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     note: str | None = None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart as a plain plotly dict (`{"data": [...], "layout": {...}}`, `tracekit.figures.figure_spec`): the report
+    embeds it as JSON, the dashboard's dcc.Graph and a notebook's plotly.io.to_html draw it as it is; none rebuilds
+    it. `key` names it for a layout's ids ("speed_of_light", "roofline")."""
+
+    key: str
+    title: str
+    spec: dict[str, Any]
 
 
 LITTLES_LAW_COLUMNS = [

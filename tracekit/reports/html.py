@@ -116,7 +116,8 @@ class FigureSink:
     def __init__(self) -> None:
         self.count = 0
 
-    def embed(self, figure: go.Figure) -> str:
+    def embed(self, figure: go.Figure | dict[str, Any]) -> str:
+        """A figure or a plotly dict (a section's `Figure.spec`), embedded as JSON as it is (no validation)."""
         self.count += 1
         figure_id = f"fig-{self.count}"
         spec = pio.to_json(figure, validate=False, pretty=False, remove_uids=True)
@@ -177,20 +178,15 @@ def _launch_section(
         f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
         f'<span class="kernel">{esc(content.kernel_name)}</span></h2>',
     ]
-    # The launch page's order: the engine's headline, speed of light and roofline (one figure builder for both),
-    # then the evidence and the tables.
+    # The launch page's order: the engine's headline, speed of light and roofline (the section's plotly dicts, as
+    # the launch page and a notebook draw them), then the evidence and the tables.
     if result.classification.headline:
         parts.append(f'<p class="headline"><strong>{esc(result.classification.headline)}</strong></p>')
     if len(content.findings) > 1:
         items = "".join(f"<li>{esc(fraction(share))}: {esc(text)}</li>" for share, text in content.findings)
         parts.append(f'<p class="note">Findings, by the time they cost:</p><ul class="findings">{items}</ul>')
-    roofline = result.ceilings.roofline if result.ceilings else None
-    for title, figure in (
-        ("Speed of light", figures.speed_of_light_figure(result)),
-        ("Roofline", figures.roofline_figure(roofline) if roofline is not None else None),
-    ):
-        if figure is not None:
-            parts.append(f"<h3>{title}</h3>" + sink.embed(figure))
+    for chart in content.figures:
+        parts.append(f"<h3>{esc(chart.title)}</h3>" + sink.embed(chart.spec))
     if content.try_first is not None:
         parts.append(_try_first_block(content.try_first))
     parts.append(_verdict_block(content))
@@ -275,6 +271,7 @@ def report_html(
             i,
             tables=full is None or result.launch_id in full,
             tries=tries.get(result.launch_id) if result.launch_id is not None else None,
+            figures=True,  # the answer's charts, as plotly dicts (present.launch.answer_figures)
         )
         for i, result in enumerate(results)
     ]
