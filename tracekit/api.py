@@ -44,8 +44,9 @@ from tracekit.analysis.region_timeline import (
     region_timeline,
 )
 from tracekit.analysis.steps import StepsResult
-from tracekit.analysis.steps.types import Suggestion
-from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf
+from tracekit.analysis.steps.critical_path import StepTimeline
+from tracekit.analysis.steps.types import Step, Suggestion
+from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_line
 from tracekit.analysis.steps.whatif import step_what_if as replay_on_step
 from tracekit.analysis.timeline import binned_activity, relative_times
 from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the launch page's zoom
@@ -56,7 +57,7 @@ from tracekit.errors import TracekitError
 from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
-from tracekit.steps import events_of, import_trace, read_events, steps_of
+from tracekit.steps import analyze_events, events_of, import_trace, read_events, steps_of
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
 
@@ -392,7 +393,14 @@ def predict_stored(store: Store, result: LaunchAnalysis, ceilings: Any = None, *
     """The prediction for one analysed launch, its counters and device ceilings read from `store`: the one
     function behind `tracekit predict`, `results.predict(...)` and the dashboard's what-if. `ceilings`: a profile
     path (`--ceilings FILE`) or DeviceCeilings; default the device's shipped profile, else nominal peaks."""
-    from tracekit.analysis.predict import Change, predict
+    from tracekit.analysis.predict import predict
+
+    return predict(predict_inputs(store, result, ceilings), _change(knobs))
+
+
+def _change(knobs: Mapping[str, Any]) -> Any:
+    """`predict_stored`'s knobs as the predictor's `Change`; an unknown knob is one line."""
+    from tracekit.analysis.predict import Change
 
     change = Change(
         threads_per_block=knobs.get("block"),
@@ -405,7 +413,7 @@ def predict_stored(store: Store, result: LaunchAnalysis, ceilings: Any = None, *
     unknown = set(knobs) - {"block", "regs", "smem", "warps_per_sm", "ilp", "grid"}
     if unknown:
         raise TracekitError(f"unknown knob(s) {', '.join(sorted(unknown))}: block, regs, smem, warps_per_sm, ilp, grid")
-    return predict(predict_inputs(store, result, ceilings), change)
+    return change
 
 
 def predict_inputs(store: Store, result: LaunchAnalysis, ceilings: Any = None) -> Any:
@@ -639,25 +647,76 @@ def imports_with_host_timeline(store: Store) -> list[tuple[int, str]]:
 # Here, not in tracekit/steps.py: they join the step analysis with the per-launch engine, which this door holds.
 
 
-def step_launch_speedups(
-    store: Store, import_id: int, kernel: str, knobs: dict[str, Any]
-) -> tuple[dict[int, LaunchSpeedup], str]:
-    """The per-launch prediction (`predict_stored`: each launch paired with its Nsight Compute
-    result) for every stored launch of `kernel` in the import, by the launch call's correlation id."""
-    launches = store.launches(import_id=import_id).filter(pl.col("kernel_name").str.contains(kernel, literal=True))
-    if launches.height == 0:
-        raise TracekitError(f"no kernel whose name contains {kernel!r} in the trace")
-    results = analyze_stored(store, launches)
+@dataclass(frozen=True)
+class _TraceStep:
+    """A trace imported and its host timeline read once: its steps, the representative one and its timeline, for
+    every kernel replayed on it."""
+
+    import_id: int
+    result: StepsResult
+    step: Step | None  # None: the trace has no step
+    line: StepTimeline | None
+    spans_ns: tuple[int, ...]
+
+
+def _trace_step(store: Store, trace: str | Path, profiles: Sequence[str | Path], step: str | None) -> _TraceStep:
+    """Imports `profiles` (Nsight Compute results of the trace's kernels) and `trace` (its launches pair with them),
+    reads the trace's host timeline once and finds its steps."""
+    for profile in profiles:
+        import_trace(store, profile)
+    import_id = import_trace(store, trace)
+    events = read_events(trace)
+    result = analyze_events(events, trace, step)
+    spans = tuple(s.span_ns for s in result.steps)
+    if result.representative_step is None:
+        return _TraceStep(import_id, result, None, None, spans)
+    chosen = result.steps[result.representative_step]
+    return _TraceStep(import_id, result, chosen, step_line(events, chosen), spans)
+
+
+def _step_launches(store: Store, traced: _TraceStep) -> pl.DataFrame:
+    """The stored launches of the representative step's kernels (by their launch calls' correlation ids)."""
+    ops = traced.line.ops if traced.line is not None else ()
+    ids = [o.correlation for o in ops if o.kind == "kernel" and o.correlation is not None]
+    return store.launches(import_id=traced.import_id).filter(pl.col("correlation_id").is_in(ids))
+
+
+def _counters(store: Store, results: Iterable[LaunchAnalysis]) -> Callable[[LaunchAnalysis], pl.DataFrame | None]:
+    """The counters each of `results` is predicted from (`predict_inputs`' frame), read from `store` in one pass
+    for all of them (as `what_to_try_all`: an import's metrics share a chunk, decoded once)."""
+    sources = sorted({s for r in results if (s := _counters_source(r)) is not None})
+    metrics = store.metrics(sources) if sources else pl.DataFrame()
+    by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
+
+    def of(result: LaunchAnalysis) -> pl.DataFrame | None:
+        source = _counters_source(result)
+        return by_launch.get((source,), metrics.clear()) if source is not None else None
+
+    return of
+
+
+def _launch_speedups(
+    members: Sequence[tuple[int, LaunchAnalysis]],
+    counters: Callable[[LaunchAnalysis], pl.DataFrame | None],
+    knobs: Mapping[str, Any],
+    skip_failed: bool,
+) -> dict[int, LaunchSpeedup]:
+    """The per-launch prediction of `knobs` for each (correlation id, analysed launch), as `predict_stored` gives
+    it, from `counters` (`_counters`); `skip_failed`: a launch the predictor refuses is left out, else its error
+    raised."""
+    from tracekit.analysis.predict import predict
+
+    change = _change(knobs)
     found: dict[int, LaunchSpeedup] = {}
-    change = ""
-    for correlation, result in zip(launches["correlation_id"].to_list(), results, strict=True):
-        if correlation is None:
-            continue
-        prediction = predict_stored(store, result, **knobs)
-        change = prediction.change.describe()
-        got = prediction.predicted
-        found[int(correlation)] = LaunchSpeedup(got.speedup, got.low, got.high)
-    return found, change
+    for correlation, result in members:
+        try:
+            got = predict(_predict_inputs(result, counters(result), None), change).predicted
+        except TracekitError:
+            if skip_failed:
+                continue
+            raise
+        found[correlation] = LaunchSpeedup(got.speedup, got.low, got.high)
+    return found
 
 
 def step_what_if(
@@ -669,18 +728,19 @@ def step_what_if(
     step: str | None = None,
 ) -> StepWhatIf:
     """The step time after changing `kernel`'s launch (knobs of `tracekit predict`: block, regs, smem, ...), the
-    trace's representative step replayed with each launch's predicted duration. `profiles`: Nsight Compute
-    results of the same kernels, imported so that the launches pair with them."""
-    for profile in profiles or []:
-        import_trace(store, profile)
-    import_id = import_trace(store, trace)
-    result = steps_of(trace, step)
-    speedups, change = step_launch_speedups(store, import_id, kernel, knobs)
-    if result.representative_step is None:
+    trace's representative step replayed with the predicted duration of each of the kernel's launches in it.
+    `profiles`: Nsight Compute results of the same kernels, imported so that the launches pair with them."""
+    traced = _trace_step(store, trace, profiles or [], step)
+    if traced.step is None or traced.line is None:
         raise TracekitError(f"{trace}: no step to replay")
-    chosen = result.steps[result.representative_step]
-    spans = tuple(s.span_ns for s in result.steps)
-    return replay_on_step(read_events(trace), chosen, speedups, kernel, change, spans)
+    named = store.launches(import_id=traced.import_id).filter(pl.col("kernel_name").str.contains(kernel, literal=True))
+    if named.height == 0:
+        raise TracekitError(f"no kernel whose name contains {kernel!r} in the trace")
+    launches = _step_launches(store, traced).filter(pl.col("kernel_name").str.contains(kernel, literal=True))
+    members = list(zip(launches["correlation_id"].to_list(), analyze_stored(store, launches), strict=True))
+    speedups = _launch_speedups(members, _counters(store, [r for _, r in members]), knobs, skip_failed=False)
+    change = _change(knobs).describe()
+    return replay_on_step(traced.line, traced.step, speedups, kernel, change, traced.spans_ns)
 
 
 def _knobs(change: Any) -> dict[str, Any]:
@@ -696,45 +756,32 @@ def _knobs(change: Any) -> dict[str, Any]:
     return {knob: getattr(change, field) for field, knob in names.items() if getattr(change, field) is not None}
 
 
-def kernel_suggestions(store: Store, trace: str | Path, result: StepsResult, top: int = 5) -> list[Suggestion]:
+def kernel_suggestions(store: Store, traced: _TraceStep, top: int = 5) -> list[Suggestion]:
     """The kernels of the representative step whose best predicted change (`what_to_try_for`: from their paired
     Nsight Compute results) would shorten the step most, the change replayed on the step for every launch of the
     kernel; kernels with no counters to predict from are left out."""
-    if result.representative_step is None:
-        return []
-    chosen = result.steps[result.representative_step]
-    import_id = import_trace(store, trace)
-    events = read_events(trace)
-    in_step = events.gpu.filter(
-        (pl.col("kind") == "kernel") & (pl.col("start_ns") >= chosen.start_ns) & (pl.col("start_ns") < chosen.end_ns)
-    )
-    launches = store.launches(import_id=import_id).filter(
-        pl.col("correlation_id").is_in(in_step["correlation_id"].drop_nulls().implode())
-    )
-    if launches.height == 0:
+    from tracekit.analysis.predict import what_to_try
+
+    launches = _step_launches(store, traced)
+    if traced.step is None or traced.line is None or launches.height == 0:
         return []
     analyses = analyze_stored(store, launches)
     by_name: dict[str, list[tuple[int, Any]]] = {}
     for correlation, analysis in zip(launches["correlation_id"].to_list(), analyses, strict=True):
         if correlation is not None and analysis.classification.utilization:
             by_name.setdefault(analysis.kernel.name or "", []).append((int(correlation), analysis))
+    counters = _counters(store, (a for members in by_name.values() for _, a in members))
     found = []
     for name, members in by_name.items():
         longest = max(members, key=lambda m: m[1].duration_ns or 0)[1]
-        best = what_to_try_for(store, longest, top=1)
-        if not isinstance(best, list) or not best:
+        try:  # what_to_try_for's best change (every member has counters: utilization), from the counters read
+            best = what_to_try(_predict_inputs(longest, counters(longest), None), top=1)
+        except TracekitError:
             continue
-        knobs = _knobs(best[0].change)
-        speedups: dict[int, LaunchSpeedup] = {}
-        for correlation, analysis in members:
-            try:
-                got = predict_stored(store, analysis, **knobs).predicted
-            except TracekitError:
-                continue
-            speedups[correlation] = LaunchSpeedup(got.speedup, got.low, got.high)
-        replayed = replay_on_step(
-            events, chosen, speedups, name, best[0].change.describe(), tuple(s.span_ns for s in result.steps)
-        )
+        if not best:
+            continue
+        speedups = _launch_speedups(members, counters, _knobs(best[0].change), skip_failed=True)
+        replayed = replay_on_step(traced.line, traced.step, speedups, name, best[0].change.describe(), traced.spans_ns)
         verdict = longest.classification
         headline = verdict.headline or verdict.mode
         found.append(
@@ -761,9 +808,8 @@ def steps_with_kernels(
 ) -> StepsResult:
     """The steps of `trace` with the kernels' suggestions (from `profiles`, Nsight Compute results of its
     kernels) ranked among the idle causes' by the step time they would save."""
-    for profile in profiles:
-        import_trace(store, profile)
-    result = steps_of(trace, step)
-    kernels = kernel_suggestions(store, trace, result)
+    traced = _trace_step(store, trace, profiles, step)
+    kernels = kernel_suggestions(store, traced)
+    result = traced.result
     ranked = sorted([*result.what_to_try, *kernels], key=lambda s: -s.saves_ns)
     return dataclasses.replace(result, what_to_try=tuple(ranked))

@@ -68,7 +68,11 @@ def events_of(source: str | Path, store: Store | None = None) -> HostEvents:
 def steps_of(source: str | Path, step: str | None = None, store: Store | None = None) -> StepsResult:
     """The steps of one trace file or stored import; a name no range has, or a trace without GPU activity, is one
     line."""
-    events = events_of(source, store)
+    return analyze_events(events_of(source, store), source, step)
+
+
+def analyze_events(events: HostEvents, source: str | Path, step: str | None = None) -> StepsResult:
+    """The steps of a host timeline already read from `source` (named in the one line a failure gives)."""
     try:
         return analyze_steps(events, step)
     except StepError as exc:

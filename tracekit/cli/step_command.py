@@ -98,8 +98,9 @@ def what_if_lines(found: StepWhatIf) -> list[str]:
     return [
         f"step {found.label}: {found.kernel} -- {found.change}",
         f"  predicted step {fmt.duration(found.predicted_ns)} (now {fmt.duration(found.current_ns)}), interval "
-        f"{fmt.duration(found.low_ns)} to {fmt.duration(found.high_ns)} (the prediction's own, and the steps' "
-        f"spread of ±{fmt.duration(found.spread_ns)}); saves {fmt.duration(saved)}",
+        f"{fmt.duration(found.low_ns)} to {fmt.duration(found.high_ns)} (the kernel's predicted interval replayed, "
+        f"and ±{fmt.duration(found.spread_ns)} for one step's own variation: 95% from "
+        f"{fmt.plural(found.spread_steps, 'step')}); saves {fmt.duration(saved)}",
         f"  the kernel's {fmt.plural(found.launches, 'launch', 'launches')} in the step: "
         f"{fmt.duration(found.kernel_ns)} now, {fmt.duration(found.kernel_predicted_ns)} predicted "
         "(the step gains only what its critical path gains)",

@@ -20,7 +20,7 @@ import pytest
 from tests.analysis.steps.independent import gpu_intervals, load, union_inside
 from tracekit.analysis.steps import analyze_steps
 from tracekit.analysis.steps.types import HOST_WORK, LAUNCH_BOUND, SYNCHRONIZATION, UNATTRIBUTED, StepsResult
-from tracekit.analysis.steps.whatif import LaunchSpeedup, step_what_if
+from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_line, step_spread_ns, step_what_if, t_975
 from tracekit.host_events import HostEvents
 from tracekit.importers.kineto import read_host_events
 
@@ -147,26 +147,83 @@ def test_the_replay_with_the_variants_kernels_gives_its_measured_step(variant, k
             before["correlation_id"], (before["end_ns"] - before["start_ns"]).to_list(), after, strict=True
         )
     }
-    found = step_what_if(base_events, step, speedups, kernel, "traced")
+    found = step_what_if(step_line(base_events, step), step, speedups, kernel, "traced")
     measured = measured_ms()
     scale = measured[("llama_large_eager", 0)] / found.current_ns  # the profiled baseline step to its CUDA-event time
     assert found.predicted_ns * scale == pytest.approx(measured[(variant, 0)], rel=0.02)
 
 
-@pytest.mark.parametrize(("variant", "kernel", "knobs", "profile"), KERNEL_CHANGES)
-def test_step_what_if_from_the_per_launch_prediction(variant, kernel, knobs, profile, sample_trace, tmp_path):
-    """End to end: the baseline trace, its kernel's Nsight Compute result, the change as `tracekit step --kernel`
-    takes it; the predicted step (scaled from the profiled baseline step to its CUDA-event timing) is within 10%
-    of the variant's measured step, and its interval is ordered around it."""
+_what_ifs: dict[str, StepWhatIf] = {}
+
+
+def what_if_of(variant: str, kernel: str, knobs: dict, profile: str, sample_trace, store_dir: Path) -> StepWhatIf:
+    """`tracekit step --kernel` on the baseline trace for one recorded change (one store for the module)."""
     import tracekit.api as api
 
-    session = api.open(str(tmp_path / "store.sqlite"))
-    trace = str(sample_trace("steps/h200/llama_large_eager.pt.trace.json.gz"))
-    found = session.step_what_if(trace, kernel, [str(sample_trace(f"steps/h200/{profile}"))], **knobs)
+    if variant not in _what_ifs:
+        session = api.open(str(store_dir / "what_if.sqlite"))
+        trace = str(sample_trace("steps/h200/llama_large_eager.pt.trace.json.gz"))
+        _what_ifs[variant] = session.step_what_if(trace, kernel, [str(sample_trace(f"steps/h200/{profile}"))], **knobs)
+    return _what_ifs[variant]
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("what_if")
+
+
+@pytest.mark.parametrize(("variant", "kernel", "knobs", "profile"), KERNEL_CHANGES)
+def test_step_what_if_from_the_per_launch_prediction(variant, kernel, knobs, profile, sample_trace, store_dir):
+    """End to end: the baseline trace, its kernel's Nsight Compute result, the change as `tracekit step --kernel`
+    takes it; the predicted step (scaled from the profiled baseline step to its CUDA-event timing) is within 10%
+    of the variant's measured step, and its interval is ordered around it, at least the step's own spread wide."""
+    found = what_if_of(variant, kernel, knobs, profile, sample_trace, store_dir)
     measured = measured_ms()
     scale = measured[("llama_large_eager", 0)] / found.current_ns
-    assert found.launches > 0 and found.low_ns <= found.predicted_ns <= found.high_ns
+    assert found.launches > 0 and found.spread_steps == 5
+    assert (
+        found.low_ns <= found.predicted_ns - found.spread_ns and found.predicted_ns + found.spread_ns <= found.high_ns
+    )
     assert found.predicted_ns * scale == pytest.approx(measured[(variant, 0)], rel=0.10)
+
+
+def test_step_what_if_intervals_hold_the_measured_steps(sample_trace, store_dir):
+    """Issue 28's target: of the 8 measured kernel changes, at least 6 predicted within 10% and inside the interval
+    they state (the measured step scaled as above). The interval is the per-launch prediction's replayed plus the
+    95% prediction interval of one step from the trace's five steps (whatif's docstring)."""
+    measured = measured_ms()
+    inside = []
+    for variant, kernel, knobs, profile in KERNEL_CHANGES:
+        found = what_if_of(variant, kernel, knobs, profile, sample_trace, store_dir)
+        scale = measured[("llama_large_eager", 0)] / found.current_ns
+        step_ms = measured[(variant, 0)]
+        near = abs(found.predicted_ns * scale - step_ms) <= 0.10 * step_ms
+        if near and found.low_ns * scale <= step_ms <= found.high_ns * scale:
+            inside.append(variant)
+    assert len(inside) >= 6, inside
+
+
+def test_the_step_spread_is_one_steps_95_percent_prediction_interval():
+    """t(0.975, n-1) x s x sqrt(1 + 1/n): three spans 10, 12, 14 ns (s = 2) give 4.303 x 2 x 1.1547 = 9.94 ns;
+    one span says nothing of the spread."""
+    assert step_spread_ns([10, 12, 14]) == 10
+    assert step_spread_ns([11_000_000]) == 0 and step_spread_ns([]) == 0
+    assert step_spread_ns([5, 5, 5, 5]) == 0
+
+
+@pytest.mark.parametrize("dof", [1, 2, 4, 9, 29, 30, 31, 45, 120])
+def test_student_t_quantile_is_the_975th_percentile(dof):
+    """The table and its expansion against the t distribution's CDF integrated numerically (Simpson, from 0)."""
+    t = t_975(dof)
+    log_norm = math.lgamma((dof + 1) / 2) - math.lgamma(dof / 2) - 0.5 * math.log(dof * math.pi)
+
+    def density(x: float) -> float:
+        return math.exp(log_norm - (dof + 1) / 2 * math.log1p(x * x / dof))
+
+    n = 20_000
+    h = t / n
+    area = density(0) + density(t) + sum((4 if i % 2 else 2) * density(i * h) for i in range(1, n))
+    assert 0.5 + area * h / 3 == pytest.approx(0.975, abs=2e-4)
 
 
 def test_ddp_straggler_is_the_rank_that_sleeps(sample_trace):
