@@ -9,7 +9,7 @@ from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
 from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
-from tracekit.analysis.steps.types import LAUNCH_BOUND, STEPS_SCHEMA, Step, StepsResult
+from tracekit.analysis.steps.types import LAUNCH_BOUND, STEPS_SCHEMA, IdleCause, Step, StepsResult
 from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
 
 
@@ -31,6 +31,20 @@ def device_events(events: HostEvents) -> tuple[pl.DataFrame, list[str]]:
     return gpu, warnings
 
 
+def _idle(
+    gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, windows: pl.DataFrame
+) -> tuple[list[int], list[tuple[IdleCause, ...]], dict[int, int]]:
+    """Per window: its busy time, its idle causes, and the launch-bound idle of the host issuing late (not the
+    GPU's latency between queued kernels). The per-gap frames behind them end here (a trace of millions of gaps)."""
+    merged = busy.gpu_union(gpu)
+    busy_ns = busy.busy_per_window(merged, windows).to_list()
+    attributed = causes.attribute(busy.idle_pieces(merged, windows), gpu, calls, ranges)
+    per_step = causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
+    late = attributed.rows.filter((pl.col("cause") == LAUNCH_BOUND) & (pl.col("kind") != "queued"))
+    by_step = late.group_by("step").agg(pl.col("idle_ns").sum())
+    return busy_ns, per_step, {int(step): int(idle) for step, idle in by_step.iter_rows()}
+
+
 def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     """Every step of the trace (see the package's modules for each part)."""
     gpu, warnings = device_events(events)
@@ -42,13 +56,15 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
-    merged = busy.gpu_union(gpu)
-    busy_ns = busy.busy_per_window(merged, windows).to_list()
-    pieces = busy.idle_pieces(merged, windows)
-    attributed = causes.attribute(pieces, gpu, calls, events.ranges)
-    per_step_causes = causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
+    busy_ns, per_step_causes, issued_late = _idle(gpu, calls, events.ranges, windows)
     graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
-    labelled = gpu.with_columns(
+    # only the columns the breakdowns read: the per-step assignment below copies every column it is given
+    labelled = gpu.select(
+        "kind",
+        "start_ns",
+        "end_ns",
+        "operator",
+        "annotation_path",
         category=categories.category(pl.col("name"), pl.col("kind")),
         from_graph=pl.col("graph_id").is_not_null() | pl.col("correlation_id").is_in(graph_ids.implode()),
     )
@@ -94,15 +110,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     tries = tuple(advice.idle_suggestions(representative)) if representative else ()
-    host_launch = 0
-    if representative is not None:
-        host_launch = int(
-            attributed.rows.filter(
-                (pl.col("step") == representative.index)
-                & (pl.col("cause") == LAUNCH_BOUND)
-                & (pl.col("kind") != "queued")
-            )["idle_ns"].sum()
-        )
+    host_launch = issued_late.get(representative.index, 0) if representative is not None else 0
     # the host issuing late (not the GPU's latency between queued kernels) is most of the idle
     if representative and 2 * host_launch > representative.idle_ns and events.profiler_options:
         warnings.append(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.steps.calls import LAUNCH, SYNC, WAIT
+from tracekit.analysis.steps.calls import LAUNCH, OTHER, SYNC, WAIT
 from tracekit.analysis.steps.intervals import contains, measure, merge
 from tracekit.analysis.steps.types import (
     CAUSES,
@@ -38,6 +38,7 @@ from tracekit.analysis.steps.types import (
 
 EVIDENCE_PER_CAUSE = 3
 CAUSE_TYPE = pl.Enum(CAUSES)  # one byte a row where a gap's causes are listed, not a string
+CLASS_TYPE = pl.Enum((LAUNCH, SYNC, WAIT, OTHER))  # the same for the class of each gap's launch call
 KIND_TYPE = pl.Enum(("call", "host gap", "queued"))
 FAR = 2**62
 
@@ -61,69 +62,7 @@ def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> Attributed:
     """Every idle piece split among the causes (see `Attributed`). `calls` carries `call_class`
     (calls.call_class)."""
-    # names stay out of the per-piece frame: the next activity and its call are kept as row numbers
-    nexts = (
-        gpu.select("start_ns", "correlation_id")
-        .with_row_index("next_row")
-        .sort("start_ns", "correlation_id")
-        .unique("start_ns", keep="first")
-        .select(pl.col("start_ns").alias("gap_end_ns"), "correlation_id", "next_row")
-    )
-    waits = _waited(calls)
-    launch_calls = waits.unique("correlation_id", keep="first")
-    frame = (
-        pieces.with_row_index("piece")
-        .join(nexts, on="gap_end_ns", how="left")
-        .join(launch_calls, on="correlation_id", how="left")
-    )
-    main = _main_thread(calls)
-    no_call = pl.col("issue_ns").is_null()
-    # no activity after the gap in the trace: judged on the main launching thread; an activity whose call is not
-    # in the trace (issued before the profiler started): unattributed
-    frame = frame.with_columns(
-        known=~no_call | pl.col("next_row").is_null(),
-        thread=pl.when(pl.col("next_row").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
-        issue_ns=pl.when(no_call).then(pl.lit(FAR)).otherwise("issue_ns"),
-        waited=pl.col("waited").fill_null(False),
-    )
-    syncs = calls.filter(pl.col("call_class") == SYNC)
-    drained = contains(merge(syncs), frame["gap_start_ns"])
-    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
-    frame = frame.with_columns(drained=drained, host_end_ns=host_end)
-    a, h, threads = frame["start_ns"], frame["host_end_ns"], frame["thread"]
-    in_sync = measure(merge(syncs, by="thread"), a, h, threads)
-    dispatch = dispatch_ranges(ranges, calls)
-    # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
-    # module loading, stream creation) outside those is host work
-    issuing = calls.filter(pl.col("call_class").is_in([LAUNCH, WAIT, SYNC]))
-    busy_host = pl.concat(
-        [issuing.select("thread", "start_ns", "end_ns"), dispatch.select("thread", "start_ns", "end_ns")]
-    )
-    in_host = measure(merge(busy_host, by="thread"), a, h, threads)
-    frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
-    length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
-    gpu_part = length - host
-    # the part after the next activity was issued: its own call's (a synchronous copy), a stream wait, or the
-    # launch's latency on the GPU (the work was queued: a sync in progress did not cause it)
-    sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
-    wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
-    traced = pl.col("drained") | (pl.col("thread").is_not_null() & pl.col("known"))
-    named = {
-        SYNCHRONIZATION: pl.when(pl.col("drained")).then(host).otherwise(pl.col("in_sync")) + sync_gpu,
-        LAUNCH_BOUND: pl.when(pl.col("drained")).then(0).otherwise(pl.col("in_dispatch") - pl.col("in_sync"))
-        + (gpu_part - sync_gpu - wait_gpu),
-        WAITING: wait_gpu,
-        HOST_WORK: pl.when(pl.col("drained")).then(0).otherwise(host - pl.col("in_dispatch")),
-    }
-    amounts = (
-        frame.with_columns(queued=host == 0)
-        .with_columns(
-            **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
-        )
-        .with_columns(
-            **{UNATTRIBUTED: length - pl.sum_horizontal(*named)},
-        )
-    )
+    amounts = _amounts(pieces, gpu, calls, ranges)
     # one cause at a time, only its positive pieces (an unpivot of every piece x cause is 5 rows per gap)
     long = pl.concat(
         [
@@ -149,6 +88,87 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .otherwise(pl.lit("queued", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
     return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
+
+
+def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """Each piece with the activity that ended its gap (`next_row`) and that activity's launch call (thread,
+    issue_ns, call_class, call_row, waited). Names stay out of this per-piece frame: the next activity and its
+    call are kept as row numbers; the lookups die with this function (a trace of millions of gaps)."""
+    nexts = (
+        gpu.select("start_ns", "correlation_id")
+        .with_row_index("next_row")
+        .sort("start_ns", "correlation_id")
+        .unique("start_ns", keep="first")
+        .select(pl.col("start_ns").alias("gap_end_ns"), "correlation_id", "next_row")
+    )
+    launch_calls = _waited(calls).unique("correlation_id", keep="first")
+    return (
+        pieces.with_row_index("piece")
+        .join(nexts, on="gap_end_ns", how="left")
+        .join(launch_calls, on="correlation_id", how="left")
+        .drop("correlation_id")
+    )
+
+
+def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns, queued,
+    next_row and call_row; each intermediate column is dropped once used (a million-gap trace)."""
+    frame = _with_next(pieces, gpu, calls)
+    main = _main_thread(calls)
+    no_call = pl.col("issue_ns").is_null()
+    # no activity after the gap in the trace: judged on the main launching thread; an activity whose call is not
+    # in the trace (issued before the profiler started): unattributed
+    frame = frame.with_columns(
+        known=~no_call | pl.col("next_row").is_null(),
+        thread=pl.when(pl.col("next_row").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
+        issue_ns=pl.when(no_call).then(pl.lit(FAR)).otherwise("issue_ns"),
+        waited=pl.col("waited").fill_null(False),
+    )
+    syncs = calls.filter(pl.col("call_class") == SYNC)
+    drained = contains(merge(syncs), frame["gap_start_ns"])
+    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
+    frame = frame.with_columns(drained=drained, host_end_ns=host_end).drop("gap_start_ns", "gap_end_ns", "issue_ns")
+    a, h, threads = frame["start_ns"], frame["host_end_ns"], frame["thread"]
+    in_sync = measure(merge(syncs, by="thread"), a, h, threads)
+    # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
+    # module loading, stream creation) outside those is host work
+    in_host = measure(_issuing(calls, ranges), a, h, threads)
+    frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
+    length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
+    gpu_part = length - host
+    # the part after the next activity was issued: its own call's (a synchronous copy), a stream wait, or the
+    # launch's latency on the GPU (the work was queued: a sync in progress did not cause it)
+    sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
+    wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
+    traced = pl.col("drained") | (pl.col("thread").is_not_null() & pl.col("known"))
+    named = {
+        SYNCHRONIZATION: pl.when(pl.col("drained")).then(host).otherwise(pl.col("in_sync")) + sync_gpu,
+        LAUNCH_BOUND: pl.when(pl.col("drained")).then(0).otherwise(pl.col("in_dispatch") - pl.col("in_sync"))
+        + (gpu_part - sync_gpu - wait_gpu),
+        WAITING: wait_gpu,
+        HOST_WORK: pl.when(pl.col("drained")).then(0).otherwise(host - pl.col("in_dispatch")),
+    }
+    shares = frame.select(
+        "piece",
+        "step",
+        "start_ns",
+        "end_ns",
+        "next_row",
+        "call_row",
+        (host == 0).alias("queued"),
+        **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
+    )
+    return shares.with_columns(
+        **{UNATTRIBUTED: (pl.col("end_ns") - pl.col("start_ns")) - pl.sum_horizontal(*named)},
+    )
+
+
+def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    """The union, per thread, of the host's time issuing work: launch, wait and sync calls and the operators that
+    launch kernels."""
+    issuing = calls.filter(pl.col("call_class").is_in([LAUNCH, WAIT, SYNC])).select("thread", "start_ns", "end_ns")
+    dispatch = dispatch_ranges(ranges, calls)
+    return merge(pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")]), by="thread")
 
 
 @dataclass(frozen=True)
@@ -195,7 +215,12 @@ def _waited(calls: pl.DataFrame) -> pl.DataFrame:
     )
     marked = ordered.with_columns(waited=(last_wait > prev_launch.fill_null(-FAR)).fill_null(False))
     return marked.filter(pl.col("correlation_id").is_not_null()).select(
-        "correlation_id", "thread", pl.col("start_ns").alias("issue_ns"), "call_class", "call_row", "waited"
+        "correlation_id",
+        "thread",
+        pl.col("start_ns").alias("issue_ns"),
+        pl.col("call_class").cast(CLASS_TYPE),
+        "call_row",
+        "waited",
     )
 
 

@@ -66,7 +66,17 @@ def measure_before(merged: pl.DataFrame, times: pl.Series, groups: pl.Series | N
     )
     inside = (pl.min_horizontal(pl.col("time_ns"), pl.col("end_ns")) - pl.col("start_ns")).clip(lower_bound=0)
     found = found.select("row", (pl.col("before_ns") + inside).fill_null(0).alias("measure_ns"))
-    return query.join(found, on="row", how="left").sort("row")["measure_ns"].fill_null(0)
+    return _scattered(found, "measure_ns", 0, query.height)
+
+
+def _scattered(found: pl.DataFrame, column: str, default: int | bool, height: int) -> pl.Series:
+    """`found[column]` put back at its `row` in a series of `height` (`default` elsewhere): a scatter, not a
+    join and a sort back (each a copy of a million-row query)."""
+    dtype = found.schema[column]
+    out = pl.repeat(default, height, dtype=dtype, eager=True).alias(column)
+    if found.height:
+        out.scatter(found["row"], found[column])
+    return out
 
 
 def measure(merged: pl.DataFrame, starts: pl.Series, ends: pl.Series, groups: pl.Series | None = None) -> pl.Series:
@@ -82,7 +92,7 @@ def contains(merged: pl.DataFrame, times: pl.Series) -> pl.Series:
     table = merged.select(pl.col("start_ns").alias("time_ns"), "end_ns").sort("time_ns")
     found = query.filter(pl.col("time_ns").is_not_null()).sort("time_ns").join_asof(table, on="time_ns")
     found = found.select("row", (pl.col("end_ns") >= pl.col("time_ns")).fill_null(False).alias("inside"))
-    return query.join(found, on="row", how="left").sort("row")["inside"].fill_null(False)
+    return _scattered(found, "inside", False, query.height)
 
 
 def gaps(merged: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
