@@ -71,11 +71,25 @@ class HostEvents:
     def conformed(self) -> HostEvents:
         """The same events with every frame in its schema, sorted by start."""
         return HostEvents(
-            gpu=conform(self.gpu, GPU_OP_SCHEMA).sort("start_ns", "end_ns"),
-            calls=conform(self.calls, CALL_SCHEMA).sort("start_ns"),
-            ranges=conform(self.ranges, RANGE_SCHEMA).sort("start_ns"),
+            gpu=_sorted(conform(self.gpu, GPU_OP_SCHEMA), "start_ns", "end_ns"),
+            calls=_sorted(conform(self.calls, CALL_SCHEMA), "start_ns"),
+            ranges=_sorted(conform(self.ranges, RANGE_SCHEMA), "start_ns"),
             rank=self.rank,
             device_name=self.device_name,
             source=self.source,
             profiler_options=self.profiler_options,
         )
+
+
+def _sorted(frame: pl.DataFrame, first: str, then: str | None = None) -> pl.DataFrame:
+    """`frame` sorted by `first` (then `then`); a frame already in that order (a profiler writes most of its
+    events in time order) is returned as it is: a sort copies every column of a million-row frame."""
+    keys = (first,) if then is None else (first, then)
+    if frame.height < 2 or any(frame[key].null_count() for key in keys):
+        return frame.sort(*keys)
+    if then is None:
+        ordered = frame[first].is_sorted()
+    else:
+        step, tie = pl.col(first).diff(), pl.col(then).diff()
+        ordered = frame.select(((step > 0) | ((step == 0) & (tie >= 0))).fill_null(True).all()).item()
+    return frame if ordered else frame.sort(*keys)
