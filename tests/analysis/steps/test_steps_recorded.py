@@ -2,10 +2,11 @@
 Llama-style decoder's inference forward on an H200, each variant with one cause built in; CUDA-event timings of
 every variant recorded unprofiled before tracekit ran: step_summary.csv).
 
-Under the PyTorch profiler (record_shapes) the ResNet training step is host-bound: its operators' dispatch with the
-profiler attached takes ~19 ms of host time against 9.6 ms of GPU work, so launch-bound is its largest idle cause
-in every ResNet variant, and the synchronization built into resnet_item_sync and resnet_pageable shows as a named
-cause with its call but not as the largest."""
+Under the PyTorch profiler the ResNet training step is host-bound: its operators' dispatch with the profiler
+attached takes 20-30 ms of host time against 8.7 ms of GPU work, so launch-bound is its largest idle cause in every
+ResNet variant, and the synchronization built into resnet_item_sync and resnet_pageable shows as a named cause with
+its call but not as the largest (the GPU has run dry before the `.item()` sync is called; the pageable copy keeps
+the GPU busy while it holds the host: docs/steps.md)."""
 
 from __future__ import annotations
 

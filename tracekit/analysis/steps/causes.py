@@ -2,11 +2,13 @@
 
 A gap ends when the next GPU activity starts; that activity's API call (found by correlation id; a CUDA graph's
 kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued.
-- synchronization: the gap began while a host thread was blocked in a synchronizing call (cudaDeviceSynchronize,
-  cudaStreamSynchronize, `.item()`'s copy, a synchronous or pageable cudaMemcpy: `calls.py`) and the next work
-  was not queued yet: the sync drained the queue, so everything the host does until its next launch is GPU idle
-  time. Outside such a gap, host time inside a synchronizing call (staging a pageable copy) is synchronization
-  too. A gap between work already queued is not the sync's, even while the host waits in one.
+- synchronization: what the host's synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, `.item()`'s
+  copy, a synchronous or pageable cudaMemcpy: `calls.py`) cost the gap. Between issuing the work the GPU finished
+  when the gap began and issuing the next, the host thread was blocked in them for B; without them it would have
+  issued the next work B sooner, so the gap's host part h shrinks to max(0, h - B): min(h, B) of it is the syncs'
+  (a sync that waited long for a full queue takes the whole gap after it; one that began after the GPU had run
+  dry takes only its own call). The rest, the last h - B of the host's time outside syncs before the launch, is
+  judged by what the host did then.
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
   framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
   its start.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.steps.calls import LAUNCH, OTHER, SYNC, WAIT
-from tracekit.analysis.steps.intervals import contains, measure, merge
+from tracekit.analysis.steps.intervals import contains, measure, measure_before, merge
 from tracekit.analysis.steps.types import (
     CAUSES,
     HOST_WORK,
@@ -113,40 +115,52 @@ def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> 
 def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
     """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns, queued,
     next_row and call_row; each intermediate column is dropped once used (a million-gap trace)."""
-    frame = _with_next(pieces, gpu, calls)
+    frame = _with_previous(_with_next(pieces, gpu, calls), gpu, calls)
     main = _main_thread(calls)
     no_call = pl.col("issue_ns").is_null()
-    # no activity after the gap in the trace: judged on the main launching thread; an activity whose call is not
-    # in the trace (issued before the profiler started): unattributed
+    # no activity after the gap in the trace: judged on the thread that issued the work the GPU finished last (the
+    # one it was following), else the main launching thread; an activity whose call is not in the trace (issued
+    # before the profiler started): unattributed
     frame = frame.with_columns(
         known=~no_call | pl.col("next_row").is_null(),
-        thread=pl.when(pl.col("next_row").is_null()).then(pl.lit(main, pl.Int64)).otherwise("thread"),
+        thread=pl.when(pl.col("next_row").is_null())
+        .then(pl.col("previous_thread").fill_null(pl.lit(main, pl.Int64)))
+        .otherwise("thread"),
         issue_ns=pl.when(no_call).then(pl.lit(FAR)).otherwise("issue_ns"),
         waited=pl.col("waited").fill_null(False),
     )
     syncs = calls.filter(pl.col("call_class") == SYNC)
+    # a gap that began inside a sync whose next activity's call is unknown: the sync's (no thread to judge on)
     drained = contains(merge(syncs), frame["gap_start_ns"])
     host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
-    frame = frame.with_columns(drained=drained, host_end_ns=host_end).drop("gap_start_ns", "gap_end_ns", "issue_ns")
-    a, h, threads = frame["start_ns"], frame["host_end_ns"], frame["thread"]
-    in_sync = measure(merge(syncs, by="thread"), a, h, threads)
+    gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "issue_ns"))
+    since = pl.min_horizontal(pl.col("previous_issue_ns").fill_null(pl.col("gap_start_ns")), "gap_start_ns")
+    frame = frame.with_columns(drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since)
+    frame = frame.drop("gap_end_ns", "issue_ns", "previous_issue_ns", "previous_thread")
+    threads, by_thread = frame["thread"], merge(syncs, by="thread")
+    frame = frame.with_columns(residual_ns=_residual_start(frame, by_thread))
+    frame = frame.drop("gap_start_ns", "gap_host_end_ns", "since_ns")
+    r, h = frame["residual_ns"], frame["host_end_ns"]
     # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
     # module loading, stream creation) outside those is host work
-    in_host = measure(_issuing(calls, ranges), a, h, threads)
-    frame = frame.with_columns(in_sync=in_sync, in_dispatch=in_host)
+    frame = frame.with_columns(
+        in_sync=measure(by_thread, r, h, threads), in_dispatch=measure(_issuing(calls, ranges), r, h, threads)
+    )
     length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
+    residual = pl.col("host_end_ns") - pl.col("residual_ns")  # the host time not the syncs' (in this piece)
     gpu_part = length - host
     # the part after the next activity was issued: its own call's (a synchronous copy), a stream wait, or the
     # launch's latency on the GPU (the work was queued: a sync in progress did not cause it)
     sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
     wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
-    traced = pl.col("drained") | (pl.col("thread").is_not_null() & pl.col("known"))
+    judged = pl.col("thread").is_not_null() & pl.col("known")
+    traced = pl.col("drained") | judged
     named = {
-        SYNCHRONIZATION: pl.when(pl.col("drained")).then(host).otherwise(pl.col("in_sync")) + sync_gpu,
-        LAUNCH_BOUND: pl.when(pl.col("drained")).then(0).otherwise(pl.col("in_dispatch") - pl.col("in_sync"))
+        SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host) + sync_gpu,
+        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0)
         + (gpu_part - sync_gpu - wait_gpu),
         WAITING: wait_gpu,
-        HOST_WORK: pl.when(pl.col("drained")).then(0).otherwise(host - pl.col("in_dispatch")),
+        HOST_WORK: pl.when(judged).then(residual - pl.col("in_dispatch")).otherwise(0),
     }
     shares = frame.select(
         "piece",
@@ -161,6 +175,71 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     return shares.with_columns(
         **{UNATTRIBUTED: (pl.col("end_ns") - pl.col("start_ns")) - pl.sum_horizontal(*named)},
     )
+
+
+def _with_previous(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """Each piece with `previous_issue_ns` and `previous_thread`: when and by which thread the work the GPU
+    finished as its gap began was issued (the latest issue among the activities ending then; null where their
+    calls are not in the trace). Looked up by a sorted search, not joined: a join copies the per-piece frame."""
+    starts = frame["gap_start_ns"]
+    ending = gpu.select(pl.col("end_ns").alias("gap_start_ns"), "correlation_id").filter(
+        pl.col("gap_start_ns").is_in(starts.implode())
+    )
+    issued = calls.select(
+        "correlation_id", pl.col("start_ns").alias("previous_issue_ns"), pl.col("thread").alias("previous_thread")
+    ).filter(pl.col("correlation_id").is_in(ending["correlation_id"].implode()))
+    ends = (
+        ending.join(issued.unique("correlation_id", keep="first"), on="correlation_id")
+        .sort("gap_start_ns", "previous_issue_ns")
+        .unique("gap_start_ns", keep="last", maintain_order=True)
+    )
+    if ends.height == 0:
+        return frame.with_columns(previous_issue_ns=pl.lit(None, pl.Int64), previous_thread=pl.lit(None, pl.Int64))
+    at = ends["gap_start_ns"].search_sorted(starts).clip(upper_bound=ends.height - 1)
+    hit = ends["gap_start_ns"].gather(at) == starts
+    return frame.with_columns(
+        previous_issue_ns=ends["previous_issue_ns"].gather(at).zip_with(hit, pl.Series([None], dtype=pl.Int64)),
+        previous_thread=ends["previous_thread"].gather(at).zip_with(hit, pl.Series([None], dtype=pl.Int64)),
+    )
+
+
+def _residual_start(frame: pl.DataFrame, syncs: pl.DataFrame) -> pl.Series:
+    """Per piece, where the host time that is not the syncs' begins (clipped to the piece's host part): the gap's
+    host part [D, H) loses min(h, B) to the syncs, B the thread's time in syncs since the previous work's issue;
+    the remaining h - B is the last h - B of its time outside syncs before H."""
+    d, end, threads = frame["gap_start_ns"], frame["gap_host_end_ns"], frame["thread"]
+    at_d, at_end = measure_before(syncs, d, threads), measure_before(syncs, end, threads)
+    blocked = (at_end - measure_before(syncs, frame["since_ns"], threads)).clip(lower_bound=0)
+    h = end - d
+    free = h - (at_end - at_d).clip(lower_bound=0)  # the host's time outside syncs in the gap
+    at = _after_free(syncs, d - at_d, free - (h - blocked).clip(lower_bound=0), threads)
+    at = at.fill_null(d).alias("at")
+    return frame.select(pl.max_horizontal("start_ns", pl.min_horizontal(at, "host_end_ns"))).to_series()
+
+
+def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series, groups: pl.Series) -> pl.Series:
+    """The earliest time at which the time outside `merged` (per group) reaches `free_before + amount`: the inverse
+    of F(t) = t - (the union's length before t). For n = F(start) + amount that time is n plus the union's length
+    through the last interval whose F at its start is below n (F is flat across an interval). Null where the
+    amount is 0 (the start itself)."""
+    query = pl.DataFrame({"n": free_before + amounts, "group": groups, "amount": amounts}).with_row_index("row")
+    query = query.filter(pl.col("amount") > 0)
+    out = pl.Series("at", [None] * len(amounts), dtype=pl.Int64)
+    if merged.height == 0 or query.height == 0:
+        return out
+    key = merged.columns[0]
+    table = merged.select(
+        pl.col(key).cast(query.schema["group"]).alias("group"),
+        (pl.col("start_ns") - pl.col("before_ns")).alias("n"),
+        (pl.col("before_ns") + pl.col("end_ns") - pl.col("start_ns")).alias("union_ns"),
+    ).sort("n")
+    found = (
+        query.sort("n")
+        .join_asof(table, on="n", by="group", strategy="backward", allow_exact_matches=False, check_sortedness=False)
+        .select("row", (pl.col("n") + pl.col("union_ns").fill_null(0)).alias("at"))
+    )
+    out.scatter(found["row"], found["at"])
+    return out
 
 
 def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:

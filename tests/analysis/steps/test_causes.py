@@ -1,0 +1,81 @@
+"""What a synchronizing call costs an idle gap, on small timelines whose answer follows from the counterfactual:
+without the sync the host would have issued the next work as much sooner as it sat blocked in it since issuing
+the work the GPU finished last, and no sooner (causes.py). One thread, one stream, one step, times in ns."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tracekit.analysis.steps import analyze_steps
+from tracekit.analysis.steps.types import HOST_WORK, LAUNCH_BOUND, SYNCHRONIZATION, UNATTRIBUTED
+from tracekit.host_events import HostEvents
+
+THREAD = 1
+
+
+def timeline(calls: list[tuple[str, int, int, int]], gpu: list[tuple[str, int, int, int, bool]]) -> HostEvents:
+    """`calls`: (name, correlation, start, end); `gpu`: (kind, correlation, start, end, pageable); one
+    ProfilerStep#1 range over all of it."""
+    end = max(e for *_, e, _ in gpu)
+    return HostEvents(
+        gpu=pl.DataFrame(
+            [
+                {"kind": k, "name": f"{k} {c}", "device_id": 0, "stream_id": 7, "correlation_id": c, "start_ns": s}
+                | {"end_ns": e, "pageable": p}
+                for k, c, s, e, p in gpu
+            ]
+        ),
+        calls=pl.DataFrame(
+            [{"name": n, "thread": THREAD, "correlation_id": c, "start_ns": s, "end_ns": e} for n, c, s, e in calls]
+        ),
+        ranges=pl.DataFrame(
+            [{"name": "ProfilerStep#1", "domain": "user_annotation", "thread": THREAD, "start_ns": 0, "end_ns": end}]
+        ),
+    ).conformed()
+
+
+def causes_of(events: HostEvents) -> dict[str, int]:
+    (step,) = analyze_steps(events).steps
+    found = {c.cause: c.idle_ns for c in step.causes}
+    assert sum(found.values()) == step.idle_ns and found[UNATTRIBUTED] == 0
+    return found
+
+
+CASES = {
+    # the host waits 985 ns in the sync for a full queue, then spends 500 ns before its next launch: all 500 are
+    # the sync's (it held the host longer than that); the 10 ns launch latencies are the GPU's
+    "a long wait drains the queue": (
+        [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 20, 1005), ("cudaLaunchKernel", 3, 1500, 1505)],
+        [("kernel", 1, 10, 1000, False), ("kernel", 3, 1510, 1600, False)],
+        {SYNCHRONIZATION: 500, LAUNCH_BOUND: 20, HOST_WORK: 0},
+    ),
+    # the GPU ran dry 10 ns after the sync began: the sync held the host 16 ns, so 16 of the 460 ns before the next
+    # launch are its; the host's own 444 ns would have left the GPU idle without it
+    "a short wait at the queue's end": (
+        [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 30, 46), ("cudaLaunchKernel", 3, 500, 505)],
+        [("kernel", 1, 10, 40, False), ("kernel", 3, 510, 600, False)],
+        {SYNCHRONIZATION: 16, LAUNCH_BOUND: 20, HOST_WORK: 444},
+    ),
+    # the GPU ran dry before the sync began (a host-bound step): only the call's own 16 ns
+    "a sync after the queue ran dry": (
+        [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 30, 46), ("cudaLaunchKernel", 3, 500, 505)],
+        [("kernel", 1, 10, 20, False), ("kernel", 3, 510, 600, False)],
+        {SYNCHRONIZATION: 16, LAUNCH_BOUND: 20, HOST_WORK: 464},
+    ),
+    # a pageable copy holds the host 2,000 ns while the GPU copies; its DMA ends 16 ns after the call returns, and
+    # the 84 ns until the next launch are the sync's too (nothing could be queued behind the copy), as are the
+    # 200 ns before the copy started (the driver staging it)
+    "a synchronous copy's tail": (
+        [("cudaMemcpyAsync", 1, 0, 2000), ("cudaLaunchKernel", 2, 2100, 2105)],
+        [("memcpy", 1, 200, 2016, True), ("kernel", 2, 2110, 2200, False)],
+        {SYNCHRONIZATION: 284, LAUNCH_BOUND: 10, HOST_WORK: 0},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_sync_costs_the_gap_what_it_held_the_host(case):
+    calls, gpu, expected = CASES[case]
+    found = causes_of(timeline(calls, gpu))
+    assert {cause: found[cause] for cause in expected} == expected
