@@ -18,7 +18,7 @@ from tracekit.analysis.predict.types import (
     SweepSample,
     UnitUse,
 )
-from tracekit.analysis.roofline import launch_work
+from tracekit.analysis.roofline import launch_work, work_pattern
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings.types import NOMINAL, Ceiling, DeviceCeilings
 
@@ -76,25 +76,6 @@ def _pct_use(unit: str, pct: float | None, ceiling: Ceiling | None, source: str)
     return UnitUse(unit, pct, 100.0 * min(fraction, 1.0), ceiling.source)
 
 
-def _stream_ceiling(ceilings: DeviceCeilings, read_bytes: float | None, write_bytes: float | None) -> Ceiling | None:
-    """A stream's achievable DRAM rate for its read/write mix: the read-only stream, the copy (half each) and the
-    write-only stream are measured; between them the DRAM time per byte is interpolated (bus turnarounds make a mix
-    slower than either direction alone)."""
-    copy, read, write = (
-        ceilings.dram_stream_bytes_per_s,
-        ceilings.dram_read_bytes_per_s,
-        ceilings.dram_write_bytes_per_s,
-    )
-    if copy is None or read is None or write is None or not read_bytes or write_bytes is None:
-        return copy
-    w = write_bytes / (read_bytes + write_bytes)
-    if w <= 0.5:
-        inverse = (1 - 2 * w) / read.value + 2 * w / copy.value
-    else:
-        inverse = (2 - 2 * w) / copy.value + (2 * w - 1) / write.value
-    return Ceiling(1.0 / inverse, copy.unit, copy.nominal, copy.source, None, f"stream, {w:.0%} writes")
-
-
 def unit_uses(
     metrics: pl.DataFrame, ceilings: DeviceCeilings | None = None
 ) -> tuple[tuple[UnitUse, ...], DramCurve | None]:
@@ -107,14 +88,14 @@ def unit_uses(
 
     uses: list[UnitUse] = []
     work = launch_work(get)
-    pattern = access_pattern(*((work.data_bytes_per_sector, work.sectors_per_request) if work else (None, None)))
+    # The verdict's pattern and DRAM ceiling (its read:write mix's stream, scattered sectors, or the blend of both):
+    # the prediction is judged against the ceiling the verdict named.
+    pattern = work_pattern(work) if work is not None else access_pattern(None, None)
     dram_curve = None
     dram_pct = get("dram__cycles_active.avg.pct_of_peak_sustained_elapsed", *c.DRAM_THROUGHPUT_PCT)
     chosen = dram_ceiling(ceilings, pattern) if ceilings is not None else None
     if work is not None and work.dram_bytes is not None and chosen is not None and chosen[1].nominal:
         ceiling = chosen[1]
-        if pattern.name == "stream" and ceilings is not None:
-            ceiling = _stream_ceiling(ceilings, get("dram__bytes_read.sum"), get("dram__bytes_write.sum")) or ceiling
         rate = work.dram_bytes / (work.duration_ns * 1e-9)
         label = f"dram ({pattern.name})"
         uses.append(UnitUse(label, rate, ceiling.value, ceiling.source, "B/s"))
