@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -73,6 +74,35 @@ def test_significant_digits_keep_the_value(value):
     """Four significant digits: the shown number is within half a unit of the fourth digit of the value."""
     shown = float(fmt.significant(value).replace(",", ""))
     assert shown == pytest.approx(value, rel=5.01e-4)
+
+
+def _written_half_even(value: float, digits: int) -> str:
+    """The oracle: the value as Python writes it (repr), rounded half to even at the last kept digit."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    decimals = min(max(digits - 1 - math.floor(math.log10(abs(value))), 0), fmt.MAX_DECIMALS)
+    text = f"{Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN):,.{decimals}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text in ("-0", "") else text
+
+
+@given(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e18, max_value=1e18).filter(bool),
+        # written ties: the digit after the last kept one is a final 5 (0.125, 12.345, 99999.5)
+        st.builds(lambda digits, exponent: float(f"{digits}5e{exponent}"), st.integers(0, 10**6), st.integers(-9, 6)),
+    ),
+    st.sampled_from([3, 4]),
+)
+def test_significant_rounds_the_written_value_half_to_even(value, digits):
+    """A tie as written rounds to even (0.125 -> 0.12, 0.375 -> 0.38), whichever side of it the binary value lies."""
+    assert fmt.significant(value, digits) == _written_half_even(value, digits)
+
+
+def test_significant_written_ties():
+    assert fmt.significant(0.125, 2) == "0.12" and fmt.significant(0.375, 2) == "0.38"
+    assert fmt.significant(2.675, 3) == "2.68"  # the binary value is 2.67499999...: the written digits decide
+    assert fmt.significant(12_345.5, 4) == "12,346" and fmt.significant(12_344.5, 4) == "12,344"
 
 
 @pytest.mark.parametrize(

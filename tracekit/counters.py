@@ -155,6 +155,7 @@ class _Layout:
         for row, name in enumerate(self.name_list):
             self.rows.setdefault(name, []).append(row)
         self._starting_with: dict[tuple[str, ...], list[int]] = {}
+        self._pipe_rows: list[tuple[int, str, list[tuple[str, bool]]]] | None = None
 
     def starting_with(self, prefixes: tuple[str, ...]) -> list[int]:
         """The rows whose name starts with one of `prefixes`, in frame order (kept per prefix set)."""
@@ -165,13 +166,31 @@ class _Layout:
             ]
         return found
 
+    def pipe_rows(self) -> list[tuple[int, str, list[tuple[str, bool]]]]:
+        """(row, name, what `_PIPE_PATTERNS` read from it) of the rows naming a pipe, in frame order: the names
+        are the layout's, so they are matched once per layout, not once per launch."""
+        if self._pipe_rows is None:
+            prefixes = tuple(_literal_prefix(p) for p in _PIPE_PATTERNS)
+            rows = self.starting_with(prefixes if all(prefixes) else ("",))
+            self._pipe_rows = [
+                (row, name, found) for row in rows if (found := _pipe_matches(name := self.name_list[row]))
+            ]
+        return self._pipe_rows
 
-_LAYOUTS: dict[tuple[int, str | None], list[_Layout]] = {}  # by (rows, first name); a few hundred at most
+
+_LAYOUTS: dict[tuple[int, tuple[str, ...]], list[_Layout]] = {}  # by _layout_key; a few hundred at most
 MAX_LAYOUTS = 512
 
 
+def _layout_key(names: pl.Series) -> tuple[int, tuple[str, ...]]:
+    """Rows and the names at five places: one import's launches list one set of names in a few orders, which the
+    first name alone did not tell apart (each launch compared its whole column with ~4 layouts)."""
+    rows = names.len()
+    return rows, tuple(names[(rows - 1) * i // 4] for i in range(5)) if rows else ()
+
+
 def _layout(names: pl.Series) -> _Layout:
-    key = (names.len(), names[0] if names.len() else None)
+    key = _layout_key(names)
     for layout in _LAYOUTS.get(key, ()):
         if layout.names.equals(names):
             return layout
@@ -225,10 +244,14 @@ class _Index:
 _INDEXES: dict[int, _Index] = {}  # by id() of a live frame; dropped when the frame is collected
 
 
-def _index(metrics: pl.DataFrame) -> _Index:
+def _index(metrics: pl.DataFrame) -> _Index | None:
+    """The frame's index, None for a frame without metrics; a frame seen before is found by id() alone, before any
+    call into polars (a 1,008-launch report asks ~80 questions per launch)."""
     key = id(metrics)
-    index = _INDEXES.get(key)
+    index = _INDEXES.get(key)  # a live frame's: the entry goes when the frame is collected, before its id is reused
     if index is None:
+        if metrics.is_empty() or "name" not in metrics.columns:
+            return None
         index = _INDEXES[key] = _Index(metrics)
         weakref.finalize(metrics, _INDEXES.pop, key, None)
     return index
@@ -236,9 +259,9 @@ def _index(metrics: pl.DataFrame) -> _Index:
 
 def metric_row(metrics: pl.DataFrame, *names: str) -> tuple[str, float] | None:
     """(name, value) of the first name the frame has with a numeric value, or None."""
-    if metrics.is_empty() or "name" not in metrics.columns:
-        return None
     index = _index(metrics)
+    if index is None:
+        return None
     for name in names:
         value = index.first(name)
         if value is not None:
@@ -254,9 +277,9 @@ def metric(metrics: pl.DataFrame, *names: str) -> float | None:
 
 def metric_text(metrics: pl.DataFrame, *names: str) -> str | None:
     """The text of the first of `names` the frame has: `text_value`, else the number as written."""
-    if metrics.is_empty() or "name" not in metrics.columns:
-        return None
     index = _index(metrics)
+    if index is None:
+        return None
     if not any(name in index.layout.rows for name in names):
         return None  # none of them in the frame: the launch's texts are not built (1,008 launches: 14 s)
     texts = index.texts
@@ -270,18 +293,19 @@ def candidate_rows(metrics: pl.DataFrame, *patterns: re.Pattern[str]) -> list[tu
     """(name, value) of the rows with a value whose name one of `patterns` may match, in frame order: a test of
     each pattern's literal prefix narrows a launch's thousands of metrics to the few that matter; the caller
     still decides with `pattern.match` (every row, when a pattern has no literal prefix)."""
-    if metrics.is_empty() or "name" not in metrics.columns:
+    index = _index(metrics)
+    if index is None:
         return []
     prefixes = tuple(_literal_prefix(p) for p in patterns)
-    return _index(metrics).rows_starting_with(prefixes if all(prefixes) else ("",))
+    return index.rows_starting_with(prefixes if all(prefixes) else ("",))
 
 
 def rows_with_prefix(metrics: pl.DataFrame, prefix: str) -> list[tuple[str, str | None, float | None]]:
     """(name, text_value, value) of every row whose name starts with `prefix`, in frame order (with or without
     a value: Nsight's rule rows are text)."""
-    if metrics.is_empty() or "name" not in metrics.columns:
-        return []
     index = _index(metrics)
+    if index is None:
+        return []
     rows = index.layout.starting_with((prefix,))
     if not rows:
         return []
@@ -334,11 +358,16 @@ def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
 
     Active-cycle forms are preferred; an elapsed form counts only for a pipe that has no active form.
     """
-    if metrics.is_empty():
+    index = _index(metrics)
+    if index is None:
         return {}
     best: dict[str, tuple[str, float, bool]] = {}
-    for name, value in candidate_rows(metrics, *_PIPE_PATTERNS):
-        for family, active in _pipe_matches(name):
+    values = index.values
+    for row, name, matches in index.layout.pipe_rows():
+        value = values[row]
+        if value is None:
+            continue
+        for family, active in matches:
             current = best.get(family)
             if current is None or (active, value) > (current[2], current[1]):
                 best[family] = (name, float(value), active)
