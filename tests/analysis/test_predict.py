@@ -202,6 +202,25 @@ def test_dram_is_judged_by_the_measured_ceiling_of_its_pattern_and_direction() -
     assert curve is not None and curve.memory_share == 1.0 and curve.latency_at(0.0) == pytest.approx(unloaded)
 
 
+def test_the_tensor_pipe_is_judged_by_the_roof_of_its_own_input_type() -> None:
+    """An int8 GEMM's tensor pipe against the int8 roof's share of peak, a bf16 one's against bf16's: the types reach
+    different shares of their nominal peaks (the best of them would flatter the one that reaches less)."""
+    roofs = H100.tensor_flop_per_s
+    int8, bf16 = roofs["int8"].fraction_of_nominal, roofs["bf16"].fraction_of_nominal
+    assert int8 and bf16 and abs(int8 - bf16) > 0.01
+    for kind, counter, share in (
+        ("int8", "sm__ops_path_tensor_src_int8.sum", int8),
+        ("bf16", "sm__ops_path_tensor_src_bf16_dst_fp32.sum", bf16),
+    ):
+        counters = _stream_counters(
+            1e8, 1e8, **{counter: 5e13, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": 80.0}
+        )
+        units, _ = unit_uses(counters, H100)
+        pipe = next(u for u in units if u.unit == "tensor pipe")
+        assert pipe.ceiling == pytest.approx(100.0 * min(share, 1.0)), kind
+        assert pipe.utilization == pytest.approx(0.8 / min(share, 1.0)), kind
+
+
 def test_measured_profile_is_named_in_the_basis_and_nominal_says_so() -> None:
     units, curve = unit_uses(_stream_counters(1e8, 1e8), H100)
     measured = _launch(0.0, units=units, dram_curve=curve, ceilings_source=PROFILE, block_launch_per_s_per_sm=None)

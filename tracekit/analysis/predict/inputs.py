@@ -117,9 +117,15 @@ def unit_uses(
     if work is not None and work.shared_bytes and shared_ceiling is not None:
         rate = work.shared_bytes / (work.duration_ns * 1e-9)
         uses.append(UnitUse("shared", rate, shared_ceiling.value, shared_ceiling.source, "B/s"))
+    # The tensor pipe against the roof of the launch's own input type (the type with the most tensor FLOPs, as the
+    # roofline judges it); without per-type counters, the best-reaching type (no roof below what some type reaches).
     tensor: Ceiling | None = None
     if ceilings is not None and ceilings.tensor_flop_per_s:
-        tensor = max(ceilings.tensor_flop_per_s.values(), key=lambda t: t.fraction_of_nominal or 0.0)
+        kinds = dict(work.tensor_flop) if work is not None else {}
+        own = max(kinds, key=lambda k: kinds[k]) if kinds else None
+        tensor = ceilings.tensor_flop_per_s.get(own) if own is not None else None
+        if tensor is None:
+            tensor = max(ceilings.tensor_flop_per_s.values(), key=lambda t: t.fraction_of_nominal or 0.0)
     pipes: tuple[tuple[str, float | None, Ceiling | None], ...] = (
         ("fma pipe", get(*_FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
         ("fp64 pipe", get(*_FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
