@@ -7,9 +7,9 @@ DeviceCeilings; the engine passes the counters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from tracekit.ceilings.types import STREAM_MIXES, Ceiling, DeviceCeilings
+from tracekit.ceilings.types import STREAM_MIXES, Ceiling, DeviceCeilings, between_mixes, mix_position
 
 # A unit at or above this share of its achievable ceiling is at the ceiling: the repeats of a calibrated plateau
 # spread by up to ~5% and two calibrate runs differ by up to ~1-4%, so 85% stays clear of noise on both sides while
@@ -160,7 +160,8 @@ class AchievableUtilization:
     ceiling_source: str  # "measured: <file>" or "nominal"
     pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
     at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
-    text: str = ""  # the sentence (`sentence()`), kept in the result
+    text: str = ""  # the sentence the result keeps, written by rules/render when the verdict is returned
+    #                 (empty before: `sentence()` then words it here)
     scattered_fraction: float | None = None  # DRAM: the access pattern's share of scattered sectors
     write_fraction: float | None = None  # DRAM: the share of its bytes written
 
@@ -185,9 +186,19 @@ class AchievableUtilization:
 
 
 def _judge(
-    unit: str, achieved: float, rate_unit: str, name: str, ceiling: Ceiling, pattern: str
+    unit: str,
+    achieved: float,
+    rate_unit: str,
+    name: str,
+    ceiling: Ceiling,
+    pattern: str,
+    scattered_fraction: float | None = None,
+    write_fraction: float | None = None,
 ) -> AchievableUtilization:
-    judged = AchievableUtilization(
+    """The unit against `ceiling`, built once (no sentence: the verdict words every unit of a result itself, and
+    a sentence written here was replaced in every launch)."""
+    of_achievable = achieved / ceiling.value
+    return AchievableUtilization(
         unit=unit,
         achieved=achieved,
         rate_unit=rate_unit,
@@ -195,11 +206,13 @@ def _judge(
         of_nominal=achieved / ceiling.nominal if ceiling.nominal else None,
         ceiling_name=name,
         ceiling_value=ceiling.value,
-        of_achievable=achieved / ceiling.value,
+        of_achievable=of_achievable,
         ceiling_source=ceiling.source,
         pattern=pattern,
+        at_ceiling=of_achievable >= AT_CEILING_FRACTION,
+        scattered_fraction=scattered_fraction,
+        write_fraction=write_fraction,
     )
-    return replace(judged, at_ceiling=judged.of_achievable >= AT_CEILING_FRACTION, text=judged._sentence())
 
 
 def stream_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:
@@ -227,9 +240,8 @@ def stream_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[st
     if not below or not above:
         share, key, ceiling = (below or above)[-1 if below else 0]
         return f"dram_stream_by_mix.{key}", ceiling
-    (w0, k0, c0), (w1, k1, c1) = below[-1], above[0]
-    t = (w - w0) / (w1 - w0)
-    value = 1.0 / ((1 - t) / c0.value + t / c1.value)
+    (_, k0, c0), (_, k1, c1) = below[-1], above[0]
+    value = between_mixes(c0.value, c1.value, mix_position(k0, k1, w) or 0.0)
     detail = f"between the {k0} and {k1} read:write streams, {_share(w)} of DRAM bytes written"
     return f"dram_stream_by_mix.{k0}~{k1}", Ceiling(value, c0.unit, c0.nominal, c0.source, None, detail)
 
@@ -267,9 +279,10 @@ def dram_utilization(
     if chosen is None or achieved_bytes_per_s < 0:
         return None
     name, ceiling = chosen
-    judged = _judge("dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name)
     writes = None if pattern.read_fraction is None else 1.0 - pattern.read_fraction
-    return replace(judged, scattered_fraction=pattern.scattered_fraction, write_fraction=writes)
+    return _judge(
+        "dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name, pattern.scattered_fraction, writes
+    )
 
 
 def unit_utilization(unit: str, achieved: float, ceilings: DeviceCeilings) -> AchievableUtilization | None:
