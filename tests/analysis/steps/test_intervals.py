@@ -33,3 +33,23 @@ def test_union_measure_and_gaps(rows, start, length):
     assert sum(b - a for a, b in holes.iter_rows()) == length - len([p for p in points if start <= p < end])
     inside = contains(whole, pl.Series([start]))[0]
     assert inside == any(a <= start <= b for _, a, b in rows if b > a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(intervals, st.lists(st.tuples(st.sampled_from([None, 1, 2, 3, 4]), st.integers(0, 250)), max_size=12))
+def test_measure_by_group_far_apart_and_null_groups(rows, queries):
+    """Per-thread measures at many times at once: the same whether the groups fit one int64 axis or not (times
+    2**61 ns apart take the as-of join), and a null thread (on either side) matches nothing."""
+    far = 2**61
+    shifted = rows + [(None, far, far + 10)]
+    frame = pl.DataFrame(shifted, schema={"thread": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64}, orient="row")
+    merged = merge(frame, by="thread")
+    threads = pl.Series([t for t, _ in queries] + [2], dtype=pl.Int64)
+    ends = pl.Series([a for _, a in queries] + [far + 5], dtype=pl.Int64)
+    found = measure(merged, pl.Series([0] * len(threads)), ends, threads).to_list()
+    expected = [
+        len([p for p in covered(rows, t) if p < b]) if t is not None else 0 for t, b in zip(threads, ends, strict=True)
+    ]
+    assert found == expected
+    near = merge(pl.DataFrame(rows, schema=frame.schema, orient="row"), by="thread")
+    assert measure(near, pl.Series([0] * len(threads)), ends, threads).to_list() == expected

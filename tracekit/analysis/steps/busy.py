@@ -3,6 +3,7 @@ counts once), and the idle gaps that remain, split at step boundaries."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from tracekit.analysis.steps.intervals import gaps, measure, merge
@@ -33,17 +34,20 @@ def idle_pieces(merged: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     after = merged.filter(pl.col("start_ns") >= last).head(1)
     horizon = int(after["start_ns"][0]) if after.height else last
     found = gaps(merged, first, horizon)
-    pieces = found
     # the windows a gap overlaps: from the first that ends after it starts to the last that starts before it ends
-    lo = windows["end_ns"].search_sorted(pieces["gap_start_ns"], side="right")
-    hi = windows["start_ns"].search_sorted(pieces["gap_end_ns"], side="left") - 1
-    pieces = pieces.with_columns(lo=lo.cast(pl.Int64), hi=hi.cast(pl.Int64))
-    pieces = pieces.filter(pl.col("hi") >= pl.col("lo")).with_columns(step=pl.int_ranges("lo", pl.col("hi") + 1))
-    pieces = pieces.explode("step").join(windows.rename({"start_ns": "w0", "end_ns": "w1"}), on="step")
-    return pieces.select(
-        "step",
-        pl.max_horizontal("gap_start_ns", "w0").alias("start_ns"),
-        pl.min_horizontal("gap_end_ns", "w1").alias("end_ns"),
+    lo = windows["end_ns"].search_sorted(found["gap_start_ns"], side="right").cast(pl.Int64)
+    hi = windows["start_ns"].search_sorted(found["gap_end_ns"], side="left").cast(pl.Int64) - 1
+    found = found.with_columns(step=lo, count=hi - lo + 1).filter(pl.col("count") > 0)
+    if (found["count"] > 1).any():  # a gap across step boundaries: one row per window it overlaps (few gaps)
+        counts = found["count"].to_numpy()
+        rows = np.repeat(np.arange(found.height), counts)
+        within = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        found = found[rows].with_columns(pl.col("step") + pl.Series(within))
+    step = found["step"]
+    return found.select(
+        step,
+        pl.max_horizontal("gap_start_ns", windows["start_ns"].gather(step)).alias("start_ns"),
+        pl.min_horizontal("gap_end_ns", windows["end_ns"].gather(step)).alias("end_ns"),
         "gap_start_ns",
         "gap_end_ns",
     ).filter(pl.col("end_ns") > pl.col("start_ns"))

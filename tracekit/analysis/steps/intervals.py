@@ -14,69 +14,66 @@ def merge(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
     """The union of [start_ns, end_ns) intervals (per `by` group) as disjoint sorted intervals, with
     `before_ns`, the union's length before each interval's start."""
     keys = [by] if by else []
-    frame = intervals.select(*keys, "start_ns", "end_ns").filter(pl.col("end_ns") > pl.col("start_ns"))
-    frame = frame.sort(*keys, "start_ns")
-    if frame.height == 0:
-        return frame.with_columns(before_ns=pl.lit(0, pl.Int64))
-    # groups laid end to end on one axis (group k shifted by k spans), so that one running maximum serves every
-    # group: windowed expressions (`over`) cost several copies of a million-row frame
-    origin, span = int(frame["start_ns"].min()), int(frame["end_ns"].max()) - int(frame["start_ns"].min()) + 1  # type: ignore[arg-type]
-    if by:
-        first = (pl.col(by) != pl.col(by).shift(1)).fill_null(True)
-        frame = frame.with_columns(offset=(first.cast(pl.Int64).cum_sum() - 1) * span - origin)
-    else:
-        frame = frame.with_columns(offset=pl.lit(-origin, pl.Int64))
-    end = pl.col("end_ns") + pl.col("offset")
-    reach = end.cum_max().shift(1)
-    new = reach.is_null() | (pl.col("start_ns") + pl.col("offset") > reach)
-    frame = frame.with_columns(new=new, reach=end.cum_max())
-    last = pl.col("new").shift(-1).fill_null(True)  # the last interval of each merged run
-    merged = frame.with_columns(run_start=pl.when("new").then("start_ns").forward_fill()).filter(last)
-    merged = merged.select(
-        *keys, pl.col("run_start").alias("start_ns"), (pl.col("reach") - pl.col("offset")).alias("end_ns")
+    nonempty = pl.col("end_ns") > pl.col("start_ns")
+    groups = [pl.col(by).filter(nonempty).n_unique()] if by else []
+    origin, last, *count = intervals.select(
+        pl.col("start_ns").filter(nonempty).min(), pl.col("end_ns").filter(nonempty).max(), *groups
+    ).row(0)
+    if origin is None:
+        return intervals.select(*keys, "start_ns", "end_ns").clear().with_columns(before_ns=pl.lit(0, pl.Int64))
+    span = int(last) - int(origin) + 1
+    if by and (count[0] + 1) * span >= 2**62:  # too far apart for one int64 axis: one group at a time
+        parts = [
+            merge(part.drop(by)).select(pl.lit(name[0], part.schema[by]).alias(by), pl.all())
+            for name, part in intervals.filter(nonempty).group_by(by)
+        ]
+        return pl.concat(parts).sort(by, "start_ns")
+    # the groups laid end to end on one axis (group k, in sorted order, shifted by k spans; null first), so that
+    # one sort of one column and one running maximum serve every group: a sort by group and start, or windowed
+    # expressions (`over`), cost several copies of a million-row frame
+    names = intervals.filter(nonempty)[by].unique().drop_nulls().sort() if by else None
+    rank = pl.col(by).rank("dense").fill_null(0).cast(pl.Int64) if by else pl.lit(0, pl.Int64)
+    reach = pl.col("end_ns").cum_max()
+    new = (pl.col("start_ns") > reach.shift(1)).fill_null(True)  # a merged run begins past every earlier end
+    group = pl.col("start_ns") // span
+    # one lazy query: each stage's columns are freed once the next has them
+    runs = (
+        intervals.lazy()
+        .select(*keys, "start_ns", "end_ns")
+        .filter(nonempty)
+        .select(pl.col("start_ns", "end_ns") + rank * span - origin)
+        .sort("start_ns")
+        .select(
+            pl.when(new).then(pl.col("start_ns")).forward_fill().alias("start_ns"),
+            reach.alias("end_ns"),
+            new.shift(-1).fill_null(True).alias("last"),  # the last interval of each merged run
+        )
+        .filter("last")
+        .select(group.alias("group"), pl.col("start_ns", "end_ns") - group * span + origin)
     )
     length = pl.col("end_ns") - pl.col("start_ns")
     total = length.cum_sum()
-    if by:
-        first = (pl.col(by) != pl.col(by).shift(1)).fill_null(True)
-        base = pl.when(first).then(total - length).forward_fill()
-        before = total - length - base
-    else:
-        before = total - length
-    return merged.with_columns(before_ns=before)
+    first = (pl.col("group") != pl.col("group").shift(1)).fill_null(True)
+    before = total - length - pl.when(first).then(total - length).forward_fill()
+    named = []
+    if by and names is not None:  # group k > 0 is the k-th name; group 0, null
+        value = pl.lit(names).gather((pl.col("group") - 1).clip(lower_bound=0)) if len(names) else None
+        named = [pl.when(pl.col("group") > 0).then(value).otherwise(None).cast(names.dtype).alias(by)]
+    return runs.select(*named, "start_ns", "end_ns", before.alias("before_ns")).collect()
 
 
 def measure_before(merged: pl.DataFrame, times: pl.Series, groups: pl.Series | None = None) -> pl.Series:
     """The length of the `merged` union (per group) before each time: the cumulative length up to the last
     interval that starts at or before it, plus the part of that interval before it."""
-    by = "group" if groups is not None else None
-    query = pl.DataFrame({"time_ns": times.cast(pl.Int64)}).with_row_index("row")
-    if groups is not None:
-        query = query.with_columns(group=groups.cast(merged.schema[merged.columns[0]]))
-        table = merged.rename({merged.columns[0]: "group"})
-    else:
-        table = merged
-    if table.height == 0:
-        return pl.Series("measure_ns", [0] * query.height, dtype=pl.Int64)
-    table = table.select(*([by] if by else []), pl.col("start_ns").alias("time_ns"), "start_ns", "end_ns", "before_ns")
-    found = (
-        query.filter(pl.col("time_ns").is_not_null())
-        .sort("time_ns")
-        .join_asof(table.sort("time_ns"), on="time_ns", by=by, strategy="backward", check_sortedness=False)
+    times = times.cast(pl.Int64)
+    if merged.height == 0:
+        return pl.repeat(0, len(times), dtype=pl.Int64, eager=True).alias("measure_ns")
+    at = _last_starting(merged, times, groups)
+    found = pl.DataFrame({"time_ns": times}).with_columns(
+        merged.select(pl.col("start_ns", "end_ns", "before_ns").gather(at)).get_columns()
     )
-    inside = (pl.min_horizontal(pl.col("time_ns"), pl.col("end_ns")) - pl.col("start_ns")).clip(lower_bound=0)
-    found = found.select("row", (pl.col("before_ns") + inside).fill_null(0).alias("measure_ns"))
-    return _scattered(found, "measure_ns", 0, query.height)
-
-
-def _scattered(found: pl.DataFrame, column: str, default: int | bool, height: int) -> pl.Series:
-    """`found[column]` put back at its `row` in a series of `height` (`default` elsewhere): a scatter, not a
-    join and a sort back (each a copy of a million-row query)."""
-    dtype = found.schema[column]
-    out = pl.repeat(default, height, dtype=dtype, eager=True).alias(column)
-    if found.height:
-        out.scatter(found["row"], found[column])
-    return out
+    inside = (pl.min_horizontal("time_ns", "end_ns") - pl.col("start_ns")).clip(lower_bound=0)
+    return found.select((pl.col("before_ns") + inside).fill_null(0).alias("measure_ns")).to_series()
 
 
 def measure(merged: pl.DataFrame, starts: pl.Series, ends: pl.Series, groups: pl.Series | None = None) -> pl.Series:
@@ -86,13 +83,59 @@ def measure(merged: pl.DataFrame, starts: pl.Series, ends: pl.Series, groups: pl
 
 def contains(merged: pl.DataFrame, times: pl.Series) -> pl.Series:
     """Whether each time lies inside an interval of the union (its end included)."""
-    query = pl.DataFrame({"time_ns": times.cast(pl.Int64)}).with_row_index("row")
+    times = times.cast(pl.Int64)
     if merged.height == 0:
-        return pl.Series("inside", [False] * query.height)
-    table = merged.select(pl.col("start_ns").alias("time_ns"), "end_ns").sort("time_ns")
-    found = query.filter(pl.col("time_ns").is_not_null()).sort("time_ns").join_asof(table, on="time_ns")
-    found = found.select("row", (pl.col("end_ns") >= pl.col("time_ns")).fill_null(False).alias("inside"))
-    return _scattered(found, "inside", False, query.height)
+        return pl.repeat(False, len(times), dtype=pl.Boolean, eager=True).alias("inside")
+    end = merged["end_ns"].gather(_last_starting(merged, times, None))
+    return (end >= times).fill_null(False).alias("inside")
+
+
+def _last_starting(merged: pl.DataFrame, times: pl.Series, groups: pl.Series | None) -> pl.Series:
+    """The row of `merged` (sorted by group, then start) of the last interval of each time's group that starts
+    at or before it; null where there is none. One sorted search, with no sort or join of the queries (a million
+    of them): the groups laid end to end on one axis as in `merge`; a null group matches nothing, as in a join."""
+    if groups is None:
+        keys, wanted = merged["start_ns"], times
+    else:
+        table = merged[merged.columns[0]]
+        asked = groups.cast(table.dtype)
+        names = table.drop_nulls().unique().sort()
+        bounds = pl.concat([merged["start_ns"], times]).drop_nulls()
+        origin, span = int(bounds.min()), int(bounds.max()) - int(bounds.min()) + 1  # type: ignore[arg-type]
+        if len(names) == 0:
+            return pl.repeat(None, len(times), dtype=pl.Int64, eager=True)
+        if (len(names) + 1) * span >= 2**62:  # too far apart for one int64 axis
+            return _last_starting_joined(merged, times, asked)
+        rank = names.search_sorted(asked).cast(pl.Int64)
+        known = (names.gather(rank.clip(upper_bound=len(names) - 1)) == asked).fill_null(False)
+        # null groups sort first in `merge`: below every key
+        keys = (names.search_sorted(table).cast(pl.Int64) * span + merged["start_ns"] - origin).set(table.is_null(), -1)
+        wanted = (rank * span + times - origin).set(~known, None)
+    at = keys.search_sorted(wanted, side="right").cast(pl.Int64) - 1
+    missing = wanted.is_null() | (at < 0)
+    if groups is not None:  # the last key below may be an earlier group's, where this group starts later
+        missing = missing | (table.gather(at.clip(lower_bound=0)) != asked).fill_null(True)
+    return at.set(missing, None)
+
+
+def _last_starting_joined(merged: pl.DataFrame, times: pl.Series, groups: pl.Series) -> pl.Series:
+    """`_last_starting` by an as-of join per group (times too far apart to lay the groups on one axis)."""
+    table = merged.select(pl.col(merged.columns[0]).alias("group"), pl.col("start_ns").alias("time_ns"))
+    query = pl.DataFrame({"time_ns": times, "group": groups}).with_row_index("row")
+    found = (
+        query.filter(pl.col("time_ns").is_not_null())
+        .sort("time_ns")
+        .join_asof(
+            table.with_row_index("at").sort("time_ns"),
+            on="time_ns",
+            by="group",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("at").is_not_null())
+    )
+    at = pl.repeat(None, len(times), dtype=pl.Int64, eager=True)
+    return at.scatter(found["row"], found["at"].cast(pl.Int64)) if found.height else at
 
 
 def gaps(merged: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
