@@ -13,8 +13,8 @@ Pure functions: the caller reads the store (`inputs_from_result`) and passes wha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
 from tracekit.analysis.predict.core import WIDE_INTERVAL, predict
 from tracekit.analysis.predict.inputs import inputs_from_result, nsight_estimates, unit_uses
@@ -47,7 +47,6 @@ __all__ = [
     "PredictionRefused",
     "SweepSample",
     "UnitUse",
-    "as_mapping",
     "inputs_from_result",
     "knob_of",
     "nsight_estimates",
@@ -62,7 +61,3 @@ def with_sweep(inputs: PredictInputs, samples: Sequence[SweepSample]) -> Predict
     """The same inputs with another set of measured launches (a benchmark chooses which)."""
     return replace(inputs, sweep=tuple(samples))
 
-
-def as_mapping(prediction: Prediction) -> Mapping[str, object]:
-    """JSON-ready dict (the schema docs/predict.md documents)."""
-    return asdict(prediction)

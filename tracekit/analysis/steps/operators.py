@@ -26,7 +26,7 @@ def clipped(gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
 def categories(assigned: pl.DataFrame, steps: int) -> list[tuple[CategoryTime, ...]]:
     totals = assigned.group_by("step", "category").agg(pl.col("gpu_ns").sum(), pl.len().alias("count"))
     found: list[list[CategoryTime]] = [[] for _ in range(steps)]
-    for step, label, gpu_ns, count in totals.sort("gpu_ns", descending=True).iter_rows():
+    for step, label, gpu_ns, count in totals.sort(["gpu_ns", "category"], descending=[True, False]).iter_rows():
         found[step].append(CategoryTime(label, int(gpu_ns), int(count)))
     return [tuple(f) for f in found]
 
@@ -34,7 +34,9 @@ def categories(assigned: pl.DataFrame, steps: int) -> list[tuple[CategoryTime, .
 def operators(assigned: pl.DataFrame, steps: int) -> list[tuple[OperatorTime, ...]]:
     keyed = assigned.with_columns(pl.col("operator").fill_null(""), pl.col("annotation_path").fill_null(""))
     totals = keyed.group_by("step", "operator", "annotation_path").agg(pl.col("gpu_ns").sum(), pl.len().alias("count"))
-    top = totals.sort("gpu_ns", descending=True).group_by("step", maintain_order=True).head(TOP_OPERATORS)
+    # Equal GPU times in a stable order (by name): the same trace lists the same operators every run.
+    ordered = totals.sort(["gpu_ns", "operator", "annotation_path"], descending=[True, False, False])
+    top = ordered.group_by("step", maintain_order=True).head(TOP_OPERATORS)
     found: list[list[OperatorTime]] = [[] for _ in range(steps)]
     for step, operator, path, gpu_ns, count in top.select(
         "step", "operator", "annotation_path", "gpu_ns", "count"
