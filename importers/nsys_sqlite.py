@@ -646,12 +646,15 @@ def _pageable_ids(connection: sqlite3.Connection, tables: set[str]) -> str:
 
 def _annotations(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.Series:
     """Each activity's NVTX push/pop path on its launching thread at the launch call (null when none)."""
-    none = pl.Series("annotation_path", [None] * gpu.height, dtype=pl.Utf8)
+    none = pl.repeat(None, gpu.height, dtype=pl.Utf8, eager=True).alias("annotation_path")
     if gpu.height == 0 or ranges.height == 0 or calls.height == 0:
         return none
     keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
+    # only the columns used: a filter or unique of the whole frame would copy every call's name
     points = keyed.join(
-        calls.filter(pl.col("correlation_id").is_not_null()).unique("correlation_id", keep="first"),
+        calls.select("correlation_id", "thread", "start_ns")
+        .filter(pl.col("correlation_id").is_not_null())
+        .unique("correlation_id", keep="first"),
         on="correlation_id",
         how="inner",
     ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
