@@ -110,6 +110,22 @@ def test_ceilings_finds_the_shipped_h100_profile_as_users_type_the_name(typed):
     assert "SXM5" in profile["basis"]
 
 
+def test_ceilings_text_lists_the_stream_of_every_read_write_mix_and_names_the_profile_once():
+    """The DRAM ceiling a launch is judged by is its read:write mix's stream: each measured mix has its row (the
+    value the profile holds, real kernels' raises included), and the profile's path is printed once, not per row."""
+    from tracekit.ceilings import ceilings_for
+    from tracekit.format import si
+
+    profile = ceilings_for("NVIDIA H100 80GB HBM3", "9.0", 132)
+    done = tracekit("ceilings", "--device", "H100", COLUMNS="250")
+    assert done.returncode == 0, done.stderr
+    assert len(profile.dram_stream_by_mix) == 4
+    for mix, ceiling in profile.dram_stream_by_mix.items():
+        [row] = [line for line in done.stdout.splitlines() if f"DRAM stream, {mix} reads:writes" in line]
+        assert si(ceiling.value, "B/s") in row
+    assert done.stdout.count("tracekit/ceilings/profiles/nvidia-h100-80gb-hbm3.json") == 1
+
+
 def test_ceilings_of_a_device_nothing_knows_is_one_line():
     done = tracekit("ceilings", "--device", "nvidia")
     assert done.returncode == 2 and done.stdout == ""

@@ -12,12 +12,13 @@ from tracekit.ceilings.nominal import NominalPeaks, normalize_cc
 from tracekit.ceilings.types import (
     NOMINAL,
     PROFILE_SCHEMA,
-    STREAM_MIXES,
     Ceiling,
     ConcurrencyPoint,
     DeviceCeilings,
     LatencyPoint,
     Observation,
+    between_mixes,
+    mix_position,
 )
 
 # Scalar ceilings: field name -> (unit, nominal from the datasheet peaks).
@@ -292,15 +293,14 @@ def _interpolated(profile: DeviceCeilings, name: str, write_fraction: float | No
     t = _position(ends, write_fraction)
     if len(found) == 1 or t is None:
         return min(found)
-    return 1.0 / ((1 - t) / found[0] + t / found[1])
+    return between_mixes(found[0], found[1], t)
 
 
 def _position(ends: list[str], write_fraction: float | None) -> float | None:
-    """Where a write share lies between two mixes (0 at the first, 1 at the second)."""
-    if write_fraction is None or len(ends) != 2 or any(m not in STREAM_MIXES for m in ends):
+    """Where a write share lies between the two mixes an interpolated ceiling names (None: not two mixes)."""
+    if write_fraction is None or len(ends) != 2:
         return None
-    w0, w1 = STREAM_MIXES[ends[0]], STREAM_MIXES[ends[1]]
-    return None if w0 == w1 else min(1.0, max(0.0, (write_fraction - w0) / (w1 - w0)))
+    return mix_position(ends[0], ends[1], write_fraction)
 
 
 def _raise_interpolation(profile: DeviceCeilings, observation: Observation, ends: list[str]) -> list[Observation]:

@@ -14,6 +14,20 @@ PROFILE_SCHEMA = "tracekit.ceilings/1"
 STREAM_MIXES = {"1:0": 0.0, "2:1": 1.0 / 3.0, "1:1": 0.5, "0:1": 1.0}
 
 
+def mix_position(first: str, second: str, write_fraction: float) -> float | None:
+    """Where a write share lies between two measured mixes: 0 at the first, 1 at the second (clamped)."""
+    w0, w1 = STREAM_MIXES.get(first), STREAM_MIXES.get(second)
+    if w0 is None or w1 is None or w0 == w1:
+        return None
+    return min(1.0, max(0.0, (write_fraction - w0) / (w1 - w0)))
+
+
+def between_mixes(first_bytes_per_s: float, second_bytes_per_s: float, position: float) -> float:
+    """The stream rate between two mixes: DRAM time per byte is linear in the write share (the bus turns around
+    between reads and writes), 1 / X = (1 - t) / C_0 + t / C_1."""
+    return 1.0 / ((1.0 - position) / first_bytes_per_s + position / second_bytes_per_s)
+
+
 @dataclass(frozen=True)
 class Ceiling:
     """One ceiling: the plateau of a measured sweep, or a nominal peak when nothing was measured.

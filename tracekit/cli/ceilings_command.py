@@ -11,6 +11,7 @@ from rich.table import Table
 from tracekit.ceilings import Ceiling, DeviceCeilings, ceilings_for, shipped_profiles
 from tracekit.ceilings.calibrate import query_gpu
 from tracekit.ceilings.profile import SCALARS, ceilings_to_json
+from tracekit.ceilings.types import STREAM_MIXES
 from tracekit.cli.common import JsonOption, console, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import MISSING, duration, fraction, si
@@ -39,14 +40,20 @@ def _value(value: float | None, unit: str) -> str:
     return si(value, {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(unit, unit))
 
 
-def _row(table: Table, label: str, ceiling: Ceiling) -> None:
+def _row(table: Table, label: str, ceiling: Ceiling, profile_source: str) -> None:
+    """One ceiling; its source only where it is not the profile's own (printed once above the table), and the
+    real kernel that raised it above its microbenchmark."""
+    source = "" if ceiling.source == profile_source else ceiling.source
+    if ceiling.observed_by:
+        source = f"{source}; " if source else ""
+        source += f"raised by a real kernel: {ceiling.observed_by}"
     table.add_row(
         label,
         _value(ceiling.value, ceiling.unit),
         _value(ceiling.nominal, ceiling.unit),
         fraction(ceiling.fraction_of_nominal),
         fraction(ceiling.spread_fraction),
-        ceiling.source,
+        source,
     )
 
 
@@ -60,15 +67,20 @@ def _print(profile: DeviceCeilings) -> None:
         console.print(f"measured {profile.measured_at or '?'}, driver {profile.driver or '?'}", markup=False)
     if profile.command:
         console.print(f"command: {profile.command}", markup=False)
-    table = Table("ceiling", "achievable", "nominal", "of nominal", "spread", "source")
+    table = Table("ceiling", "achievable", "nominal", "of nominal", "spread", "source (where not the profile)")
+    # With the streams per read:write mix measured, the read, write and copy scalars are the same plateaus again.
+    by_mix = ("dram_stream_bytes_per_s", "dram_read_bytes_per_s", "dram_write_bytes_per_s")
     for name in SCALARS:
         ceiling = getattr(profile, name)
-        if ceiling is not None:
-            _row(table, LABELS[name], ceiling)
+        if ceiling is not None and not (profile.dram_stream_by_mix and name in by_mix):
+            _row(table, LABELS[name], ceiling, profile.source)
+    # The stream of each read:write mix: the ceiling a launch is judged by (interpolated between two mixes).
+    for mix, ceiling in sorted(profile.dram_stream_by_mix.items(), key=lambda m: STREAM_MIXES.get(m[0], 2.0)):
+        _row(table, f"DRAM stream, {mix} reads:writes", ceiling, profile.source)
     for kind, ceiling in profile.tensor_flop_per_s.items():
-        _row(table, f"tensor {kind} (dense)", ceiling)
+        _row(table, f"tensor {kind} (dense)", ceiling, profile.source)
     for threads, ceiling in profile.block_launch_per_s_per_sm.items():
-        _row(table, f"block launch per SM, {threads} threads", ceiling)
+        _row(table, f"block launch per SM, {threads} threads", ceiling, profile.source)
     console.print(table)
     if profile.dram_latency_curve:
         curve = Table("DRAM throughput", "mean load latency", "background warps/SM", title="DRAM loaded latency")
