@@ -32,7 +32,7 @@ from tracekit.analysis.rules.base import (
     TraceStats,
     UnitUtilization,
     Value,
-    nominal_note,
+    section_nominal_note,
 )
 from tracekit.analysis.rules.nsight_rules import RULE_FLAGS, NsightRule
 from tracekit.analysis.stalls import StallBreakdown, stall_breakdown
@@ -234,7 +234,7 @@ def _judged_ceilings(section: LaunchCeilings | None, outcome: verdict.Outcome) -
     """The section with the ceiling the verdict used as `judged_by`, and every unit's sentence from rules/render."""
     if section is None:
         return None
-    note = next((v.value for v in nominal_note(RuleContext(ceilings=section))), None)
+    note = next((v.value for v in section_nominal_note(section)), None)
     units = tuple(replace(u, text=render.achievable_sentence(u, str(note) if note else None)) for u in section.units)
     judged = outcome.judged_by
     chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)

@@ -195,29 +195,38 @@ def closeness(ctx: RuleContext, u: UnitUtilization) -> float:
 def nominal_note(ctx: RuleContext) -> tuple[Value, ...]:
     """`nominal_device`: the device whose ceilings are nominal (no measured profile), for the sentences that judge
     against nominal peaks to say so; nothing with a measured profile or without ceilings."""
-    section = ctx.ceilings
+    return section_nominal_note(ctx.ceilings)
+
+
+def section_nominal_note(section: LaunchCeilings | None) -> tuple[Value, ...]:
+    """`nominal_note` of a ceilings section itself."""
     if section is None or section.measured:
         return ()
     known = section.device_name and section.device_name.strip().lower() not in ("unknown", "none")
     return (Value("nominal_device", section.device_name if known else "this device (the report does not name it)"),)
 
 
-def achievable_values(prefix: str, u: AchievableUtilization) -> tuple[Value, ...]:
-    """A unit against its ceilings as a finding's values (`<prefix>_achieved`, `_rate_unit`, `_of_nominal`,
-    `_of_achievable`, `_ceiling_name`, `_ceiling_value`, `_ceiling_source`, `_pattern`, `_unit`)."""
+def achievable_items(prefix: str, u: AchievableUtilization) -> tuple[tuple[str, Scalar, str], ...]:
+    """A unit against its ceilings as (name, value, unit) items: `<prefix>_achieved`, `_rate_unit`, `_of_nominal`,
+    `_of_achievable`, `_ceiling_name`, `_ceiling_value`, `_ceiling_source`, `_pattern`, `_unit`."""
     rate_unit = {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(u.rate_unit, u.rate_unit)
-    return values(
-        (f"{prefix}_unit", u.unit),
+    return (
+        (f"{prefix}_unit", u.unit, ""),
         (f"{prefix}_achieved", u.achieved, rate_unit),
-        (f"{prefix}_rate_unit", rate_unit),
+        (f"{prefix}_rate_unit", rate_unit, ""),
         (f"{prefix}_nominal", u.nominal, rate_unit),
         (f"{prefix}_of_nominal", u.of_nominal, "fraction"),
-        (f"{prefix}_ceiling_name", u.ceiling_name),
+        (f"{prefix}_ceiling_name", u.ceiling_name, ""),
         (f"{prefix}_ceiling_value", u.ceiling_value, rate_unit),
         (f"{prefix}_of_achievable", u.of_achievable, "fraction"),
-        (f"{prefix}_ceiling_source", u.ceiling_source),
-        (f"{prefix}_pattern", u.pattern),
+        (f"{prefix}_ceiling_source", u.ceiling_source, ""),
+        (f"{prefix}_pattern", u.pattern, ""),
     )
+
+
+def achievable_values(prefix: str, u: AchievableUtilization) -> tuple[Value, ...]:
+    """A unit against its ceilings as a finding's values (`achievable_items`)."""
+    return values(*achievable_items(prefix, u))
 
 
 def ceiling_note(ctx: RuleContext) -> tuple[Value, ...]:

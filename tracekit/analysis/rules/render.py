@@ -8,7 +8,7 @@ pure function of the values, no I/O). The exact values behind each sentence stay
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracekit import format as fmt
@@ -19,10 +19,10 @@ from tracekit.analysis.rules.base import (
     Finding,
     Scalar,
     UnitUtilization,
-    achievable_values,
+    Value,
+    achievable_items,
     specific,
     unit,
-    values,
 )
 from tracekit.ceilings.types import NOMINAL
 
@@ -54,8 +54,17 @@ class _V:
     """A finding's values by name: `v.n("pct")` a number, `v.s("metric")` a text, `v.o("x")` either or None."""
 
     def __init__(self, finding: Finding):
-        self.finding = finding
+        self.id = finding.id
+        self.values: tuple[Value, ...] | None = finding.values
         self.map: dict[str, Scalar] = {v.name: v.value for v in finding.values}
+
+    @classmethod
+    def of(cls, finding_id: str, items: Iterable[tuple[str, Scalar, str]]) -> _V:
+        """The values of a finding not built: (name, value, unit) items, as `rules.base.values` takes them."""
+        v = cls.__new__(cls)
+        v.id, v.values = finding_id, None
+        v.map = {name: value for name, value, _ in items}
+        return v
 
     def o(self, name: str) -> Any:
         return self.map.get(name)
@@ -63,14 +72,15 @@ class _V:
     def n(self, name: str) -> float:
         value = self.map.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise KeyError(f"{self.finding.id}: no number {name!r}")
+            raise KeyError(f"{self.id}: no number {name!r}")
         return float(value)
 
     def s(self, name: str) -> str:
         return str(self.map.get(name))
 
     def prefixed(self, prefix: str) -> list[tuple[str, Scalar]]:
-        return [(v.name.removeprefix(prefix), v.value) for v in self.finding.values if v.name.startswith(prefix)]
+        pairs = self.map.items() if self.values is None else ((v.name, v.value) for v in self.values)
+        return [(name.removeprefix(prefix), value) for name, value in pairs if name.startswith(prefix)]
 
 
 def _unit(v: _V, prefix: str = "unit") -> str:
@@ -870,9 +880,12 @@ def sentence(finding: Finding) -> str | None:
         return None
     if finding.template in REASONS:
         return f"Undetermined: {reason(finding)}"
-    text = TEMPLATES[finding.template](_V(finding))
-    device = finding.get("nominal_device")
-    if device is not None and finding.template not in _OWN_NOMINAL_NOTE:
+    return _written(finding.template, _V(finding), finding.get("nominal_device"))
+
+
+def _written(template: str, v: _V, device: Scalar) -> str:
+    text = TEMPLATES[template](v)
+    if device is not None and template not in _OWN_NOMINAL_NOTE:
         # a sentence judged against datasheet peaks says so (issue 20)
         text = f"{text.removesuffix('.')} (against nominal peaks: no measured profile for {device})."
     return text
@@ -885,9 +898,12 @@ _OWN_NOMINAL_NOTE = frozenset({"block-launch-rate.rate", "block-launch-rate.boun
 def achievable_sentence(u: AchievableUtilization, nominal_device: str | None = None) -> str:
     """A unit against its nominal peak and its achievable ceiling, without the final period: "DRAM 2.02 TB/s: 60.3%
     of nominal, 96.8% of what scattered 32-byte sectors reach on this GPU (measured: <file>)"."""
-    note = values(("nominal_device", nominal_device)) if nominal_device is not None else ()
-    finding = Finding("verdict.judged-by", "verdict", "verdict.judged-by", (*achievable_values("judged", u), *note))
-    return (sentence(finding) or "").removesuffix(".")
+    # the sentence of a "verdict.judged-by" finding of these values, without building the finding (one per unit of
+    # every launch's ceilings)
+    v = _V.of("verdict.judged-by", achievable_items("judged", u))
+    if nominal_device is not None:
+        v.map["nominal_device"] = nominal_device
+    return _written("verdict.judged-by", v, nominal_device).removesuffix(".")
 
 
 def reason(finding: Finding) -> str:
