@@ -48,6 +48,9 @@ STRAGGLER_PAUSE_S = 0.005  # DDP: rank 1's extra host work before each step, at 
 
 # ResNet-34 layout of BasicBlocks, fp32 (cuDNN may use TF32, PyTorch's default for convolutions).
 RESNET_BATCH, RESNET_IMAGE, RESNET_CLASSES, RESNET_BLOCKS = 64, 128, 100, (3, 4, 6, 3)
+# STEPS_RESNET_BATCH: a larger batch makes the step GPU-bound under the profiler too (its host work per step is
+# 2-3x the batch-64 step's GPU time), so a sync or a pageable copy is what leaves the GPU idle, not the profiler.
+RESNET_BATCH = int(os.environ.get("STEPS_RESNET_BATCH", RESNET_BATCH))
 RESNET_HOST_BATCHES = 4  # the synthetic CPU dataset: this many distinct batches, cycled
 # Llama-style decoder (hidden 2048, 16 heads of 128, SwiGLU 5632, vocab 32000), bf16, inference forward.
 LLAMA_LAYERS, LLAMA_HIDDEN, LLAMA_HEADS, LLAMA_INTER, LLAMA_VOCAB = 6, 2048, 16, 5632, 32000
