@@ -221,7 +221,7 @@ def what_if_view(
         # The configuration cannot run: one line, the predictor's where it names the limit.
         refused = prediction if isinstance(prediction, str) else f"Cannot compute the occupancy: {exc}"
         return panels.what_if_body(None, None, refused)
-    return panels.what_if_body(change, prediction, None)
+    return panels.what_if_body(change, prediction, None, result)
 
 
 def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | str:

@@ -16,7 +16,7 @@ from tracekit import figures
 from tracekit import format as display
 from tracekit.api import LaunchAnalysis, Prediction, WhatIf
 from tracekit.present.launch import answer_figures, region_table
-from tracekit.present.prediction import after, answer
+from tracekit.present.prediction import prediction_text
 from tracekit.present.sections import littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 
@@ -476,9 +476,15 @@ def what_if_panel(prefill: dict[str, int | None], initial: list) -> html.Section
     )
 
 
-def what_if_body(change: WhatIf | None, prediction: Prediction | str | None, error: str | None) -> list:
+def what_if_body(
+    change: WhatIf | None,
+    prediction: Prediction | str | None,
+    error: str | None,
+    result: LaunchAnalysis | None = None,
+) -> list:
     """The calculator's answer: occupancy, limiter and limits, the nearest cliffs, then the prediction
-    (`tracekit.api.predict_stored`) or why there is none. `error`: one line instead of all of it."""
+    (`tracekit.api.predict_stored`) or why there is none. `error`: one line instead of all of it; `result`: the
+    launch, for what binds it now."""
     if change is None:
         return [html.P(error or "", className="error", id="whatif-occupancy")]
     occupancy = change.occupancy
@@ -515,44 +521,28 @@ def what_if_body(change: WhatIf | None, prediction: Prediction | str | None, err
     if prediction is None or isinstance(prediction, str):
         body.append(html.P(f"No prediction: {prediction or 'not asked'}", id="whatif-prediction", className="hint"))
         return body
-    return body + prediction_body(prediction)
+    return body + prediction_body(prediction, result)
 
 
-def prediction_body(p: Prediction) -> list:
-    """A `Prediction`'s fields as `tracekit predict` prints them: the predicted duration and speed-up with its
-    interval, the regime after the change, the new occupancy, the basis, Nsight Compute's estimate, what would
-    narrow a wide interval and each step of the reasoning."""
-    got, new, now = p.predicted, p.new, p.current
-    headline = f"{answer(p)}; {after(p)} after the change"
-    rows = [
-        ("speed-up", display.times(got.speedup)),
-        ("interval", f"{display.times(got.low)} to {display.times(got.high)}"),
-        ("predicted duration", f"{dur(got.duration_ns)} ({dur(got.duration_low_ns)} to {dur(got.duration_high_ns)})"),
-        ("regime after the change", p.regime + (f" ({p.binding_unit})" if p.binding_unit else "")),
-        (
-            "warps per SM after: theoretical / achieved",
-            f"{fmt(new.theoretical_warps_per_sm)} / {fmt(new.achieved_warps_per_sm)}, limited by {new.limiter} "
-            f"(now {fmt(now.theoretical_warps_per_sm)} / {fmt(now.achieved_warps_per_sm)})",
-        ),
-        ("blocks per SM, waves", f"{fmt(new.blocks_per_sm)}, {fmt(new.waves)} (now {fmt(now.waves)})"),
-        ("basis", "; ".join(p.basis)),
-        (
-            "Nsight Compute's estimate",
-            f"{p.nsight.rule}: {display.times(p.nsight.speedup)} "
-            f"({display.percent(p.nsight.estimated_speedup_pct)} of the duration) for {p.nsight.applies_to}"
-            if p.nsight is not None
-            else "none in the report",
-        ),
-    ]
-    if p.narrow:
-        rows.append(("to narrow it", p.narrow))
+def prediction_body(p: Prediction, result: LaunchAnalysis | None = None) -> list:
+    """A prediction in `present.prediction`'s words, the lines `tracekit predict` prints (answer, what binds now
+    and after, basis, Nsight Compute's estimate, what would narrow it), the occupancy after the change, the
+    measured ceilings cited once, and the derivation folded. `result`: the launch, for what binds it now."""
+    text = prediction_text(p, result)
+    rows = [("binds", text.binds), ("occupancy after the change", text.occupancy), ("basis", text.basis)]
+    if text.nsight:
+        rows.append(("Nsight Compute", text.nsight))
+    if text.narrow:
+        rows.append(("to narrow it", text.narrow))
+    if text.profiles:
+        rows.append(("measured ceilings", ", ".join(text.profiles)))
     return [
-        html.P(headline, id="whatif-prediction", className="verdict"),
+        html.P(text.answer, id="whatif-prediction", className="verdict"),
         fields_table(rows, "whatif-prediction-table"),
         html.Details(
             [
                 html.Summary("How: each step of the reasoning"),
-                html.Ul([html.Li(f"{f.step}: {f.text}") for f in p.findings], id="whatif-steps"),
+                html.Ul([html.Li(step) for step in text.steps], id="whatif-steps"),
             ]
         ),
     ]

@@ -104,7 +104,7 @@ def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None
     from tracekit.present.prediction import prediction_text
 
     text = prediction_text(prediction, result)
-    lines = [text.binds, f"basis: {text.basis}"] + [line for line in (text.nsight, text.narrow) if line]
+    lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [line for line in (text.nsight, text.narrow) if line]
     lines += [f"measured ceilings: {path}" for path in text.profiles]
     steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)
     return (

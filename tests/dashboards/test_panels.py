@@ -20,6 +20,7 @@ from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
 from tracekit.dashboards.panels import NEEDS_COUNTERS
 from tracekit.ingest import ingest
+from tracekit.present.prediction import prediction_text
 
 VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
 SM_COUNT = 132  # the traces' header: an H100 SXM
@@ -143,7 +144,8 @@ def test_what_if_prediction_is_the_predictors(sqlite_store, vector_add):
     body = text_of(pages_launch.what_if_view(sqlite_store, analysis, 256, 22, 0))
     got = expected.predicted
     assert f"speed-up {got.speedup:.3g}x (interval {got.low:.3g}x to {got.high:.3g}x)" in body
-    assert "; ".join(expected.basis) in body and "a measured sweep" in expected.basis
+    # the basis in present.prediction's words: the predictor's, a measured profile cited as "(measured)"
+    assert prediction_text(expected, analysis.result).basis in body and "a measured sweep" in expected.basis
 
 
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):

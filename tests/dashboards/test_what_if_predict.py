@@ -9,6 +9,9 @@ predictor's one line.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from dash.development.base_component import Component
@@ -64,6 +67,21 @@ def traced(sqlite_store, sample_trace) -> int:
     return launch_id
 
 
+def predict_cli(store, launch_id: int, knobs: dict) -> list[str]:
+    """What `tracekit predict --explain` prints for the launch and knobs, in a subprocess, one line each."""
+    args = [f"--{knob}={value:g}" if isinstance(value, float) else f"--{knob}={value}" for knob, value in knobs.items()]
+    done = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "predict", f"launch:{launch_id}", *args, "--explain"]
+        + ["--db", store.url],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 @pytest.mark.parametrize(
     ("typed", "knobs"),
     [
@@ -72,30 +90,47 @@ def traced(sqlite_store, sample_trace) -> int:
         ((1024, 22, 0, None, 512), {"block": 1024, "smem": 0, "grid": 512}),
     ],
 )
-def test_the_what_if_shows_the_predictors_speedup_interval_and_basis(sqlite_store, traced, typed, knobs):
+def test_the_what_if_words_the_prediction_as_tracekit_predict_does(sqlite_store, traced, typed, knobs):
+    """The panel's answer, binds, basis, Nsight line, what would narrow it and each step are the lines `tracekit
+    predict --explain` prints for the same knobs (one wording, `present.prediction`); the numbers in them are
+    predict_stored's, written by tracekit.format."""
     analysis = AnalysisCache(sqlite_store).get(traced)
     expected = api.predict_stored(sqlite_store, analysis.result, **knobs)
     body = pages_launch.what_if_view(sqlite_store, analysis, *typed)
+    printed = predict_cli(sqlite_store, traced, knobs)
     got = expected.predicted
     headline = by_id(body, "whatif-prediction").children
-    assert headline.startswith(f"{expected.change.describe()}: predicted {display.duration(got.duration_ns)}")
-    assert f"speed-up {times(got.speedup)} (interval {times(got.low)} to {times(got.high)})" in headline
-    rows = table_rows(body, "whatif-prediction-table")
-    assert rows["speed-up"] == times(got.speedup)
-    assert rows["interval"] == f"{times(got.low)} to {times(got.high)}"
-    assert rows["basis"] == "; ".join(expected.basis)
-    assert rows["regime after the change"].startswith(expected.regime)
-    new = expected.new
-    assert rows["warps per SM after: theoretical / achieved"].startswith(
-        f"{display.number(new.theoretical_warps_per_sm)} / {display.number(new.achieved_warps_per_sm)}"
+    assert printed[1] == f"  {headline}"
+    assert headline == (
+        f"{expected.change.describe()}: predicted {display.duration(got.duration_ns)} (now "
+        f"{display.duration(expected.current_duration_ns)}), speed-up {times(got.speedup)} (interval "
+        f"{times(got.low)} to {times(got.high)})"
     )
+    rows = table_rows(body, "whatif-prediction-table")
+    assert f"  binds: {rows['binds']}" == printed[2]
+    assert rows["binds"].startswith("now ") and "; after the change " in rows["binds"]
+    assert f"  basis: {rows['basis']}" == printed[3]
+    basis = ", ".join(expected.basis)
+    assert rows["basis"] == basis or "(measured)" in rows["basis"]  # a measured profile's path is cited once
     if expected.nsight is not None:
-        assert rows["Nsight Compute's estimate"].startswith(f"{expected.nsight.rule}: {times(expected.nsight.speedup)}")
+        assert f"  {rows['Nsight Compute']}" in printed
+        assert f"estimates {times(expected.nsight.speedup)}" in rows["Nsight Compute"]
     else:
-        assert rows["Nsight Compute's estimate"] == "none in the report"
-    assert rows.get("to narrow it") == expected.narrow
+        assert "Nsight Compute" not in rows
+    if expected.narrow:
+        assert rows["to narrow it"] == expected.narrow and f"  to narrow it: {expected.narrow}" in printed
     steps = [item.children for item in by_id(body, "whatif-steps").children]
-    assert steps == [f"{f.step}: {f.text}" for f in expected.findings]
+    assert [f"  - {step}" for step in steps] == [line for line in printed if line.startswith("  - ")]
+    assert len(steps) == len(expected.findings)
+    cited = rows["measured ceilings"].split(", ") if "measured ceilings" in rows else []
+    assert [f"measured ceilings: {path}" for path in cited] == [
+        line for line in printed if line.startswith("measured ceilings: ")
+    ]
+    new, was = expected.new, expected.current
+    assert rows["occupancy after the change"].startswith(
+        f"{display.number(new.theoretical_warps_per_sm)} / {display.number(new.achieved_warps_per_sm)} warps per SM"
+    )
+    assert rows["occupancy after the change"].endswith(f"{display.number(was.waves)} waves)")
     # The occupancy calculator's answer stays: 256 threads, 22 registers, no shared memory -> 64 warps (warps).
     if typed[:3] == (256, 22, 0):
         assert by_id(body, "whatif-occupancy").children.startswith(

@@ -29,6 +29,7 @@ class PredictionText:
     title: str  # "launch 52: vector_add -- block 512"
     answer: str  # "block 512: predicted 55.5 µs (now 71.1 µs), speed-up 1.28x (interval 1.19x to 1.39x)"
     binds: str  # "now throughput-bound by DRAM; after the change throughput-bound by L2"
+    occupancy: str  # "64 / 60.2 warps per SM (theoretical / achieved), limited by warps, ... (now 8 / 7.9, ...)"
     basis: str  # "this launch's counters, the device's ceilings (measured)"
     nsight: str | None  # Nsight Compute's own estimate for the same change, when the report has one
     narrow: str | None  # what measurement would narrow a wide interval
@@ -81,6 +82,18 @@ def answer(p: Prediction) -> str:
     )
 
 
+def occupancy(p: Prediction) -> str:
+    """The launch's occupancy and waves after the change, beside those as run (an occupancy calculator's answer:
+    the dashboard's what-if shows it under the prediction)."""
+    new, was = p.new, p.current
+    return (
+        f"{fmt.number(new.theoretical_warps_per_sm)} / {fmt.number(new.achieved_warps_per_sm)} warps per SM "
+        f"(theoretical / achieved), limited by {new.limiter}, {fmt.number(new.blocks_per_sm)} blocks per SM, "
+        f"{fmt.number(new.waves)} waves (now {fmt.number(was.theoretical_warps_per_sm)} / "
+        f"{fmt.number(was.achieved_warps_per_sm)}, {fmt.number(was.waves)} waves)"
+    )
+
+
 def nsight_estimate(p: Prediction) -> str | None:
     if p.nsight is None:
         return None
@@ -100,6 +113,7 @@ def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: s
         title=f"launch {p.launch_id}: {name or p.kernel_name or '?'} -- {p.change.describe()}",
         answer=answer(p),
         binds=binds,
+        occupancy=occupancy(p),
         basis=cite_once(", ".join(p.basis), profiles),
         nsight=nsight_estimate(p),
         narrow=p.narrow,
