@@ -63,8 +63,6 @@ from tracekit.store.regions import launch_regions, region_counts
 
 log = logging.getLogger(__name__)
 
-FIGURE_BINS = 200  # time bins of the timeline and occupancy figures: a figure stays small for any trace size
-
 
 class LaunchResult(NotebookDisplay, LaunchAnalysis):
     """A launch's analysis as this door hands it out: the engine's result, which in a notebook displays itself
@@ -308,23 +306,24 @@ def analyze_stored(
 # ---- figure aggregates: a launch's warps reduced for its figures (tracekit/analysis/aggregates.py) ---------------
 
 
-def warp_aggregates(warps: pl.DataFrame, sm_count: int | None, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame]:
-    """The figure aggregates of the report's launch section, from warps already loaded."""
+def warp_aggregates(warps: pl.DataFrame, sm_count: int | None) -> dict[str, pl.DataFrame]:
+    """The figure aggregates of the report's launch section, from warps already loaded: the launch page's frames
+    (`figure_aggregates`, the same bins), so both draw one figure (`present.launch.launch_figures`)."""
     return {
-        "activity_by_sm": binned_activity(warps, bins=bins),
-        "occupancy_over_time": occupancy_over_time(warps, sm_count=sm_count, bins=bins),
+        "activity_by_sm": binned_activity(warps, full_view_bins(warps["sm_id"].n_unique())),
+        "occupancy_over_time": occupancy_over_time(warps, sm_count),
         "latency_histogram": latency_histogram(warps),
     }
 
 
-def launch_aggregates(store: Store, launch_id: int, bins: int = FIGURE_BINS) -> dict[str, pl.DataFrame] | None:
+def launch_aggregates(store: Store, launch_id: int) -> dict[str, pl.DataFrame] | None:
     """The figure aggregates of one stored launch (`warp_aggregates`); None when it has no warp records."""
     warps = store.warps(launch_id)
     if warps.height == 0:
         return None
     launch = store.launches(launch_ids=[launch_id])
     sm_count = launch_sm_count(launch["sm_count"][0] if launch.height else None, warps)
-    return warp_aggregates(warps, sm_count, bins)
+    return warp_aggregates(warps, sm_count)
 
 
 def report_aggregates(store: Store, results: Iterable[LaunchAnalysis]) -> dict[int, dict[str, Any]]:
