@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Literal
+from typing import Any, Literal
 
-import plotly.graph_objects as go
 import polars as pl
 from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 
@@ -30,6 +29,7 @@ from tracekit.api import (
     what_to_try_for,
 )
 from tracekit.errors import TracekitError
+from tracekit.present.launch import TraceFrames, latency_chart, launch_figures, occupancy_chart, timeline_chart
 
 from . import panels, region_views
 from .analysis_cache import AnalysisCache, LaunchPage
@@ -37,6 +37,7 @@ from .common import TABLE_STYLE, DataTable, DataTableClass, not_found
 from .region_views import RegionView
 
 ALL_SMS = "all"
+Spec = dict[str, Any]  # a figure as a plotly dict (tracekit.figures, tracekit.present)
 
 
 def _text(value) -> str:
@@ -146,16 +147,6 @@ def sweep_note(result: LaunchAnalysis) -> str:
     return result.sweep.note if result.sweep else result.sweep_note or ""
 
 
-def launch_point(result: LaunchAnalysis) -> tuple[float, float] | None:
-    """This launch's point in its kernel's sweep (or the one of the traced run that stands for it)."""
-    if result.sweep is None:
-        return None
-    for point in result.sweep.points:
-        if point.launch_id == result.launch_id:
-            return point.occupancy_warps_per_sm, point.throughput
-    return None
-
-
 def what_if_knobs(
     result: LaunchAnalysis, threads: int, registers: int, smem: int, ilp: float | None, grid: int | None
 ) -> dict[str, int | float]:
@@ -253,31 +244,38 @@ def analysis_sections(
         prefill["registers_per_thread"],
         prefill["shared_mem_per_block_bytes"],
     )
+    frames = (
+        TraceFrames(analysis.occupancy_curve, analysis.latency_histogram)
+        if analysis.occupancy_curve is not None and analysis.latency_histogram is not None
+        else None
+    )
+    charts = {chart.key: chart for chart in launch_figures(result, frames)}  # as the report and a notebook draw
     sections = [
         panels.answer_panel(result, tries, panels.not_shown(result)),
         panels.findings_panel(result),
     ]
-    if result.stalls.by_reason:
-        sections.append(panels.stall_panel(result))
+    if "stalls" in charts:
+        sections.append(panels.stall_panel(result, charts["stalls"]))
     sections += [panels.occupancy_panel(result), panels.what_if_panel(prefill, initial)]
-    if analysis.occupancy_curve is not None:
-        sections.append(panels.occupancy_time_panel(result, analysis.occupancy_curve))
-    if analysis.latency_histogram is not None:
-        sections.append(panels.latency_panel(result, analysis.latency_histogram))
+    if "occupancy_time" in charts:
+        sections.append(panels.occupancy_time_panel(result, charts["occupancy_time"]))
+    if "latency" in charts:
+        sections.append(panels.latency_panel(result, charts["latency"]))
     if result.littles_law:
         sections.append(panels.littles_law_panel(result))
-    if result.sweep:
-        sections.append(panels.sweep_panel(result, sweep_note(result), launch_point(result)))
+    if "sweep" in charts:
+        sections.append(panels.sweep_panel(result, sweep_note(result), charts["sweep"]))
     if result.regions is not None:
         sections.append(panels.region_panel(result, regions))
     return sections
 
 
-def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, int] | None) -> tuple[go.Figure, str]:
-    """The figure for a window (relative ns; None: the launch): each warp when few enough are in view, else
-    per-SM binned activity. `warps` is the whole launch in relative time (`AnalysisCache.warps.get`)."""
+def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, int] | None) -> tuple[Spec, str]:
+    """The figure for a window (relative ns; None: the launch), a plotly dict: each warp when few enough are in
+    view, else per-SM binned activity. `warps` is the whole launch in relative time (`AnalysisCache.warps.get`):
+    the zoom's detail, which no aggregate holds."""
     if warps.height == 0:
-        return figures.message_figure("no per-warp timings for this launch"), (
+        return figures.message_spec("no per-warp timings for this launch"), (
             "This launch has no per-warp timings; import a warp trace recorded inside the kernel to see its "
             "warps on the SMs."
         )
@@ -287,27 +285,31 @@ def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, 
         if _count_in_window(shown, window_ns) <= MAX_WARP_BARS:  # counting first spares sorting a big launch
             in_view = warps_in_window(shown, window_ns, MAX_WARP_BARS + 1)
             return (
-                figures.warp_bars_figure(in_view, sm_id, x_range_us),
+                figures.warp_bars_spec(in_view, sm_id, x_range_us),
                 f"{in_view.height:,} warps in view, each drawn from its start to its end.",
             )
         binned = binned_activity(shown, full_view_bins(shown["sm_id"].n_unique()), window_ns)
     except TracekitError as exc:
-        return figures.message_figure("the warp timings cannot be drawn"), str(exc)
+        return figures.message_spec("the warp timings cannot be drawn"), str(exc)
     return binned_view(binned, sm_id, x_range_us)
 
 
-def binned_view(
-    binned: pl.DataFrame, sm_id: int | None, x_range_us: tuple[float, float] | None
-) -> tuple[go.Figure, str]:
-    """The binned timeline's figure and note (`api.binned_activity` frames: computed here, or the whole
-    launch's aggregate kept in the store)."""
-    figure = (
-        figures.sm_heatmap_figure(binned, x_range_us)
-        if sm_id is None
-        else figures.sm_activity_figure(binned, sm_id, x_range_us)
-    )
+def binned_view(binned: pl.DataFrame, sm_id: int | None, x_range_us: tuple[float, float] | None) -> tuple[Spec, str]:
+    """The binned timeline's figure and note (`api.binned_activity` frames, computed here for a zoom; the whole
+    launch's is `present.launch.timeline_chart` of its stored aggregate)."""
+    if sm_id is None and x_range_us is None:
+        figure = timeline_chart(binned).spec
+    elif sm_id is None:
+        figure = figures.sm_heatmap_spec(binned, x_range_us)
+    else:
+        figure = figures.sm_activity_spec(binned, sm_id, x_range_us)
+    return figure, binned_note(binned)
+
+
+def binned_note(binned: pl.DataFrame) -> str:
+    """What the binned timeline shows, and how to see each warp."""
     bins_drawn = binned["bin_start_ns"].n_unique()
-    return figure, (
+    return (
         f"More than {MAX_WARP_BARS:,} warps in view: showing mean resident warps in {bins_drawn} "
         f"time bins. Drag a box over the figure to zoom in to {MAX_WARP_BARS:,} warps or fewer and see "
         "each warp, or pick one SM in the Show menu; double-click the figure to zoom back out."
@@ -323,12 +325,12 @@ def _count_in_window(warps: pl.DataFrame, window_ns: tuple[int, int] | None) -> 
     return warps.filter((start < high) & ((end > low) | (start >= low))).height
 
 
-def full_timeline(cache: AnalysisCache, launch: dict) -> tuple[go.Figure, str]:
+def full_timeline(cache: AnalysisCache, launch: dict) -> tuple[Spec, str]:
     """The whole launch on all SMs: the page's first figure and the one a double-click returns to, built once,
     from the launch's stored aggregate when it has more warps than are drawn one by one (its warps are read only
     when the user zooms in), else from its warps."""
 
-    def build() -> tuple[go.Figure, str]:
+    def build() -> tuple[Spec, str]:
         aggregates = cache.aggregates(launch)
         if aggregates is not None and aggregates.activity is not None:
             return binned_view(aggregates.activity, None, None)
@@ -381,9 +383,10 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
     """The verdict and the analysis panels; while a big launch's analysis runs, its place-holder and the
     figures its warps give without it."""
     if analysis.pending_warps:
+        curve, histogram = analysis.occupancy_curve, analysis.latency_histogram
         return panels.analysis_running_panel(analysis.pending_warps), [
-            panels.occupancy_time_panel(None, analysis.occupancy_curve),
-            panels.latency_panel(None, analysis.latency_histogram),
+            panels.occupancy_time_panel(None, occupancy_chart(curve) if curve is not None else None),
+            panels.latency_panel(None, latency_chart(histogram) if histogram is not None else None),
         ]
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
@@ -434,7 +437,7 @@ def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None 
     )
 
 
-def timeline_section(note: str, figure: go.Figure, sm_options: list[dict]) -> html.Section:
+def timeline_section(note: str, figure: Spec, sm_options: list[dict]) -> html.Section:
     """The warps on the SMs over time (a traced launch only)."""
     return html.Section(
         [

@@ -9,15 +9,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import polars as pl
 from dash import dcc, html
 
-from tracekit import figures
 from tracekit import format as display
 from tracekit.api import LaunchAnalysis, Prediction, WhatIf
 from tracekit.present.launch import answer_figures, region_table
 from tracekit.present.prediction import prediction_text
-from tracekit.present.sections import littles_law_table
+from tracekit.present.sections import Figure, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 
 ANALYSIS_RUNNING = "Analysing..."
@@ -267,22 +265,17 @@ def occupancy_panel(result: LaunchAnalysis) -> html.Section:
     return _section("occupancy-panel", "Occupancy", [fields_table(rows, "occupancy-table")])
 
 
-def occupancy_time_panel(result: LaunchAnalysis | None, curve: pl.DataFrame | None) -> html.Section:
-    """The curve, with the tail marked and tabulated once the analysis (`result`) is there."""
-    if curve is None:
+def occupancy_time_panel(result: LaunchAnalysis | None, chart: Figure | None) -> html.Section:
+    """The curve (`present.launch.occupancy_chart`), with the tail marked and tabulated once the analysis
+    (`result`) is there."""
+    if chart is None:
         return _section("occupancy-time-panel", "Occupancy over time", [html.P(NEEDS_TRACE, className="hint")])
+    graph = dcc.Graph(id="occupancy-time-figure", figure=chart.spec, config=GRAPH_CONFIG)
     if result is None:
         return _section(
             "occupancy-time-panel",
-            "Occupancy over time",
-            [
-                html.P(ANALYSIS_RUNNING + " The tail is marked here when it is done.", className="hint"),
-                dcc.Graph(
-                    id="occupancy-time-figure",
-                    figure=figures.occupancy_time_figure(curve),
-                    config={"displaylogo": False},
-                ),
-            ],
+            chart.title,
+            [html.P(ANALYSIS_RUNNING + " The tail is marked here when it is done.", className="hint"), graph],
         )
     tail = result.tail
     rows = [
@@ -309,17 +302,12 @@ def occupancy_time_panel(result: LaunchAnalysis | None, curve: pl.DataFrame | No
         ),
         ("SMs idle the whole launch", fmt(_get(tail, "idle_sms"))),
     ]
-    figure = figures.occupancy_time_figure(curve, tail, result.occupancy.theoretical_warps_per_sm)
     return _section(
         "occupancy-time-panel",
-        "Occupancy over time",
+        chart.title,
         [
-            html.P(
-                "Shaded: the tail, from the first SM idle for good (dotted) to the last warp's end; dashed: the last "
-                "block's start (no new warps arrive after it); grey: the theoretical occupancy.",
-                className="hint",
-            ),
-            dcc.Graph(id="occupancy-time-figure", figure=figure, config={"displaylogo": False}),
+            *([html.P(chart.note, className="hint")] if chart.note else []),
+            graph,
             fields_table(rows, "tail-table"),
         ],
     )
@@ -329,13 +317,12 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100.0 * fraction
 
 
-def latency_panel(result: LaunchAnalysis | None, histogram: pl.DataFrame | None) -> html.Section:
-    """The histogram, with the latency statistics once the analysis (`result`) is there."""
-    if histogram is None:
+def latency_panel(result: LaunchAnalysis | None, chart: Figure | None) -> html.Section:
+    """The histogram (`present.launch.latency_chart`), with the latency statistics once the analysis (`result`)
+    is there."""
+    if chart is None:
         return _section("latency-panel", "Warp latency", [html.P(NEEDS_TRACE, className="hint")])
-    figure = dcc.Graph(
-        id="latency-figure", figure=figures.latency_histogram_figure(histogram), config={"displaylogo": False}
-    )
+    figure = dcc.Graph(id="latency-figure", figure=chart.spec, config=GRAPH_CONFIG)
     if result is None:
         return _section("latency-panel", "Warp latency", [figure])
     warps = result.warps
@@ -385,10 +372,10 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     return _section("littles-law-panel", "Little's law", body)
 
 
-def stall_panel(result: LaunchAnalysis) -> html.Section:
+def stall_panel(result: LaunchAnalysis, chart: Figure | None) -> html.Section:
+    """The stall reasons (`present.launch.stall_chart`) and their groups."""
     stalls = result.stalls
-    by_reason = stalls.by_reason
-    if not by_reason:
+    if chart is None:
         return _section("stall-panel", "Stall breakdown", [html.P(NEEDS_STALLS, className="hint")])
     rows = [
         (f"{group} stalls (cycles per issue)", fmt(getattr(stalls, f"{group}_cycles_per_issue"), 2))
@@ -402,16 +389,17 @@ def stall_panel(result: LaunchAnalysis) -> html.Section:
         "stall-panel",
         "Stall breakdown",
         [
-            dcc.Graph(id="stall-figure", figure=figures.stall_figure(by_reason), config={"displaylogo": False}),
+            dcc.Graph(id="stall-figure", figure=chart.spec, config=GRAPH_CONFIG),
             fields_table(rows, "stall-table"),
         ],
     )
 
 
-def sweep_panel(result: LaunchAnalysis, sweep_note: str, launch_point: tuple[float, float] | None) -> html.Section:
-    """Throughput against occupancy over the kernel's launches, with the fitted min(n / L, B)."""
+def sweep_panel(result: LaunchAnalysis, sweep_note: str, chart: Figure | None) -> html.Section:
+    """Throughput against occupancy over the kernel's launches, with the fitted min(n / L, B) and this launch's
+    point (`present.launch.sweep_chart`)."""
     sweep = result.sweep
-    if not sweep:
+    if not sweep or chart is None:
         return _section(
             "sweep-panel", "Throughput against occupancy", [html.P(sweep_note, className="hint", id="sweep-note")]
         )
@@ -427,9 +415,7 @@ def sweep_panel(result: LaunchAnalysis, sweep_note: str, launch_point: tuple[flo
         "Throughput against occupancy",
         [
             html.P(sweep_note, className="hint", id="sweep-note"),
-            dcc.Graph(
-                id="sweep-figure", figure=figures.sweep_figure(sweep, launch_point), config={"displaylogo": False}
-            ),
+            dcc.Graph(id="sweep-figure", figure=chart.spec, config=GRAPH_CONFIG),
             fields_table(rows, "sweep-table"),
         ],
     )

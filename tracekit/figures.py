@@ -44,22 +44,21 @@ def plot_height(rows: int, px_per_row: int = 14) -> int:
     return max(320, min(900, 80 + px_per_row * rows))
 
 
-def _layout(
-    figure: go.Figure, y_title: str, rows: int, x_range_us: tuple[float, float] | None, px_per_row: int = 14
-) -> go.Figure:
-    figure.update_layout(
-        height=plot_height(rows, px_per_row),
-        margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        xaxis={
-            "title": TIME_AXIS_TITLE,
-            "range": list(x_range_us) if x_range_us else None,
-            "autorange": x_range_us is None,
-        },
-        yaxis={"title": y_title},
-        showlegend=False,
-        plot_bgcolor="white",
-    )
-    return figure
+def _time_layout(
+    y_title: str, rows: int, x_range_us: tuple[float, float] | None, px_per_row: int = 14
+) -> dict[str, Any]:
+    """The layout of a figure over the launch's time (µs since its first warp started)."""
+    xaxis: dict[str, Any] = {"title": {"text": TIME_AXIS_TITLE}, "autorange": x_range_us is None}
+    if x_range_us:
+        xaxis["range"] = list(x_range_us)
+    return {
+        "height": plot_height(rows, px_per_row),
+        "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+        "xaxis": xaxis,
+        "yaxis": {"title": {"text": y_title}},
+        "showlegend": False,
+        "plot_bgcolor": "white",
+    }
 
 
 def to_us(ns):
@@ -67,7 +66,7 @@ def to_us(ns):
     return ns / 1000.0
 
 
-def sm_heatmap_figure(binned: pl.DataFrame, x_range_us: tuple[float, float] | None = None) -> go.Figure:
+def sm_heatmap_spec(binned: pl.DataFrame, x_range_us: tuple[float, float] | None = None) -> dict[str, Any]:
     """Zoomed out: one row per SM, colour = mean resident warps in each time bin (from `binned_activity`)."""
     ordered = binned.sort("sm_id", "bin_start_ns")
     sm_ids = ordered["sm_id"].unique(maintain_order=True).to_list()
@@ -76,40 +75,38 @@ def sm_heatmap_figure(binned: pl.DataFrame, x_range_us: tuple[float, float] | No
     bins = len(centers_us)
     values = ordered["mean_active_warps"].to_list()
     z = [values[row * bins : (row + 1) * bins] for row in range(len(sm_ids))]
-    figure = go.Figure(
-        go.Heatmap(
-            x=centers_us,
-            y=sm_ids,
-            z=z,
-            colorscale="Viridis",
-            zmin=0,
-            zmax=max(max(values, default=0), 1),
-            colorbar={"title": {"text": "mean resident warps"}},
-            hovertemplate="SM %{y}<br>%{x:.3f} µs<br>%{z:.2f} warps resident<extra></extra>",
-        )
-    )
-    return _layout(figure, "SM", len(sm_ids), x_range_us)
+    heatmap = {
+        "type": "heatmap",
+        "x": centers_us,
+        "y": sm_ids,
+        "z": z,
+        "colorscale": "Viridis",
+        "zmin": 0,
+        "zmax": max(max(values, default=0), 1),
+        "colorbar": {"title": {"text": "mean resident warps"}},
+        "hovertemplate": "SM %{y}<br>%{x:.3f} µs<br>%{z:.2f} warps resident<extra></extra>",
+    }
+    return figure_spec([heatmap], _time_layout("SM", len(sm_ids), x_range_us))
 
 
-def sm_activity_figure(binned: pl.DataFrame, sm_id: int, x_range_us: tuple[float, float] | None = None) -> go.Figure:
+def sm_activity_spec(binned: pl.DataFrame, sm_id: int, x_range_us: tuple[float, float] | None = None) -> dict[str, Any]:
     """Zoomed out on one SM: mean resident warps per time bin, as a step line."""
     one_sm = binned.filter(pl.col("sm_id") == sm_id).sort("bin_start_ns")
-    figure = go.Figure(
-        go.Scatter(
-            x=to_us(one_sm["bin_start_ns"]).to_list(),
-            y=one_sm["mean_active_warps"].to_list(),
-            mode="lines",
-            line={"shape": "hv"},
-            fill="tozeroy",
-            hovertemplate="%{x:.3f} µs: %{y:.2f} warps resident<extra></extra>",
-        )
-    )
-    return _layout(figure, f"warps resident on SM {sm_id}", 20, x_range_us)
+    line = {
+        "type": "scatter",
+        "x": to_us(one_sm["bin_start_ns"]).to_list(),
+        "y": one_sm["mean_active_warps"].to_list(),
+        "mode": "lines",
+        "line": {"shape": "hv"},
+        "fill": "tozeroy",
+        "hovertemplate": "%{x:.3f} µs: %{y:.2f} warps resident<extra></extra>",
+    }
+    return figure_spec([line], _time_layout(f"warps resident on SM {sm_id}", 20, x_range_us))
 
 
-def warp_bars_figure(
+def warp_bars_spec(
     warps: pl.DataFrame, sm_id: int | None = None, x_range_us: tuple[float, float] | None = None
-) -> go.Figure:
+) -> dict[str, Any]:
     """Zoomed in: each warp a horizontal bar from its start to its end.
 
     `warps` is `timeline.warps_in_window` output (relative times and a `slot` per warp). With `sm_id` the y axis
@@ -122,17 +119,17 @@ def warp_bars_figure(
     slot_count = top_slot + 1 if isinstance(top_slot, int) else 1
     if sm_id is not None:
         row = pl.col("slot").cast(pl.Float64)
-        y_title, rows, slot_rows = f"warp slot on SM {sm_id}", slot_count, slot_count
+        y_title, slot_rows = f"warp slot on SM {sm_id}", slot_count
     else:
         row = pl.col("sm_id") - 0.45 + (pl.col("slot") + 0.5) * (0.9 / slot_count)
-        y_title, rows = "SM (each row split into warp slots)", warps["sm_id"].n_unique() if warps.height else 1
-        slot_rows = rows * slot_count
+        y_title = "SM (each row split into warp slots)"
+        slot_rows = (warps["sm_id"].n_unique() if warps.height else 1) * slot_count
     # Bars as thick as their row allows, so neighbouring slots never merge.
     bar_px = max(1.0, min(8.0, 0.6 * (plot_height(slot_rows, 6) - 80) / slot_rows))
     drawn = warps.with_columns(
         row.alias("y"), to_us(pl.col("start_rel_ns")).alias("x0"), to_us(pl.col("end_rel_ns")).alias("x1")
     )
-    figure = go.Figure()
+    traces = []
     for parity in (0, 1):
         part = drawn.filter(pl.col("block_id") % 2 == parity)
         xs: list[float | None] = []
@@ -145,183 +142,199 @@ def warp_bars_figure(
             ys += [y, y, None]
             info = [sm, block, warp, x0, x1]
             custom += [info, info, None]
-        figure.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                customdata=custom,
-                mode="lines",
-                line={"width": bar_px, "color": BAR_COLORS[parity]},
-                hovertemplate=(
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": ys,
+                "customdata": custom,
+                "mode": "lines",
+                "line": {"width": bar_px, "color": BAR_COLORS[parity]},
+                "hovertemplate": (
                     "SM %{customdata[0]}, block %{customdata[1]}, warp %{customdata[2]}<br>"
                     "%{customdata[3]:.3f} to %{customdata[4]:.3f} µs<extra></extra>"
                 ),
-                connectgaps=False,
-            )
+                "connectgaps": False,
+            }
         )
-    return _layout(figure, y_title, slot_rows, x_range_us, px_per_row=6)
+    return figure_spec(traces, _time_layout(y_title, slot_rows, x_range_us, px_per_row=6))
 
 
-def occupancy_time_figure(
+def occupancy_time_spec(
     curve: pl.DataFrame, tail: TailEffect | None = None, theoretical_warps_per_sm: float | None = None
-) -> go.Figure:
-    """GPU-wide mean resident warps per SM over time (`views.occupancy_over_time`), as a step line.
+) -> dict[str, Any]:
+    """GPU-wide mean resident warps per SM over time (`aggregates.occupancy_over_time`), as a step line.
 
     With the result's `tail`: the tail shaded from the first SM idle for good (dotted) to the last warp's end, and
     a dashed line where the last block started. With the theoretical occupancy: a grey line at that ceiling.
     """
-    figure = go.Figure(
-        go.Scatter(
-            x=to_us(curve["bin_start_ns"]).to_list(),
-            y=curve["mean_active_warps_per_sm"].to_list(),
-            mode="lines",
-            line={"shape": "hv"},
-            fill="tozeroy",
-            name="occupancy",
-            hovertemplate="%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
-        )
-    )
-    figure = _layout(figure, "mean resident warps per SM", 0, None)
-    figure.update_layout(height=320)
-    if tail:
-        _mark_tail(figure, tail)
+    line = {
+        "type": "scatter",
+        "x": to_us(curve["bin_start_ns"]).to_list(),
+        "y": curve["mean_active_warps_per_sm"].to_list(),
+        "mode": "lines",
+        "line": {"shape": "hv"},
+        "fill": "tozeroy",
+        "name": "occupancy",
+        "hovertemplate": "%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
+    }
+    layout = {**_time_layout("mean resident warps per SM", 0, None), "height": 320}
+    shapes, notes = tail_marks(tail) if tail else ([], [])
     if theoretical_warps_per_sm:
-        figure.add_hline(
-            y=theoretical_warps_per_sm,
-            line_dash="dash",
-            line_color="gray",
-            annotation_text="theoretical",
-            annotation_position="bottom left",
-        )
-    return figure
+        shapes.append(_line(0, 1, theoretical_warps_per_sm, theoretical_warps_per_sm, "dash", "gray", "x domain", "y"))
+        notes.append(_note("theoretical", 0, theoretical_warps_per_sm, "left", "top", "x domain", "y"))
+    if shapes:
+        layout.update(shapes=shapes, annotations=notes)
+    return figure_spec([line], layout)
 
 
-def _mark_tail(figure: go.Figure, tail: TailEffect, row: int | None = None) -> None:
-    """Shade the tail (the first SM idle for good to the last warp's end: the GPU no longer fully used) and mark
-    the last block's start (from then on no new warps arrive)."""
-    where = {"row": row, "col": 1} if row else {}
-    idle_us, end_us = to_us(tail.first_sm_idle_ns), to_us(tail.span_ns)
-    figure.add_vrect(
-        x0=idle_us,
-        x1=end_us,
-        fillcolor="orange",
-        opacity=0.2,
-        line_width=0,
-        annotation_text="tail",
-        annotation_position="top right",
-        **where,
-    )
-    figure.add_vline(
-        x=idle_us,
-        line_dash="dot",
-        line_color="firebrick",
-        annotation_text="first SM idle",
-        annotation_position="bottom left",
-        **where,
-    )
-    figure.add_vline(
-        x=to_us(tail.last_block_start_ns),
-        line_dash="dash",
-        line_color="darkorange",
-        annotation_text="last block start",
-        annotation_position="top left",
-        **where,
-    )
+def _line(x0: float, x1: float, y0: float, y1: float, dash: str, color: str, xref: str, yref: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": xref,
+        "yref": yref,
+        "x0": x0,
+        "x1": x1,
+        "y0": y0,
+        "y1": y1,
+        "line": {"dash": dash, "color": color},
+    }
 
 
-def latency_histogram_figure(histogram: pl.DataFrame) -> go.Figure:
-    """Warps per latency bin (`views.latency_histogram`), bars spanning their bins."""
+def _note(text: str, x: float, y: float, xanchor: str, yanchor: str, xref: str, yref: str) -> dict[str, Any]:
+    return {
+        "text": text,
+        "x": x,
+        "y": y,
+        "xref": xref,
+        "yref": yref,
+        "xanchor": xanchor,
+        "yanchor": yanchor,
+        "showarrow": False,
+    }
+
+
+def tail_marks(tail: TailEffect, axis: str = "") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The tail shaded (the first SM idle for good to the last warp's end: the GPU no longer fully used) and the
+    last block's start marked (from then on no new warps arrive), as layout shapes and annotations on the axes
+    x{axis}, y{axis} ("" for a figure's first)."""
+    xref, yref = f"x{axis}", f"y{axis} domain"
+    idle_us, end_us, last_us = to_us(tail.first_sm_idle_ns), to_us(tail.span_ns), to_us(tail.last_block_start_ns)
+    rect = {
+        "type": "rect",
+        "xref": xref,
+        "yref": yref,
+        "x0": idle_us,
+        "x1": end_us,
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": "orange",
+        "opacity": 0.2,
+        "line": {"width": 0},
+    }
+    shapes = [
+        rect,
+        _line(idle_us, idle_us, 0, 1, "dot", "firebrick", xref, yref),
+        _line(last_us, last_us, 0, 1, "dash", "darkorange", xref, yref),
+    ]
+    notes = [
+        _note("tail", end_us, 1, "right", "top", xref, yref),
+        _note("first SM idle", idle_us, 0, "right", "bottom", xref, yref),
+        _note("last block start", last_us, 1, "right", "top", xref, yref),
+    ]
+    return shapes, notes
+
+
+def latency_histogram_spec(histogram: pl.DataFrame) -> dict[str, Any]:
+    """Warps per latency bin (`aggregates.latency_histogram`), bars spanning their bins."""
     low_us, high_us = to_us(histogram["latency_lo_ns"]), to_us(histogram["latency_hi_ns"])
-    figure = go.Figure(
-        go.Bar(
-            x=((low_us + high_us) / 2).to_list(),
-            y=histogram["warps"].to_list(),
-            width=(high_us - low_us).to_list(),
-            hovertemplate="%{x:.3f} µs: %{y} warps<extra></extra>",
-        )
+    bars = {
+        "type": "bar",
+        "x": ((low_us + high_us) / 2).to_list(),
+        "y": histogram["warps"].to_list(),
+        "width": (high_us - low_us).to_list(),
+        "hovertemplate": "%{x:.3f} µs: %{y} warps<extra></extra>",
+    }
+    return figure_spec(
+        [bars],
+        {
+            "height": 300,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+            "showlegend": False,
+            "plot_bgcolor": "white",
+            "bargap": 0,
+            "xaxis": {"title": {"text": "warp latency (µs)"}},
+            "yaxis": {"title": {"text": "warps"}},
+        },
     )
-    figure.update_layout(
-        height=300,
-        margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        showlegend=False,
-        plot_bgcolor="white",
-        bargap=0,
-        xaxis={"title": "warp latency (µs)"},
-        yaxis={"title": "warps"},
-    )
-    return figure
 
 
-def message_figure(message: str) -> go.Figure:
+def message_spec(message: str) -> dict[str, Any]:
     """An empty plot carrying one of our own messages (never a string from an input file)."""
-    figure = go.Figure()
-    figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    figure.update_layout(height=200, xaxis={"visible": False}, yaxis={"visible": False}, plot_bgcolor="white")
-    return figure
+    return figure_spec(
+        [],
+        {
+            "annotations": [_note(message, 0.5, 0.5, "center", "middle", "paper", "paper")],
+            "height": 200,
+            "xaxis": {"visible": False},
+            "yaxis": {"visible": False},
+            "plot_bgcolor": "white",
+        },
+    )
 
 
-def sweep_figure(
-    sweep: Sweep,
-    launch_point: tuple[float, float] | None = None,
-    what_if_point: tuple[float, float] | None = None,
-) -> go.Figure:
-    """Throughput against occupancy: the sweep's measured points, the fitted min(n / L, B) drawn through its knee,
-    this launch's point and, when given, the what-if prediction."""
+def sweep_spec(sweep: Sweep, launch_point: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Throughput against occupancy: the sweep's measured points, the fitted min(n / L, B) drawn through its knee
+    and this launch's point."""
     points = sweep.points
     xs = [p.occupancy_warps_per_sm for p in points]
-    figure = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=[p.throughput for p in points],
-            mode="markers",
-            name="measured launches",
-            marker={"size": 9, "color": "#1f77b4"},
-            hovertemplate="%{x:.2f} warps per SM: %{y:.5f} warps per ns per SM<extra></extra>",
-        )
-    )
-    extent = max([*xs, *(p[0] for p in (launch_point, what_if_point) if p)], default=1.0) * 1.1
+    traces: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": xs,
+            "y": [p.throughput for p in points],
+            "mode": "markers",
+            "name": "measured launches",
+            "marker": {"size": 9, "color": "#1f77b4"},
+            "hovertemplate": "%{x:.2f} warps per SM: %{y:.5f} warps per ns per SM<extra></extra>",
+        }
+    ]
+    extent = max([*xs, *([launch_point[0]] if launch_point else [])], default=1.0) * 1.1
     model_x, model_y = _model_line(sweep, extent)
-    figure.add_trace(
-        go.Scatter(
-            x=model_x,
-            y=model_y,
-            mode="lines",
-            name="min(n / L, B)",
-            line={"dash": "dash", "color": "gray"},
-            hoverinfo="skip",
-        )
+    traces.append(
+        {
+            "type": "scatter",
+            "x": model_x,
+            "y": model_y,
+            "mode": "lines",
+            "name": "min(n / L, B)",
+            "line": {"dash": "dash", "color": "gray"},
+            "hoverinfo": "skip",
+        }
     )
     if launch_point:
-        figure.add_trace(
-            go.Scatter(
-                x=[launch_point[0]],
-                y=[launch_point[1]],
-                mode="markers",
-                name="this launch",
-                marker={"size": 14, "color": "#ff7f0e", "symbol": "circle-open", "line": {"width": 3}},
-                hovertemplate="this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>",
-            )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [launch_point[0]],
+                "y": [launch_point[1]],
+                "mode": "markers",
+                "name": "this launch",
+                "marker": {"size": 14, "color": "#ff7f0e", "symbol": "circle-open", "line": {"width": 3}},
+                "hovertemplate": "this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>",
+            }
         )
-    if what_if_point:
-        figure.add_trace(
-            go.Scatter(
-                x=[what_if_point[0]],
-                y=[what_if_point[1]],
-                mode="markers",
-                name="what-if (model)",
-                marker={"size": 13, "color": "#2ca02c", "symbol": "star"},
-                hovertemplate="what-if: %{x:.2f} warps per SM, %{y:.5f} predicted<extra></extra>",
-            )
-        )
-    figure.update_layout(
-        height=360,
-        margin={"l": 80, "r": 20, "t": 30, "b": 50},
-        plot_bgcolor="white",
-        xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
-        yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.2},
+    return figure_spec(
+        traces,
+        {
+            "height": 360,
+            "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
+            "plot_bgcolor": "white",
+            "xaxis": {"title": {"text": "occupancy (warps per SM)"}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "throughput (warps per ns per SM)"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.2},
+        },
     )
-    return figure
 
 
 def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
@@ -335,8 +348,8 @@ def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
     return xs, [float(y) for y in ys if y is not None]
 
 
-def stall_figure(by_reason: dict[str, float]) -> go.Figure:
-    """Warp cycles per issued instruction by stall reason (`result["stalls"]["by_reason"]`), largest on top."""
+def stall_spec(by_reason: dict[str, float]) -> dict[str, Any]:
+    """Warp cycles per issued instruction by stall reason (`result.stalls.by_reason`), largest on top."""
     ranked = sorted(by_reason.items(), key=lambda item: item[1])
     bar = {
         "type": "bar",
@@ -345,7 +358,7 @@ def stall_figure(by_reason: dict[str, float]) -> go.Figure:
         "orientation": "h",
         "hovertemplate": "%{y}: %{x:.3f} cycles per issue<extra></extra>",
     }
-    return unchecked_figure(
+    return figure_spec(
         [bar],
         {
             "height": max(300, 60 + 20 * len(ranked)),
@@ -384,7 +397,11 @@ def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, T
             col=1,
         )
         if tail := tails.get(side):
-            _mark_tail(figure, tail, row=row)
+            shapes, notes = tail_marks(tail, "" if row == 1 else str(row))
+            for shape in shapes:
+                figure.add_shape(shape)
+            for note in notes:
+                figure.add_annotation(note)
         figure.update_yaxes(title_text="warps per SM", rangemode="tozero", row=row, col=1)
     for row in range(2, len(sides) + 1):
         figure.update_xaxes(matches="x", row=row, col=1)
@@ -874,7 +891,7 @@ def roofline_spec(
     )
 
 
-def occupancy_figure(result: LaunchAnalysis) -> go.Figure | None:
+def occupancy_spec(result: LaunchAnalysis) -> dict[str, Any] | None:
     """Warps per SM: theoretical (the calculator), achieved (the counter), resident on average (the trace) and the
     occupancy that hides latency (the verdict's latency x throughput), against the device's warp slots."""
     occupancy = result.occupancy
@@ -887,28 +904,28 @@ def occupancy_figure(result: LaunchAnalysis) -> go.Figure | None:
     shown = [(label, value) for label, value in rows if value is not None]
     if not shown:
         return None
-    figure = go.Figure(
-        go.Bar(
-            x=[value for _, value in shown],
-            y=[label for label, _ in shown],
-            orientation="h",
-            text=[f"{value:.1f}" for _, value in shown],
-            textposition="outside",
-            cliponaxis=False,
-            marker={"color": UNIT_COLOR},
-            hovertemplate="%{y}: %{x:.2f} warps per SM<extra></extra>",
-        )
-    )
+    bar = {
+        "type": "bar",
+        "x": [value for _, value in shown],
+        "y": [label for label, _ in shown],
+        "orientation": "h",
+        "text": [f"{value:.1f}" for _, value in shown],
+        "textposition": "outside",
+        "cliponaxis": False,
+        "marker": {"color": UNIT_COLOR},
+        "hovertemplate": "%{y}: %{x:.2f} warps per SM<extra></extra>",
+    }
+    layout: dict[str, Any] = {
+        "height": 260,
+        "margin": {"l": 170, "r": 30, "t": 30, "b": 45},
+        "plot_bgcolor": "white",
+        "xaxis": {"title": {"text": "warps per SM"}, "rangemode": "tozero"},
+        "showlegend": False,
+    }
     if occupancy.max_warps_per_sm:
-        figure.add_vline(x=occupancy.max_warps_per_sm, line_dash="dot", line_color="#888")
-    figure.update_layout(
-        height=260,
-        margin={"l": 170, "r": 30, "t": 30, "b": 45},
-        plot_bgcolor="white",
-        xaxis={"title": "warps per SM", "rangemode": "tozero"},
-        showlegend=False,
-    )
-    return figure
+        slots = occupancy.max_warps_per_sm
+        layout["shapes"] = [_line(slots, slots, 0, 1, "dot", "#888", "x", "y domain")]
+    return figure_spec([bar], layout)
 
 
 # The whole-step figures (the steps page and the HTML report): drawn in tracekit/step_figures.py.

@@ -9,6 +9,7 @@ from an input is escaped; plotly.js comes from its CDN (`include_plotlyjs`).
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,30 +19,40 @@ if TYPE_CHECKING:
     from tracekit.analysis.predict import Prediction
     from tracekit.analysis.types import LaunchAnalysis
 
-FIGURES = ("speed_of_light", "roofline", "occupancy", "stalls", "sweep")
+FIGURES = (
+    "speed_of_light",
+    "roofline",
+    "occupancy",
+    "stalls",
+    "sweep",
+    "warp_timeline",
+    "occupancy_time",
+    "latency",
+)
+TRACE_FIGURES = ("warp_timeline", "occupancy_time", "latency")  # drawn from the launch's figure aggregates
 
 
-def launch_figure(result: LaunchAnalysis, name: str) -> go.Figure:
-    """The named figure of one result; ValueError for an unknown name or a launch without its data."""
+def launch_figure(result: LaunchAnalysis, name: str, aggregates: Mapping[str, Any] | None = None) -> go.Figure:
+    """The named figure of one result, the plotly dict the report and the launch page draw (`tracekit.present`),
+    as a figure; `aggregates`: `tracekit.api.launch_aggregates(store, launch_id)`, for the trace's figures.
+    ValueError for an unknown name or a launch without its data."""
     from tracekit import figures
+    from tracekit.present.launch import answer_figures, launch_figures, trace_frames
 
     if name not in FIGURES:
         raise ValueError(f"no figure {name!r}: one of {', '.join(FIGURES)}")
-    figure: go.Figure | None = None
-    if name == "speed_of_light":
-        figure = figures.speed_of_light_figure(result)
-    elif name == "roofline":
-        roofline = result.ceilings.roofline if result.ceilings else None
-        figure = figures.roofline_figure(roofline) if roofline is not None else None
-    elif name == "occupancy":
-        figure = figures.occupancy_figure(result)
-    elif name == "stalls":
-        figure = figures.stall_figure(result.stalls.by_reason) if result.stalls.by_reason else None
-    elif name == "sweep":
-        figure = figures.sweep_figure(result.sweep) if result.sweep else None
-    if figure is None:
+    if name in TRACE_FIGURES and aggregates is None:
+        raise ValueError(f"the {name} figure draws the launch's figure aggregates: pass aggregates=")
+    spec: dict[str, Any] | None
+    if name == "occupancy":
+        spec = figures.occupancy_spec(result)
+    else:
+        answer = name in ("speed_of_light", "roofline")
+        drawn = answer_figures(result) if answer else launch_figures(result, trace_frames(aggregates))
+        spec = next((chart.spec for chart in drawn if chart.key == name), None)
+    if spec is None:
         raise ValueError(f"launch {result.launch_id} has no data for the {name} figure")
-    return figure
+    return figures.unchecked_figure(spec["data"], spec["layout"])
 
 
 def _tries(result: LaunchAnalysis) -> list[Any] | str:
@@ -104,7 +115,9 @@ def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None
     from tracekit.present.prediction import prediction_text
 
     text = prediction_text(prediction, result)
-    lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [line for line in (text.nsight, text.narrow) if line]
+    lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [
+        line for line in (text.nsight, text.narrow) if line
+    ]
     lines += [f"measured ceilings: {path}" for path in text.profiles]
     steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)
     return (
@@ -135,6 +148,7 @@ class NotebookDisplay:
     def _repr_html_(self) -> str:
         return launch_html(self)  # type: ignore[arg-type]
 
-    def figure(self, name: str) -> go.Figure:
-        """`result.figure("speed_of_light" | "roofline" | "occupancy" | "stalls" | "sweep")`: a plotly figure."""
-        return launch_figure(self, name)  # type: ignore[arg-type]
+    def figure(self, name: str, aggregates: Mapping[str, Any] | None = None) -> go.Figure:
+        """`result.figure("speed_of_light" | "roofline" | "occupancy" | "stalls" | "sweep")`: a plotly figure;
+        "warp_timeline", "occupancy_time" and "latency" with `aggregates=tracekit.api.launch_aggregates(store, id)`."""
+        return launch_figure(self, name, aggregates)  # type: ignore[arg-type]

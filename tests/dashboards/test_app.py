@@ -49,6 +49,12 @@ def by_id(tree, component_id: str) -> Component:
     return matches[0]
 
 
+def plotted(spec: dict | go.Figure) -> go.Figure:
+    """A page's figure, a plotly dict drawn as it is, read through plotly's validation (a dict plotly would refuse
+    fails here)."""
+    return go.Figure(spec)
+
+
 def point_count(figure: go.Figure) -> int:
     return sum(len(trace.x) for trace in figure.data)
 
@@ -122,14 +128,14 @@ def test_launch_page_shows_user_strings_as_text_only(sqlite_store, xss_launch):
         if isinstance(component, Component):
             assert type(component).__name__ != "Markdown"
             assert not getattr(component, "dangerously_allow_html", False)
-    figure = by_id(page, "warp-timeline").figure
+    figure = plotted(by_id(page, "warp-timeline").figure)
     assert XSS_KERNEL not in figure.to_json()  # plotly renders some HTML in its text: keep names out
 
 
 def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    figure = by_id(page, "warp-timeline").figure
+    figure = plotted(by_id(page, "warp-timeline").figure)
     assert point_count(figure) == 3 * len(warps)  # start, end and a gap per warp
     drawn_us = sorted(x for trace in figure.data for x in trace.x if x is not None)
     assert drawn_us[0] == 0.0
@@ -145,8 +151,10 @@ def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqli
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     assert f"{len(warps):,} warps" in by_id(page, "analysis-running").children
     assert by_id(page, "analysis-pending").data == {"pair": None}
-    assert sum(by_id(page, "latency-figure").figure.data[0].y) == len(warps)
-    assert by_id(page, "occupancy-time-figure").figure.layout.shapes == ()  # no tail marked without the analysis
+    assert sum(plotted(by_id(page, "latency-figure").figure).data[0].y) == len(warps)
+    assert (
+        plotted(by_id(page, "occupancy-time-figure").figure).layout.shapes == ()
+    )  # no tail marked without the analysis
     assert by_id(page, "pairing-evidence").children == "Analysing..."
     ids = {getattr(c, "id", None) for c in walk(page) if isinstance(c, Component)}
     assert not ids & {"verdict-mode", "verdict-evidence", "tail-table", "latency-table", "littles-law-table"}
@@ -154,7 +162,7 @@ def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqli
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
     assert by_id(page, "analysis-pending").data is None
     assert by_id(page, "verdict-mode").children
-    assert by_id(page, "occupancy-time-figure").figure.layout.shapes  # the tail, marked
+    assert plotted(by_id(page, "occupancy-time-figure").figure).layout.shapes  # the tail, marked
 
 
 def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xss_launch):
@@ -164,11 +172,11 @@ def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xs
     verdict = result.classification
     assert by_id(page, "verdict-mode").children.startswith(verdict.mode)
     assert [item.children for item in by_id(page, "verdict-evidence").children] == verdict.evidence
-    latency = by_id(page, "latency-figure").figure
+    latency = plotted(by_id(page, "latency-figure").figure)
     assert sum(latency.data[0].y) == len(warps)  # every warp in one latency bin
     law_strings = [s for s in walk(by_id(page, "littles-law-table")) if isinstance(s, str)]
     assert display.number(result.littles_law.mean_occupancy) in law_strings
-    curve = by_id(page, "occupancy-time-figure").figure
+    curve = plotted(by_id(page, "occupancy-time-figure").figure)
     # 8 SMs, each holding 2 blocks of 4 warps at the busiest: the curve peaks at 8 warps per SM.
     assert max(curve.data[0].y) == pytest.approx(8, abs=0.5)
 
@@ -179,7 +187,8 @@ def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(synthetic_
     warps = timeline.relative_times(
         pl.DataFrame(rows, schema=["sm_id", "block_id", "warp_in_block", "start_ns", "end_ns"], orient="row")
     )
-    figure, note = timeline_view(warps, None, None)
+    spec, note = timeline_view(warps, None, None)
+    figure = plotted(spec)
     (heatmap,) = figure.data
     assert heatmap.type == "heatmap"
     assert list(heatmap.y) == list(range(8))
@@ -195,13 +204,14 @@ def test_timeline_bins_when_zoomed_out_and_draws_warps_when_zoomed_in(synthetic_
     window = window_from_relayout({"xaxis.range[0]": 2.0, "xaxis.range[1]": 5.5})
     assert window == (2000, 5500)
     expected = sum(1 for _, _, _, start, end in rows if end > 2000 and start < 5500)
-    figure, note = timeline_view(warps, None, window)
+    spec, note = timeline_view(warps, None, window)
+    figure = plotted(spec)
     assert {trace.type for trace in figure.data} == {"scatter"}
     assert point_count(figure) == 3 * expected
     assert list(figure.layout.xaxis.range) == [2.0, 5.5]
 
     on_sm_3 = sum(1 for sm, _, _, start, end in rows if sm == 3 and end > 2000 and start < 5500)
-    figure, _ = timeline_view(warps, 3, window)
+    figure = plotted(timeline_view(warps, 3, window)[0])
     assert point_count(figure) == 3 * on_sm_3
     slots = {y for trace in figure.data for y in trace.y if y is not None}
     assert slots == set(range(8))  # two blocks of four warps at a time on SM 3

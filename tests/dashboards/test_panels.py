@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from dash.development.base_component import Component
 
+from tests.dashboards.test_app import plotted
 from tracekit import api
 from tracekit import format as display
 from tracekit.dashboards import pages_compare, pages_launch
@@ -153,7 +154,7 @@ def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
     assert by_id(page, "sweep-note").children.startswith(
         f"Sweep fitted over 4 launches (ids {vector_add[0]}, {vector_add[1]}, "
     )
-    measured, model, this_launch = by_id(page, "sweep-figure").figure.data
+    measured, model, this_launch = plotted(by_id(page, "sweep-figure").figure).data
     facts = [trace_facts(sqlite_store, launch_id) for launch_id in vector_add]
     assert list(measured.x) == pytest.approx([f["occupancy"] for f in facts], rel=1e-9)
     assert list(measured.y) == pytest.approx([f["throughput"] for f in facts], rel=1e-9)
@@ -196,7 +197,7 @@ def xss_free_trace(tmp_path, write_warp_trace, synthetic_warps):
 def test_occupancy_figure_marks_the_tail_where_the_trace_puts_it(sqlite_store, vector_add):
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
     facts = trace_facts(sqlite_store, vector_add[0])
-    shapes = by_id(page, "occupancy-time-figure").figure.layout.shapes
+    shapes = plotted(by_id(page, "occupancy-time-figure").figure).layout.shapes
     rect = next(s for s in shapes if s.type == "rect")
     assert (rect.x0, rect.x1) == pytest.approx((facts["first_sm_idle_ns"] / 1000, facts["span_ns"] / 1000))
     lines = sorted(s.x0 for s in shapes if s.type == "line" and s.x0 == s.x1)
@@ -220,7 +221,7 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     result, _ = ingest(sqlite_store, sample_trace("h100/samples.raw.csv"))
     launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
     page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    (bars,) = by_id(page, "stall-figure").figure.data
+    (bars,) = plotted(by_id(page, "stall-figure").figure).data
     metrics = sqlite_store.metrics([launch_id])
     stored = metrics.filter(
         pl.col("name") == "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"
@@ -229,7 +230,9 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     assert bars.y[-1] == "long_scoreboard"  # the largest, drawn on top
     # A trace of the profiled configuration borrows those counters: its page shows the same stalls.
     [traced] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
-    borrowed = by_id(pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), traced), "stall-figure").figure.data
+    borrowed = plotted(
+        by_id(pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), traced), "stall-figure").figure
+    ).data
     assert dict(zip(borrowed[0].y, borrowed[0].x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
     # abs_values was not profiled: nothing to borrow, and the panel says what is missing.
     [lone] = import_traces(sqlite_store, sample_trace, ["h100/abs_positive.csv.gz"])
@@ -261,10 +264,10 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
     assert rows["duration"][3] == sign + f"{float(f'{abs(relative):.3g}'):g}" + "%"
     assert rows["duration"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
     assert rows["occupancy limiter"][:2] == ["shared_memory", "warps"]
-    occupancy = by_id(page, "compare-occupancy-figure").figure
+    occupancy = plotted(by_id(page, "compare-occupancy-figure").figure)
     assert occupancy.layout.xaxis2.matches == "x"  # zooming one side zooms the other
     assert [trace.name for trace in occupancy.data] == ["A", "B"]
-    latency = by_id(page, "compare-latency-figure").figure
+    latency = plotted(by_id(page, "compare-latency-figure").figure)
     assert [round(sum(trace.y), 9) for trace in latency.data] == [1.0, 1.0]  # shares of each side's warps
     assert latency.layout.barmode == "overlay"
     # Traces alone (no counters): the measured sweep's throughput still grows from 28.9 to 56.8 warps per SM, so

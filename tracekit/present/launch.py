@@ -8,9 +8,11 @@ renderer escapes them for its own medium, so a kernel name is escaped exactly on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import polars as pl
 
 from tracekit import format as fmt
 from tracekit.analysis.classification import Classification
@@ -39,7 +41,7 @@ class LaunchContent:
     headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
     findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
     try_first: TryFirst | None = None  # What to try first: the predicted changes, or why there are none
-    figures: list[Figure] = field(default_factory=list)  # speed of light and roofline, as plotly dicts
+    figures: list[Figure] = field(default_factory=list)  # answer_figures, then launch_figures: plotly dicts
 
 
 # ---- number formatting: tracekit.format, re-exported for the renderers ----------------------------------------
@@ -275,6 +277,112 @@ def answer_figures(result: LaunchAnalysis, height: int = ANSWER_FIGURE_HEIGHT) -
     return found
 
 
+# ---- the trace's figures, the stalls and the sweep ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceFrames:
+    """A traced launch's figure aggregates, its warps reduced for its figures (`analysis/aggregates.py`): the report's
+    (`api.launch_aggregates`) and the launch page's (`api.figure_aggregates`) are the same frames."""
+
+    occupancy_curve: pl.DataFrame  # bin_start_ns, bin_end_ns, mean_active_warps_per_sm
+    latency_histogram: pl.DataFrame  # latency_lo_ns, latency_hi_ns, warps
+    activity: pl.DataFrame | None = None  # the whole launch binned on every SM (the warp timeline zoomed out)
+
+
+def trace_frames(aggregates: Mapping[str, Any] | None) -> TraceFrames | None:
+    """`api.launch_aggregates`' frames (the report's, a notebook's) as `TraceFrames`; None for a launch without
+    warps (or with only regions in SM cycles)."""
+    if not aggregates or "occupancy_over_time" not in aggregates:
+        return None
+    return TraceFrames(
+        aggregates["occupancy_over_time"], aggregates["latency_histogram"], aggregates.get("activity_by_sm")
+    )
+
+
+TAIL_NOTE = (
+    "Shaded: the tail, from the first SM idle for good (dotted) to the last warp's end; dashed: the last block's "
+    "start (no new warps arrive after it)"
+)
+# The theoretical occupancy is drawn as a line unless it lies this far above the curve's peak (it would flatten
+# the curve; the occupancy table gives it).
+THEORETICAL_LINE_MAX_RATIO = 2.0
+
+
+def timeline_chart(activity: pl.DataFrame) -> Figure:
+    """The warps on the SMs zoomed out: mean resident warps per SM and time bin."""
+    from tracekit import figures
+
+    return Figure("warp_timeline", "Warps on the SMs", figures.sm_heatmap_spec(activity))
+
+
+def occupancy_chart(curve: pl.DataFrame, result: LaunchAnalysis | None = None) -> Figure:
+    """Mean resident warps per SM over time; with the analysis (`result`) the tail marked and the theoretical
+    occupancy drawn where it does not flatten the curve."""
+    from tracekit import figures
+
+    tail = result.tail if result is not None else None
+    theoretical = result.occupancy.theoretical_warps_per_sm if result is not None else None
+    peak = curve["mean_active_warps_per_sm"].max() if curve.height else None
+    if theoretical and theoretical > THEORETICAL_LINE_MAX_RATIO * float(peak or 0.0):  # type: ignore[arg-type]
+        theoretical = None
+    marks = ([TAIL_NOTE] if tail else []) + (["grey: the theoretical occupancy"] if theoretical else [])
+    return Figure(
+        "occupancy_time",
+        "Occupancy over time",
+        figures.occupancy_time_spec(curve, tail, theoretical),
+        "; ".join(marks) + "." if marks else None,
+    )
+
+
+def latency_chart(histogram: pl.DataFrame) -> Figure:
+    """Warps per latency bin."""
+    from tracekit import figures
+
+    return Figure("latency", "Warp latency", figures.latency_histogram_spec(histogram))
+
+
+def stall_chart(result: LaunchAnalysis) -> Figure | None:
+    """Warp cycles per issued instruction by stall reason; None without Nsight's stall metrics."""
+    from tracekit import figures
+
+    by_reason = result.stalls.by_reason
+    return Figure("stalls", "Stall breakdown", figures.stall_spec(by_reason)) if by_reason else None
+
+
+def launch_point(result: LaunchAnalysis) -> tuple[float, float] | None:
+    """This launch's point in its kernel's sweep (or the one of the traced run that stands for it)."""
+    if result.sweep is None:
+        return None
+    for point in result.sweep.points:
+        if point.launch_id == result.launch_id:
+            return point.occupancy_warps_per_sm, point.throughput
+    return None
+
+
+def sweep_chart(result: LaunchAnalysis) -> Figure | None:
+    """Throughput against occupancy over the kernel's launches, the fitted min(n / L, B) and this launch's point;
+    None without a sweep."""
+    from tracekit import figures
+
+    if result.sweep is None:
+        return None
+    spec = figures.sweep_spec(result.sweep, launch_point(result))
+    return Figure("sweep", "Throughput against occupancy", spec)
+
+
+def launch_figures(result: LaunchAnalysis, frames: TraceFrames | None) -> list[Figure]:
+    """The launch's charts past the answer, in page order: its warps on the SMs (where `frames` hold the binned
+    timeline), occupancy over time and warp latency (a traced launch), the stalls and the sweep (where recorded)."""
+    found: list[Figure] = []
+    if frames is not None:
+        if frames.activity is not None and frames.activity.height:
+            found.append(timeline_chart(frames.activity))
+        found += [occupancy_chart(frames.occupancy_curve, result), latency_chart(frames.latency_histogram)]
+    found += [chart for chart in (stall_chart(result), sweep_chart(result)) if chart is not None]
+    return found
+
+
 def launch_content(
     result: LaunchAnalysis,
     index: int = 0,
@@ -282,10 +390,11 @@ def launch_content(
     tables: bool = True,
     tries: Tries = None,
     figures: bool = False,
+    frames: TraceFrames | None = None,
 ) -> LaunchContent:
     """The display form of one analysis (without its tables when `tables` is False: a summary row's needs).
-    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view); `figures`: with the answer's
-    charts (a view that draws them)."""
+    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view); `figures`: with its charts
+    (a view that draws them), the trace's from `frames`."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
@@ -303,7 +412,7 @@ def launch_content(
         return content
     content.try_first = try_first(result, tries)
     if figures:
-        content.figures = answer_figures(result)
+        content.figures = answer_figures(result) + launch_figures(result, frames)
     content.tables += [_launch_table(result), _occupancy_table(result)]
     if result.warps:
         content.tables.append(_warps_table(result.warps))

@@ -23,11 +23,13 @@ class Table:
 class Figure:
     """A chart as a plain plotly dict (`{"data": [...], "layout": {...}}`, `tracekit.figures.figure_spec`): the report
     embeds it as JSON, the dashboard's dcc.Graph and a notebook's plotly.io.to_html draw it as it is; none rebuilds
-    it. `key` names it for a layout's ids ("speed_of_light", "roofline")."""
+    it. `key` names it for a layout's ids ("speed_of_light", "roofline", "occupancy_time", ...); `note` says how
+    to read it, where its marks need saying."""
 
     key: str
     title: str
     spec: dict[str, Any]
+    note: str | None = None
 
 
 LITTLES_LAW_COLUMNS = [

@@ -22,8 +22,8 @@ from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
-from tracekit.present.launch import LaunchContent, index_table, launch_content
-from tracekit.present.sections import Table
+from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
+from tracekit.present.sections import Figure, Table
 from tracekit.present.try_first import Tries, TryFirst
 
 EAGER_FIGURE_LIMIT = 40  # more figures than this are drawn as they scroll into view
@@ -167,6 +167,16 @@ def _try_first_block(section: TryFirst) -> str:
     return f'<div class="try-first"><h3>{esc(section.heading)}</h3><ol>{items}</ol></div>'
 
 
+ANSWER_CHARTS = ("speed_of_light", "roofline")
+TRACE_CHARTS = ("warp_timeline", "occupancy_time", "latency")
+
+
+def _chart(chart: Figure, sink: FigureSink) -> str:
+    """A section's chart under its title, with its note."""
+    note = f'<p class="note">{esc(chart.note)}</p>' if chart.note else ""
+    return f"<h3>{esc(chart.title)}</h3>" + sink.embed(chart.spec) + note
+
+
 def _launch_section(
     result: LaunchAnalysis,
     content: LaunchContent,
@@ -185,41 +195,34 @@ def _launch_section(
     if len(content.findings) > 1:
         items = "".join(f"<li>{esc(fraction(share))}: {esc(text)}</li>" for share, text in content.findings)
         parts.append(f'<p class="note">Findings, by the time they cost:</p><ul class="findings">{items}</ul>')
-    for chart in content.figures:
-        parts.append(f"<h3>{esc(chart.title)}</h3>" + sink.embed(chart.spec))
+    charts = {chart.key: chart for chart in content.figures}  # the section's plotly dicts (present.launch)
+    for key in ANSWER_CHARTS:
+        if key in charts:
+            parts.append(_chart(charts[key], sink))
     if content.try_first is not None:
         parts.append(_try_first_block(content.try_first))
     parts.append(_verdict_block(content))
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):
         parts.append(render_table(tables.pop(title)))
-    if views is not None and "activity_by_sm" in views:  # a launch with only regions (cycles) has no warps
-        parts.append("<h3>Warp timeline per SM</h3>" + sink.embed(figures.sm_heatmap_figure(views["activity_by_sm"])))
-        curve = views["occupancy_over_time"]
-        theoretical = result.occupancy.theoretical_warps_per_sm
-        if theoretical and theoretical > 2 * (curve["mean_active_warps_per_sm"].max() or 0.0):
-            theoretical = None  # a line that far above would flatten the curve; the table gives it
-        parts.append(
-            "<h3>Occupancy over time (tail shaded)</h3>"
-            + sink.embed(figures.occupancy_time_figure(curve, result.tail, theoretical))
-        )
-        parts.append("<h3>Warp latency</h3>" + sink.embed(figures.latency_histogram_figure(views["latency_histogram"])))
+    for key in TRACE_CHARTS:
+        if key in charts:
+            parts.append(_chart(charts[key], sink))
     for title, table in tables.items():
         parts.append(render_table(table))
-        by_reason = result.stalls.by_reason
-        if title.startswith("Stalls") and by_reason:
-            parts.append(sink.embed(figures.stall_figure(by_reason)))
-        if title.startswith("Occupancy sweep") and result.sweep is not None:
+        if title.startswith("Stalls") and "stalls" in charts:
+            parts.append(sink.embed(charts["stalls"].spec))
+        if title.startswith("Occupancy sweep") and result.sweep is not None and "sweep" in charts:
             sweep = result.sweep
-            key = (content.kernel_name, sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm)
-            if key in sweeps_drawn:
+            family = (content.kernel_name, sweep.latency_ns, sweep.throughput_bound_warps_per_ns_per_sm)
+            if family in sweeps_drawn:
                 parts.append(
-                    f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[key])}">'
+                    f'<p class="note">The sweep figure is drawn at <a href="#{esc(sweeps_drawn[family])}">'
                     f"the kernel's first launch</a>.</p>"
                 )
             else:
-                sweeps_drawn[key] = content.anchor
-                parts.append(sink.embed(figures.sweep_figure(sweep)))
+                sweeps_drawn[family] = content.anchor
+                parts.append(sink.embed(charts["sweep"].spec))
     if views is not None and "region_timeline" in views:  # after the region table, the launch's last
         parts.append(_region_figures(views, sink))
     parts.append("</section>")
@@ -271,7 +274,8 @@ def report_html(
             i,
             tables=full is None or result.launch_id in full,
             tries=tries.get(result.launch_id) if result.launch_id is not None else None,
-            figures=True,  # the answer's charts, as plotly dicts (present.launch.answer_figures)
+            figures=True,  # its charts, as plotly dicts (present.launch: answer_figures, launch_figures)
+            frames=trace_frames(views.get(result.launch_id)) if result.launch_id is not None else None,
         )
         for i, result in enumerate(results)
     ]
