@@ -25,6 +25,7 @@ the set-up they need inlined), to time them with another harness.
 from __future__ import annotations
 
 import argparse
+import compileall
 import csv
 import json
 import os
@@ -672,6 +673,10 @@ def main() -> None:
     if options.print_commands:
         print_commands(backends, files)
         return
+    # As installed: `pip install` byte-compiles a package, and this checkout's editable install does not (nor does a
+    # process here, with PYTHONDONTWRITEBYTECODE set), so every command would compile tracekit from source.
+    for package in ("tracekit", "importers", "dashboards"):
+        compileall.compile_dir(REPO / package, quiet=1)
     cases = [c for c in CASES if not options.only or any(word in c.name for word in options.only)]
     draws = not options.only or "dashboard" in options.only
     floors: dict[str, Figure] = {}
