@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tracekit import format as fmt
@@ -301,3 +302,77 @@ def test_a_comparison_reads_the_same_in_every_view(store_path):
     assert duration["absolute_change"] == pytest.approx(b_ns - a_ns)
     assert duration["relative_change"] == pytest.approx(b_ns / a_ns - 1)
     assert compared == comparison.to_dict()
+
+
+def _embedded(page: str) -> list[dict]:
+    """Every figure the HTML report embeds, as its JSON."""
+    import json
+    import re
+
+    return [
+        json.loads(spec)
+        for spec in re.findall(r'<script type="application/json" id="fig-\d+-data">(.*?)</script>', page, re.S)
+    ]
+
+
+def test_the_launch_figures_are_one_plotly_dict_in_every_layout(tmp_path):
+    """vector_add at 16 warps per SM (a warp trace of more warps than the launch page draws one by one), its
+    kernel's sweep over 8 to 64 warps per SM and the profiled run's stalls: the warp timeline, occupancy over time,
+    latency, stalls and sweep are built once (`present.launch.launch_figures`) and the HTML report embeds, the
+    launch page's dcc.Graphs hold and the notebook's `figure(name, aggregates)` draws the same data. The numbers
+    are the trace's, read with the csv module: every warp in the latency histogram, a heatmap row per SM."""
+    import gzip
+    import json
+
+    from tracekit.api import MAX_WARP_BARS, report_aggregates
+    from tracekit.dashboards import pages_launch
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.present.launch import launch_figures, trace_frames
+    from tracekit.reports.html import report_html
+
+    store = Store.open(str(tmp_path / "s.sqlite"))
+    for warps in (8, 16, 32, 64):
+        ingest(store, REPO / "sample_traces" / "h100" / f"vector_add_{warps:02d}warps.csv.gz")
+    ingest(store, REPO / "sample_traces" / "h100" / "samples.ncu-rep")
+    launch_id = int(store.launches().filter(pl.col("kernel_name").str.starts_with("vector_add"))["id"][1])
+    with gzip.open(REPO / "sample_traces" / "h100" / "vector_add_16warps.csv.gz", "rt") as handle:
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    assert len(rows) > MAX_WARP_BARS  # the launch page's first timeline is the binned aggregate, as the report's
+    [result] = analyze_stored(store, [launch_id])
+    aggregates = report_aggregates(store, [result])  # what `tracekit report` embeds
+    charts = launch_figures(result, trace_frames(aggregates[launch_id]))
+    assert [c.key for c in charts] == ["warp_timeline", "occupancy_time", "latency", "stalls", "sweep"]
+    spec = {c.key: json.loads(json.dumps(c.spec)) for c in charts}
+    assert sum(spec["latency"]["data"][0]["y"]) == len(rows)
+    assert spec["warp_timeline"]["data"][0]["y"] == sorted({int(row["sm_id"]) for row in rows})
+    this_launch = spec["sweep"]["data"][-1]
+    assert this_launch["name"] == "this launch" and this_launch["x"] == [pytest.approx(16, rel=0.1)]
+    # The report: each dict embedded as it is.
+    embedded = _embedded(report_html([result], aggregates))
+    for key, figure in spec.items():
+        assert figure in embedded, key
+    # The launch page: the same dicts in its graphs (from the aggregates it keeps in the store).
+    page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    graph_ids = {
+        "warp_timeline": "warp-timeline",
+        "occupancy_time": "occupancy-time-figure",
+        "latency": "latency-figure",
+        "stalls": "stall-figure",
+        "sweep": "sweep-figure",
+    }
+    for key, graph_id in graph_ids.items():
+        assert json.loads(json.dumps(_graph(page, graph_id).figure)) == spec[key], key
+    # The notebook: result.figure(name, aggregates) draws the dict.
+    handed = open_store_results(tmp_path / "s.sqlite", launch_id)
+    for key, figure in spec.items():
+        drawn = json.loads(handed.figure(key, aggregates[launch_id]).to_json())
+        drawn["layout"].pop("template")  # plotly's default theme, added by go.Figure
+        assert drawn == figure, key
+
+
+def open_store_results(db: Path, launch_id: int):
+    """The launch as a notebook gets it (`tracekit.open(...).analyze(...)`)."""
+    from tracekit.api import open as open_store
+
+    [result] = open_store(str(db)).analyze([launch_id])
+    return result
