@@ -34,6 +34,7 @@ on it, the number a measured (achieved) occupancy should be compared with.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, replace
 
@@ -104,6 +105,7 @@ def _parse_cc(compute_capability: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=64)
 def device_limits(compute_capability: str) -> DeviceLimits:
     """Per-SM limits for a compute capability such as "9.0" (also "sm_90", "90")."""
     cc = _parse_cc(compute_capability)
@@ -354,6 +356,7 @@ def _occupancy(
     )
 
 
+@functools.lru_cache(maxsize=4096)  # the predictor asks for the same configurations many times; results are frozen
 def theoretical_occupancy(
     compute_capability: str,
     threads_per_block: int,

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from tracekit.analysis.predict.types import Finding
 from tracekit.analysis.rules import render
 from tracekit.analysis.rules.base import Finding as RuleFinding
 from tracekit.analysis.rules.base import Scalar, values
+
+# Off while `what_to_try` screens candidate changes: only the few it returns are worded (the sentences were most of
+# the screening's cost), and they are predicted again with their words.
+_WORDED: ContextVar[bool] = ContextVar("worded", default=True)
+
+
+@contextmanager
+def unworded() -> Iterator[None]:
+    """Findings made inside carry their values but no sentence (`text` empty)."""
+    token = _WORDED.set(False)
+    try:
+        yield
+    finally:
+        _WORDED.reset(token)
 
 
 def finding(
@@ -17,5 +35,5 @@ def finding(
 ) -> Finding:
     """One step's finding: `template` (a `predict.*` entry of render.TEMPLATES) over `items` (name, value, unit)."""
     vals = values(*items)
-    text = render.sentence(RuleFinding(template, "predict", template, vals)) or ""
+    text = (render.sentence(RuleFinding(template, "predict", template, vals)) or "") if _WORDED.get() else ""
     return Finding(step, template, vals, text, value, unit)

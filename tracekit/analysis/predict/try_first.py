@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from tracekit.analysis.occupancy import device_limits, theoretical_occupancy
 from tracekit.analysis.predict.core import predict
+from tracekit.analysis.predict.findings import unworded
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.occupancy_step import occupancy
 from tracekit.analysis.predict.types import Change, PredictInputs, Prediction, PredictionRefused
@@ -103,14 +104,16 @@ def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 5, min_speedu
     # A tensor-core kernel's knobs are its tile shape: say so once rather than offer nothing without a word.
     refuse_tile_shape(inputs, Change(ilp=2 * inputs.ilp))
     best: dict[str, Prediction] = {}
-    for change in _candidates(inputs):
-        try:
-            found = predict(inputs, change)
-        except PredictionRefused:
-            continue
-        knob = knob_of(change)
-        if found.predicted.speedup >= min_speedup and (
-            knob not in best or found.predicted.speedup > best[knob].predicted.speedup
-        ):
-            best[knob] = found
-    return sorted(best.values(), key=lambda r: -r.predicted.speedup)[:top]
+    with unworded():  # the candidates are screened by their numbers; only those returned are worded
+        for change in _candidates(inputs):
+            try:
+                found = predict(inputs, change)
+            except PredictionRefused:
+                continue
+            knob = knob_of(change)
+            if found.predicted.speedup >= min_speedup and (
+                knob not in best or found.predicted.speedup > best[knob].predicted.speedup
+            ):
+                best[knob] = found
+    chosen = sorted(best.values(), key=lambda r: -r.predicted.speedup)[:top]
+    return [predict(inputs, p.change) for p in chosen]
