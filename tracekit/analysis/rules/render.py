@@ -710,8 +710,8 @@ ADVICE: dict[str, Callable[[_V], str]] = {
 
 
 def _x(value: float) -> str:
-    """A speed-up or ratio: 1.37x."""
-    return f"{fmt.significant(value, 3)}x"
+    """A speed-up or ratio: 1.37x (fmt.times)."""
+    return fmt.times(value)
 
 
 def _use_rate(v: _V, name: str) -> str:
