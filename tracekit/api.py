@@ -51,6 +51,7 @@ from tracekit.analysis.steps.whatif import step_what_if as replay_on_step
 from tracekit.analysis.timeline import binned_activity, relative_times
 from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the launch page's zoom
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text, to_json_dict
+from tracekit.analysis.warp_occupancy import REQUIRED_COLUMNS as ANALYSED_WARP_COLUMNS  # what the engine reads
 from tracekit.analysis.what_if import WhatIf
 from tracekit.analysis.what_if import what_if as occupancy_what_if
 from tracekit.errors import TracekitError
@@ -208,20 +209,21 @@ def _digests(context: Mapping[int, list[int]], overrides: Mapping[int, int]) -> 
 
 
 def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
-    """One `LaunchInput` per row of `launches`: its metrics, its warps when it was traced, its named regions."""
+    """One `LaunchInput` per row of `launches`: its metrics, its warps when it was traced (the columns the engine
+    reads: the clock reads stay compressed), its named regions."""
     launch_ids = launches["id"].to_list()
     metrics = store.metrics(launch_ids) if launch_ids else pl.DataFrame()
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
     traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
     with_regions = region_counts(store, launch_ids) if launch_ids else {}
     warnings = store.import_warnings(launches["import_id"].unique().to_list()) if launch_ids else {}
-    no_warps = empty_frame({k: v for k, v in WARP_SCHEMA.items() if k != "launch_key"})
+    no_warps = empty_frame({k: WARP_SCHEMA[k] for k in ANALYSED_WARP_COLUMNS})
     no_metrics, no_regions = metrics.clear(), pl.DataFrame()  # shared: frames are immutable (56k launches of a family)
     return [
         LaunchInput(
             launch={**row, "import_warnings": warnings.get(row["import_id"], [])},
             metrics=by_launch.get((row["id"],), no_metrics),
-            warps=store.warps(row["id"]) if row["id"] in traced else no_warps,
+            warps=store.warps(row["id"], ANALYSED_WARP_COLUMNS) if row["id"] in traced else no_warps,
             regions=launch_regions(store, row["id"]) if row["id"] in with_regions else no_regions,
         )
         for row in launches.iter_rows(named=True)

@@ -77,39 +77,46 @@ def resolve_sm_count(warps: pl.DataFrame, sm_count: int | None) -> int:
 def occupancy_steps(warps: pl.DataFrame, per_sm: bool = True) -> pl.DataFrame:
     """The active-warp step function: (sm_id,) time_ns, active_warps from time_ns until the next row.
 
-    One row per distinct event time (per SM when `per_sm`), in relative ns, sorted. At equal timestamps ends
+    One row per distinct event time (per SM when `per_sm`), in relative ns, sorted (and flagged sorted: sm_id
+    per SM, time_ns GPU-wide, so that a group-by on it takes polars' sorted path). At equal timestamps ends
     are applied before starts, so a warp ending at t and one starting at t never count as resident together;
     the row holds the count after all events at that time. The last row of each SM is 0.
     """
     rel = relative_times(warps)
-    # One Int64 sort key per event, [sm_id | time_ns | 0 for an end, 1 for a start]: a single-column sort is
+    # One integer sort key per event, [sm_id | time_ns | 0 for an end, 1 for a start]: a single-column sort is
     # several times faster than sorting (sm_id, time_ns, delta), and it puts ends before starts at equal times.
     time_bits = as_int(rel["end_rel_ns"].max()).bit_length() + 1
     sm_bits = as_int(rel["sm_id"].max()).bit_length() if per_sm else 0
     if time_bits + sm_bits > 62 or (per_sm and as_int(rel["sm_id"].min()) < 0):
         raise TracekitError("warp times or SM ids out of range: SM ids must be >= 0 and the launch under ~50 days")
-    sm_key = pl.col("sm_id").cast(pl.Int64) * (1 << time_bits) if per_sm else pl.lit(0, pl.Int64)
-    key = pl.concat(
-        [
-            rel.select(key=sm_key + pl.col("end_rel_ns") * 2)["key"],
-            rel.select(key=sm_key + pl.col("start_rel_ns") * 2 + 1)["key"],
-        ]
-    ).sort()
-    place = pl.col("key") // 2  # sm_id and time together
+    # A key that fits 32 bits (GPU-wide, a launch under ~2 s) sorts as UInt32: half the bytes to move.
+    dtype = pl.UInt32 if time_bits + sm_bits <= 32 else pl.Int64
+    sm_key = pl.col("sm_id").cast(dtype) * pl.lit(1 << time_bits, dtype) if per_sm else pl.lit(0, dtype)
+    events = rel.lazy()
+    place = pl.col("key") // pl.lit(2, dtype)  # sm_id and time together
+    time_unit = pl.lit(1 << (time_bits - 1), dtype)
     steps = (
-        pl.DataFrame({"key": key})
-        .lazy()
+        pl.concat(
+            [
+                events.select(key=sm_key + pl.col("end_rel_ns").cast(dtype) * pl.lit(2, dtype)),
+                events.select(key=sm_key + pl.col("start_rel_ns").cast(dtype) * pl.lit(2, dtype) + pl.lit(1, dtype)),
+            ]
+        )
+        .sort("key")
         .select(
             place=place,
             # Every SM's events sum to zero, so one running sum over the SM-sorted events restarts at 0 on each SM.
-            active_warps=((pl.col("key") % 2) * 2 - 1).cast(pl.Int32).cum_sum(),
+            active_warps=((pl.col("key") & pl.lit(1, dtype)).cast(pl.Int32) * 2 - 1).cum_sum(),
             last_at_time=(place.shift(-1) != place).fill_null(True),
         )
         .filter("last_at_time")
     )
-    columns = [(pl.col("place") // (1 << (time_bits - 1))).cast(pl.Int32).alias("sm_id")] if per_sm else []
-    time_ns = pl.col("place") % (1 << (time_bits - 1))
-    return steps.select(*columns, time_ns=time_ns, active_warps="active_warps").collect()
+    time_ns = (pl.col("place") % time_unit).cast(pl.Int64)
+    if per_sm:  # sorted by (sm_id, time_ns): sm_id is sorted, time_ns only within each SM
+        columns = [(pl.col("place") // time_unit).cast(pl.Int32).set_sorted().alias("sm_id"), time_ns.alias("time_ns")]
+    else:
+        columns = [time_ns.set_sorted().alias("time_ns")]
+    return steps.select(*columns, active_warps="active_warps").collect()
 
 
 def gpu_steps_from_per_sm(per_sm_steps: pl.DataFrame) -> pl.DataFrame:
@@ -226,6 +233,7 @@ def mean_occupancy(
             variance_active_warps=pl.col("warp_ns_squared") / duration_ns - pl.col("mean_active_warps") ** 2,
         )
         .collect()
+        .rechunk()  # one chunk (the sorted group-by gives one per SM): the float sums below in one fixed order
     )
     total_warp_ns = int(per_sm["warp_ns"].sum())
     total_active_ns = int(per_sm["active_ns"].sum())

@@ -63,12 +63,17 @@ def describe_steady_state(
         half = by_level["cumulative_ns"][-1] / 2
         level = float(by_level.filter(pl.col("cumulative_ns") >= half)["active_warps"][0])
     threshold = level_fraction * level
-    # Each step holds from its time_ns to the next step's time_ns.
-    high = steps.with_columns(until_ns=pl.col("time_ns").shift(-1).fill_null(span_ns)).filter(
-        pl.col("active_warps") >= threshold
+    # Each step holds from its time_ns to the next step's time_ns; only the first and last high steps are needed
+    # (lazy: the until column of every step is never materialized).
+    first_high_ns, last_high_until_ns = (
+        steps.lazy()
+        .with_columns(until_ns=pl.col("time_ns").shift(-1).fill_null(span_ns))
+        .filter(pl.col("active_warps") >= threshold)
+        .select(pl.col("time_ns").first(), pl.col("until_ns").last())
+        .collect()
+        .row(0)
     )
-    ramp_end = int(high["time_ns"][0])
-    falls_for_good = int(high["until_ns"][-1])
+    ramp_end, falls_for_good = as_int(first_high_ns), as_int(last_high_until_ns)
     tail_start = min(last_start, falls_for_good)
     mean_latency_ns = float(rel.select((pl.col("end_rel_ns") - pl.col("start_rel_ns")).mean()).item() or 0.0)
     whole = tail_start - ramp_end < max(1.0, MIN_LATENCIES * mean_latency_ns)

@@ -11,7 +11,7 @@ chunks, so it returns every metric, as before.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import polars as pl
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select
@@ -68,11 +68,17 @@ def encode(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def decode(data: bytes, kind: str) -> pl.DataFrame:
-    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id)."""
-    frame = pl.read_ipc(data)
+def decode(data: bytes, kind: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """A chunk's rows, typed as the kind's columns (metric chunks lead with their rows' launch_id); `columns`:
+    only these of the kind's columns, the others never decompressed (IPC compresses each column apart)."""
+    wanted = COLUMNS[kind] if columns is None else {name: COLUMNS[kind][name] for name in columns}
+    if columns is not None:
+        present = pl.read_ipc_schema(io.BytesIO(data))
+        frame = pl.read_ipc(data, columns=[name for name in ("launch_id", *wanted) if name in present])
+    else:
+        frame = pl.read_ipc(data)
     lead = [pl.col("launch_id").cast(pl.Int64)] if "launch_id" in frame.columns else []
-    return frame.select(*lead, *(pl.col(name).cast(dtype) for name, dtype in COLUMNS[kind].items()))
+    return frame.select(*lead, *(pl.col(name).cast(dtype) for name, dtype in wanted.items()))
 
 
 def empty(kind: str) -> pl.DataFrame:
@@ -155,10 +161,16 @@ def _runs(launch_ids: Iterable[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_launch_id: bool) -> pl.DataFrame:
+def read(
+    connection: Connection,
+    kind: str,
+    launch_ids: Iterable[int],
+    with_launch_id: bool,
+    columns: Sequence[str] | None = None,
+) -> pl.DataFrame:
     """The rows of these launches in the order they were imported (import by import; a launch's warps, or the
     import's metric rows as the file listed them, launch-major or metric-major); with `with_launch_id` a first
-    column launch_id (Int64)."""
+    column launch_id (Int64); `columns`: only these of the kind's columns (in this order), default all."""
     wanted = sorted({int(i) for i in launch_ids})
     runs = _runs(wanted)
     seen: dict[int, tuple[int, bytes]] = {}
@@ -176,7 +188,7 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
             seen[chunk_id] = (launch_id, data)
     frames = []
     for _, (launch_id, data) in sorted(seen.items()):  # chunk ids: the order written
-        frame = decode(data, kind)
+        frame = decode(data, kind, columns)
         if "launch_id" in frame.columns:
             if not (frame["launch_id"].is_in(wanted).all()):
                 frame = frame.filter(pl.col("launch_id").is_in(wanted))
@@ -184,7 +196,7 @@ def read(connection: Connection, kind: str, launch_ids: Iterable[int], with_laun
             frame = frame.select(pl.lit(launch_id, pl.Int64).alias("launch_id"), pl.all())
         frames.append(frame)
     if not frames:
-        frame = empty(kind)
+        frame = empty(kind) if columns is None else empty(kind).select(columns)
         return frame.select(pl.lit(None, pl.Int64).alias("launch_id"), pl.all()) if with_launch_id else frame
     frame = pl.concat(frames, rechunk=len(frames) > 1)
     return frame if with_launch_id else frame.drop("launch_id")

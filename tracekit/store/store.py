@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -330,11 +330,11 @@ class Store:
         with self.engine.connect() as connection:
             return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True)
 
-    def warps(self, launch_id: int) -> pl.DataFrame:
+    def warps(self, launch_id: int, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """One launch's warps, typed as `WARP_SCHEMA` without launch_key, in recorded order: a few Arrow IPC
-        chunks decoded straight into polars."""
+        chunks decoded straight into polars. `columns`: only these (the others are not decompressed)."""
         with self.engine.connect() as connection:
-            return columnar.read(connection, columnar.WARPS, [int(launch_id)], with_launch_id=False)
+            return columnar.read(connection, columnar.WARPS, [int(launch_id)], with_launch_id=False, columns=columns)
 
     def warp_counts(self, launch_ids: list[int]) -> dict[int, int]:
         """Warps stored per launch (launches without any are absent)."""
