@@ -13,10 +13,12 @@ from tracekit.steps import steps_of
 from tracekit.store import Store
 
 H200 = Path(__file__).resolve().parents[2] / "sample_traces/steps/h200"
+# the GPU-bound batch-512 recording: its .item() sync leaves the GPU idle in every step
+H200_B512 = H200.parent / "h200_b512"
 
 
 def test_steps_page_shows_the_analysis(sqlite_store: Store):
-    result, _ = ingest(sqlite_store, H200 / "resnet_item_sync.pt.trace.json.gz")
+    result, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
     ref = str(result.import_id)
     page = pages_steps.layout(sqlite_store, ref)
     expected = steps_of(ref, None, sqlite_store)

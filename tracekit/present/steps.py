@@ -108,6 +108,9 @@ def operator_rows(step: Step, top: int = 5) -> list[dict[str, str]]:
 
 
 def suggestion_line(s: Suggestion) -> str:
+    if s.kind == "copy" and s.saves_low_ns > 0:
+        saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
+        return f"{s.what}: {saved}: {s.fix}"
     if s.kind == "kernel":
         saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
         return f"kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}"

@@ -3,6 +3,8 @@ would save at most (the idle it explains: the GPU cannot finish sooner than its 
 
 from __future__ import annotations
 
+import polars as pl
+
 from tracekit.analysis.steps.types import (
     HOST_WORK,
     LAUNCH_BOUND,
@@ -25,6 +27,43 @@ FIXES = {
     WAITING: "check the cross-stream dependency (cudaStreamWaitEvent): start the producing work earlier or on the "
     "same stream",
 }
+
+
+# A pinned copy this large moves at the host link's rate (smaller ones are dominated by their fixed latency).
+PINNED_REFERENCE_BYTES = 1 << 20
+PAGEABLE_FIX = (
+    "copy from pinned host memory (pin_memory=True in the DataLoader, or tensor.pin_memory()) with "
+    "non_blocking=True: the driver stages a pageable copy through its own pinned buffer, at a fraction of the "
+    "link's rate, and the host waits for it"
+)
+
+
+def pinned_rate(gpu: pl.DataFrame) -> float | None:
+    """Bytes per ns of the trace's fastest copy of pinned host memory of PINNED_REFERENCE_BYTES or more (what the
+    link reaches on this machine); None without one."""
+    pinned = gpu.filter(
+        (pl.col("kind") == "memcpy")
+        & ~pl.col("pageable").fill_null(False)
+        & pl.col("copy_kind").is_in(["HtoD", "DtoH"])
+        & (pl.col("size_bytes") >= PINNED_REFERENCE_BYTES)
+        & (pl.col("end_ns") > pl.col("start_ns"))
+    )
+    if pinned.height == 0:
+        return None
+    return float(pinned.select((pl.col("size_bytes") / (pl.col("end_ns") - pl.col("start_ns"))).max()).item())
+
+
+def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Suggestion]:
+    """Copies of pageable host memory: busy time, not idle, that pinned memory shortens. With a pinned copy in the
+    trace to go by, the saving is the copies' time less what the same bytes take at its rate (the point and its
+    low end); without one, up to the copies' time."""
+    if step.pageable_copy_ns <= 0:
+        return []
+    high = step.pageable_copy_ns
+    if pinned_bytes_per_ns:
+        point = max(0, int(high - step.pageable_copy_bytes / pinned_bytes_per_ns))
+        return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point, high)]
+    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, high, 0, high)]
 
 
 def idle_suggestions(step: Step) -> list[Suggestion]:

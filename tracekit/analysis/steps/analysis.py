@@ -65,6 +65,8 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         "end_ns",
         "operator",
         "annotation_path",
+        "size_bytes",
+        pageable=pl.col("pageable").fill_null(False) & (pl.col("kind") == MEMCPY),
         category=categories.category(pl.col("name"), pl.col("kind")),
         from_graph=pl.col("graph_id").is_not_null() | pl.col("correlation_id").is_in(graph_ids.implode()),
     )
@@ -74,6 +76,8 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         graph_kernels=((pl.col("kind") == KERNEL) & pl.col("from_graph")).sum(),
         copies=(pl.col("kind") == MEMCPY).sum(),
         sets=(pl.col("kind") == MEMSET).sum(),
+        pageable_ns=pl.when("pageable").then(pl.col("end_ns") - pl.col("start_ns")).otherwise(0).sum(),
+        pageable_bytes=pl.when("pageable").then(pl.col("size_bytes").fill_null(0)).otherwise(0).sum(),
     )
     count_of = {row[0]: row[1:] for row in counts.iter_rows()}
     per_category = operators.categories(assigned, windows.height)
@@ -83,7 +87,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     for index, (label, start, end) in enumerate(
         zip(windows_found.labels, windows["start_ns"].to_list(), windows["end_ns"].to_list(), strict=True)
     ):
-        kernels, graph_kernels, copies, sets = count_of.get(index, (0, 0, 0, 0))
+        kernels, graph_kernels, copies, sets, pageable_ns, pageable_bytes = count_of.get(index, (0,) * 6)
         span = end - start
         steps.append(
             Step(
@@ -104,12 +108,19 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
                 operators=per_operator[index],
                 communication_ns=comm[index],
                 communication_overlap_ns=overlap[index],
+                pageable_copy_ns=int(pageable_ns),
+                pageable_copy_bytes=int(pageable_bytes),
             )
         )
     spans = sorted(s.span_ns for s in steps)
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
-    tries = tuple(advice.idle_suggestions(representative)) if representative else ()
+    found = (
+        advice.idle_suggestions(representative) + advice.copy_suggestions(representative, advice.pinned_rate(gpu))
+        if representative
+        else []
+    )
+    tries = tuple(sorted(found, key=lambda s: -s.saves_ns))
     host_launch = issued_late.get(representative.index, 0) if representative is not None else 0
     # the host issuing late (not the GPU's latency between queued kernels) is most of the idle
     if representative and 2 * host_launch > representative.idle_ns and events.profiler_options:

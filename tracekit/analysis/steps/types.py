@@ -71,6 +71,8 @@ class Step:
     operators: tuple[OperatorTime, ...]
     communication_ns: int  # the union of communication kernels
     communication_overlap_ns: int  # of which computation ran at the same time
+    pageable_copy_ns: int = 0  # copies from or to pageable host memory: busy time a pinned copy would shorten
+    pageable_copy_bytes: int = 0
 
     @property
     def busy_pct(self) -> float:
@@ -92,7 +94,7 @@ class PathSegment:
 class Suggestion:
     """A change to try for the whole step, with the step time it would save."""
 
-    kind: str  # idle | kernel
+    kind: str  # idle | kernel | copy
     what: str  # the cause or the kernel
     fix: str
     saves_ns: int
