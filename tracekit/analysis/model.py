@@ -208,7 +208,7 @@ def loaded_latency_throughput(
     if excess(top) <= 0:
         return top
     low, high = 0.0, top
-    for _ in range(80):
+    while high - low > top * 1e-12:  # bisection to a part in 10^12 (about 40 halvings)
         mid = 0.5 * (low + high)
         if excess(mid) > 0:
             high = mid

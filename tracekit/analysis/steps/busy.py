@@ -3,7 +3,6 @@ counts once), and the idle gaps that remain, split at step boundaries."""
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 from tracekit.analysis.steps.intervals import gaps, measure, merge
@@ -39,6 +38,8 @@ def idle_pieces(merged: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     hi = windows["start_ns"].search_sorted(found["gap_end_ns"], side="left").cast(pl.Int64) - 1
     found = found.with_columns(step=lo, count=hi - lo + 1).filter(pl.col("count") > 0)
     if (found["count"] > 1).any():  # a gap across step boundaries: one row per window it overlaps (few gaps)
+        import numpy as np  # here, not at import: the commands that never split a gap start faster
+
         counts = found["count"].to_numpy()
         rows = np.repeat(np.arange(found.height), counts)
         within = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 PROFILER_STEP = r"^ProfilerStep#\d+$"
@@ -116,6 +115,8 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     n = launches.height
     if n < 2 * MIN_REPEATS:
         return None
+    import numpy as np  # here, not at import: only a trace without step ranges needs it
+
     codes = launches["name"].cast(pl.Categorical).to_physical().to_numpy()[:PATTERN_SAMPLE]
     size = len(codes)
     period = None
