@@ -60,4 +60,3 @@ __all__ = [
 def with_sweep(inputs: PredictInputs, samples: Sequence[SweepSample]) -> PredictInputs:
     """The same inputs with another set of measured launches (a benchmark chooses which)."""
     return replace(inputs, sweep=tuple(samples))
-
