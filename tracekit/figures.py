@@ -89,18 +89,23 @@ def sm_heatmap_spec(binned: pl.DataFrame, x_range_us: tuple[float, float] | None
     return figure_spec([heatmap], _time_layout("SM", len(sm_ids), x_range_us))
 
 
-def sm_activity_spec(binned: pl.DataFrame, sm_id: int, x_range_us: tuple[float, float] | None = None) -> dict[str, Any]:
-    """Zoomed out on one SM: mean resident warps per time bin, as a step line."""
-    one_sm = binned.filter(pl.col("sm_id") == sm_id).sort("bin_start_ns")
-    line = {
+def _step_line(start_ns: pl.Series, warps: pl.Series, what: str) -> dict[str, Any]:
+    """Warps over time as a filled step line (a bin's value holds until the next bin starts)."""
+    return {
         "type": "scatter",
-        "x": to_us(one_sm["bin_start_ns"]).to_list(),
-        "y": one_sm["mean_active_warps"].to_list(),
+        "x": to_us(start_ns).to_list(),
+        "y": warps.to_list(),
         "mode": "lines",
         "line": {"shape": "hv"},
         "fill": "tozeroy",
-        "hovertemplate": "%{x:.3f} µs: %{y:.2f} warps resident<extra></extra>",
+        "hovertemplate": f"%{{x:.3f}} µs: %{{y:.2f}} {what}<extra></extra>",
     }
+
+
+def sm_activity_spec(binned: pl.DataFrame, sm_id: int, x_range_us: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Zoomed out on one SM: mean resident warps per time bin, as a step line."""
+    one_sm = binned.filter(pl.col("sm_id") == sm_id).sort("bin_start_ns")
+    line = _step_line(one_sm["bin_start_ns"], one_sm["mean_active_warps"], "warps resident")
     return figure_spec([line], _time_layout(f"warps resident on SM {sm_id}", 20, x_range_us))
 
 
@@ -168,16 +173,7 @@ def occupancy_time_spec(
     With the result's `tail`: the tail shaded from the first SM idle for good (dotted) to the last warp's end, and
     a dashed line where the last block started. With the theoretical occupancy: a grey line at that ceiling.
     """
-    line = {
-        "type": "scatter",
-        "x": to_us(curve["bin_start_ns"]).to_list(),
-        "y": curve["mean_active_warps_per_sm"].to_list(),
-        "mode": "lines",
-        "line": {"shape": "hv"},
-        "fill": "tozeroy",
-        "name": "occupancy",
-        "hovertemplate": "%{x:.3f} µs: %{y:.2f} warps per SM<extra></extra>",
-    }
+    line = {"name": "occupancy", **_step_line(curve["bin_start_ns"], curve["mean_active_warps_per_sm"], "warps per SM")}
     layout = {**_time_layout("mean resident warps per SM", 0, None), "height": 320}
     shapes, notes = tail_marks(tail) if tail else ([], [])
     if theoretical_warps_per_sm:
