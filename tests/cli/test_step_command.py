@@ -87,3 +87,15 @@ def test_a_stored_import_is_a_source_and_is_deleted_with_it(tmp_path):
     assert tracekit("rm", "1", "--db", db).returncode == 0
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT COUNT(*) FROM host_event_chunks").fetchone() == (0,)
+
+
+def test_a_stored_import_keeps_what_the_profiler_recorded(tmp_path):
+    """A trace recorded with record_shapes warns that the profiler may cause its launch-bound idle; stored with
+    `tracekit import`, `tracekit step IMPORT` gives the same warnings as the file."""
+    trace = REPO / "sample_traces/steps/h200/resnet_baseline.pt.trace.json.gz"
+    db = str(tmp_path / "store.sqlite")
+    assert tracekit("import", str(trace), "--db", db).returncode == 0
+    from_file = json.loads(tracekit("step", str(trace), "--json").stdout)
+    from_import = json.loads(tracekit("step", "1", "--json", "--db", db).stdout)
+    assert any("record_shapes" in w for w in from_file["warnings"])
+    assert from_import["warnings"] == from_file["warnings"]

@@ -14,6 +14,9 @@ from tracekit.store.schema import HostEventChunkRow, ImportRow
 ENCODING = "arrow-ipc-zstd"
 CHUNK_ROWS = 1_000_000
 FRAMES = {"gpu": GPU_OP_SCHEMA, "calls": CALL_SCHEMA, "ranges": RANGE_SCHEMA}
+# What the profiler recorded beyond the timeline (record_shapes, ...), kept as a one-column chunk of its own so that
+# a stored step warns as the file does; stores written before it simply have none.
+OPTIONS = "profiler_options"
 
 
 def save(connection: Connection, import_id: int, events: HostEvents) -> None:
@@ -36,6 +39,20 @@ def save(connection: Connection, import_id: int, events: HostEvents) -> None:
                     data=buffer.getvalue(),
                 )
             )
+    if events.profiler_options:
+        buffer = io.BytesIO()
+        pl.DataFrame({"option": list(events.profiler_options)}).write_ipc(buffer, compression="zstd")
+        connection.execute(
+            insert(table).values(
+                import_id=import_id,
+                frame=OPTIONS,
+                chunk_index=0,
+                row_count=len(events.profiler_options),
+                rank=events.rank,
+                encoding=ENCODING,
+                data=buffer.getvalue(),
+            )
+        )
 
 
 def load(connection: Connection, import_id: int) -> HostEvents | None:
@@ -48,8 +65,11 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
     if not rows:
         return None
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in FRAMES}
-    rank = None
+    rank, options = None, ()
     for frame_name, row_rank, data in rows:
+        if frame_name == OPTIONS:
+            options = tuple(pl.read_ipc(io.BytesIO(data))["option"].to_list())
+            continue
         parts[frame_name].append(pl.read_ipc(io.BytesIO(data)))
         rank = row_rank
     frames = {name: pl.concat(found) if found else pl.DataFrame(schema=FRAMES[name]) for name, found in parts.items()}
@@ -63,6 +83,7 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         ranges=frames["ranges"],
         rank=rank,
         device_name=device,
+        profiler_options=options,
         source=f"import {import_id} ({source})" if source else f"import {import_id}",
     )
 

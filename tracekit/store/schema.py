@@ -206,7 +206,7 @@ class HostEventChunkRow(Base):
     __table_args__ = (Index("ix_host_event_chunks_import", "import_id", "frame", "chunk_index"),)
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
-    frame: Mapped[str] = mapped_column(String(20))  # gpu | calls | ranges
+    frame: Mapped[str] = mapped_column(String(20))  # gpu | calls | ranges | profiler_options
     chunk_index: Mapped[int] = mapped_column(Integer)
     row_count: Mapped[int] = mapped_column(BigInteger)
     rank: Mapped[int | None] = mapped_column(Integer)  # the trace's rank in a distributed job
