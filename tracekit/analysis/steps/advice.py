@@ -13,6 +13,7 @@ from tracekit.analysis.steps.types import (
     Step,
     Suggestion,
 )
+from tracekit.host_events import MEMCPY
 
 # PyTorch's performance tuning guide: pinned memory and non_blocking copies, avoiding unnecessary
 # synchronizations (.item(), .cpu(), printing tensors), CUDA graphs for launch-bound steps, more DataLoader
@@ -42,7 +43,7 @@ def pinned_rate(gpu: pl.DataFrame) -> float | None:
     """Bytes per ns of the trace's fastest copy of pinned host memory of PINNED_REFERENCE_BYTES or more (what the
     link reaches on this machine); None without one."""
     pinned = gpu.filter(
-        (pl.col("kind") == "memcpy")
+        (pl.col("kind") == MEMCPY)
         & ~pl.col("pageable").fill_null(False)
         & pl.col("copy_kind").is_in(["HtoD", "DtoH"])
         & (pl.col("size_bytes") >= PINNED_REFERENCE_BYTES)
@@ -60,10 +61,8 @@ def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Sugg
     if step.pageable_copy_ns <= 0:
         return []
     high = step.pageable_copy_ns
-    if pinned_bytes_per_ns:
-        point = max(0, int(high - step.pageable_copy_bytes / pinned_bytes_per_ns))
-        return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point, high)]
-    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, high, 0, high)]
+    point = max(0, int(high - step.pageable_copy_bytes / pinned_bytes_per_ns)) if pinned_bytes_per_ns else high
+    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point if pinned_bytes_per_ns else 0, high)]
 
 
 def idle_suggestions(step: Step) -> list[Suggestion]:
