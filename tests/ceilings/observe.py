@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
@@ -113,9 +115,13 @@ def scan_file(name: str, path: Path, workdir: Path) -> list[UnitRate]:
             done, _ = ingest(store, str(path))
         except TracekitError:
             return []
-        launches = store.launches(import_id=int(done.import_id)).sort("id")
-        results = analyze_stored(store, launches, use_cache=False).results
-        return [u for i, r in enumerate(results) for u in _units(name, i, r)]
+        launches = store.launches(import_id=int(done.import_id)).sort("id").with_row_index("launch_index_in_file")
+        # only launches with counters have a unit to judge (a step trace's thousands of timings have none)
+        measured = store.metrics(launches["id"].to_list())["launch_id"].unique()
+        launches = launches.filter(pl.col("id").is_in(measured.implode()))
+        results = analyze_stored(store, launches.drop("launch_index_in_file"), use_cache=False).results
+        indexes = launches["launch_index_in_file"].to_list()
+        return [u for i, r in zip(indexes, results, strict=True) for u in _units(name, i, r)]
     finally:
         store.engine.dispose()
 
