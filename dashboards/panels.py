@@ -111,7 +111,7 @@ def try_first_div(section: TryFirst) -> html.Div:
     items = [
         html.Li(
             [
-                html.Span(f"{item.text}; {item.after} after" + (f"; {item.nsight}" if item.nsight else "")),
+                html.Span(item.line + (f"; {item.nsight}" if item.nsight else "")),
                 html.Div(item.basis, className="hint basis"),
             ]
         )

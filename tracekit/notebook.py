@@ -99,8 +99,7 @@ def launch_html(result: LaunchAnalysis) -> str:
     section = try_first(result, _tries(result))
     if section.items:
         items = "".join(
-            f"<li><b>{html.escape(item.text)}</b>; {html.escape(item.after)} after; {html.escape(item.basis)}</li>"
-            for item in section.items
+            f"<li><b>{html.escape(item.line)}</b>; {html.escape(item.basis)}</li>" for item in section.items
         )
         parts.append(f"<h4>{html.escape(section.heading)}</h4><ol>{items}</ol>")
     else:

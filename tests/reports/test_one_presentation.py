@@ -250,6 +250,15 @@ def test_a_prediction_reads_the_same_in_every_view(store_path):
     for name in ("markdown", "html", "dashboard"):
         assert words in shown[name], name
     assert words in " ".join(_texts(panels.prediction_body(best)))
+    # What to try first's line (the change and what binds after it) is joined once, in present, and each view
+    # writes it whole.
+    from tracekit.present.try_first import try_first
+
+    item = try_first(result, found).items[0]
+    assert item.line == f"{words}; {item.after} after" and item.after
+    assert f"    - {item.line}; basis: " in analyzed
+    for name in ("markdown", "html", "dashboard"):
+        assert item.line in shown[name], name
     assert words in html_text.unescape(prediction_html(best, result))
     # The JSON views: predict --json's object is the first what_to_try entry of every analysis JSON, field for field
     # (one shape, one function), and its description is the change the words name.

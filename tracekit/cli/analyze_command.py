@@ -76,7 +76,7 @@ def try_first_lines(section: TryFirst, profiles: list[str]) -> list[str]:
     for item in section.items:
         nsight = f"; {item.nsight}" if item.nsight else ""
         basis = cite_once(item.basis, profiles)
-        lines.append(f"    - {item.text}; {item.after} after; basis: {basis}{nsight}")
+        lines.append(f"    - {item.line}; basis: {basis}{nsight}")
     return lines
 
 

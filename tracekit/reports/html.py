@@ -160,7 +160,7 @@ def _try_first_block(section: TryFirst) -> str:
     if not section.items:
         return f'<div class="try-first"><h3>{esc(section.heading)}</h3><p>{esc(section.note)}</p></div>'
     items = "".join(
-        f"<li>{esc(item.text)}; {esc(item.after)} after"
+        f"<li>{esc(item.line)}"
         f'<div class="note">basis: {esc(item.basis)}{esc("; " + item.nsight) if item.nsight else ""}</div></li>'
         for item in section.items
     )

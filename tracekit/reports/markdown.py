@@ -52,7 +52,7 @@ def try_first_lines(section: TryFirst) -> list[str]:
         return lines + [md(section.note), ""]
     for i, item in enumerate(section.items, 1):
         nsight = f"; {md(item.nsight)}" if item.nsight else ""
-        lines.append(f"{i}. {md(item.text)}; {md(item.after)} after; basis: {md(item.basis)}{nsight}")
+        lines.append(f"{i}. {md(item.line)}; basis: {md(item.basis)}{nsight}")
     return lines + [""]
 
 
