@@ -298,13 +298,22 @@ def _fields(value: Any) -> dict[str, Any]:
 
 
 def to_cache_text(result: LaunchAnalysis) -> str:
-    """The result as compact JSON for the store's cache: orjson walks it (a dataclass at a time, through
-    `_fields`), 4x `json`'s encoder on 1,000 results. NaN and infinities are written as null, which `from_json_dict`
-    reads back as NaN where the field is a plain float (and as None where it may be None)."""
-    return orjson.dumps(result, default=_fields, option=_CACHE_OPTIONS).decode()
+    """The result as compact JSON for the store's cache, written by orjson's own dataclass encoder (2-4x faster on
+    1,000 results than handing each dataclass to a Python `default`). Only a direct field of the result may hold a
+    type that leaves fields out of JSON (`Classification`: `_trimmed`, checked by the tests over every result type);
+    such a value goes in as the dict of its serialized fields. NaN and infinities are written as null, which
+    `from_json_dict` reads back as NaN where the field is a plain float (and as None where it may be None)."""
+    fields = _fields(result)
+    trimmed = [name for name, value in fields.items() if _trimmed(value.__class__)]
+    if trimmed:  # a new dict: `_fields` hands out the result's own __dict__
+        fields = {**fields, **{name: _fields(fields[name]) for name in trimmed}}
+    return orjson.dumps(fields, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-_CACHE_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS
+@functools.cache
+def _trimmed(cls: type) -> bool:
+    """Whether a type is a dataclass that leaves a field out of JSON (orjson's encoder would write every field)."""
+    return dataclasses.is_dataclass(cls) and len(_field_names(cls)) != len(dataclasses.fields(cls))
 
 
 T = TypeVar("T")
