@@ -78,6 +78,7 @@ class Variant:
     shows: str  # the cause of idle time (or the kernel change) it was built to show
     pinned: bool = True
     item_sync: bool = False
+    nan_guard: bool = False  # assert torch.isfinite(h).all() on the residual stream after every block (syncs)
     host_pause_s: float = 0.0
     cudagraph: bool = False
     rms_warps: int = RMS_WARPS
@@ -153,6 +154,16 @@ def _variants() -> list[Variant]:
             "none built in (GPU-bound); baseline of the kernel-configuration variants",
             group="llama",
         ),
+        Variant(
+            "llama_large_nan_guard",
+            "llama_large",
+            "llama_large_eager with `assert torch.isfinite(h).all()` on the residual stream after every attention "
+            f"and MLP block ({2 * LLAMA_LAYERS} checks per forward: each reads a GPU bool on the host)",
+            "synchronization: a Python check of a GPU tensor (device-to-host copy, cudaStreamSynchronize) after "
+            "every block; llama_large_eager is the same step with the syncs removed",
+            nan_guard=True,
+            group="guard",
+        ),
     ]
     for w in RMS_WARPS_VARIED:
         out.append(
@@ -222,7 +233,7 @@ def calibrated(v: Variant, outdir: Path) -> Variant:
 
 
 def write_variants(outdir: Path) -> None:
-    fields = ["variant", "model", "changes", "shows", "cudagraph", "pinned", "item_sync", "host_pause_s"]
+    fields = ["variant", "model", "changes", "shows", "cudagraph", "pinned", "item_sync", "nan_guard", "host_pause_s"]
     fields += ["rms_warps", "swiglu_block", "swiglu_warps", "kernel_varied", "group"]
     with open(outdir / "variants.csv", "w", newline="") as f:
         wr = csv.writer(f)
@@ -236,7 +247,7 @@ def write_variants(outdir: Path) -> None:
             if "straggler" in name:
                 shows = "straggler: rank 0 waits in the all-reduce for rank 1's host work"
             pause = STRAGGLER_PAUSE_S if "straggler" in name else 0.0  # the floor; the pause used is in the summary
-            wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, pause, "", "", "", "", "ddp"])
+            wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, False, pause, "", "", "", "", "ddp"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -490,6 +501,9 @@ class Llama:
                     o = F.scaled_dot_product_attention(q, k, val, is_causal=True)
                 with region("o_proj"):
                     h = h + F.linear(o.transpose(1, 2).reshape(b, s, LLAMA_HIDDEN), layer["wo"])
+                if v.nan_guard:
+                    with region("nan_guard"):
+                        assert bool(torch.isfinite(h).all()), f"non-finite activations after layer {n}'s attention"
                 with region("mlp_norm"):
                     x = rms_norm(h, layer["mlp_norm"], v.rms_warps)
                 with region("gate_up_proj"):
@@ -498,6 +512,9 @@ class Llama:
                     a = swiglu(gate, up, v.swiglu_block, v.swiglu_warps)
                 with region("down_proj"):
                     h = h + F.linear(a, layer["w_down"])
+                if v.nan_guard:
+                    with region("nan_guard"):
+                        assert bool(torch.isfinite(h).all()), f"non-finite activations after layer {n}'s MLP"
         with region("final_norm"):
             x = rms_norm(h, self.norm, v.rms_warps)
         with region("lm_head"):
