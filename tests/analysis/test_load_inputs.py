@@ -1,0 +1,38 @@
+"""`api.load_inputs` hands each launch exactly its own metrics, in the order the store lists them, whatever order the
+launches are asked in (the store reads an import's launches interleaved; load_inputs slices them apart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from tracekit import api
+from tracekit.ingest import ingest
+from tracekit.store import Store
+
+H100 = Path(__file__).resolve().parents[2] / "sample_traces" / "h100"
+
+
+def test_each_launch_gets_its_own_metrics_in_stored_order(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    ingest(store, H100 / "samples.raw.csv")  # ncu --page raw: one row per launch, stored metric by metric
+    ingest(store, H100 / "vector_add_08warps.csv.gz")  # a trace: no metrics of its own
+    catalog = store.launches()
+    profiled = [i for i in catalog["id"].to_list() if store.metrics([i]).height]
+    assert len(profiled) >= 3 and len(profiled) < catalog.height
+    together = store.metrics(catalog["id"].to_list())
+    assert not together["launch_id"].is_sorted()  # interleaved, as a raw import lists them
+    asked = catalog.reverse()
+    inputs = api.load_inputs(store, asked)
+    assert [d.launch["id"] for d in inputs] == asked["id"].to_list()
+    for d in inputs:
+        own = store.metrics([d.launch["id"]])
+        assert d.metrics.equals(own) and d.metrics.schema == together.schema
+        if d.launch["id"] in profiled:
+            assert d.metrics.height == own.height > 100
+            assert d.metrics["launch_id"].unique().to_list() == [d.launch["id"]]
+            # the rows in the order the whole read lists them
+            assert d.metrics.equals(together.filter(pl.col("launch_id") == d.launch["id"]))
+        else:
+            assert d.metrics.height == 0
