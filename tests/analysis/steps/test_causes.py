@@ -1,6 +1,6 @@
-"""What a synchronizing call costs an idle gap, on small timelines whose answer follows from the counterfactual:
-without the sync the host would have issued the next work as much sooner as it sat blocked in it since issuing
-the work the GPU finished last, and no sooner (causes.py). One thread, one stream, one step, times in ns."""
+"""What a synchronizing call costs the idle gaps after it, on small timelines whose answer follows from the
+counterfactual: without the sync the host would have issued everything after it as much sooner as it sat blocked
+in it, and no sooner (causes.py). One thread, one stream, one step, times in ns."""
 
 from __future__ import annotations
 
@@ -70,6 +70,26 @@ CASES = {
         [("cudaMemcpyAsync", 1, 0, 2000), ("cudaLaunchKernel", 2, 2100, 2105)],
         [("memcpy", 1, 200, 2016, True), ("kernel", 2, 2110, 2200, False)],
         {SYNCHRONIZATION: 284, LAUNCH_BOUND: 10, HOST_WORK: 0},
+    ),
+    # the sync held the host 985 ns and the GPU ran dry as it returned; the host then launches just in time: the
+    # GPU waits 105 ns on it before the first launch, 300 ns before the second, 700 before the third. Without the
+    # sync each would have been issued 985 ns sooner, so the first two gaps (405 ns) and 580 ns of the third are
+    # the sync's; the last 120 ns of the third the host would have spent anyway
+    "a drained queue refilled just in time": (
+        [
+            ("cudaLaunchKernel", 1, 0, 5),
+            ("cudaStreamSynchronize", 2, 20, 1005),
+            ("cudaLaunchKernel", 3, 1105, 1110),
+            ("cudaLaunchKernel", 4, 1520, 1525),
+            ("cudaLaunchKernel", 5, 2335, 2340),
+        ],
+        [
+            ("kernel", 1, 10, 1000, False),
+            ("kernel", 3, 1115, 1220, False),
+            ("kernel", 4, 1530, 1635, False),
+            ("kernel", 5, 2345, 2400, False),
+        ],
+        {SYNCHRONIZATION: 105 + 300 + 580, LAUNCH_BOUND: 4 * 10, HOST_WORK: 120},
     ),
 }
 

@@ -8,7 +8,9 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
   issued the next work B sooner, so the gap's host part h shrinks to max(0, h - B): min(h, B) of it is the syncs'
   (a sync that waited long for a full queue takes the whole gap after it; one that began after the GPU had run
   dry takes only its own call). The rest, the last h - B of the host's time outside syncs before the launch, is
-  judged by what the host did then.
+  judged by what the host did then. What B leaves unspent carries to the gaps after (`_carried`): a sync that
+  drained the queue leaves the host launching just in time until it is ahead again, and without the sync it would
+  have been B ahead, so those gaps are the sync's too, up to B in all.
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
   framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
   its start.
@@ -205,16 +207,41 @@ def _with_previous(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) 
 
 def _residual_start(frame: pl.DataFrame, syncs: pl.DataFrame) -> pl.Series:
     """Per piece, where the host time that is not the syncs' begins (clipped to the piece's host part): the gap's
-    host part [D, H) loses min(h, B) to the syncs, B the thread's time in syncs since the previous work's issue;
-    the remaining h - B is the last h - B of its time outside syncs before H."""
+    host part [D, H) loses min(h, B) to the syncs, B the thread's time in syncs since the previous work's issue plus
+    what the thread's last sync left unspent (`_carried`); the remaining h - B is the last h - B of its time outside
+    syncs before H."""
     d, end, threads = frame["gap_start_ns"], frame["gap_host_end_ns"], frame["thread"]
     at_d, at_end = measure_before(syncs, d, threads), measure_before(syncs, end, threads)
     blocked = (at_end - measure_before(syncs, frame["since_ns"], threads)).clip(lower_bound=0)
+    blocked = _carried(threads, blocked, (end - d).clip(lower_bound=0))
     h = end - d
     free = h - (at_end - at_d).clip(lower_bound=0)  # the host's time outside syncs in the gap
     at = _after_free(syncs, d - at_d, free - (h - blocked).clip(lower_bound=0), threads)
     at = at.fill_null(d).alias("at")
     return frame.select(pl.max_horizontal("start_ns", pl.min_horizontal(at, "host_end_ns"))).to_series()
+
+
+def _carried(threads: pl.Series, blocked: pl.Series, host: pl.Series) -> pl.Series:
+    """Each piece's sync time B with what its thread's last sync left unspent. Without the syncs the host would
+    have issued everything after them B earlier (B: their blocked time), so the gaps that follow, each waiting h on
+    the host, would not have waited until that lead was spent: the first min(h, B) of the first, then
+    min(h', B - min(h, B)) of the next, ... (a sync that drained the queue also leaves the host launching just in
+    time until it is ahead again, and those gaps are the sync's too). The lead lasts until the thread's next sync,
+    which brings its own: leads are not added up (the launch queue bounds how far ahead a host gets)."""
+    if blocked.len() == 0:
+        return blocked
+    pieces = pl.DataFrame({"thread": threads, "blocked": blocked, "host": host}).with_columns(
+        since_sync=(pl.col("blocked") > 0).cum_sum().over("thread")
+    )
+    by_sync = ["thread", "since_sync"]
+    lead = pl.col("blocked").first().over(by_sync)
+    spent_before = (pl.col("host").cum_sum() - pl.col("host")).over(by_sync)
+    return pieces.select(
+        pl.when(pl.col("blocked") > 0)
+        .then(pl.col("blocked"))
+        .otherwise((lead - spent_before).clip(lower_bound=0))
+        .alias("blocked")
+    ).to_series()
 
 
 def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series, groups: pl.Series) -> pl.Series:
