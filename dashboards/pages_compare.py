@@ -1,6 +1,7 @@
 """Compare page `/compare?a=<id>&b=<id>`: two launches side by side: both verdicts, the difference table of
-`api.compare_launches` (the rows `tracekit compare` prints), occupancy over time with linked time axes, the latency
-histograms overlaid, and the metrics both recorded."""
+`api.compare_launches` (the rows `tracekit compare` prints), the charts of A against B as the HTML comparison draws
+them (`present.comparison.comparison_charts`: occupancy over time with linked time axes, the latency histograms
+overlaid, the sweeps), and the metrics both recorded."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dash.dash_table.Format import Format, Group, Scheme, Trim
 from tracekit import figures
 from tracekit import format as display
 from tracekit.api import Store, compare_launches, shared_metrics
-from tracekit.present.comparison import comparison_table
-from tracekit.present.launch import verdict_text
+from tracekit.present.comparison import comparison_charts, comparison_table
+from tracekit.present.launch import TraceFrames, verdict_text
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable
@@ -96,35 +97,25 @@ def difference_table(analyses: dict[str, LaunchPage]) -> list:
 
 
 def comparison_figures(analyses: dict[str, LaunchPage]) -> list:
-    curves = {label: a.occupancy_curve for label, a in analyses.items() if a.occupancy_curve is not None}
-    histograms = {label: a.latency_histogram for label, a in analyses.items() if a.latency_histogram is not None}
-    if not curves:
-        return [
-            html.P(
-                "Neither launch has per-warp timings: no occupancy over time or latency histogram.", className="hint"
-            )
+    """A against B drawn (`present.comparison.comparison_charts`, as the HTML comparison draws them): occupancy
+    over time with linked time axes, the latency histograms overlaid, the sweeps; or why a side is not drawn."""
+    charts = comparison_charts(
+        {label: analysis.result for label, analysis in analyses.items()},
+        {
+            label: TraceFrames(a.occupancy_curve, a.latency_histogram)
+            if a.occupancy_curve is not None and a.latency_histogram is not None
+            else None
+            for label, a in analyses.items()
+        },
+    )
+    body: list = [html.P(charts.note, className="hint")] if charts.note else []
+    for chart in charts.figures:
+        body += [
+            html.H4(chart.title),
+            *([html.P(chart.note, className="hint")] if chart.note else []),
+            dcc.Graph(id=f"compare-{chart.key}-figure", figure=chart.spec, config=GRAPH_CONFIG),
         ]
-    tails = {label: result.tail if (result := analyses[label].result) else None for label in curves}
-    body: list = []
-    if len(curves) < len(analyses):
-        missing = next(label for label in analyses if label not in curves)
-        body.append(
-            html.P(f"Launch {missing} has no per-warp timings: only {', '.join(curves)} is drawn.", className="hint")
-        )
-    return body + [
-        html.H4("Occupancy over time (time axes linked: zoom one, both follow)"),
-        dcc.Graph(
-            id="compare-occupancy-figure",
-            figure=figures.compare_occupancy_figure(curves, tails),
-            config={"displaylogo": False},
-        ),
-        html.H4("Warp latency, as a share of each launch's warps"),
-        dcc.Graph(
-            id="compare-latency-figure",
-            figure=figures.overlay_latency_figure(histograms),
-            config={"displaylogo": False},
-        ),
-    ]
+    return body
 
 
 def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> html.Div:

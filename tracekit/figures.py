@@ -13,7 +13,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
-from plotly.subplots import make_subplots
 
 from tracekit.analysis.classification import UnitUtilization
 from tracekit.analysis.roofline import Roof, Roofline
@@ -366,117 +365,161 @@ def stall_spec(by_reason: dict[str, float]) -> dict[str, Any]:
     )
 
 
-def compare_occupancy_figure(curves: dict[str, pl.DataFrame], tails: dict[str, TailEffect | None]) -> go.Figure:
+def _stacked_rows(rows: int, spacing: float) -> list[tuple[float, float]]:
+    """The y domains of `rows` rows stacked top to bottom with `spacing` between them, as plotly's make_subplots
+    lays them out (the same floats)."""
+    heights = [(1.0 - spacing * (rows - 1)) / rows] * rows
+    domains = []
+    for row in range(rows):  # 0 is the top row
+        below = rows - 1 - row
+        start = sum(heights[:below]) + below * spacing
+        domains.append((min(max(start, 0.0), 1.0), min(max(start + heights[below], 0.0), 1.0)))
+    return domains
+
+
+def compare_occupancy_spec(curves: dict[str, pl.DataFrame], tails: dict[str, TailEffect | None]) -> dict[str, Any]:
     """Occupancy over time of each side in its own row, the rows' time axes linked (`matches`): zooming one zooms
-    the other, so A and B are read at the same time since their first warp."""
+    the other, so A and B are read at the same time since their first warp. With a side's tail: its tail marked
+    (`tail_marks`) on its row."""
     sides = list(curves)
-    figure = make_subplots(
-        rows=len(sides),
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        subplot_titles=[f"{side}: mean resident warps per SM" for side in sides],
-    )
-    for row, side in enumerate(sides, start=1):
+    rows = len(sides)
+    traces: list[dict[str, Any]] = []
+    shapes: list[dict[str, Any]] = []
+    titles: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    for row, ((y0, y1), side) in enumerate(zip(_stacked_rows(rows, 0.08), sides, strict=True), start=1):
+        axis = "" if row == 1 else str(row)
         curve = curves[side]
-        figure.add_trace(
-            go.Scatter(
-                x=to_us(curve["bin_start_ns"]).to_list(),
-                y=curve["mean_active_warps_per_sm"].to_list(),
-                name=side,
-                mode="lines",
-                line={"shape": "hv", "color": SIDE_COLORS.get(side)},
-                fill="tozeroy",
-                hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2f}} warps per SM<extra></extra>",
-            ),
-            row=row,
-            col=1,
+        line = {"shape": "hv", **({"color": SIDE_COLORS[side]} if side in SIDE_COLORS else {})}
+        traces.append(
+            {
+                "type": "scatter",
+                "x": to_us(curve["bin_start_ns"]).to_list(),
+                "y": curve["mean_active_warps_per_sm"].to_list(),
+                "name": side,
+                "mode": "lines",
+                "line": line,
+                "fill": "tozeroy",
+                "hovertemplate": f"{side}: %{{x:.3f}} µs, %{{y:.2f}} warps per SM<extra></extra>",
+                "xaxis": f"x{axis}",
+                "yaxis": f"y{axis}",
+            }
         )
         if tail := tails.get(side):
-            shapes, notes = tail_marks(tail, "" if row == 1 else str(row))
-            for shape in shapes:
-                figure.add_shape(shape)
-            for note in notes:
-                figure.add_annotation(note)
-        figure.update_yaxes(title_text="warps per SM", rangemode="tozero", row=row, col=1)
-    for row in range(2, len(sides) + 1):
-        figure.update_xaxes(matches="x", row=row, col=1)
-    figure.update_xaxes(title_text=TIME_AXIS_TITLE, row=len(sides), col=1)
-    figure.update_layout(
-        height=220 + 200 * len(sides),
+            tail_shapes, tail_notes = tail_marks(tail, axis)
+            shapes += tail_shapes
+            notes += tail_notes
+        xaxis: dict[str, Any] = {"anchor": f"y{axis}", "domain": [0.0, 1.0]}
+        if row < rows:  # the rows above the last: linked to it, their tick labels left to the last row's axis
+            xaxis.update(matches=f"x{rows}", showticklabels=False)
+        if row > 1:  # and the last rows to the first (zooming A zooms B)
+            xaxis["matches"] = "x"
+        if row == rows:
+            xaxis["title"] = {"text": TIME_AXIS_TITLE}
+        layout[f"xaxis{axis}"] = xaxis
+        layout[f"yaxis{axis}"] = {
+            "anchor": f"x{axis}",
+            "domain": [y0, y1],
+            "title": {"text": "warps per SM"},
+            "rangemode": "tozero",
+        }
+        titles.append(
+            {
+                "text": f"{side}: mean resident warps per SM",
+                "x": 0.5,
+                "y": y1,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 16},
+            }
+        )
+    layout.update(
+        annotations=titles + notes,
+        height=220 + 200 * rows,
         margin={"l": 70, "r": 20, "t": 40, "b": 50},
         showlegend=False,
         plot_bgcolor="white",
     )
-    return figure
+    if shapes:
+        layout["shapes"] = shapes
+    return figure_spec(traces, layout)
 
 
-def overlay_latency_figure(histograms: dict[str, pl.DataFrame]) -> go.Figure:
+def overlay_latency_spec(histograms: dict[str, pl.DataFrame]) -> dict[str, Any]:
     """Each side's warp latency histogram as a share of its warps, overlaid on one latency axis."""
-    figure = go.Figure()
+    traces = []
     for side, histogram in histograms.items():
         total = max(int(histogram["warps"].sum()), 1)
         low_us, high_us = to_us(histogram["latency_lo_ns"]), to_us(histogram["latency_hi_ns"])
-        figure.add_trace(
-            go.Bar(
-                x=((low_us + high_us) / 2).to_list(),
-                y=(histogram["warps"] / total).to_list(),
-                width=(high_us - low_us).to_list(),
-                name=side,
-                opacity=0.55,
-                marker={"color": SIDE_COLORS.get(side)},
-                hovertemplate=f"{side}: %{{x:.3f}} µs, %{{y:.2%}} of its warps<extra></extra>",
-            )
+        traces.append(
+            {
+                "type": "bar",
+                "x": ((low_us + high_us) / 2).to_list(),
+                "y": (histogram["warps"] / total).to_list(),
+                "width": (high_us - low_us).to_list(),
+                "name": side,
+                "opacity": 0.55,
+                "marker": {"color": SIDE_COLORS[side]} if side in SIDE_COLORS else {},
+                "hovertemplate": f"{side}: %{{x:.3f}} µs, %{{y:.2%}} of its warps<extra></extra>",
+            }
         )
-    figure.update_layout(
-        barmode="overlay",
-        bargap=0,
-        height=320,
-        margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        plot_bgcolor="white",
-        xaxis={"title": "warp latency (µs)"},
-        yaxis={"title": "share of the side's warps", "tickformat": ".0%"},
+    return figure_spec(
+        traces,
+        {
+            "barmode": "overlay",
+            "bargap": 0,
+            "height": 320,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+            "plot_bgcolor": "white",
+            "xaxis": {"title": {"text": "warp latency (µs)"}},
+            "yaxis": {"title": {"text": "share of the side's warps"}, "tickformat": ".0%"},
+        },
     )
-    return figure
 
 
-def sweep_overlay_figure(sweeps: dict[str, Sweep]) -> go.Figure:
+def sweep_overlay_spec(sweeps: dict[str, Sweep]) -> dict[str, Any]:
     """Throughput against occupancy of several sides ("A", "B"): each side's measured points and its fitted
     min(n / L, B) in the side's colour."""
-    figure = go.Figure()
+    traces: list[dict[str, Any]] = []
     extent = max((p.occupancy_warps_per_sm for s in sweeps.values() for p in s.points), default=1.0) * 1.1
     for side, sweep in sweeps.items():
         color = SIDE_COLORS.get(side, "#1f77b4")
-        figure.add_trace(
-            go.Scatter(
-                x=[p.occupancy_warps_per_sm for p in sweep.points],
-                y=[p.throughput for p in sweep.points],
-                mode="markers",
-                marker={"size": 9, "color": color},
-                name=f"{side} measured",
-                hovertemplate=f"{side}: %{{x:.2f}} warps per SM, %{{y:.5f}} warps per ns per SM<extra></extra>",
-            )
-        )
         model_x, model_y = _model_line(sweep, extent)
-        figure.add_trace(
-            go.Scatter(
-                x=model_x,
-                y=model_y,
-                mode="lines",
-                line={"dash": "dash", "color": color},
-                name=f"{side} min(n / L, B)",
-                hoverinfo="skip",
-            )
-        )
-    figure.update_layout(
-        height=360,
-        margin={"l": 80, "r": 20, "t": 30, "b": 50},
-        plot_bgcolor="white",
-        xaxis={"title": "occupancy (warps per SM)", "rangemode": "tozero"},
-        yaxis={"title": "throughput (warps per ns per SM)", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.2},
+        traces += [
+            {
+                "type": "scatter",
+                "x": [p.occupancy_warps_per_sm for p in sweep.points],
+                "y": [p.throughput for p in sweep.points],
+                "mode": "markers",
+                "marker": {"size": 9, "color": color},
+                "name": f"{side} measured",
+                "hovertemplate": f"{side}: %{{x:.2f}} warps per SM, %{{y:.5f}} warps per ns per SM<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "x": model_x,
+                "y": model_y,
+                "mode": "lines",
+                "line": {"dash": "dash", "color": color},
+                "name": f"{side} min(n / L, B)",
+                "hoverinfo": "skip",
+            },
+        ]
+    return figure_spec(
+        traces,
+        {
+            "height": 360,
+            "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
+            "plot_bgcolor": "white",
+            "xaxis": {"title": {"text": "occupancy (warps per SM)"}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "throughput (warps per ns per SM)"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.2},
+        },
     )
-    return figure
 
 
 # ---- named regions (`tracekit.analysis.region_timeline` frames) ---------------------------------------------------

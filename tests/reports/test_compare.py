@@ -230,3 +230,37 @@ def test_four_loads_per_thread_raise_warp_throughput(cli, db_path, sample_trace)
     )
     assert field(payload, "throughput_warps_per_ns_per_sm")["relative_change"] > 0
     assert field(payload, "duration_ns")["relative_change"] < 0
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_the_occupancy_rows_are_laid_out_as_plotly_subplots(rows):
+    """`figures.compare_occupancy_spec` writes plotly's JSON itself (no validation): its rows' axes, domains and
+    titles are the ones plotly's make_subplots lays out (shared time axes), every row's time axis linked to the
+    first, the time title under the last row."""
+    from plotly.subplots import make_subplots
+
+    from tracekit import figures
+
+    curve = pl.DataFrame({"bin_start_ns": [0, 1000, 2000], "mean_active_warps_per_sm": [4.0, 8.0, 2.0]})
+    sides = ["A", "B", "C"][:rows]
+    spec = figures.compare_occupancy_spec(dict.fromkeys(sides, curve), {})
+    reference = make_subplots(
+        rows=rows,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=[f"{side}: mean resident warps per SM" for side in sides],
+    )
+    for row in range(2, rows + 1):
+        reference.update_xaxes(matches="x", row=row, col=1)
+    expected = json.loads(reference.to_json())["layout"]
+    layout = json.loads(json.dumps(spec["layout"]))
+    for n in range(1, rows + 1):
+        axis = "" if n == 1 else str(n)
+        got_x = {k: v for k, v in layout[f"xaxis{axis}"].items() if k != "title"}
+        got_y = {k: v for k, v in layout[f"yaxis{axis}"].items() if k not in ("title", "rangemode")}
+        assert got_x == expected[f"xaxis{axis}"] and got_y == expected[f"yaxis{axis}"], n
+        assert spec["data"][n - 1]["xaxis"] == f"x{axis}" and spec["data"][n - 1]["yaxis"] == f"y{axis}"
+    assert layout["annotations"] == expected["annotations"]
+    assert layout[f"xaxis{rows if rows > 1 else ''}"]["title"] == {"text": figures.TIME_AXIS_TITLE}
+    assert [t["y"] for t in spec["data"]] == [[4.0, 8.0, 2.0]] * rows

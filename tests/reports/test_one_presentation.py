@@ -385,3 +385,88 @@ def open_store_results(db: Path, launch_id: int):
 
     [result] = open_store(str(db)).analyze([launch_id])
     return result
+
+
+@pytest.fixture(scope="module")
+def vector_add_store(tmp_path_factory) -> tuple[Path, list[int]]:
+    """vector_add's warp traces at 8, 16, 32 and 64 warps per SM (a sweep of four occupancies) in a scratch store,
+    and their launch ids in that order."""
+    db = tmp_path_factory.mktemp("compare") / "s.sqlite"
+    store = Store.open(str(db))
+    for warps in (8, 16, 32, 64):
+        ingest(store, REPO / "sample_traces" / "h100" / f"vector_add_{warps:02d}warps.csv.gz")
+    return db, sorted(int(i) for i in store.launches()["id"].to_list())
+
+
+def _warps_in(warps: int) -> int:
+    """The warps of a vector_add trace, counted with the csv module."""
+    import gzip
+
+    with gzip.open(REPO / "sample_traces" / "h100" / f"vector_add_{warps:02d}warps.csv.gz", "rt") as handle:
+        return sum(1 for _ in csv.DictReader(line for line in handle if not line.startswith("#")))
+
+
+def test_the_comparison_charts_are_one_plotly_dict_in_every_layout(vector_add_store):
+    """vector_add at 8 against 64 warps per SM: occupancy over time on linked rows, the latency histograms as shares
+    and the sweeps are built once (`present.comparison.comparison_charts`); the HTML comparison embeds and the
+    dashboard's compare page holds the same dicts, under the same titles. The numbers are the traces': each
+    histogram holds every warp of its CSV, and each side's row is its own occupancy curve."""
+    import json
+
+    from tracekit.api import launch_aggregates
+    from tracekit.dashboards import pages_compare
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.present.comparison import ComparedPair, comparison_charts
+    from tracekit.present.launch import trace_frames
+    from tracekit.reports.html import compare_html
+
+    db, ids = vector_add_store
+    a, b = ids[0], ids[3]
+    store = Store.open(str(db))
+    result_a, result_b = analyze_stored(store, [a, b])
+    views_a, views_b = launch_aggregates(store, a), launch_aggregates(store, b)
+    charts = comparison_charts({"A": result_a, "B": result_b}, {"A": trace_frames(views_a), "B": trace_frames(views_b)})
+    assert charts.note is None
+    assert [c.key for c in charts.figures] == ["occupancy", "latency", "sweep"]
+    spec = {c.key: json.loads(json.dumps(c.spec)) for c in charts.figures}
+    occupancy = spec["occupancy"]
+    assert [t["name"] for t in occupancy["data"]] == ["A", "B"]
+    assert occupancy["layout"]["xaxis2"]["matches"] == "x"  # zooming one side zooms the other
+    for trace, views in zip(occupancy["data"], (views_a, views_b), strict=True):
+        curve = views["occupancy_over_time"]
+        assert trace["y"] == curve["mean_active_warps_per_sm"].to_list()
+        assert trace["x"] == pytest.approx([ns / 1000 for ns in curve["bin_start_ns"].to_list()])
+    shares = {t["name"]: t["y"] for t in spec["latency"]["data"]}
+    assert {side: round(sum(y), 9) for side, y in shares.items()} == {"A": 1.0, "B": 1.0}
+    for side, warps in (("A", 8), ("B", 64)):  # each bar a whole number of the CSV's warps, all of them in all
+        total = _warps_in(warps)
+        counts = [share * total for share in shares[side]]
+        assert counts == pytest.approx([round(c) for c in counts]) and round(sum(counts)) == total, side
+    measured = [t for t in spec["sweep"]["data"] if t["name"].endswith("measured")]
+    assert [t["name"] for t in measured] == ["A measured", "B measured"]
+    assert len(measured[0]["x"]) == 4 and measured[0]["x"] == measured[1]["x"]  # one kernel: one sweep, 4 runs
+    # The HTML comparison: each dict embedded as it is, under its title, with its note.
+    comparison = compare_results_of([result_a], [result_b])
+    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b], views_a, views_b)
+    page = compare_html([pair], [])
+    assert _embedded(page) == list(spec.values())
+    for chart in charts.figures:
+        assert f"<h3>{html_text.escape(chart.title)}</h3>" in page
+        assert chart.note is None or html_text.escape(chart.note) in page
+    # The dashboard's compare page: the same dicts in its graphs, under the same titles.
+    layout = pages_compare.layout(store, AnalysisCache(store), str(a), str(b))
+    for chart in charts.figures:
+        assert json.loads(json.dumps(_graph(layout, f"compare-{chart.key}-figure").figure)) == spec[chart.key]
+        assert chart.title in _texts(layout)
+    # A side without per-warp timings: the other drawn alone, and the views say why.
+    alone = comparison_charts({"A": result_a, "B": None}, {"A": trace_frames(views_a), "B": None})
+    assert alone.note == "B has no per-warp timings: only A is drawn."
+    assert [t["name"] for t in alone.figures[0].spec["data"]] == ["A"]
+    neither = comparison_charts({"A": None, "B": None}, {"A": None, "B": None})
+    assert neither.figures == [] and neither.note is not None and neither.note.startswith("Neither side")
+
+
+def compare_results_of(results_a, results_b):
+    from tracekit.analysis.comparison import compare_results
+
+    return compare_results(results_a, results_b)

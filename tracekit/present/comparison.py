@@ -1,16 +1,18 @@
 """A comparison of two sides (A against B) as every view shows it: `tracekit compare`'s table and gate messages,
-as display strings. The CLI, the reports, the dashboard's compare page and the notebook lay these out."""
+as display strings, and its charts as plotly dicts (`comparison_charts`). The CLI, the reports, the dashboard's
+compare page and the notebook lay these out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
 from tracekit.analysis.types import LaunchAnalysis
-from tracekit.present.sections import Table
+from tracekit.present.launch import TAIL_NOTE, TraceFrames
+from tracekit.present.sections import Figure, Table
 
 MISSING = fmt.MISSING
 number = fmt.number
@@ -158,3 +160,65 @@ def gate_message(result: GateResult, comparison: Comparison) -> str:
         f"{gate.text}: {'FAILED' if result.failed else 'passed'}: {label} changed by {shown} "
         f"({field_value(gate.field, change.a)} -> {field_value(gate.field, change.b)}){noise}"
     )
+
+
+@dataclass(frozen=True)
+class ComparisonCharts:
+    """The charts of A against B (`figures` in page order), and `note` where a side has no per-warp timings."""
+
+    figures: list[Figure]
+    note: str | None
+
+
+def comparison_charts(
+    results: Mapping[str, LaunchAnalysis | None], frames: Mapping[str, TraceFrames | None]
+) -> ComparisonCharts:
+    """A against B drawn: each side's occupancy over time in its own row, the time axes linked (its tail marked),
+    the warp latency histograms overlaid as shares of each side's warps (the sides with `frames`: per-warp
+    timings), and each side's sweep with its fitted min(n / L, B). `results` and `frames` by side ("A", "B"),
+    in order: the launch that stands for the side (the traced one whose frames these are)."""
+    from tracekit import figures  # plotly only where a chart is drawn (the text and Markdown views draw none)
+
+    traced = {side: found for side, found in frames.items() if found is not None}
+    charts: list[Figure] = []
+    note = None
+    if not traced:
+        note = "Neither side has per-warp timings: no occupancy over time or latency histogram."
+    elif len(traced) < len(frames):
+        missing = " and ".join(side for side in frames if side not in traced)
+        note = f"{missing} has no per-warp timings: only {' and '.join(traced)} is drawn."
+    if traced:
+        sides = " and ".join(traced)
+        curves = {side: found.occupancy_curve for side, found in traced.items()}
+        tails = {side: result.tail if (result := results.get(side)) is not None else None for side in traced}
+        marks = (["Time axes linked: zoom one row and the other follows"] if len(traced) > 1 else []) + (
+            [TAIL_NOTE] if any(tails.values()) else []
+        )
+        charts.append(
+            Figure(
+                "occupancy",
+                f"Occupancy over time, {sides}",
+                figures.compare_occupancy_spec(curves, tails),
+                ". ".join(marks) + "." if marks else None,
+            )
+        )
+        histograms = {side: found.latency_histogram for side, found in traced.items()}
+        charts.append(
+            Figure(
+                "latency",
+                f"Warp latency, {sides}",
+                figures.overlay_latency_spec(histograms),
+                "Each side's warps as a share of its own warps, overlaid.",
+            )
+        )
+    sweeps = {side: sweep for side, result in results.items() if result is not None and (sweep := result.sweep)}
+    if sweeps:
+        charts.append(
+            Figure(
+                "sweep",
+                f"Throughput against occupancy, {' and '.join(sweeps)}",
+                figures.sweep_overlay_spec(sweeps),
+                "Each side's measured launches (points) and its fitted min(n / L, B) (dashed).",
+            )
+        )
+    return ComparisonCharts(charts, note)

@@ -21,7 +21,7 @@ import plotly.offline
 from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
-from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
+from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.sections import Figure, Table
 from tracekit.present.try_first import Tries, TryFirst
@@ -307,6 +307,12 @@ def report_html(
     return _page(title, body, sink)
 
 
+def _standing(results: Sequence[LaunchAnalysis]) -> LaunchAnalysis | None:
+    """The launch that stands for a side in its charts: its first traced one (whose frames the command reads,
+    `compare_command._first_views`), else its first."""
+    return next((r for r in results if r.warps is not None), results[0] if results else None)
+
+
 def compare_html(
     pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], title: str = "tracekit comparison"
 ) -> str:
@@ -326,28 +332,12 @@ def compare_html(
             f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>'
         )
         body.append(render_table(comparison_table(pair.comparison)))
-        if pair.views_a is not None and pair.views_b is not None:
-            body.append(
-                "<h3>Warp latency, A and B</h3>"
-                + sink.embed(
-                    figures.overlay_latency_figure(
-                        {"A": pair.views_a["latency_histogram"], "B": pair.views_b["latency_histogram"]}
-                    )
-                )
-            )
-            tails = {"A": pair.results_a[0].tail, "B": pair.results_b[0].tail}
-            curves = {"A": pair.views_a["occupancy_over_time"], "B": pair.views_b["occupancy_over_time"]}
-            body.append(
-                "<h3>Occupancy over time, A and B</h3>" + sink.embed(figures.compare_occupancy_figure(curves, tails))
-            )
-        sweeps = {
-            side: sweep
-            for side, results in (("A", pair.results_a), ("B", pair.results_b))
-            if results and (sweep := results[0].sweep) is not None
-        }
-        if sweeps:
-            body.append(
-                "<h3>Throughput against occupancy, A and B</h3>" + sink.embed(figures.sweep_overlay_figure(sweeps))
-            )
+        charts = comparison_charts(
+            {"A": _standing(pair.results_a), "B": _standing(pair.results_b)},
+            {"A": trace_frames(pair.views_a), "B": trace_frames(pair.views_b)},
+        )
+        if charts.note:
+            body.append(f'<p class="note">{esc(charts.note)}</p>')
+        body.extend(_chart(chart, sink) for chart in charts.figures)
         body.append("</section>")
     return _page(title, body, sink)
