@@ -207,7 +207,9 @@ class _Index:
     def __init__(self, metrics: pl.DataFrame):
         self.metrics = weakref.ref(metrics)  # not a strong reference: the index lives as long as the frame
         self.layout = _layout(metrics["name"])
-        self.values: list[float | None] = metrics["value"].cast(pl.Float64).to_list()
+        # a tuple of floats and None: the cyclic collector untracks it at its first pass, so no later collection
+        # walks its thousands of items (a list was walked again by every middle and full collection)
+        self.values: tuple[float | None, ...] = tuple(metrics["value"].cast(pl.Float64).to_list())
         self._texts: dict[str, str] | None = None
 
     def first(self, name: str) -> float | None:
