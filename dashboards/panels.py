@@ -555,18 +555,16 @@ def region_panel(result: LaunchAnalysis, view: Any = None) -> html.Section:
     table = region_table(result.regions)
     figures_part: list = []
     if view is not None:
+        timeline, occupancy = view.timeline, view.occupancy  # present.regions' charts
         figures_part = [
-            html.H4("Warp timeline by region"),
-            html.P(view.note, id="region-timeline-note", className="hint"),
+            html.H4(timeline.title),
+            html.P(timeline.note, id="region-timeline-note", className="hint"),
             dcc.Store(id="region-timeline-rows", data=view.row_map),
             dcc.Store(id="region-timeline-view"),  # the relayouts that move an axis (region_views.AXIS_EVENTS)
-            dcc.Graph(id="region-timeline", figure=view.timeline, config={"displaylogo": False}),
-            html.H4("Warps in each region per SM over time"),
-            html.P(
-                "Mean warps inside each region per SM; an enclosing region counts the warps in its nested ones.",
-                className="hint",
-            ),
-            dcc.Graph(id="region-occupancy", figure=view.occupancy, config={"displaylogo": False}),
+            dcc.Graph(id="region-timeline", figure=timeline.spec, config=GRAPH_CONFIG),
+            html.H4(occupancy.title),
+            html.P(occupancy.note, className="hint"),
+            dcc.Graph(id="region-occupancy", figure=occupancy.spec, config=GRAPH_CONFIG),
         ]
     return _section(
         "region-panel",

@@ -1,5 +1,6 @@
 """The launch page's region figures: the warp timeline coloured by region (binned when zoomed out, every bar when
-zoomed in) and each region's occupancy over time.
+zoomed in) and each region's occupancy over time, as `tracekit.present.regions` builds them (the HTML report's too);
+a zoom redraws the timeline through the same function.
 
 Frames come from `tracekit.analysis.region_timeline`; a launch's region layout (its instances with rows and
 parents) is cached per process by launch id (`AnalysisCache.regions`), as its warps are, since imports never change.
@@ -11,13 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import plotly.graph_objects as go
 import polars as pl
 from dash import Dash, Input, Output, State, no_update
 
 from tracekit import figures
 from tracekit.api import (
-    MAX_SLICES,
     LaunchAnalysis,
     RegionLayout,
     RegionTimeline,
@@ -25,18 +24,20 @@ from tracekit.api import (
     region_occupancy,
     region_window,
 )
+from tracekit.present.regions import region_charts, region_timeline_chart
+from tracekit.present.sections import Figure
 
 from .analysis_cache import AnalysisCache
 
 
 @dataclass(frozen=True)
 class RegionView:
-    """What the region panel draws: the timeline's first view, its note and row map, the occupancy figure."""
+    """What the region panel draws (`present.regions.region_charts`): the timeline's first view with its note, its
+    row map, the occupancy chart."""
 
-    timeline: go.Figure
-    note: str
+    timeline: Figure
     row_map: list[list[int]] | None  # binned: each drawn row's first and last warp row (for zooming); None: bars
-    occupancy: go.Figure
+    occupancy: Figure
 
 
 def layout_of(cache: AnalysisCache, launch_id: int) -> RegionLayout | None:
@@ -46,20 +47,6 @@ def layout_of(cache: AnalysisCache, launch_id: int) -> RegionLayout | None:
         return region_layout_of(cache.store, launch_id)
 
     return cache.regions.get(launch_id, load)
-
-
-def timeline_note(timeline: RegionTimeline) -> str:
-    if timeline.mode == "slices":
-        return (
-            f"{timeline.in_view:,} region instances in view, each a bar (nested ones thinner, on top). "
-            "Double-click to zoom out."
-        )
-    return (
-        f"{timeline.in_view:,} region instances in view: binned. Each row gathers warps at one position in their "
-        "blocks (a role, such as producer or consumer) on neighbouring SMs; each cell takes the colour of the "
-        "region that held most of their time there (the innermost one). Zoom in (drag a box) to "
-        f"{MAX_SLICES:,} instances or fewer to see every bar."
-    )
 
 
 def row_map(timeline: RegionTimeline) -> list[list[int]] | None:
@@ -81,12 +68,8 @@ def initial_view(cache: AnalysisCache, launch_id: int, result: LaunchAnalysis) -
             return None
         timeline = region_window(layout)
         curves = region_occupancy(cache.store, launch_id, result.regions.sm_count if result.regions else None)
-        return RegionView(
-            figures.region_timeline_figure(timeline),
-            timeline_note(timeline),
-            row_map(timeline),
-            figures.region_occupancy_figure(curves, layout.names, layout.time_unit),
-        )
+        drawn, occupancy = region_charts(timeline, curves, layout.names, layout.time_unit, zoomable=True)
+        return RegionView(drawn, row_map(timeline), occupancy)
 
     return cache.figures.get(("regions", launch_id), build)
 
@@ -175,9 +158,10 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
             view = initial_view(cache, int(launch_id), analysis.result) if analysis and analysis.result else None
             if view is None:
                 return no_update, no_update, no_update
-            return view.timeline, view.note, view.row_map
+            return view.timeline.spec, view.timeline.note, view.row_map
         try:
             timeline = region_window(layout, window, row_range)
         except ValueError:
             return no_update, no_update, no_update
-        return figures.region_timeline_figure(timeline), timeline_note(timeline), row_map(timeline)
+        chart = region_timeline_chart(timeline, zoomable=True)  # the first view's function, for the zoomed window
+        return chart.spec, chart.note, row_map(timeline)

@@ -549,29 +549,31 @@ def region_axis(time_unit: str) -> tuple[str, float]:
     return "SM cycles since the first region started", 1.0
 
 
-def _region_legend(figure: go.Figure, names: tuple[str, ...]) -> None:
+def _region_legend(names: tuple[str, ...]) -> list[dict[str, Any]]:
     """One legend entry per region of the launch, in its colour order (the same colours in every view)."""
-    for name in names:
-        figure.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                marker={"size": 12, "symbol": "square", "color": region_color(names, name)},
-                name=region_text(name),
-                legendgroup=region_text(name),
-                hoverinfo="skip",
-            )
-        )
+    return [
+        {
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "markers",
+            "marker": {"size": 12, "symbol": "square", "color": region_color(names, name)},
+            "name": region_text(name),
+            "legendgroup": region_text(name),
+            "hoverinfo": "skip",
+        }
+        for name in names
+    ]
 
 
-def region_timeline_figure(timeline) -> go.Figure:
+def region_timeline_spec(timeline) -> dict[str, Any]:
     """Each warp a row, each region instance a bar in its region's colour (nested ones thinner, on top); or, when
     binned, rows of warps at the same position in their blocks over time bins, each cell in the colour of the
     region that held most of those warps' time there. `timeline` is a `region_timeline.RegionTimeline`."""
     x_title, scale = region_axis(timeline.time_unit)
     names = timeline.names
-    figure = go.Figure()
+    traces: list[dict[str, Any]] = []
+    yaxis: dict[str, Any] = {}
     if timeline.mode == "slices":
         slices = timeline.slices
         rows = timeline.rows.height
@@ -589,24 +591,25 @@ def region_timeline_figure(timeline) -> go.Figure:
                 ys += [row, row, None]
                 info = [region_text(name), sm, block, warp, x0, x1, x1 - x0]
                 custom += [info, info, None]
-            figure.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    customdata=custom,
-                    mode="lines",
-                    line={
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": xs,
+                    "y": ys,
+                    "customdata": custom,
+                    "mode": "lines",
+                    "line": {
                         "width": max(1.0, bar_px * (1.0 - 0.35 * depth / max(max_depth, 1))),
                         "color": region_color(names, str(name)),
                     },
-                    legendgroup=region_text(str(name)),
-                    showlegend=False,
-                    connectgaps=False,
-                    hovertemplate=(
+                    "legendgroup": region_text(str(name)),
+                    "showlegend": False,
+                    "connectgaps": False,
+                    "hovertemplate": (
                         "%{customdata[0]}<br>SM %{customdata[1]}, block %{customdata[2]}, warp %{customdata[3]}<br>"
                         "%{customdata[4]:.3f} to %{customdata[5]:.3f} (%{customdata[6]:.3f})<extra></extra>"
                     ),
-                )
+                }
             )
         y_title = "warp (rows in SM, block, warp order)"
         height = plot_height(rows, 10)
@@ -634,68 +637,72 @@ def region_timeline_figure(timeline) -> go.Figure:
         for i in range(n):
             color = REGION_COLORS[i % len(REGION_COLORS)]
             scale_steps += [[i / n, color], [(i + 1) / n, color]]
-        figure.add_trace(
-            go.Heatmap(
-                x=centers,
-                y=groups["y"].to_list(),
-                z=z,
-                text=text,
-                zmin=0,
-                zmax=n,
-                colorscale=scale_steps,
-                showscale=False,
-                hovertemplate="%{x:.3f}: %{text} (share of the row's warp time)<extra></extra>",
-            )
+        traces.append(
+            {
+                "type": "heatmap",
+                "x": centers,
+                "y": groups["y"].to_list(),
+                "z": z,
+                "text": text,
+                "zmin": 0,
+                "zmax": n,
+                "colorscale": scale_steps,
+                "showscale": False,
+                "hovertemplate": "%{x:.3f}: %{text} (share of the row's warp time)<extra></extra>",
+            }
         )
-        figure.update_yaxes(
-            tickvals=groups["y"].to_list()[::stride], ticktext=[labels[y] for y in groups["y"].to_list()[::stride]]
-        )
+        ticks = groups["y"].to_list()[::stride]
+        yaxis = {"tickvals": ticks, "ticktext": [labels[y] for y in ticks]}
         y_title = "warps at one position in their blocks, by SM"
         height = plot_height(groups.height, 4)
-    _region_legend(figure, names)
     lo, hi = timeline.window
-    figure.update_layout(
-        height=height,
-        margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        xaxis={"title": x_title, "range": [lo / scale, hi / scale]},
-        yaxis={"title": y_title, "autorange": "reversed"},
-        showlegend=True,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        plot_bgcolor="white",
+    return figure_spec(
+        traces + _region_legend(names),
+        {
+            "height": height,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+            "xaxis": {"title": {"text": x_title}, "range": [lo / scale, hi / scale]},
+            "yaxis": {**yaxis, "title": {"text": y_title}, "autorange": "reversed"},
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+            "plot_bgcolor": "white",
+        },
     )
-    return figure
 
 
-def region_occupancy_figure(curves: pl.DataFrame, names: tuple[str, ...], time_unit: str) -> go.Figure:
+def region_occupancy_spec(curves: pl.DataFrame, names: tuple[str, ...], time_unit: str) -> dict[str, Any]:
     """Mean warps inside each region per SM over time (`region_timeline.region_occupancy_curves`), a step line
     per region; an enclosing region's line counts the warps inside its nested regions too."""
     x_title, scale = region_axis(time_unit)
-    figure = go.Figure()
+    traces = []
     for name in names:
         curve = curves.filter(pl.col("region") == name).sort("bin")
         if curve.height == 0:
             continue
         label = region_text(name)
-        figure.add_trace(
-            go.Scatter(
-                x=(curve["bin_start"] / scale).to_list(),
-                y=curve["mean_warps_per_sm"].to_list(),
-                customdata=[label] * curve.height,
-                mode="lines",
-                line={"shape": "hv", "color": region_color(names, name), "width": 2},
-                name=label,
-                hovertemplate="%{customdata}: %{y:.2f} warps per SM at %{x:.3f}<extra></extra>",
-            )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": (curve["bin_start"] / scale).to_list(),
+                "y": curve["mean_warps_per_sm"].to_list(),
+                "customdata": [label] * curve.height,
+                "mode": "lines",
+                "line": {"shape": "hv", "color": region_color(names, name), "width": 2},
+                "name": label,
+                "hovertemplate": "%{customdata}: %{y:.2f} warps per SM at %{x:.3f}<extra></extra>",
+            }
         )
-    figure.update_layout(
-        height=340,
-        margin={"l": 70, "r": 20, "t": 30, "b": 50},
-        xaxis={"title": x_title},
-        yaxis={"title": "mean warps in the region per SM", "rangemode": "tozero"},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        plot_bgcolor="white",
+    return figure_spec(
+        traces,
+        {
+            "height": 340,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": "mean warps in the region per SM"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+            "plot_bgcolor": "white",
+        },
     )
-    return figure
 
 
 # ---- the launch's answer: speed of light and roofline ------------------------------------------------------------

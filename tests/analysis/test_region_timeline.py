@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import plotly.graph_objects as go
 import polars as pl
 import pytest
 
@@ -128,16 +129,49 @@ def test_figures_show_names_only_as_escaped_text():
     frame = HAND.with_columns(pl.col("region").replace({"A": odd}))
     layout = region_layout(frame)
     for timeline in (region_timeline(layout), region_timeline(layout, max_slices=0)):
-        figure = figures.region_timeline_figure(timeline)
-        spec = json.loads(figure.to_json())
+        figure = figures.region_timeline_spec(timeline)
+        go.Figure(figure)  # a dict plotly accepts (it is built without plotly's validation)
+        text = json.dumps(figure)
+        spec = json.loads(text)
         legend = [t["name"] for t in spec["data"] if t.get("name")]
         assert "&lt;b&gt;x&lt;/b&gt; &amp; %{y}" in legend and odd not in legend
         templates = " ".join(t.get("hovertemplate", "") for t in spec["data"])
         assert "<b>x" not in templates and "&lt;b&gt;" not in templates  # names never enter a template
-        assert odd not in figure.to_json()
+        assert odd not in text
     curves = region_occupancy_curves(frame)
-    occupancy = json.loads(figures.region_occupancy_figure(curves, layout.names, layout.time_unit).to_json())
+    occupancy = figures.region_occupancy_spec(curves, layout.names, layout.time_unit)
+    go.Figure(occupancy)
     assert {t["name"] for t in occupancy["data"]} == {figures.region_text(n) for n in layout.names}
+
+
+def test_region_charts_draw_the_frames_under_one_title_and_note():
+    """`present.regions.region_charts`: the hand-made regions' bars (each instance's start and end) and each
+    region's occupancy curve, under the titles every view writes; the note says bars or binned, and how to zoom
+    only where the view redraws for a zoom."""
+    from tracekit.present.regions import region_charts
+
+    layout = region_layout(HAND)
+    timeline, curves = region_timeline(layout), region_occupancy_curves(HAND)
+    drawn, occupancy = region_charts(timeline, curves, layout.names, layout.time_unit)
+    assert (drawn.title, occupancy.title) == ("Warp timeline by region", "Warps in each region per SM over time")
+    assert drawn.note is not None and "each a bar" in drawn.note and "Double-click" not in drawn.note
+    bars = sorted(
+        (x0, x1)
+        for trace in drawn.spec["data"]
+        if trace.get("mode") == "lines"
+        for x0, x1 in zip(trace["x"][::3], trace["x"][1::3], strict=True)
+    )
+    first = HAND["start_ns"].min()  # the axis: µs since the first region started
+    expected = sorted(
+        ((start - first) / 1000, (end - first) / 1000) for start, end in HAND.select("start_ns", "end_ns").iter_rows()
+    )
+    assert [x for bar in bars for x in bar] == pytest.approx([x for bar in expected for x in bar])
+    lines = {t["name"]: t["y"] for t in occupancy.spec["data"]}
+    for name in layout.names:
+        expected = curves.filter(pl.col("region") == name).sort("bin")["mean_warps_per_sm"].to_list()
+        assert lines[name] == expected, name
+    zoomable = region_charts(region_timeline(layout, max_slices=0), curves, layout.names, layout.time_unit, True)
+    assert zoomable[0].note is not None and "binned" in zoomable[0].note and "Zoom in (drag a box)" in zoomable[0].note
 
 
 def test_html_report_draws_the_region_figures(tmp_path):

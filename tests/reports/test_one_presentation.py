@@ -470,3 +470,40 @@ def compare_results_of(results_a, results_b):
     from tracekit.analysis.comparison import compare_results
 
     return compare_results(results_a, results_b)
+
+
+def test_the_region_charts_are_one_plotly_dict_in_every_layout(tmp_path):
+    """The warp-specialized sample's regions: the timeline by region (binned: 528 x 5 warps) and each region's
+    occupancy are built once (`present.regions.region_charts`); the HTML report embeds and the launch page holds
+    the same dicts under the same titles. Every region the file names is in the legend."""
+    import json
+
+    from tracekit.api import report_aggregates
+    from tracekit.dashboards import pages_launch
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.present.regions import region_charts
+    from tracekit.reports.html import report_html
+
+    store = Store.open(str(tmp_path / "s.sqlite"))
+    ingest(store, REPO / "sample_traces" / "regions" / "ws_pipeline.v2.gz")
+    launch_id = int(store.launches()["id"][0])
+    [result] = analyze_stored(store, [launch_id])
+    aggregates = report_aggregates(store, [result])
+    views = aggregates[launch_id]
+    charts = region_charts(
+        views["region_timeline"], views["region_occupancy"], views["region_names"], views["region_time_unit"]
+    )
+    spec = {c.key: json.loads(json.dumps(c.spec)) for c in charts}
+    names = {"setup", "mainloop", "wait_empty", "load_tile", "wait_full", "compute", "epilogue"}
+    assert {t["name"] for t in spec["region_timeline"]["data"] if t.get("name")} == names
+    assert {t["name"] for t in spec["region_occupancy"]["data"]} == names
+    page = report_html([result], aggregates)
+    embedded = _embedded(page)
+    for chart in charts:
+        assert spec[chart.key] in embedded, chart.key
+        assert f"<h3>{chart.title}</h3>" in page
+    launch_page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    texts = _texts(launch_page)
+    for chart, graph_id in zip(charts, ("region-timeline", "region-occupancy"), strict=True):
+        assert json.loads(json.dumps(_graph(launch_page, graph_id).figure)) == spec[chart.key], graph_id
+        assert chart.title in texts

@@ -18,11 +18,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import plotly.offline
 
-from tracekit import figures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
 from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
+from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
 from tracekit.present.try_first import Tries, TryFirst
 
@@ -230,26 +230,12 @@ def _launch_section(
 
 
 def _region_figures(views: dict[str, Any], sink: FigureSink) -> str:
-    """The warp timeline coloured by region and each region's occupancy over time (frames from
-    `region_timeline.region_figure_frames`)."""
-    timeline = views["region_timeline"]
-    note = (
-        "Each warp a row, each region a bar (nested regions thinner, on top)."
-        if timeline.mode == "slices"
-        else f"{timeline.in_view:,} region instances: binned. Each row gathers warps at one position in their "
-        "blocks on neighbouring SMs; each cell takes the colour of the region (innermost) that held most of their "
-        "time there. The dashboard's launch page draws every bar when zoomed in."
+    """The warp timeline coloured by region and each region's occupancy over time (`present.regions`, from the
+    frames of `region_timeline.region_figure_frames`)."""
+    charts = region_charts(
+        views["region_timeline"], views["region_occupancy"], views["region_names"], views["region_time_unit"]
     )
-    occupancy = figures.region_occupancy_figure(
-        views["region_occupancy"], views["region_names"], views["region_time_unit"]
-    )
-    return (
-        "<h3>Warp timeline by region</h3>"
-        + f'<p class="note">{esc(note)}</p>'
-        + sink.embed(figures.region_timeline_figure(timeline))
-        + "<h3>Warps in each region per SM over time</h3>"
-        + sink.embed(occupancy)
-    )
+    return "".join(_chart(chart, sink) for chart in charts)
 
 
 def report_html(
