@@ -57,9 +57,16 @@ class LaunchCeilings:
     def unit(self, name: str) -> AchievableUtilization | None:
         """The unit by name; "tensor" is the tensor unit nearest its ceiling (a launch computes in one type, at
         most a few)."""
+        # a plain loop over the few units: asked ~30 times a launch, a generator per call cost twice as much
         if name == "tensor":
-            return next((u for u in self.units if u.unit.startswith("tensor_")), None)
-        return next((u for u in self.units if u.unit == name), None)
+            for u in self.units:
+                if u.unit.startswith("tensor_"):
+                    return u
+            return None
+        for u in self.units:
+            if u.unit == name:
+                return u
+        return None
 
 
 def launch_ceilings(
