@@ -99,6 +99,26 @@ def test_significant_rounds_the_written_value_half_to_even(value, digits):
     assert fmt.significant(value, digits) == _written_half_even(value, digits)
 
 
+def test_significant_kept_per_value_writes_what_each_value_would():
+    """`significant` is kept per (value, digits): values that compare equal share a key, and write the same text."""
+    uncached = fmt.significant.__wrapped__
+    for values in ((1, 1.0, True), (0.0, -0.0, 0, False), (2**60, float(2**60)), (12_345.5, 12_345.5)):
+        for digits in (3, 4):
+            fmt.significant.cache_clear()
+            texts = {fmt.significant(v, digits) for v in values} | {uncached(v, digits) for v in values}
+            assert len(texts) == 1, (values, digits, texts)
+    for bad in (math.nan, math.inf):  # raise every time, nothing kept
+        for _ in range(2):
+            with pytest.raises((ValueError, OverflowError)):
+                fmt.significant(bad)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e18, max_value=1e18), st.sampled_from([3, 4]))
+def test_significant_kept_is_the_computed_text(value, digits):
+    first = fmt.significant(value, digits)
+    assert first == fmt.significant(value, digits) == fmt.significant.__wrapped__(value, digits)
+
+
 def test_significant_written_ties():
     assert fmt.significant(0.125, 2) == "0.12" and fmt.significant(0.375, 2) == "0.38"
     assert fmt.significant(2.675, 3) == "2.68"  # the binary value is 2.67499999...: the written digits decide

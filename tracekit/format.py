@@ -41,9 +41,13 @@ def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+@lru_cache(maxsize=8192)
 def significant(value: float, digits: int = DIGITS) -> str:
     """`value` to `digits` significant digits in plain decimal notation, with thousands separators and no
-    trailing zeros: 256.8, 0.0004755, 12,346 (a value of 10**digits or more is rounded to an integer)."""
+    trailing zeros: 256.8, 0.0004755, 12,346 (a value of 10**digits or more is rounded to an integer).
+
+    Kept per (value, digits): the sentences of 1,008 launches write ~44k numbers, a few hundred distinct. Keys that
+    compare equal write the same text (1 and 1.0, 0.0 and -0.0 both "0"); NaN and infinities raise, and are not kept."""
     if value == 0:
         return "0"
     magnitude = math.floor(math.log10(abs(value)))
