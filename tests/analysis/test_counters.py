@@ -185,3 +185,53 @@ def test_launches_sharing_a_name_column_each_read_their_own_values(layout, launc
             assert metric_row(frame_, "absent", name) == (None if expected is None else (name, expected))
         pipes = [(n, v) for n, v in rows if v is not None and n.startswith(("sm__pipe_", "sm__inst_executed_pipe_"))]
         assert c.candidate_rows(frame_, *c._PIPE_PATTERNS) == pipes
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN equal to NaN (a NaN value is a value: only a null is none)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    layout=st.lists(st.sampled_from(NAMES), min_size=1, max_size=8),
+    launches=st.lists(
+        st.lists(
+            st.one_of(st.none(), st.just(float("nan")), st.floats(0, 1e6, allow_nan=False)), min_size=8, max_size=8
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_slices_of_one_frame_read_values_nulls_and_nans_as_stored(layout, launches):
+    """Each launch a slice of one frame (as load_inputs hands them out): a null is no value, a NaN is a value, and
+    every reader gives what the launch's own rows hold."""
+    whole = pl.DataFrame(
+        {
+            "launch_id": [i for i in range(len(launches)) for _ in layout],
+            "section": None,
+            "name": layout * len(launches),
+            "unit": None,
+            "value": [v for values in launches for v in values[: len(layout)]],
+            "text_value": [f"t{i}" for i in range(len(layout) * len(launches))],
+            "kind": "float",
+        },
+        schema={c_: pl.String for c_ in COLUMNS} | {"launch_id": pl.Int64, "value": pl.Float64},
+    )
+    for i in range(len(launches)):
+        frame_ = whole.slice(i * len(layout), len(layout))
+        rows = list(zip(frame_["name"].to_list(), frame_["value"].to_list(), strict=True))
+        for name in NAMES:
+            expected = next((value for n, value in rows if n == name and value is not None), None)
+            assert _same(metric(frame_, name), expected)
+        pipes = [(n, v) for n, v in rows if v is not None and n.startswith(("sm__pipe_", "sm__inst_executed_pipe_"))]
+        found = c.candidate_rows(frame_, *c._PIPE_PATTERNS)
+        assert len(found) == len(pipes) and all(
+            f[0] == p[0] and _same(f[1], p[1]) for f, p in zip(found, pipes, strict=True)
+        )
+        texts = frame_["text_value"].to_list()
+        with_prefix = [(n, t, v) for (n, v), t in zip(rows, texts, strict=True) if n.startswith("sm__")]
+        got = c.rows_with_prefix(frame_, "sm__")
+        assert [g[:2] for g in got] == [w[:2] for w in with_prefix]
+        assert all(_same(g[2], w[2]) for g, w in zip(got, with_prefix, strict=True))
+        assert all(type(v) is float for _, v in found)  # Python floats, not numpy scalars
