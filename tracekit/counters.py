@@ -207,37 +207,25 @@ class _Index:
     def __init__(self, metrics: pl.DataFrame):
         self.metrics = weakref.ref(metrics)  # not a strong reference: the index lives as long as the frame
         self.layout = _layout(metrics["name"])
-        values = metrics["value"].cast(pl.Float64)
-        # The values read a row at a time from their float64 buffer (a Python float per read), and the rows without
-        # one: a launch reads ~100 of its ~2,200 values, and converting all of them to a list of Python floats cost
-        # 4x as long. Neither is tracked by the cyclic collector.
-        array = values.to_numpy()  # nulls read as NaN here: `nulls` tells them apart
-        self.floats: memoryview = array.data
-        self.nulls: frozenset[int] = frozenset()
-        if values.null_count():
-            import numpy as np  # here, not at import: `to_numpy` above has loaded it
-
-            nans = np.flatnonzero(np.isnan(array))
-            # the NaN rows are the nulls unless the frame also holds NaN values (then ask polars, 5x slower)
-            rows = nans if len(nans) == values.null_count() else np.flatnonzero(values.is_null().to_numpy())
-            self.nulls = frozenset(rows.tolist())
+        # a tuple of floats and None: the cyclic collector untracks it at its first pass, so no later collection
+        # walks its thousands of items (a list was walked again by every middle and full collection)
+        self.values: tuple[float | None, ...] = tuple(metrics["value"].cast(pl.Float64).to_list())
         self._texts: dict[str, str] | None = None
-
-    def value(self, row: int) -> float | None:
-        """The row's value, None where it has none."""
-        return None if row in self.nulls else self.floats[row]
 
     def first(self, name: str) -> float | None:
         """The name's first value in frame order, or None."""
         for row in self.layout.rows.get(name, ()):
-            if row not in self.nulls:
-                return self.floats[row]
+            value = self.values[row]
+            if value is not None:
+                return value
         return None
 
     def rows_starting_with(self, prefixes: tuple[str, ...]) -> list[tuple[str, float]]:
         """(name, value) of the rows with a value whose name starts with one of `prefixes`, in frame order."""
-        names, floats, nulls = self.layout.name_list, self.floats, self.nulls
-        return [(names[row], floats[row]) for row in self.layout.starting_with(prefixes) if row not in nulls]
+        names, values = self.layout.name_list, self.values
+        return [
+            (names[row], value) for row in self.layout.starting_with(prefixes) if (value := values[row]) is not None
+        ]
 
     @property
     def texts(self) -> dict[str, str]:
@@ -324,7 +312,7 @@ def rows_with_prefix(metrics: pl.DataFrame, prefix: str) -> list[tuple[str, str 
     if not rows:
         return []
     texts = metrics["text_value"].gather(rows).to_list()
-    return [(index.layout.name_list[row], text, index.value(row)) for row, text in zip(rows, texts, strict=True)]
+    return [(index.layout.name_list[row], text, index.values[row]) for row, text in zip(rows, texts, strict=True)]
 
 
 @functools.cache
@@ -376,11 +364,11 @@ def pipe_utilization_pct(metrics: pl.DataFrame) -> dict[str, tuple[str, float]]:
     if index is None:
         return {}
     best: dict[str, tuple[str, float, bool]] = {}
-    floats, nulls = index.floats, index.nulls
+    values = index.values
     for row, name, matches in index.layout.pipe_rows():
-        if row in nulls:
+        value = values[row]
+        if value is None:
             continue
-        value = floats[row]
         for family, active in matches:
             current = best.get(family)
             if current is None or (active, value) > (current[2], current[1]):
