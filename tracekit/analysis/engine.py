@@ -544,7 +544,11 @@ def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while launches are analyzed, on again after (as it was). Each full
     collection walks every live object, and the growing results (~170 objects a launch) set off two full and two
     dozen middle ones: a fifth of analyzing 1,008 launches. The analysis makes no reference cycles (`gc.collect()`
-    after analyzing those launches finds nothing), so its garbage is freed by reference counting all the same."""
+    after analyzing those launches finds nothing), so its garbage is freed by reference counting all the same.
+
+    At the end one collection of the young generations moves what the analysis made to the oldest in a single pass:
+    left to the collector, the next young collection moved it to the middle generation, and every middle collection
+    after walked it again (the report's collector time over 1,008 launches: 0.38 s -> 0.31 s)."""
     if not gc.isenabled():
         yield
         return
@@ -552,6 +556,7 @@ def _collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.collect(1)
         gc.enable()
 
 
