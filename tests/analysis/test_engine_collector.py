@@ -51,3 +51,35 @@ def test_a_failing_analysis_restores_the_collector(inputs):
     with pytest.raises(RuntimeError, match="no ceilings"):
         engine.analyze(inputs, ceilings_for=ceilings_for)
     assert gc.isenabled()
+
+
+def _generations_collected(work) -> list[int]:
+    seen: list[int] = []
+
+    def record(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        work()
+    finally:
+        gc.callbacks.remove(record)
+    return seen
+
+
+def test_the_pause_ends_with_a_young_collection_or_a_full_one_after_many_objects():
+    kept: list[dict[int, int]] = []
+
+    def make(count: int):
+        def work():
+            with engine._collector_paused():
+                assert not gc.isenabled()
+                kept.extend({i: i} for i in range(count))  # tracked objects that outlive the pause
+
+        return work
+
+    assert _generations_collected(make(100))[:1] == [1]  # a few objects: the young generations only
+    many = max(engine._MANY_OBJECTS, len(gc.get_objects(2)) // 4) + 10_000
+    assert _generations_collected(make(many))[:1] == [2]  # more than a quarter of the old generation: a full one
+    assert gc.isenabled() and len(kept) == 100 + many
