@@ -9,11 +9,9 @@ else is selected. Fields a source cannot give are None, never made up.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -535,43 +533,6 @@ def analyze(
     traced launch id to the profiled launch id it takes its counters from, whatever the rule would pick.
     `ceilings_for` gives a device's ceilings (the result's `ceilings` section; none without it).
     """
-    with _collector_paused():
-        return _analyze(inputs, targets, overrides, ceilings_for)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while launches are analyzed, on again after (as it was). Each full
-    collection walks every live object, and the growing results (~170 objects a launch) set off two full and two
-    dozen middle ones: a fifth of analyzing 1,008 launches. The analysis makes no reference cycles (`gc.collect()`
-    after analyzing those launches finds nothing), so its garbage is freed by reference counting all the same.
-
-    At the end, one collection takes what the analysis made out of the young generation in a single pass (left to
-    the collector, the next young collection moved it to the middle generation and every middle collection after
-    walked it again). A full one where the analysis made more than a quarter of the old generation: the collector
-    would run that full collection itself a few thousand allocations later, over a bigger heap (the report of
-    1,008 launches: 0.33-0.40 s in the collector without the pause, 0.17-0.19 s with it)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        made = gc.get_count()[0]
-        gc.collect(2 if made > _MANY_OBJECTS and made > len(gc.get_objects(2)) / 4 else 1)
-        gc.enable()
-
-
-_MANY_OBJECTS = 20_000  # below this the old generation is not counted (a launch or a few: a young collection)
-
-
-def _analyze(
-    inputs: Sequence[LaunchInput],
-    targets: set[int] | None,
-    overrides: Mapping[int, int] | None,
-    ceilings_for: CeilingsFor | None,
-) -> list[LaunchAnalysis]:
     keys = [kernel_key(data.launch) for data in inputs]
     pairings = _pairings(inputs, keys, overrides or {})
     wanted = [i for i, data in enumerate(inputs) if targets is None or data.launch.get("id") in targets]
