@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tracekit.analysis import model
 
@@ -127,3 +129,33 @@ def test_block_starts_and_work_overlap_the_slower_binds() -> None:
     assert model.combine_times(100.0, 160.0) == 160.0
     assert model.remove_launch_time(100.0, 60.0) == 100.0
     assert model.combine_times(3.0, 4.0, order=2.0) == pytest.approx(5.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.floats(0.0, 2.0), min_size=1, max_size=12),
+    base_ns=st.floats(50.0, 1000.0),
+    scale=st.floats(0.01, 50.0),
+    now=st.floats(0.01, 0.99),
+    share=st.floats(0.0, 1.0),
+    fixed=st.floats(0.1, 4.0),
+    queued=st.one_of(st.none(), st.floats(1.0, 3.0)),
+)
+def test_the_exact_solve_on_the_curve_segments_is_the_bisections_answer(
+    steps, base_ns, scale, now, share, fixed, queued
+):
+    """With the knots of a piecewise-linear, rising latency curve the throughput is solved on its segment (a
+    quadratic); it is what bisecting the whole range finds."""
+    fractions = [(i + 1) / (len(steps) + 1) for i in range(len(steps))]
+    latencies = [base_ns * (1.0 + sum(steps[: i + 1])) for i in range(len(steps))]
+    curve = tuple(zip(fractions, latencies, strict=True))
+    ceiling = 3.0
+
+    def latency_at(x: float) -> float:
+        return model.interpolate_latency(curve, x / ceiling)
+
+    latency_now = None if queued is None else queued * latency_at(now * ceiling)
+    args = (scale, now * ceiling, ceiling, latency_at, share, latency_now, fixed)
+    exact = model.loaded_latency_throughput(*args, knots=[f * ceiling for f in fractions])
+    # the bisection stops within a part in 10^12 of the range
+    assert exact == pytest.approx(model.loaded_latency_throughput(*args), rel=1e-9, abs=ceiling * 1e-11)

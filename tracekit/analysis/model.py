@@ -20,8 +20,9 @@ Pure functions over floats; no I/O.
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # Sharpness of the saturation when only one launch is measured: p = 2 sits between the harmonic (queueing) bend
@@ -178,6 +179,7 @@ def loaded_latency_throughput(
     memory_share: float = 1.0,
     latency_now: float | None = None,
     fixed_scale: float = 1.0,
+    knots: Sequence[float] = (),
 ) -> float:
     """Throughput after the concurrency is multiplied by `scale`, by Little's law with a loaded latency.
 
@@ -191,7 +193,8 @@ def loaded_latency_throughput(
     ceiling with more in flight than the ceiling needs waits in a queue the curve does not show; then fewer bytes in
     flight first shorten the queue, and the throughput holds until they fall below what Little's law needs).
     `fixed_scale` k: the fixed part of a warp's time per memory round after the change (ILP: each round carries k
-    times the elements)."""
+    times the elements). `knots`: the throughputs between which `latency_at` is linear; with them X is solved
+    exactly (a quadratic on its segment), without them by bisection (a what-to-try asks ~50 times per launch)."""
     if scale <= 0 or throughput_now <= 0:
         return 0.0
     f = min(max(memory_share, 0.0), 1.0)
@@ -207,6 +210,10 @@ def loaded_latency_throughput(
 
     if excess(top) <= 0:
         return top
+    if knots:
+        return _solve_on_segments(
+            excess, latency_at, knots, top, fixed_scale * (1.0 - f), f / lat_now, scale * throughput_now
+        )
     low, high = 0.0, top
     while high - low > top * 1e-12:  # bisection to a part in 10^12 (about 40 halvings)
         mid = 0.5 * (low + high)
@@ -215,6 +222,31 @@ def loaded_latency_throughput(
         else:
             low = mid
     return 0.5 * (low + high)
+
+
+def _solve_on_segments(
+    excess: Callable[[float], float],
+    latency_at: Callable[[float], float],
+    knots: Sequence[float],
+    top: float,
+    a: float,
+    b: float,
+    c: float,
+) -> float:
+    """The X in (0, top] where excess(X) = X (a + b latency_at(X)) - c crosses zero, `latency_at` linear between
+    consecutive knots: the first segment whose end is in excess, then the root of the quadratic on it."""
+    ends = sorted({x for x in knots if 0.0 < x < top} | {top})
+    at = bisect.bisect_left(ends, True, key=lambda x: excess(x) > 0)  # excess grows with X; excess(top) > 0
+    start, end = (ends[at - 1] if at else 0.0), ends[at]
+    lat_start, lat_end = latency_at(start), latency_at(end)
+    slope = (lat_end - lat_start) / (end - start) if end > start else 0.0
+    quadratic = b * slope  # excess = quadratic x^2 + linear x - c on [start, end]
+    linear = a + b * (lat_start - slope * start)
+    discriminant = linear * linear + 4.0 * quadratic * c
+    if discriminant < 0.0 or linear + math.sqrt(discriminant) <= 0.0:
+        return end
+    root = 2.0 * c / (linear + math.sqrt(discriminant))  # the stable form of (-linear + sqrt(d)) / (2 quadratic)
+    return min(max(root, start), end)
 
 
 def interpolate_latency(curve: tuple[tuple[float, float], ...], fraction: float) -> float:

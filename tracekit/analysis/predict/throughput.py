@@ -148,10 +148,17 @@ def dram_part(
     def ratio(scale: float) -> float:
         if (scale >= 1.0 and not queue_up) or latency_now is None:
             return (
-                model.loaded_latency_throughput(scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale)
+                model.loaded_latency_throughput(
+                    scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale, open_curve.knots_bytes_per_s
+                )
                 / x0
             )
-        return model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share, latency_now, fixed_scale) / x0
+        return (
+            model.loaded_latency_throughput(
+                scale, x0, top, curve.latency_at, share, latency_now, fixed_scale, curve.knots_bytes_per_s
+            )
+            / x0
+        )
 
     near = 0.95 * top
     lat_now = max(curve.latency_at(min(x0, top * 0.999)), latency_now or 0.0)

@@ -82,6 +82,11 @@ class DramCurve:
         pattern's ceiling (a scattered access queues at a lower byte rate than the read stream that drew it)."""
         return model.interpolate_latency(self.latency, throughput_bytes_per_s / self.ceiling_bytes_per_s)
 
+    @property
+    def knots_bytes_per_s(self) -> tuple[float, ...]:
+        """The throughputs between which `latency_at` is linear (the curve's points)."""
+        return tuple(fraction * self.ceiling_bytes_per_s for fraction, _ in self.latency)
+
 
 @dataclass(frozen=True)
 class NsightEstimate:
