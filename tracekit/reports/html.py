@@ -12,10 +12,9 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-import plotly.io as pio
+import orjson
 import plotly.offline
 
 from tracekit.analysis.types import LaunchAnalysis
@@ -25,6 +24,9 @@ from tracekit.present.launch import LaunchContent, index_table, launch_content, 
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
 from tracekit.present.try_first import Tries, TryFirst
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 EAGER_FIGURE_LIMIT = 40  # more figures than this are drawn as they scroll into view
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showLink": False}
@@ -120,8 +122,11 @@ class FigureSink:
         """A figure or a plotly dict (a section's `Figure.spec`), embedded as JSON as it is (no validation)."""
         self.count += 1
         figure_id = f"fig-{self.count}"
-        spec = pio.to_json(figure, validate=False, pretty=False, remove_uids=True)
-        spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        spec = orjson.dumps(
+            figure if isinstance(figure, dict) else figure.to_plotly_json(),
+            option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS,
+        ).decode()  # the encoder plotly.io uses, without plotly's validators (imported and run per figure)
+        spec = spec.replace("/", "\\u002f").replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
         return (
             f'<div class="figure" id="{figure_id}"></div>'
             f'<script type="application/json" id="{figure_id}-data">{spec}</script>'
@@ -132,7 +137,7 @@ def _page(title: str, body: list[str], sink: FigureSink) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     scripts = ""
     if sink.count:
-        script = RENDER_SCRIPT % {"config": pio.json.to_json_plotly(PLOTLY_CONFIG), "eager": EAGER_FIGURE_LIMIT}
+        script = RENDER_SCRIPT % {"config": orjson.dumps(PLOTLY_CONFIG).decode(), "eager": EAGER_FIGURE_LIMIT}
         scripts = f"<script>{plotly.offline.get_plotlyjs()}</script><script>{script}</script>"
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
