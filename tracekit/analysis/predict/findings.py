@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 
 from tracekit.analysis.predict.types import Finding
 from tracekit.analysis.rules import render
 from tracekit.analysis.rules.base import Finding as RuleFinding
-from tracekit.analysis.rules.base import Scalar, values
+from tracekit.analysis.rules.base import Scalar, Value, values
 
 # Off while `what_to_try` screens candidate changes: only the few it returns are worded (the sentences were most of
 # the screening's cost), and they are predicted again with their words.
@@ -26,6 +27,15 @@ def unworded() -> Iterator[None]:
         _WORDED.reset(token)
 
 
+def worded(found: Finding) -> Finding:
+    """The finding with its sentence (one made inside `unworded` carries only its values)."""
+    return found if found.text else replace(found, text=_sentence(found.template, found.values))
+
+
+def _sentence(template: str, vals: tuple[Value, ...]) -> str:
+    return render.sentence(RuleFinding(template, "predict", template, vals)) or ""
+
+
 def finding(
     step: str,
     template: str,
@@ -35,5 +45,5 @@ def finding(
 ) -> Finding:
     """One step's finding: `template` (a `predict.*` entry of render.TEMPLATES) over `items` (name, value, unit)."""
     vals = values(*items)
-    text = (render.sentence(RuleFinding(template, "predict", template, vals)) or "") if _WORDED.get() else ""
+    text = _sentence(template, vals) if _WORDED.get() else ""
     return Finding(step, template, vals, text, value, unit)

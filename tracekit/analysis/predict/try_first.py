@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from tracekit.analysis.occupancy import device_limits, theoretical_occupancy
 from tracekit.analysis.predict.core import predict
-from tracekit.analysis.predict.findings import unworded
+from tracekit.analysis.predict.findings import unworded, worded
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.occupancy_step import occupancy
 from tracekit.analysis.predict.types import Change, PredictInputs, Prediction, PredictionRefused
@@ -116,4 +117,4 @@ def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 5, min_speedu
             ):
                 best[knob] = found
     chosen = sorted(best.values(), key=lambda r: -r.predicted.speedup)[:top]
-    return [predict(inputs, p.change) for p in chosen]
+    return [replace(p, findings=tuple(worded(f) for f in p.findings)) for p in chosen]
