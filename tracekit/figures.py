@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -136,30 +137,21 @@ def warp_bars_spec(
     traces = []
     for parity in (0, 1):
         part = drawn.filter(pl.col("block_id") % 2 == parity)
-        xs: list[float | None] = []
-        ys: list[float | None] = []
-        custom: list[list[float] | None] = []
-        for x0, x1, y, sm, block, warp in part.select(
-            "x0", "x1", "y", "sm_id", "block_id", "warp_in_block"
-        ).iter_rows():
-            xs += [x0, x1, None]
-            ys += [y, y, None]
-            info = [sm, block, warp, x0, x1]
-            custom += [info, info, None]
+        bars = (
+            (x0, x1, y, [sm, block, warp, x0, x1])
+            for x0, x1, y, sm, block, warp in part.select(
+                "x0", "x1", "y", "sm_id", "block_id", "warp_in_block"
+            ).iter_rows()
+        )
         traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": ys,
-                "customdata": custom,
-                "mode": "lines",
-                "line": {"width": bar_px, "color": BAR_COLORS[parity]},
-                "hovertemplate": (
+            _bar_trace(
+                bars,
+                line={"width": bar_px, "color": BAR_COLORS[parity]},
+                hovertemplate=(
                     "SM %{customdata[0]}, block %{customdata[1]}, warp %{customdata[2]}<br>"
                     "%{customdata[3]:.3f} to %{customdata[4]:.3f} µs<extra></extra>"
                 ),
-                "connectgaps": False,
-            }
+            )
         )
     return figure_spec(traces, _time_layout(y_title, slot_rows, x_range_us, px_per_row=6))
 
@@ -319,17 +311,32 @@ def sweep_spec(sweep: Sweep, launch_point: tuple[float, float] | None = None) ->
                 "hovertemplate": "this launch: %{x:.2f} warps per SM, %{y:.5f}<extra></extra>",
             }
         )
-    return figure_spec(
-        traces,
-        {
-            "height": 360,
-            "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
-            "plot_bgcolor": "white",
-            "xaxis": {"title": {"text": "occupancy (warps per SM)"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "throughput (warps per ns per SM)"}, "rangemode": "tozero"},
-            "legend": {"orientation": "h", "y": -0.2},
-        },
-    )
+    return figure_spec(traces, _sweep_layout())
+
+
+def _bar_trace(bars: Iterable[tuple[float, float, float, list[Any]]], **style: Any) -> dict[str, Any]:
+    """Horizontal bars (x0, x1, y, hover data) as one line trace: each bar a segment, the segments apart by a None
+    (one trace draws thousands of bars); `style`: the trace's line, hover template, legend group."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    custom: list[list[Any] | None] = []
+    for x0, x1, y, info in bars:
+        xs += [x0, x1, None]
+        ys += [y, y, None]
+        custom += [info, info, None]
+    return {"type": "scatter", "x": xs, "y": ys, "customdata": custom, "mode": "lines", "connectgaps": False} | style
+
+
+def _sweep_layout() -> dict[str, Any]:
+    """Throughput against occupancy: one launch's sweep and A against B's."""
+    return {
+        "height": 360,
+        "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
+        "plot_bgcolor": "white",
+        "xaxis": {"title": {"text": "occupancy (warps per SM)"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "throughput (warps per ns per SM)"}, "rangemode": "tozero"},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
 
 
 def _model_line(sweep: Sweep, extent: float) -> tuple[list[float], list[float]]:
@@ -509,17 +516,7 @@ def sweep_overlay_spec(sweeps: dict[str, Sweep]) -> dict[str, Any]:
                 "hoverinfo": "skip",
             },
         ]
-    return figure_spec(
-        traces,
-        {
-            "height": 360,
-            "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
-            "plot_bgcolor": "white",
-            "xaxis": {"title": {"text": "occupancy (warps per SM)"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "throughput (warps per ns per SM)"}, "rangemode": "tozero"},
-            "legend": {"orientation": "h", "y": -0.2},
-        },
-    )
+    return figure_spec(traces, _sweep_layout())
 
 
 # ---- named regions (`tracekit.analysis.region_timeline` frames) ---------------------------------------------------
@@ -580,36 +577,27 @@ def region_timeline_spec(timeline) -> dict[str, Any]:
         bar_px = max(1.0, min(10.0, 0.7 * (plot_height(rows, 10) - 80) / max(rows, 1)))
         max_depth = int(slices["depth"].max() or 0) if slices.height else 0
         for (name, depth), part in slices.partition_by(["region", "depth"], as_dict=True, maintain_order=True).items():
-            xs: list[float | None] = []
-            ys: list[float | None] = []
-            custom: list[list | None] = []
-            for row, start, end, sm, block, warp in part.select(
-                "row", "start", "end", "sm_id", "block_id", "warp_in_block"
-            ).iter_rows():
-                x0, x1 = start / scale, end / scale
-                xs += [x0, x1, None]
-                ys += [row, row, None]
-                info = [region_text(name), sm, block, warp, x0, x1, x1 - x0]
-                custom += [info, info, None]
+            bars = (
+                (x0, x1, row, [region_text(name), sm, block, warp, x0, x1, x1 - x0])
+                for row, start, end, sm, block, warp in part.select(
+                    "row", "start", "end", "sm_id", "block_id", "warp_in_block"
+                ).iter_rows()
+                for x0, x1 in ((start / scale, end / scale),)
+            )
             traces.append(
-                {
-                    "type": "scatter",
-                    "x": xs,
-                    "y": ys,
-                    "customdata": custom,
-                    "mode": "lines",
-                    "line": {
+                _bar_trace(
+                    bars,
+                    line={
                         "width": max(1.0, bar_px * (1.0 - 0.35 * depth / max(max_depth, 1))),
                         "color": region_color(names, str(name)),
                     },
-                    "legendgroup": region_text(str(name)),
-                    "showlegend": False,
-                    "connectgaps": False,
-                    "hovertemplate": (
+                    legendgroup=region_text(str(name)),
+                    showlegend=False,
+                    hovertemplate=(
                         "%{customdata[0]}<br>SM %{customdata[1]}, block %{customdata[2]}, warp %{customdata[3]}<br>"
                         "%{customdata[4]:.3f} to %{customdata[5]:.3f} (%{customdata[6]:.3f})<extra></extra>"
                     ),
-                }
+                )
             )
         y_title = "warp (rows in SM, block, warp order)"
         height = plot_height(rows, 10)
