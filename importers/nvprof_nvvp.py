@@ -19,6 +19,7 @@ import polars as pl
 
 from tracekit.cxx_name import demangle
 from tracekit.errors import InputError
+from tracekit.importers.nsys_sqlite import KERNEL_COLUMNS as NSYS_KERNEL_COLUMNS
 from tracekit.importers.nsys_sqlite import MEMCPY_KINDS
 from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, Device, ParsedImport, conform, empty_frame
@@ -28,23 +29,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _STRING_TABLE = re.compile(rb"CREATE TABLE\s+[\"'`\[]?StringTable\b")
 KERNEL_TABLES = ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL")
 
-KERNEL_COLUMNS = {
-    "start": "start_ns",
-    "end": "end_ns",
-    "deviceId": "device_id",
-    "contextId": "context_id",
-    "streamId": "stream_id",
-    "correlationId": "correlation_id",
-    "registersPerThread": "registers_per_thread",
-    "gridX": "grid_x",
-    "gridY": "grid_y",
-    "gridZ": "grid_z",
-    "blockX": "block_x",
-    "blockY": "block_y",
-    "blockZ": "block_z",
-    "staticSharedMemory": "static_smem_bytes",
-    "dynamicSharedMemory": "dynamic_smem_bytes",
-}
+# The same CUPTI kernel activity record as Nsight Systems exports it, without nsys's own process id.
+KERNEL_COLUMNS = {source: field for source, field in NSYS_KERNEL_COLUMNS.items() if source != "globalPid"}
 DEVICE_EXTRA_COLUMNS = {
     "maxRegistersPerMultiprocessor": "max_registers_per_sm",
     "maxSharedMemoryPerMultiprocessor": "max_shared_memory_per_sm_bytes",
