@@ -40,7 +40,7 @@ from tracekit.host_events import MEMCPY as HOST_MEMCPY
 from tracekit.host_events import MEMSET as HOST_MEMSET
 from tracekit.host_events import HostEvents
 from tracekit.importers.chrome_trace_kinds import no_gpu_activity
-from tracekit.importers.nsys_sqlite import enclosing_range_paths
+from tracekit.importers.nsys_sqlite import enclosing_range_paths, launch_points
 from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, ParsedImport, conform, empty_frame
 
@@ -755,15 +755,7 @@ def _launch_context(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame
     launching thread when its API call began (found by correlation id). The outermost operator is one as-of
     lookup among the thread's top-level operators (nested ones never are: a range starting inside another);
     only the annotations, far fewer, are nested into paths."""
-    keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
-    # only the columns used: a filter or unique of the whole frame would copy every call's name
-    points = keyed.join(
-        calls.select("correlation_id", "thread", "start_ns")
-        .filter(pl.col("correlation_id").is_not_null())
-        .unique("correlation_id", keep="first"),
-        on="correlation_id",
-        how="inner",
-    ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
+    keyed, points = launch_points(gpu, calls)
     none = pl.repeat(None, gpu.height, dtype=pl.Utf8, eager=True)
     found: dict[str, pl.Series] = {"operator": none.alias("operator"), "annotation_path": none.alias("annotation_path")}
     if points.height == 0:

@@ -325,6 +325,22 @@ def _nvtx_paths(connection: sqlite3.Connection, tables: set[str], kernels: pl.Da
     return joined["nvtx_path"]
 
 
+def launch_points(gpu: pl.DataFrame, calls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each GPU activity's row (`launch_key`, its position) with its correlation id, and where and when its API call
+    began (launch_key, thread, time_ns; activities without a call in the trace left out): what encloses a launch
+    on the host is what was open on that thread then."""
+    keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
+    # only the columns used: a filter or unique of the whole frame would copy every call's name
+    points = keyed.join(
+        calls.select("correlation_id", "thread", "start_ns")
+        .filter(pl.col("correlation_id").is_not_null())
+        .unique("correlation_id", keep="first"),
+        on="correlation_id",
+        how="inner",
+    ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
+    return keyed, points
+
+
 def enclosing_range_paths(ranges: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
     """For each point (launch_key, thread, time_ns), the names of the ranges open on its thread at that time.
 
@@ -649,15 +665,7 @@ def _annotations(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -
     none = pl.repeat(None, gpu.height, dtype=pl.Utf8, eager=True).alias("annotation_path")
     if gpu.height == 0 or ranges.height == 0 or calls.height == 0:
         return none
-    keyed = gpu.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("launch_key"), "correlation_id")
-    # only the columns used: a filter or unique of the whole frame would copy every call's name
-    points = keyed.join(
-        calls.select("correlation_id", "thread", "start_ns")
-        .filter(pl.col("correlation_id").is_not_null())
-        .unique("correlation_id", keep="first"),
-        on="correlation_id",
-        how="inner",
-    ).select("launch_key", "thread", pl.col("start_ns").alias("time_ns"))
+    keyed, points = launch_points(gpu, calls)
     if points.height == 0:
         return none
     paths = enclosing_range_paths(ranges.select("thread", "start_ns", "end_ns", "name"), points)
