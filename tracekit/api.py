@@ -479,7 +479,7 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
     chosen = [r for r in results if r.launch_id is not None]
     asked = {r.launch_id for r in chosen if r.classification.utilization or r.sweep is not None}
     sources = sorted({s for r in chosen if r.launch_id in asked and (s := _counters_source(r)) is not None})
-    metrics = store.metrics(sources) if sources else pl.DataFrame()
+    metrics = store.metrics(sources, PREDICTOR_COLUMNS) if sources else pl.DataFrame()
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
     found: dict[int, list[Any] | str] = {}
     for result in chosen:
@@ -496,6 +496,9 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
     return found
 
 
+# What the predictor reads of a launch's counters (`tracekit.counters`: a metric's value or text by name): a report's
+# 20 launches of a 1,008-launch import decode their chunks' other columns for nothing.
+PREDICTOR_COLUMNS = ("name", "value", "text_value")
 NOTHING_TO_PREDICT = "no Nsight Compute counters and no occupancy sweep to predict from"
 
 
@@ -697,7 +700,7 @@ def _counters(store: Store, results: Iterable[LaunchAnalysis]) -> Callable[[Laun
     """The counters each of `results` is predicted from (`predict_inputs`' frame), read from `store` in one pass
     for all of them (as `what_to_try_all`: an import's metrics share a chunk, decoded once)."""
     sources = sorted({s for r in results if (s := _counters_source(r)) is not None})
-    metrics = store.metrics(sources) if sources else pl.DataFrame()
+    metrics = store.metrics(sources, PREDICTOR_COLUMNS) if sources else pl.DataFrame()
     by_launch = metrics.partition_by("launch_id", as_dict=True) if metrics.height else {}
 
     def of(result: LaunchAnalysis) -> pl.DataFrame | None:

@@ -324,11 +324,12 @@ class Store:
         with self.engine.begin() as connection:
             columnar.write_aggregates(connection, launch_id, version, frames)
 
-    def metrics(self, launch_ids: list[int]) -> pl.DataFrame:
+    def metrics(self, launch_ids: list[int], columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Every metric of these launches, in the order imported (import by import, each as its file listed
-        them): launch_id, section, name, unit, value, text_value, kind. Read from columnar chunks, not row by row."""
+        them): launch_id, section, name, unit, value, text_value, kind (`columns`: launch_id and only these, the
+        others never decompressed). Read from columnar chunks, not row by row."""
         with self.engine.connect() as connection:
-            return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True)
+            return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True, columns=columns)
 
     def warps(self, launch_id: int, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """One launch's warps, typed as `WARP_SCHEMA` without launch_key, in recorded order: a few Arrow IPC
