@@ -33,7 +33,7 @@ from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
 from tracekit.matching import match_launches
-from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading
+from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading, side_launch
 from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-compare.html")
@@ -48,11 +48,11 @@ class CompareFormat(StrEnum):
 
 
 def _first_views(store, results: Sequence[LaunchAnalysis]) -> dict[str, Any] | None:
-    """The figure frames of the side's first traced launch."""
-    for result in results:
-        if result.warps is not None and result.launch_id is not None:
-            return launch_aggregates(store, result.launch_id)
-    return None
+    """The figure frames of the launch that stands for the side (`present.comparison.side_launch`), where traced."""
+    launch = side_launch(results)
+    if launch is None or launch.warps is None or launch.launch_id is None:
+        return None
+    return launch_aggregates(store, launch.launch_id)
 
 
 def _print_text(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], console: Console) -> None:

@@ -170,6 +170,12 @@ class ComparisonCharts:
     note: str | None
 
 
+def side_launch(results: Sequence[LaunchAnalysis]) -> LaunchAnalysis | None:
+    """The launch that stands for a side in its charts: its first traced one (whose figure frames are drawn), else
+    its first (its sweep); None for an empty side."""
+    return next((r for r in results if r.warps is not None), results[0] if results else None)
+
+
 def comparison_charts(
     results: Mapping[str, LaunchAnalysis | None], frames: Mapping[str, TraceFrames | None]
 ) -> ComparisonCharts:

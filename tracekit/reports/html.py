@@ -19,7 +19,7 @@ import plotly.offline
 
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
-from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading
+from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading, side_launch
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
@@ -298,12 +298,6 @@ def report_html(
     return _page(title, body, sink)
 
 
-def _standing(results: Sequence[LaunchAnalysis]) -> LaunchAnalysis | None:
-    """The launch that stands for a side in its charts: its first traced one (whose frames the command reads,
-    `compare_command._first_views`), else its first."""
-    return next((r for r in results if r.warps is not None), results[0] if results else None)
-
-
 def compare_html(
     pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], title: str = "tracekit comparison"
 ) -> str:
@@ -324,7 +318,7 @@ def compare_html(
         )
         body.append(render_table(comparison_table(pair.comparison)))
         charts = comparison_charts(
-            {"A": _standing(pair.results_a), "B": _standing(pair.results_b)},
+            {"A": side_launch(pair.results_a), "B": side_launch(pair.results_b)},
             {"A": trace_frames(pair.views_a), "B": trace_frames(pair.views_b)},
         )
         if charts.note:

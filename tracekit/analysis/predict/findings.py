@@ -13,7 +13,7 @@ from tracekit.analysis.rules.base import Finding as RuleFinding
 from tracekit.analysis.rules.base import Scalar, Value, values
 
 # Off while `what_to_try` screens candidate changes: only the few it returns are worded (the sentences were most of
-# the screening's cost), and they are predicted again with their words.
+# the screening's cost), and they are worded after (`worded`).
 _WORDED: ContextVar[bool] = ContextVar("worded", default=True)
 
 

@@ -144,19 +144,18 @@ def dram_part(
     top = x0 / 0.999 if queue_top else calibrated
     curve = dram if queue_top else replace(dram, ceiling_bytes_per_s=top)
     open_curve = replace(dram, ceiling_bytes_per_s=calibrated)
+    knots, open_knots = curve.knots_bytes_per_s, open_curve.knots_bytes_per_s
 
     def ratio(scale: float) -> float:
         if (scale >= 1.0 and not queue_up) or latency_now is None:
             return (
                 model.loaded_latency_throughput(
-                    scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale, open_curve.knots_bytes_per_s
+                    scale, x0, calibrated, open_curve.latency_at, share, None, fixed_scale, open_knots
                 )
                 / x0
             )
         return (
-            model.loaded_latency_throughput(
-                scale, x0, top, curve.latency_at, share, latency_now, fixed_scale, curve.knots_bytes_per_s
-            )
+            model.loaded_latency_throughput(scale, x0, top, curve.latency_at, share, latency_now, fixed_scale, knots)
             / x0
         )
 
