@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from tracekit.analysis.steps import analyze_steps
-from tracekit.analysis.steps.types import HOST_WORK, LAUNCH_BOUND, SYNCHRONIZATION, UNATTRIBUTED
+from tracekit.analysis.steps.types import HOST_WORK, KERNEL_WAIT, LAUNCH_BOUND, SYNCHRONIZATION, UNATTRIBUTED
 from tracekit.host_events import HostEvents
 
 THREAD = 1
@@ -44,24 +44,25 @@ def causes_of(events: HostEvents) -> dict[str, int]:
 
 CASES = {
     # the host waits 985 ns in the sync for a full queue, then spends 500 ns before its next launch: all 500 are
-    # the sync's (it held the host longer than that); the 10 ns launch latencies are the GPU's
+    # the sync's (it held the host longer than that); the first kernel's 10 ns launch latency is the GPU's (kernel wait:
+    # it was queued when the step began), the next one's part of the host launching late
     "a long wait drains the queue": (
         [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 20, 1005), ("cudaLaunchKernel", 3, 1500, 1505)],
         [("kernel", 1, 10, 1000, False), ("kernel", 3, 1510, 1600, False)],
-        {SYNCHRONIZATION: 500, LAUNCH_BOUND: 20, HOST_WORK: 0},
+        {SYNCHRONIZATION: 500, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 0},
     ),
     # the GPU ran dry 10 ns after the sync began: the sync held the host 16 ns, so 16 of the 460 ns before the next
     # launch are its; the host's own 444 ns would have left the GPU idle without it
     "a short wait at the queue's end": (
         [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 30, 46), ("cudaLaunchKernel", 3, 500, 505)],
         [("kernel", 1, 10, 40, False), ("kernel", 3, 510, 600, False)],
-        {SYNCHRONIZATION: 16, LAUNCH_BOUND: 20, HOST_WORK: 444},
+        {SYNCHRONIZATION: 16, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 444},
     ),
     # the GPU ran dry before the sync began (a host-bound step): only the call's own 16 ns
     "a sync after the queue ran dry": (
         [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 30, 46), ("cudaLaunchKernel", 3, 500, 505)],
         [("kernel", 1, 10, 20, False), ("kernel", 3, 510, 600, False)],
-        {SYNCHRONIZATION: 16, LAUNCH_BOUND: 20, HOST_WORK: 464},
+        {SYNCHRONIZATION: 16, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 464},
     ),
     # a pageable copy holds the host 2,000 ns while the GPU copies; its DMA ends 16 ns after the call returns, and
     # the 84 ns until the next launch are the sync's too (nothing could be queued behind the copy), as are the
@@ -69,7 +70,7 @@ CASES = {
     "a synchronous copy's tail": (
         [("cudaMemcpyAsync", 1, 0, 2000), ("cudaLaunchKernel", 2, 2100, 2105)],
         [("memcpy", 1, 200, 2016, True), ("kernel", 2, 2110, 2200, False)],
-        {SYNCHRONIZATION: 284, LAUNCH_BOUND: 10, HOST_WORK: 0},
+        {SYNCHRONIZATION: 284, KERNEL_WAIT: 0, LAUNCH_BOUND: 10, HOST_WORK: 0},
     ),
     # the sync held the host 985 ns and the GPU ran dry as it returned; the host then launches just in time: the
     # GPU waits 105 ns on it before the first launch, 300 ns before the second, 700 before the third. Without the
@@ -89,7 +90,7 @@ CASES = {
             ("kernel", 4, 1530, 1635, False),
             ("kernel", 5, 2345, 2400, False),
         ],
-        {SYNCHRONIZATION: 105 + 300 + 580, LAUNCH_BOUND: 4 * 10, HOST_WORK: 120},
+        {SYNCHRONIZATION: 105 + 300 + 580, KERNEL_WAIT: 10, LAUNCH_BOUND: 3 * 10, HOST_WORK: 120},
     ),
 }
 

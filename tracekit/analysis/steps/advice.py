@@ -7,6 +7,7 @@ import polars as pl
 
 from tracekit.analysis.steps.types import (
     HOST_WORK,
+    KERNEL_WAIT,
     LAUNCH_BOUND,
     SYNCHRONIZATION,
     WAITING,
@@ -23,6 +24,8 @@ FIXES = {
     "memory with non_blocking=True), so the host queues the next work while the GPU runs",
     LAUNCH_BOUND: "launch fewer, larger kernels: replay the step from a CUDA graph (torch.cuda.graphs, "
     "torch.compile mode='reduce-overhead'), fuse small operators, or run a larger batch per launch",
+    KERNEL_WAIT: "run fewer kernels: fuse operators (torch.compile) or run a larger batch per launch; a CUDA graph "
+    "shortens the GPU's gap between the kernels it replays",
     HOST_WORK: "overlap the host's work with the GPU's: load data in DataLoader workers with pin_memory and "
     "prefetching, move Python work out of the step",
     WAITING: "check the cross-stream dependency (cudaStreamWaitEvent): start the producing work earlier or on the "
@@ -65,10 +68,20 @@ def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Sugg
     return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point if pinned_bytes_per_ns else 0, high)]
 
 
+# A step whose kernels all replay from CUDA graphs already has what a graph gives.
+REPLAYED_FIXES = FIXES | {
+    LAUNCH_BOUND: "launch fewer, larger kernels: fuse small operators or run a larger batch per launch (the kernels "
+    "already replay from a CUDA graph)",
+    KERNEL_WAIT: "run fewer kernels: fuse operators or run a larger batch per launch (the kernels already replay "
+    "from a CUDA graph)",
+}
+
+
 def idle_suggestions(step: Step) -> list[Suggestion]:
     """Every named cause of the step's idle time with its fix, largest first."""
+    fixes = REPLAYED_FIXES if step.kernels and step.graph_kernels == step.kernels else FIXES
     found = []
     for cause in step.causes:
-        if cause.cause in FIXES and cause.idle_ns > 0:
-            found.append(Suggestion("idle", cause.cause, FIXES[cause.cause], cause.idle_ns, 0, cause.idle_ns))
+        if cause.cause in fixes and cause.idle_ns > 0:
+            found.append(Suggestion("idle", cause.cause, fixes[cause.cause], cause.idle_ns, 0, cause.idle_ns))
     return found

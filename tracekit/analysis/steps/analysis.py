@@ -33,16 +33,13 @@ def device_events(events: HostEvents) -> tuple[pl.DataFrame, list[str]]:
 
 def _idle(
     gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, windows: pl.DataFrame
-) -> tuple[list[int], list[tuple[IdleCause, ...]], dict[int, int]]:
-    """Per window: its busy time, its idle causes, and the launch-bound idle of the host issuing late (not the
-    GPU's latency between queued kernels). The per-gap frames behind them end here (a trace of millions of gaps)."""
+) -> tuple[list[int], list[tuple[IdleCause, ...]]]:
+    """Per window: its busy time and its idle causes. The per-gap frames behind them end here (a trace of millions
+    of gaps)."""
     merged = busy.gpu_union(gpu)
     busy_ns = busy.busy_per_window(merged, windows).to_list()
     attributed = causes.attribute(busy.idle_pieces(merged, windows), gpu, calls, ranges)
-    per_step = causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
-    late = attributed.rows.filter((pl.col("cause") == LAUNCH_BOUND) & (pl.col("kind") != "queued"))
-    by_step = late.group_by("step").agg(pl.col("idle_ns").sum())
-    return busy_ns, per_step, {int(step): int(idle) for step, idle in by_step.iter_rows()}
+    return busy_ns, causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
 
 
 def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
@@ -56,7 +53,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
-    busy_ns, per_step_causes, issued_late = _idle(gpu, calls, events.ranges, windows)
+    busy_ns, per_step_causes = _idle(gpu, calls, events.ranges, windows)
     graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
     # only the columns the breakdowns read: the per-step assignment below copies every column it is given
     labelled = gpu.select(
@@ -121,7 +118,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         else []
     )
     tries = tuple(sorted(found, key=lambda s: -s.saves_ns))
-    host_launch = issued_late.get(representative.index, 0) if representative is not None else 0
+    host_launch = sum(c.idle_ns for c in representative.causes if c.cause == LAUNCH_BOUND) if representative else 0
     # the host issuing late (not the GPU's latency between queued kernels) is most of the idle
     if representative and 2 * host_launch > representative.idle_ns and events.profiler_options:
         warnings.append(

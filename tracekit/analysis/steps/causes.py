@@ -12,8 +12,11 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
   drained the queue leaves the host launching just in time until it is ahead again, and without the sync it would
   have been B ahead, so those gaps are the sync's too, up to B in all.
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
-  framework's dispatch) but not as fast as the GPU ran it; and the GPU-side latency between a queued launch and
-  its start.
+  framework's dispatch) but not as fast as the GPU ran it.
+- kernel wait (HTA's name): the next work was already queued when the gap began, and the GPU itself took the time
+  between one activity's end and the next one's start (its launch latency, about 1-2 us a kernel; shorter for
+  kernels replayed from a CUDA graph). No host habit causes it; only fewer kernels remove it. Where the host issued
+  the work inside the gap, the latency after its call is part of launching late (launch-bound).
 - host work: the host thread was outside every launch, sync or wait call and every launching operator (data
   loading, Python, a pause, an allocation or module load) while the GPU had nothing queued.
 - waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
@@ -32,6 +35,7 @@ from tracekit.analysis.steps.intervals import contains, measure, measure_before,
 from tracekit.analysis.steps.types import (
     CAUSES,
     HOST_WORK,
+    KERNEL_WAIT,
     LAUNCH_BOUND,
     SYNCHRONIZATION,
     UNATTRIBUTED,
@@ -75,7 +79,6 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
                 "step",
                 "start_ns",
                 "end_ns",
-                "queued",
                 pl.lit(cause, CAUSE_TYPE).alias("cause"),
                 pl.col(cause).alias("idle_ns"),
             )
@@ -85,11 +88,9 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
     long = long.with_columns(
         kind=pl.when(pl.col("cause") == HOST_WORK)
         .then(pl.lit("host gap", KIND_TYPE))
-        .when(
-            pl.col("cause").is_in([SYNCHRONIZATION, WAITING]) | ((pl.col("cause") == LAUNCH_BOUND) & ~pl.col("queued"))
-        )
-        .then(pl.lit("call", KIND_TYPE))
-        .otherwise(pl.lit("queued", KIND_TYPE)),
+        .when(pl.col("cause") == KERNEL_WAIT)
+        .then(pl.lit("queued", KIND_TYPE))
+        .otherwise(pl.lit("call", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
     return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
 
@@ -115,7 +116,7 @@ def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> 
 
 
 def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
-    """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns, queued,
+    """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns,
     next_row and call_row; each intermediate column is dropped once used (a million-gap trace)."""
     frame = _with_previous(_with_next(pieces, gpu, calls), gpu, calls)
     main = _main_thread(calls)
@@ -152,15 +153,19 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     residual = pl.col("host_end_ns") - pl.col("residual_ns")  # the host time not the syncs' (in this piece)
     gpu_part = length - host
     # the part after the next activity was issued: its own call's (a synchronous copy), a stream wait, or the
-    # launch's latency on the GPU (the work was queued: a sync in progress did not cause it)
+    # launch's latency on the GPU (a sync in progress did not cause it)
     sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
     wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
+    # the launch's latency on the GPU: the GPU's own (kernel wait) where the work was queued before the gap began;
+    # part of launching late where the host issued it inside the gap
+    latency = gpu_part - sync_gpu - wait_gpu
     judged = pl.col("thread").is_not_null() & pl.col("known")
     traced = pl.col("drained") | judged
     named = {
         SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host) + sync_gpu,
         LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0)
-        + (gpu_part - sync_gpu - wait_gpu),
+        + pl.when(host > 0).then(latency).otherwise(0),
+        KERNEL_WAIT: pl.when(host == 0).then(latency).otherwise(0),
         WAITING: wait_gpu,
         HOST_WORK: pl.when(judged).then(residual - pl.col("in_dispatch")).otherwise(0),
     }
@@ -171,7 +176,6 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
         "end_ns",
         "next_row",
         "call_row",
-        (host == 0).alias("queued"),
         **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
     )
     return shares.with_columns(

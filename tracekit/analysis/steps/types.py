@@ -8,14 +8,15 @@ from dataclasses import dataclass
 STEPS_SCHEMA = "tracekit.steps/1"
 
 # Why the GPU idled, in the order they are judged (docs in causes.py).
-LAUNCH_BOUND, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED = (
+LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED = (
     "launch-bound",
+    "kernel wait",
     "synchronization",
     "host work",
     "waiting on stream/event",
     "unattributed",
 )
-CAUSES = (LAUNCH_BOUND, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
+CAUSES = (LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
 
 
 @dataclass(frozen=True)
