@@ -58,7 +58,7 @@ from tracekit.errors import TracekitError
 from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
-from tracekit.steps import analyze_events, events_of, import_trace, read_events, steps_of
+from tracekit.steps import analyze_events, compared, events_of, import_trace, read_events, steps_of
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
 
@@ -400,6 +400,11 @@ class TraceAnalysis:
         """The whole steps of a PyTorch profiler trace or Nsight Systems export (`tracekit step`): busy and idle
         time, idle causes, categories, operators, critical path, what to try first (`tracekit.steps.steps_of`)."""
         return steps_of(path, step)
+
+    def compare_steps(self, baseline: str, path: str, step: str | None = None) -> Any:
+        """The step of `path` (with a change) against the same step of `baseline` (without it): each part before
+        and after, and what grew most (`tracekit step PATH --baseline BASELINE`)."""
+        return compared(baseline, path, step, self.store)
 
     def step_what_if(self, path: str, kernel: str, profiles: Sequence[str] = (), **knobs: Any) -> Any:
         """The step time after changing `kernel`'s launch (`tracekit step --kernel`): knobs as `predict`'s."""

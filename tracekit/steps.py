@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
+from tracekit.analysis.steps.compare import StepComparison, compare_steps
 from tracekit.analysis.steps.ranks import AlignedStep, align
 from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
@@ -92,3 +93,11 @@ def import_trace(store: Store, path: str | Path) -> int:
 
     result, _ = ingest(store, path)
     return int(result.import_id)
+
+
+def compared(
+    before: str | Path, after: str | Path, step: str | None = None, store: Store | None = None
+) -> StepComparison:
+    """The step of `after` (with a change) set against the step of `before` (without it): trace files or stored
+    imports."""
+    return compare_steps(steps_of(before, step, store), steps_of(after, step, store))

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracekit import format as fmt
+from tracekit.analysis.steps.compare import StepComparison
 from tracekit.analysis.steps.ranks import AlignedStep
 from tracekit.analysis.steps.types import Step, StepsResult
 from tracekit.analysis.steps.whatif import StepWhatIf
@@ -130,6 +131,29 @@ def _what_if(
         console.print(line, markup=False)
 
 
+def comparison_lines(found: StepComparison) -> list[str]:
+    lines = [f"{found.after_source} against {found.before_source}:", f"  {present.comparison_headline(found)}"]
+    lines.append(f"  {'per step (means)':<36} {'before':>10} {'after':>10} {'change':>10}")
+    for row in present.comparison_rows(found):
+        lines.append(f"    {row['part']:<34} {row['before']:>10} {row['after']:>10} {row['change']:>10}")
+    return lines
+
+
+def _compare(baseline: str, sources: list[str], step: str | None, db: str | None, as_json: bool) -> None:
+    from tracekit.steps import compared, is_import_ref
+
+    if len(sources) != 1:
+        raise TracekitError("--baseline compares one trace with its baseline: give one trace")
+    store = open_store(db) if is_import_ref(baseline) or is_import_ref(sources[0]) else None
+    with busy("reading 2 traces"):
+        found = compared(baseline, sources[0], step, store)
+    if as_json:
+        print_json(dataclasses.asdict(found))
+        return
+    for line in comparison_lines(found):
+        console.print(line, markup=False)
+
+
 def step_command(
     sources: Annotated[
         list[str],
@@ -154,11 +178,23 @@ def step_command(
         list[str] | None,
         typer.Option("--ncu", help="What-if: an Nsight Compute result of the kernel (imported to pair with it)."),
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare: the same step without your change (a trace or stored import); the trace given is the "
+            "step with it. Prints what each part took in both and which grew.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Where each step's time goes: GPU busy and idle, idle causes, categories, operators, what to try first."""
     from tracekit.steps import ranks_of
+
+    if baseline is not None:
+        _compare(baseline, sources, step, db, as_json)
+        return
 
     knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "grid": grid}
     knobs = {k: v for k, v in knobs.items() if v is not None}

@@ -5,6 +5,7 @@ idle causes with their evidence, GPU time by category and operator, and what to 
 from __future__ import annotations
 
 from tracekit import format as fmt
+from tracekit.analysis.steps.compare import StepComparison
 from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
 
 STEP_COLUMNS = ("step", "span", "GPU busy", "busy", "idle", "kernels", "largest idle cause")
@@ -129,3 +130,38 @@ def critical_path_line(result: StepsResult) -> str | None:
     parts = ", ".join(f"{reason} {fmt.duration(ns)}" for reason, ns in ranked)
     activities = fmt.plural(kernels, "GPU activity", "GPU activities")
     return f"critical path: {activities}; time on it by what bound each link: {parts}"
+
+
+def _signed_duration(ns: int) -> str:
+    return ("+" if ns > 0 else "-" if ns < 0 else "±") + fmt.duration(abs(ns))
+
+
+def comparison_headline(c: StepComparison) -> str:
+    """The change in one line: the step before and after, and the part that grew most."""
+    line = (
+        f"step {fmt.duration(c.before_step_ns)} -> {fmt.duration(c.after_step_ns)} "
+        f"({_signed_duration(c.after_step_ns - c.before_step_ns)}, median steps)"
+    )
+    if c.grew_most is None:
+        return f"{line}; no part grew by more than the baseline's steps vary ({fmt.duration(c.noise_ns)})"
+    grew = c.grew_most
+    return f"{line}; grew most: {grew.kind} {grew.part} {_signed_duration(grew.change_ns)}"
+
+
+COMPARISON_COLUMNS = ("part", "before", "after", "change")
+
+
+def comparison_rows(c: StepComparison, top: int | None = None) -> list[dict[str, str]]:
+    """Busy, idle, pageable copies, then each part (idle causes and GPU time by category), largest change first;
+    means per step."""
+    totals = [
+        ("GPU busy", c.before_busy_ns, c.after_busy_ns),
+        ("idle", c.before_idle_ns, c.after_idle_ns),
+    ]
+    if c.before_pageable_copy_ns or c.after_pageable_copy_ns:
+        totals.append(("pageable copies (GPU)", c.before_pageable_copy_ns, c.after_pageable_copy_ns))
+    parts = [(f"{p.kind}: {p.part}", p.before_ns, p.after_ns) for p in c.changes[:top]]
+    return [
+        {"part": name, "before": fmt.duration(a), "after": fmt.duration(b), "change": _signed_duration(b - a)}
+        for name, a, b in [*totals, *parts]
+    ]
