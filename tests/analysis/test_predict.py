@@ -387,6 +387,29 @@ def test_a_tensor_core_kernel_refuses_a_tile_shape_change_in_one_line() -> None:
     assert predict(light, Change(ilp=2)).predicted.speedup > 1.5  # a tensor pipe at 2% is no tile shape
 
 
+def test_a_pipe_counted_only_over_elapsed_cycles_is_judged_per_active_cycle() -> None:
+    """An export with only the elapsed forms (Nsight's full set on a launch whose SMs sit idle 60% of the time): the
+    tensor pipe's 12% of elapsed cycles is 30% of the active ones, as the other units are judged, and the tile-shape
+    refusal holds as it would with the active form."""
+    active_share = 0.4
+    counters = _stream_counters(
+        1e8,
+        1e8,
+        **{
+            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": 12.0,
+            "sm__cycles_active.avg": active_share * 1e5,
+            "sm__cycles_elapsed.avg": 1e5,
+        },
+    )
+    uses, _ = unit_uses(counters, H100)
+    tensor = next(u for u in uses if u.unit == "tensor pipe")
+    best = max(t.fraction_of_nominal or 0.0 for t in H100.tensor_flop_per_s.values())  # no per-type counters
+    assert tensor.achieved == pytest.approx(12.0 / active_share)
+    assert tensor.ceiling == pytest.approx(100.0 * min(best, 1.0))
+    without, _ = unit_uses(_stream_counters(1e8, 1e8), H100)
+    assert all(u.unit != "tensor pipe" for u in without)
+
+
 def test_no_prediction_runs_a_unit_above_its_ceiling() -> None:
     # DRAM at 60% of its ceiling, judged by the verdict at 70% of its own: 16 -> 64 warps far below the knee would be
     # 4x by n / L, but the same bytes in a quarter of the time need DRAM at 240%: the point stops at 1 / 0.7.
@@ -420,3 +443,17 @@ def test_what_the_model_cannot_see_widens_the_interval_and_says_why() -> None:
     assert p.predicted.speedup / p.predicted.low >= 1 + 0.28 * 1.42  # E[max of 8] at cv 0.28 slower
     assert [f.step for f in p.findings].count("uncertainty") == 2
     assert p.narrow is not None and p.narrow.startswith("measure the changed configuration itself")
+
+
+def test_a_cutlass_gemm_with_elapsed_counters_only_is_refused_as_a_tile_shape(real_export, tmp_path) -> None:
+    """A CUTLASS int8 wmma GEMM on a B200 (Nsight's full set: its pipes only over elapsed cycles; 64 blocks leave the
+    SMs idle 63% of the time): its tensor pipe is busy 34% of the active cycles, so a grid or ILP change is its tile
+    shape, refused, where it was offered 'grid 592: 4x' and 'ILP 4: 3.9x' before."""
+    import tracekit
+
+    session = tracekit.open(str(tmp_path / "b200.sqlite"))
+    results = session.analyze(
+        import_id=session.import_file(str(real_export("ncu_raw_2026_B200_cutlass_int8_accelsim.csv")))
+    )
+    with pytest.raises(PredictionRefused, match="tensor pipe runs at 34% of peak"):
+        results.predict(grid=592)

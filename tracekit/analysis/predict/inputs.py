@@ -39,6 +39,28 @@ _TENSOR_PIPE = (
     "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
 )
+_ACTIVE, _ELAPSED = ".pct_of_peak_sustained_active", ".pct_of_peak_sustained_elapsed"
+
+
+def pipe_pct(get: Callable[..., float | None], names: tuple[str, ...], busiest: bool = False) -> float | None:
+    """A pipe's use, % of peak per active SM cycle (as the other units are judged): the first of `names` present (the
+    busiest with `busiest`). An export with only their elapsed forms (which count the cycles an SM sat idle: too
+    few blocks) gives them per active cycle: elapsed % x elapsed cycles / active cycles."""
+
+    def pick(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return (max(present) if busiest else present[0]) if present else None
+
+    active = pick([get(n) for n in names])
+    if active is not None:
+        return active
+    elapsed = pick([get(n.replace(_ACTIVE, _ELAPSED)) for n in names])
+    cycles_active, cycles_elapsed = get(*c.SM_ACTIVE_CYCLES), get(*c.ELAPSED_CYCLES)
+    if elapsed is None or not cycles_active or not cycles_elapsed:
+        return None
+    return min(100.0, elapsed * cycles_elapsed / cycles_active)
+
+
 _STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 # Stall reasons that are a warp waiting for a unit to have room (queueing), not for a latency to pass.
 _QUEUE_STALLS = (
@@ -127,9 +149,9 @@ def unit_uses(
         if tensor is None:
             tensor = max(ceilings.tensor_flop_per_s.values(), key=lambda t: t.fraction_of_nominal or 0.0)
     pipes: tuple[tuple[str, float | None, Ceiling | None], ...] = (
-        ("fma pipe", get(*_FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
-        ("fp64 pipe", get(*_FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
-        ("tensor pipe", max((v for v in (get(n) for n in _TENSOR_PIPE) if v is not None), default=None), tensor),
+        ("fma pipe", pipe_pct(get, _FMA_PIPE), ceilings.fp32_flop_per_s if ceilings is not None else None),
+        ("fp64 pipe", pipe_pct(get, _FP64_PIPE), ceilings.fp64_flop_per_s if ceilings is not None else None),
+        ("tensor pipe", pipe_pct(get, _TENSOR_PIPE, busiest=True), tensor),
     )
     for unit, pct, pipe_ceiling in pipes:
         found = _pct_use(unit, pct, pipe_ceiling, NOMINAL)
