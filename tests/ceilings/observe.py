@@ -29,6 +29,7 @@ if str(REPO) not in sys.path:  # run as a script
 from tracekit.analysis.types import LaunchAnalysis  # noqa: E402
 from tracekit.api import analyze_stored  # noqa: E402
 from tracekit.errors import TracekitError  # noqa: E402
+from tracekit.importers import detect_format  # noqa: E402
 from tracekit.ingest import ingest  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 
@@ -107,8 +108,22 @@ def _units(name: str, index: int, result: LaunchAnalysis) -> Iterator[UnitRate]:
         )
 
 
+# Timelines of CUPTI activity (a PyTorch profiler trace, an Nsight Systems export): launches with no hardware counter,
+# so no unit to judge; importing them found none and took three quarters of the scan.
+NO_COUNTER_FORMATS = ("kineto", "nsys_sqlite")
+
+
+def _format(path: Path) -> str | None:
+    try:
+        return detect_format(path)
+    except TracekitError:
+        return None
+
+
 def scan_file(name: str, path: Path, workdir: Path) -> list[UnitRate]:
-    """Every unit of every launch of one file (none when no reader takes it)."""
+    """Every unit of every launch of one file (none when no reader takes it, or its format has no counters)."""
+    if _format(path) in NO_COUNTER_FORMATS:
+        return []
     store = Store.open(f"sqlite:///{workdir / 'store.sqlite'}")
     try:
         try:
