@@ -90,7 +90,7 @@ def create_app(
         if path == "/compare":
             return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
         if path == "/steps":
-            return pages_steps.layout(store, query.get("import"), query.get("step"))
+            return pages_steps.layout(store, query.get("import"), query.get("step"), query.get("baseline"))
         return not_found(f"no page at {path}")
 
     if not read_only:  # read-only: the callbacks that change the store do not exist at all

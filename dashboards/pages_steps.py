@@ -1,8 +1,10 @@
 """Steps page `/steps?import=<id>`: a stored trace's steps (`tracekit step IMPORT`): the steps table, the
 representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown above the
-fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. Without
-an import it lists the imports that hold a host timeline. Everything is read through `tracekit.steps` and worded
-by `tracekit.present.steps`; names from the trace are shown as text."""
+fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. With
+`&baseline=<id>` the step is set against that import's (`tracekit step IMPORT --baseline BASELINE`): what each part
+took in both and what grew, above the timeline. Without an import it lists the imports that hold a host timeline.
+Everything is read through `tracekit.api` and worded by `tracekit.present.steps`; names from the trace are shown
+as text."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from typing import Any
 from dash import dcc, html
 
 from tracekit import figures
-from tracekit.api import Store, imports_with_host_timeline, step_timeline_of_import, steps_of_import
+from tracekit.api import (
+    Store,
+    compare_steps_of_imports,
+    imports_with_host_timeline,
+    step_timeline_of_import,
+    steps_of_import,
+)
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
 
@@ -44,16 +52,45 @@ def _chooser(store: Store) -> html.Div:
     )
 
 
-def layout(store: Store, import_ref: str | None, step_name: str | None = None) -> html.Div:
+def _comparison(store: Store, baseline_ref: str, import_ref: str, step_name: str | None) -> tuple[list, list]:
+    """The step against its baseline: its headline (above the timeline) and each part before, after and changed
+    (below the breakdown, which stay above the fold)."""
+    found = compare_steps_of_imports(store, baseline_ref, import_ref, step_name)
+    headline = html.P(
+        f"Against import {baseline_ref} (baseline): {present.comparison_headline(found)}", id="steps-compare-headline"
+    )
+    table = [
+        html.H3(f"Against import {baseline_ref} (baseline)"),
+        _table("steps-compare", present.comparison_rows(found)),
+    ]
+    return [headline], table
+
+
+def _baselines(store: Store, import_ref: str, step_name: str | None) -> html.Div:
+    """Links that set this step against another stored trace's."""
+    others = [(i, name) for i, name in imports_with_host_timeline(store) if str(i) != import_ref]
+    step = f"&step={step_name}" if step_name else ""
+    links = [
+        html.Li(dcc.Link(f"import {i}: {name}", href=f"/steps?import={import_ref}&baseline={i}{step}"))
+        for i, name in others
+    ]
+    return html.Div([html.H3("Compare with a baseline"), html.Ul(links or [html.Li("no other stored trace")])])
+
+
+def layout(
+    store: Store, import_ref: str | None, step_name: str | None = None, baseline_ref: str | None = None
+) -> html.Div:
     if not import_ref:
         return _chooser(store)
-    if not import_ref.isdigit():
-        return not_found(f"{import_ref!r} is not an import id (expected a number, as in /steps?import=3)")
+    for ref in (import_ref, baseline_ref):
+        if ref is not None and not ref.isdigit():
+            return not_found(f"{ref!r} is not an import id (expected a number, as in /steps?import=3)")
     try:
         result = steps_of_import(store, import_ref, step_name)
         if result.representative_step is None:
             return not_found(f"import {import_ref}: no step")
         view = step_timeline_of_import(store, import_ref, result)
+        headline, against = _comparison(store, baseline_ref, import_ref, step_name) if baseline_ref else ([], [])
     except TracekitError as exc:
         return not_found(str(exc))
     step = result.steps[result.representative_step]
@@ -62,8 +99,10 @@ def layout(store: Store, import_ref: str | None, step_name: str | None = None) -
         [
             html.H2(present.title(result), id="steps-title"),
             html.P(present.step_heading(step), id="steps-heading"),
+            *headline,
             dcc.Graph(id="steps-timeline", figure=figures.step_timeline_figure(view), config=GRAPH_CONFIG),
             dcc.Graph(id="steps-breakdown", figure=figures.step_breakdown_figure(step), config=GRAPH_CONFIG),
+            *against,
             html.H3("Steps"),
             _table("steps-table", present.step_rows(result)),
             html.H3("Idle time by cause"),
@@ -76,6 +115,7 @@ def layout(store: Store, import_ref: str | None, step_name: str | None = None) -
             html.H3("What to try first"),
             html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
             *[html.P(f"warning: {w}", className="warning") for w in result.warnings],
+            _baselines(store, import_ref, step_name),
         ],
         id="steps-page",
     )

@@ -654,6 +654,11 @@ def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> A
     return steps_of(import_ref, step, store)
 
 
+def compare_steps_of_imports(store: Store, baseline_ref: str, import_ref: str, step: str | None = None) -> Any:
+    """A stored import's step against a baseline import's (`tracekit step IMPORT --baseline BASELINE`)."""
+    return compared(baseline_ref, import_ref, step, store)
+
+
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:
     """The frames of the timeline of `result`'s representative step (`tracekit.analysis.steps.timeline`)."""
     from tracekit.analysis.steps.timeline import step_timeline

@@ -38,3 +38,26 @@ def test_timeline_and_breakdown_above_the_fold(tmp_path, start_server, browser, 
     first_row = browser.find_elements(By.CSS_SELECTOR, "#steps-table tbody tr")
     assert first_row and "ProfilerStep#" in first_row[1].text
     shots(browser, "steps_page")
+
+
+def test_a_step_against_its_baseline_in_the_browser(tmp_path, start_server, browser, shots):
+    """The CUDA-graph Llama step against the eager one: the comparison's headline above the timeline, the timeline
+    still above the fold, the table of parts below with the kernel wait and launch-bound idle the graph removed."""
+    db_url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store = Store.open(db_url)
+    eager, _ = ingest(store, H200 / "llama_small_eager.pt.trace.json.gz")
+    graph, _ = ingest(store, H200 / "llama_small_cudagraph.pt.trace.json.gz")
+    server = start_server(db_url)
+    browser.set_window_size(1400, 900)
+    browser.get(f"{server.url}/steps?import={graph.import_id}&baseline={eager.import_id}")
+    wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
+    timeline = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#steps-timeline .main-svg"))
+    headline = browser.find_element(By.ID, "steps-compare-headline").text
+    assert headline.startswith(f"Against import {eager.import_id} (baseline): step ") and " -> " in headline
+    fold = browser.execute_script("return window.innerHeight")
+    assert 0 <= browser.execute_script("return arguments[0].getBoundingClientRect().top", timeline) < fold
+    found = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#steps-compare tbody tr"))
+    cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in found]
+    rows = {c[0]: c for c in cells if c}  # the header row holds th cells only
+    assert rows["idle: launch-bound"][-1].startswith("-")  # the graph took launch-bound idle away
+    shots(browser, "steps_against_baseline")

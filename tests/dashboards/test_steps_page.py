@@ -9,7 +9,7 @@ from tests.dashboards.test_library import by_id
 from tracekit.dashboards import pages_steps
 from tracekit.ingest import ingest
 from tracekit.present import steps as present
-from tracekit.steps import steps_of
+from tracekit.steps import compared, steps_of
 from tracekit.store import Store
 
 H200 = Path(__file__).resolve().parents[2] / "sample_traces/steps/h200"
@@ -54,3 +54,20 @@ def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
     line = by_id(pages_steps.layout(sqlite_store, ref), "steps-critical-path").children
     assert line == present.critical_path_line(steps_of(ref, None, sqlite_store))
     assert line.startswith("critical path: ") and "stream" in line
+
+
+def test_a_step_against_its_baseline_shows_what_the_cli_shows(sqlite_store: Store):
+    """/steps?import=A&baseline=B: the comparison's headline and table are `tracekit step A --baseline B`'s, the
+    built-in .item() sync named as what grew; the page links every other stored trace as a baseline."""
+    base, _ = ingest(sqlite_store, H200_B512 / "resnet_baseline.pt.trace.json.gz")
+    synced, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
+    page = pages_steps.layout(sqlite_store, str(synced.import_id), None, str(base.import_id))
+    expected = compared(str(base.import_id), str(synced.import_id), None, sqlite_store)
+    assert by_id(page, "steps-compare").data == present.comparison_rows(expected)
+    headline = by_id(page, "steps-compare-headline").children
+    assert headline.endswith(present.comparison_headline(expected)) and "grew most: idle synchronization" in headline
+    assert f"/steps?import={synced.import_id}&baseline={base.import_id}" in str(
+        pages_steps.layout(sqlite_store, str(synced.import_id))
+    )
+    assert "not an import id" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "x"))
+    assert "no import with id 9" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "9"))
