@@ -457,3 +457,34 @@ def test_a_cutlass_gemm_with_elapsed_counters_only_is_refused_as_a_tile_shape(re
     )
     with pytest.raises(PredictionRefused, match="tensor pipe runs at 34% of peak"):
         results.predict(grid=592)
+
+
+def test_a_split_finer_than_a_threads_fixed_instructions_is_refused_and_a_coarse_one_widened() -> None:
+    """A one-block launch of 16 warps, 219 instructions each (a raytracer's mesh build on a GTX 1660 SUPER): the same
+    work over 88 blocks would leave each warp 2.5 instructions, fewer than any thread runs to start and exit (6):
+    refused, where it was predicted 36x. Over 22 blocks each keeps ~10: the 6 fixed ones do not split, so the
+    duration may be up to (6 + 213 / 22) / (219 / 22) = 1.58x the model's, on the slow side of the interval."""
+    one_block = _launch(
+        1.0,
+        smem=0,
+        threads_per_block=512,
+        grid_blocks=1,
+        sm_count=22,
+        compute_capability="7.5",
+        achieved_warps_per_sm=1.434,
+        registers_per_thread=64,
+        instructions_per_warp=219.0,
+    )
+    with pytest.raises(PredictionRefused, match="would leave each warp 2.5, fewer than any thread runs") as refused:
+        predict(one_block, Change(grid_blocks=88))
+    assert "\n" not in str(refused.value)
+    split = predict(one_block, Change(grid_blocks=22))
+    assert "fixed-per-thread" in split.unseen
+    unwidened = predict(replace(one_block, instructions_per_warp=None), Change(grid_blocks=22))
+    assert "fixed-per-thread" not in unwidened.unseen
+    assert split.predicted.speedup == pytest.approx(unwidened.predicted.speedup)
+    assert split.predicted.low <= unwidened.predicted.low
+    assert split.predicted.low <= split.predicted.speedup / ((6 + 213 / 22) / (219 / 22)) * 1.0001
+    # a launch whose warps loop over thousands of instructions splits as the model says: nothing to add
+    long_loop = predict(replace(one_block, instructions_per_warp=20_000.0), Change(grid_blocks=22))
+    assert "fixed-per-thread" not in long_loop.unseen

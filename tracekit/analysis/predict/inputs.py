@@ -290,7 +290,15 @@ def inputs_from_result(
         uses_barriers=blind[0],
         l1_hit_rate=blind[1],
         spill_free_share=blind[2],
+        instructions_per_warp=_instructions_per_warp(frame, math.prod(int(v or 1) for v in kernel.grid), threads),
     )
+
+
+def _instructions_per_warp(metrics: pl.DataFrame, grid_blocks: int, threads_per_block: int) -> float | None:
+    """The warp instructions each warp ran on average (smsp__inst_executed.sum over the launch's warps)."""
+    executed = c.metric(metrics, "smsp__inst_executed.sum", "inst_executed")
+    warps = grid_blocks * math.ceil(threads_per_block / 32)
+    return executed / warps if executed and warps > 0 else None
 
 
 def _blind_spots(metrics: pl.DataFrame) -> tuple[bool, float | None, float | None]:

@@ -134,6 +134,7 @@ class PredictInputs:
     uses_barriers: bool = False
     l1_hit_rate: float | None = None
     spill_free_share: float | None = None
+    instructions_per_warp: float | None = None  # warp instructions each warp of the launch ran, on average
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   iterations' loads in flight (more concurrency), which a launch of one iteration per thread cannot show.
 - Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
   its pipeline; a change of block, registers, shared memory, grid or ILP is a change of tile shape, refused.
+- Fixed work per thread: the same work over more threads leaves each a share of the loop, but every thread still
+  reads its ids, computes its index, checks its bounds and exits (FIXED_WARP_INSTRUCTIONS). The model splits all of
+  a warp's instructions; with the fixed part kept the split is slower by up to (F + (W - F) t) / (W t), for W
+  instructions per warp now and t the share of the loop each thread keeps. A split that leaves a warp fewer
+  instructions than F is beyond the model (the launch's threads hardly loop over the work): refused.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ L1_FOOTPRINT_SHARE = 0.2
 MAX_REGISTERS_PER_THREAD = 255
 # A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.
 TENSOR_TILE_SHARE = 0.1
+# The warp instructions of the smallest CUDA kernel, whatever its share of the work: two S2R (thread and block
+# ids), an IMAD (the index), ISETP and a predicated EXIT (the bounds check), and EXIT.
+FIXED_WARP_INSTRUCTIONS = 6
+# Below this the fixed part moves the duration less than a timing's run-to-run spread: not worth a word.
+SPLIT_NOISE = 0.01
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,32 @@ def refuse_tile_shape(inputs: PredictInputs, change: Change) -> None:
         f"launch {inputs.launch_id}: its tensor pipe runs at {tensor.achieved:.0f}% of peak, so its tile shape "
         "(block, registers, shared memory, grid, work per thread) sets its speed through operand reuse and "
         "pipeline depth, which the latency-hiding model cannot see; time the configurations instead"
+    )
+
+
+def _fixed_part(inputs: PredictInputs, share: float) -> Unseen | None:
+    """Each thread keeping `share` (< 1) of its loop: the fixed instructions do not split (see the module's
+    docstring); refused where a warp would be left fewer than them."""
+    per_warp = inputs.instructions_per_warp
+    if per_warp is None or share >= 1.0 - 1e-9:
+        return None
+    left = per_warp * share
+    if left < FIXED_WARP_INSTRUCTIONS:
+        raise PredictionRefused(
+            f"launch {inputs.launch_id}: its warps run {per_warp:.3g} instructions each, and the same work over "
+            f"{1 / share:.3g}x the threads would leave each warp {left:.2g}, fewer than any thread runs to start and "
+            f"exit ({FIXED_WARP_INSTRUCTIONS}): its threads hardly loop over the work, so more of them need a "
+            "different kernel, which the model cannot see"
+        )
+    slower = (FIXED_WARP_INSTRUCTIONS + (per_warp - FIXED_WARP_INSTRUCTIONS) * share) / left
+    if slower < 1.0 + SPLIT_NOISE:
+        return None
+    return Unseen(
+        "fixed-per-thread",
+        1.0,
+        slower,
+        f"each warp runs {per_warp:.3g} instructions now and would keep {share:.3g} of its loop; the "
+        f"{FIXED_WARP_INSTRUCTIONS} every thread runs to start and exit do not split",
     )
 
 
@@ -87,6 +123,9 @@ def unseen_effects(
             )
         )
     trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
+    fixed = _fixed_part(inputs, trips)
+    if fixed is not None:
+        effects.append(fixed)
     loops = trips / max(new.ilp / now.ilp, 1.0)  # the extra work per thread not already given as ILP
     if loops > 1.0 + 1e-9:
         effects.append(
