@@ -143,7 +143,7 @@ def comparison_headline(c: StepComparison) -> str:
         f"({_signed_duration(c.after_step_ns - c.before_step_ns)}, median steps)"
     )
     if c.grew_most is None:
-        return f"{line}; no part grew by more than the baseline's steps vary ({fmt.duration(c.noise_ns)})"
+        return f"{line}; no part grew by more than one step of the baseline varies (±{fmt.duration(c.noise_ns)}, 95%)"
     grew = c.grew_most
     return f"{line}; grew most: {grew.kind} {grew.part} {_signed_duration(grew.change_ns)}"
 

@@ -3,18 +3,19 @@ a kernel's configuration): what each part of the step took in each and what move
 
 One trace says which cause is largest; a habit that costs little can be real and still smaller than the GPU's own
 latency between kernels, which every version of the step pays. Set against the step without the change, the part
-that grew is the change's cost, and a part that did not move is not the change's. A part grew only by more than the
-baseline's steps vary among themselves (their spans' standard deviation): less is the trace's own noise. Each part
-is its mean over the trace's steps (a step's idle causes sum to its idle, so the idle parts' changes sum to the
-idle's change); GPU time by category counts overlapping work on each stream, so those changes add up to the busy
-change only where the streams do not overlap."""
+that grew is the change's cost, and a part that did not move is not the change's. A part grew only by more than one
+step of the baseline varies (the 95% prediction interval of one more step, as the step what-if states it): less is
+the trace's own noise. Each part is its mean over the trace's steps (a step's idle causes sum to its idle, so the
+idle parts' changes sum to the idle's change); GPU time by category counts overlapping work on each stream, so those
+changes add up to the busy change only where the streams do not overlap."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import fmean, stdev
+from statistics import fmean
 
 from tracekit.analysis.steps.types import StepsResult
+from tracekit.analysis.steps.whatif import step_spread_ns
 
 COMPARE_SCHEMA = "tracekit.step-compare/1"
 IDLE, GPU = "idle", "GPU"
@@ -44,7 +45,7 @@ class StepComparison:
     after_idle_ns: int
     before_pageable_copy_ns: int
     after_pageable_copy_ns: int
-    noise_ns: int  # how much the baseline's steps vary (the standard deviation of their spans)
+    noise_ns: int  # how much one step of the baseline varies (half-width of its 95% prediction interval)
     changes: tuple[PartChange, ...]  # every part either trace has, the largest change (either way) first
     grew_most: PartChange | None  # the part that grew most; None when none grew by more than noise_ns
 
@@ -79,8 +80,7 @@ def compare_steps(before: StepsResult, after: StepsResult) -> StepComparison:
         ),
         key=lambda c: (-abs(c.change_ns), c.kind, c.part),
     )
-    spans = [s.span_ns for s in before.steps]
-    noise = round(stdev(spans)) if len(spans) > 1 else 0
+    noise = step_spread_ns([s.span_ns for s in before.steps])
     grew = max(changes, key=lambda c: c.change_ns, default=None)
     return StepComparison(
         schema=COMPARE_SCHEMA,
