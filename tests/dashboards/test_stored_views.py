@@ -15,8 +15,7 @@ from tracekit.dashboards import pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.pages_launch import timeline_view
 from tracekit.ingest import ingest
-from tracekit.store import Store
-from tracekit.store.schema import BulkChunkRow
+from tracekit.store import Store, schema
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "h100" / "vector_add_16warps.csv.gz"
 
@@ -24,7 +23,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "h100" / "vecto
 def view_chunks(store: Store) -> int:
     with store.engine.connect() as connection:
         return connection.scalar(
-            select(func.count()).select_from(BulkChunkRow).where(BulkChunkRow.kind.like(f"view{AGGREGATES_VERSION}:%"))
+            select(func.count())
+            .select_from(schema.bulk_chunks)
+            .where(schema.bulk_chunks.c.kind.like(f"view{AGGREGATES_VERSION}:%"))
         )
 
 

@@ -20,7 +20,7 @@ from sqlalchemy import create_engine, func, select, text
 from tests.hostile.cases import BOMB_CAP_BYTES, Case, all_cases, warp_csv
 from tracekit.cli.common import escape_control
 from tracekit.store import Store
-from tracekit.store.schema import Base
+from tracekit.store import schema as store_schema
 
 CASES = all_cases()
 
@@ -113,13 +113,13 @@ def test_input_sqlite_in_wal_mode_gets_no_wal_or_shm_files(tmp_path: Path, seede
 # ---- PostgreSQL: the same files in two batch runs ------------------------------------------------------------------
 
 
-def table_counts(url: str, schema: str) -> dict[str, int]:
-    engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+def table_counts(url: str, search_path: str) -> dict[str, int]:
+    engine = create_engine(url, connect_args={"options": f"-csearch_path={search_path}"})
     try:
         with engine.connect() as connection:
             return {
                 table.name: connection.scalar(select(func.count()).select_from(table))
-                for table in Base.metadata.sorted_tables
+                for table in store_schema.metadata.sorted_tables
             }
     finally:
         engine.dispose()

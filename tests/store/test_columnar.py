@@ -16,9 +16,9 @@ from sqlalchemy import func, select, text
 
 from tests.conftest import REAL_EXPORTS, SAMPLES
 from tracekit.importers import read_file
-from tracekit.store import Store, columnar
+from tracekit.store import Store, columnar, schema
 from tracekit.store.engine import alembic_config, current_revision
-from tracekit.store.schema import SCHEMA_REVISION, BulkChunkRow, MetricRow, WarpRow
+from tracekit.store.schema import SCHEMA_REVISION
 
 FILES = [
     SAMPLES / "h100" / "samples.raw.csv",
@@ -69,8 +69,8 @@ def outputs(url: str, import_ids: list[str]) -> tuple[str, str]:
 def counts(store: Store) -> dict[str, int]:
     with store.engine.connect() as connection:
         return {
-            table.__tablename__: connection.scalar(select(func.count()).select_from(table))
-            for table in (WarpRow, MetricRow, BulkChunkRow)
+            table.name: connection.scalar(select(func.count()).select_from(table))
+            for table in (schema.warps, schema.metrics, schema.bulk_chunks)
         }
 
 
@@ -124,7 +124,9 @@ def test_chunks_hold_exactly_the_parsed_rows(sqlite_store: Store) -> None:
         columnar.CHUNK_ROWS[columnar.WARPS] = old_rows
     launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
     with sqlite_store.engine.connect() as connection:
-        chunks = connection.scalar(select(func.count()).select_from(BulkChunkRow).where(BulkChunkRow.kind == "warps"))
+        chunks = connection.scalar(
+            select(func.count()).select_from(schema.bulk_chunks).where(schema.bulk_chunks.c.kind == "warps")
+        )
     assert chunks == -(-parsed.warps.height // 10_000) > 1
     expected = parsed.warps.drop("launch_key")
     assert sqlite_store.warps(launch_id).equals(expected)

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
 from tracekit import counters
 from tracekit.parsed import METRIC_SCHEMA, WARP_SCHEMA
-from tracekit.store.schema import BulkChunkRow
+from tracekit.store import schema
 
 ENCODING = "arrow-ipc-zstd"
 WARPS, METRICS = "warps", "metrics"
@@ -144,10 +144,10 @@ def write(connection: Connection, kind: str, frame: pl.DataFrame) -> None:
         batch.append(row)
         size += len(row["data"])
         if size >= INSERT_BATCH_BYTES:
-            connection.execute(insert(BulkChunkRow), batch)
+            connection.execute(insert(schema.bulk_chunks), batch)
             batch, size = [], 0
     if batch:
-        connection.execute(insert(BulkChunkRow), batch)
+        connection.execute(insert(schema.bulk_chunks), batch)
 
 
 def _runs(launch_ids: Iterable[int]) -> list[tuple[int, int]]:
@@ -176,12 +176,12 @@ def read(
     seen: dict[int, tuple[int, bytes]] = {}
     for start in range(0, len(runs), RUNS_PER_QUERY):
         overlaps = [
-            and_(BulkChunkRow.launch_id <= last, BulkChunkRow.last_launch_id >= first)
+            and_(schema.bulk_chunks.c.launch_id <= last, schema.bulk_chunks.c.last_launch_id >= first)
             for first, last in runs[start : start + RUNS_PER_QUERY]
         ]
         rows = connection.execute(
-            select(BulkChunkRow.id, BulkChunkRow.launch_id, BulkChunkRow.data).where(
-                BulkChunkRow.kind == kind, or_(*overlaps)
+            select(schema.bulk_chunks.c.id, schema.bulk_chunks.c.launch_id, schema.bulk_chunks.c.data).where(
+                schema.bulk_chunks.c.kind == kind, or_(*overlaps)
             )
         )
         for chunk_id, launch_id, data in rows:
@@ -208,9 +208,9 @@ def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> 
     ids = sorted({int(i) for i in launch_ids})
     for start in range(0, len(ids), ID_BATCH):
         for launch_id, count in connection.execute(
-            select(BulkChunkRow.launch_id, func.sum(BulkChunkRow.row_count))
-            .where(BulkChunkRow.kind == kind, BulkChunkRow.launch_id.in_(ids[start : start + ID_BATCH]))
-            .group_by(BulkChunkRow.launch_id)
+            select(schema.bulk_chunks.c.launch_id, func.sum(schema.bulk_chunks.c.row_count))
+            .where(schema.bulk_chunks.c.kind == kind, schema.bulk_chunks.c.launch_id.in_(ids[start : start + ID_BATCH]))
+            .group_by(schema.bulk_chunks.c.launch_id)
         ):
             if count:
                 counts[int(launch_id)] = int(count)
@@ -219,7 +219,7 @@ def row_counts(connection: Connection, kind: str, launch_ids: Iterable[int]) -> 
 
 def delete_launches(connection: Connection, launch_ids_statement) -> None:
     """Delete the chunks of these launches (a metric chunk holds launches of one import only)."""
-    connection.execute(delete(BulkChunkRow).where(BulkChunkRow.launch_id.in_(launch_ids_statement)))
+    connection.execute(delete(schema.bulk_chunks).where(schema.bulk_chunks.c.launch_id.in_(launch_ids_statement)))
 
 
 def write_aggregates(connection: Connection, launch_id: int, version: str, frames: dict[str, pl.DataFrame]) -> None:
@@ -229,10 +229,12 @@ def write_aggregates(connection: Connection, launch_id: int, version: str, frame
     if any(len(kind) > 20 for kind in kinds):
         raise ValueError(f"view kinds are at most 20 characters: {sorted(kinds)}")
     connection.execute(
-        delete(BulkChunkRow).where(BulkChunkRow.launch_id == int(launch_id), BulkChunkRow.kind.in_(list(kinds)))
+        delete(schema.bulk_chunks).where(
+            schema.bulk_chunks.c.launch_id == int(launch_id), schema.bulk_chunks.c.kind.in_(list(kinds))
+        )
     )
     connection.execute(
-        insert(BulkChunkRow),
+        insert(schema.bulk_chunks),
         [
             {
                 "launch_id": int(launch_id),
@@ -252,8 +254,8 @@ def read_aggregates(connection: Connection, launch_id: int, version: str, names:
     """The frames `write_aggregates` kept for this launch and version, or None unless every one of `names` is there."""
     kinds = {f"view{version}:{name}": name for name in names}
     rows = connection.execute(
-        select(BulkChunkRow.kind, BulkChunkRow.data).where(
-            BulkChunkRow.launch_id == int(launch_id), BulkChunkRow.kind.in_(list(kinds))
+        select(schema.bulk_chunks.c.kind, schema.bulk_chunks.c.data).where(
+            schema.bulk_chunks.c.launch_id == int(launch_id), schema.bulk_chunks.c.kind.in_(list(kinds))
         )
     ).all()
     if len(rows) != len(kinds):

@@ -9,7 +9,7 @@ import polars as pl
 from sqlalchemy import Connection, insert, select
 
 from tracekit.host_events import CALL_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, HostEvents
-from tracekit.store.schema import HostEventChunkRow, ImportRow
+from tracekit.store import schema
 
 ENCODING = "arrow-ipc-zstd"
 CHUNK_ROWS = 1_000_000
@@ -21,7 +21,7 @@ OPTIONS = "profiler_options"
 
 def save(connection: Connection, import_id: int, events: HostEvents) -> None:
     """Write the events of one import on `connection`'s transaction."""
-    table = HostEventChunkRow.__table__
+    table = schema.host_event_chunks
     for frame_name in FRAMES:
         frame: pl.DataFrame = getattr(events, frame_name)
         # an empty frame is still written, as one empty chunk: it marks the import as having a host timeline
@@ -58,9 +58,9 @@ def save(connection: Connection, import_id: int, events: HostEvents) -> None:
 def load(connection: Connection, import_id: int) -> HostEvents | None:
     """The stored events of one import, or None when it has none (a format without a host timeline)."""
     rows = connection.execute(
-        select(HostEventChunkRow.frame, HostEventChunkRow.rank, HostEventChunkRow.data)
-        .where(HostEventChunkRow.import_id == import_id)
-        .order_by(HostEventChunkRow.frame, HostEventChunkRow.chunk_index)
+        select(schema.host_event_chunks.c.frame, schema.host_event_chunks.c.rank, schema.host_event_chunks.c.data)
+        .where(schema.host_event_chunks.c.import_id == import_id)
+        .order_by(schema.host_event_chunks.c.frame, schema.host_event_chunks.c.chunk_index)
     ).all()
     if not rows:
         return None
@@ -74,7 +74,7 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         rank = row_rank
     frames = {name: pl.concat(found) if found else pl.DataFrame(schema=FRAMES[name]) for name, found in parts.items()}
     found_import = connection.execute(
-        select(ImportRow.device_name, ImportRow.source_path).where(ImportRow.id == import_id)
+        select(schema.imports.c.device_name, schema.imports.c.source_path).where(schema.imports.c.id == import_id)
     ).first()
     device, source = (found_import[0], found_import[1]) if found_import else (None, None)
     return HostEvents(
@@ -90,8 +90,10 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
 
 def imports_with_events(connection: Connection) -> list[tuple[int, str]]:
     """The imports that hold a host timeline (id, name), in id order."""
-    holding = select(HostEventChunkRow.import_id).distinct()
+    holding = select(schema.host_event_chunks.c.import_id).distinct()
     rows = connection.execute(
-        select(ImportRow.id, ImportRow.name).where(ImportRow.id.in_(holding)).order_by(ImportRow.id)
+        select(schema.imports.c.id, schema.imports.c.name)
+        .where(schema.imports.c.id.in_(holding))
+        .order_by(schema.imports.c.id)
     ).all()
     return [(int(i), str(name)) for i, name in rows]

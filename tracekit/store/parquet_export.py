@@ -21,9 +21,8 @@ from typing import Any, Final
 import polars as pl
 from sqlalchemy import select
 
-from tracekit.store import columnar
+from tracekit.store import columnar, schema
 from tracekit.store.regions import launch_regions
-from tracekit.store.schema import AnalysisResultRow, ImportRow, LaunchRow, MemcpyRow, NvtxRangeRow
 from tracekit.store.store import Store
 
 COMPRESSION: Final = "zstd"
@@ -69,22 +68,22 @@ def export_parquet(
     wanted = None if import_ids is None else sorted({int(i) for i in import_ids})
     imports = _table_frame(
         store,
-        ImportRow.__table__,
-        None if wanted is None else ImportRow.id.in_(wanted),
+        schema.imports,
+        None if wanted is None else schema.imports.c.id.in_(wanted),
         json_columns=("device_extra", "warnings"),
     )
     ids = imports["id"].to_list()
-    launches = _table_frame(store, LaunchRow.__table__, LaunchRow.import_id.in_(ids))
+    launches = _table_frame(store, schema.launches, schema.launches.c.import_id.in_(ids))
     folder.mkdir(parents=True, exist_ok=True)
     written = {"imports": imports.height, "launches": launches.height}
     imports.write_parquet(folder / "imports.parquet", compression=COMPRESSION)
     launches.write_parquet(folder / "launches.parquet", compression=COMPRESSION)
-    for name, table in (("nvtx_ranges", NvtxRangeRow.__table__), ("memcpys", MemcpyRow.__table__)):
+    for name, table in (("nvtx_ranges", schema.nvtx_ranges), ("memcpys", schema.memcpys)):
         frame = _table_frame(store, table, table.c.import_id.in_(ids))
         frame.write_parquet(folder / f"{name}.parquet", compression=COMPRESSION)
         written[name] = frame.height
     launch_ids = launches["id"].to_list()
-    results = _table_frame(store, AnalysisResultRow.__table__, AnalysisResultRow.launch_id.in_(launch_ids))
+    results = _table_frame(store, schema.analysis_results, schema.analysis_results.c.launch_id.in_(launch_ids))
     results.write_parquet(folder / "analysis_results.parquet", compression=COMPRESSION)
     written["analysis_results"] = results.height
 

@@ -16,19 +16,9 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tracekit.errors import NotFoundError
 from tracekit.parsed import LAUNCH_SCHEMA, ParsedImport
-from tracekit.store import columnar
+from tracekit.store import columnar, schema
 from tracekit.store.bulk import bulk_insert
 from tracekit.store.engine import driver_error, make_engine, migrate, resolve_url, write_transaction
-from tracekit.store.schema import (
-    AnalysisResultRow,
-    ImportRow,
-    LaunchRow,
-    MemcpyRow,
-    MetricRow,
-    NvtxRangeRow,
-    RegionRow,
-    WarpRow,
-)
 
 LAUNCH_COLUMNS = [c for c in LAUNCH_SCHEMA if c != "launch_key"]
 READ_BATCH_ROWS = 250_000
@@ -100,9 +90,9 @@ class Store:
 
     def find_by_sha256(self, sha256: str, connection: Connection | None = None) -> int | None:
         if connection is not None:
-            return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
+            return connection.scalar(select(schema.imports.c.id).where(schema.imports.c.sha256 == sha256))
         with self.engine.connect() as connection:
-            return connection.scalar(select(ImportRow.id).where(ImportRow.sha256 == sha256))
+            return connection.scalar(select(schema.imports.c.id).where(schema.imports.c.sha256 == sha256))
 
     def add_import(
         self,
@@ -150,20 +140,22 @@ class Store:
             "device_extra": (device.extra or None) if device else None,
             "warnings": parsed.warnings or None,
         }
-        import_id = connection.execute(insert(ImportRow).values(import_values).returning(ImportRow.id)).scalar_one()
+        import_id = connection.execute(
+            insert(schema.imports).values(import_values).returning(schema.imports.c.id)
+        ).scalar_one()
         launch_ids = self._insert_launches(connection, import_id, parsed.launches)
         keys = parsed.launches["launch_key"]
         metrics = _with_launch_ids(parsed.metrics, keys, launch_ids)
         columnar.write(connection, columnar.METRICS, metrics)  # every metric, columnar
         catalog = metrics.filter(pl.col("name").is_in(columnar.CATALOG_METRICS))
-        bulk_insert(connection, MetricRow.__table__, catalog)  # the ones the analysis names, relational too
+        bulk_insert(connection, schema.metrics, catalog)  # the ones the analysis names, relational too
         warps = _with_launch_ids(parsed.warps, keys, launch_ids)
         columnar.write(connection, columnar.WARPS, warps)
         regions = _with_launch_ids(parsed.regions, keys, launch_ids)
-        bulk_insert(connection, RegionRow.__table__, regions)
+        bulk_insert(connection, schema.regions, regions)
         for table, frame in (
-            (NvtxRangeRow.__table__, parsed.nvtx_ranges),
-            (MemcpyRow.__table__, parsed.memcpys),
+            (schema.nvtx_ranges, parsed.nvtx_ranges),
+            (schema.memcpys, parsed.memcpys),
         ):
             bulk_insert(connection, table, frame.with_columns(pl.lit(import_id).alias("import_id")))
         return ImportResult(import_id, True, parsed.launches.height, parsed.warps.height)
@@ -190,7 +182,9 @@ class Store:
                 {"import_id": import_id, "launch_index": index, **{c: row[c] for c in LAUNCH_COLUMNS}}
                 for index, row in enumerate(launches.iter_rows(named=True))
             ]
-            result = connection.execute(insert(LaunchRow).returning(LaunchRow.id, sort_by_parameter_order=True), rows)
+            result = connection.execute(
+                insert(schema.launches).returning(schema.launches.c.id, sort_by_parameter_order=True), rows
+            )
             return [row[0] for row in result]
         frame = launches.select(
             pl.Series("id", ids, pl.Int64),
@@ -198,7 +192,7 @@ class Store:
             pl.int_range(count, dtype=pl.Int64).alias("launch_index"),
             *LAUNCH_COLUMNS,
         )
-        bulk_insert(connection, LaunchRow.__table__, frame)
+        bulk_insert(connection, schema.launches, frame)
         return ids
 
     def _reserve_launch_ids(self, count: int) -> list[int]:
@@ -218,20 +212,22 @@ class Store:
             with self.engine.connect() as connection:
                 return self.existing_result(import_id, connection)
         launch_count = connection.scalar(
-            select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == import_id)
+            select(func.count()).select_from(schema.launches).where(schema.launches.c.import_id == import_id)
         )
-        launch_ids = connection.scalars(select(LaunchRow.id).where(LaunchRow.import_id == import_id)).all()
+        launch_ids = connection.scalars(
+            select(schema.launches.c.id).where(schema.launches.c.import_id == import_id)
+        ).all()
         warp_count = sum(columnar.row_counts(connection, columnar.WARPS, launch_ids).values())
         return ImportResult(import_id, False, launch_count or 0, warp_count)
 
     def delete_import(self, import_id: int) -> None:
         """Delete an import with its launches and everything under them, in one transaction."""
-        launch_ids = select(LaunchRow.id).where(LaunchRow.import_id == import_id)
+        launch_ids = select(schema.launches.c.id).where(schema.launches.c.import_id == import_id)
         with self.transaction() as connection:
-            for table in (WarpRow, MetricRow, RegionRow):  # the bulk tables have no foreign key to cascade from
-                connection.execute(delete(table).where(table.launch_id.in_(launch_ids)))
+            for table in (schema.warps, schema.metrics, schema.regions):  # no foreign key to cascade from
+                connection.execute(delete(table).where(table.c.launch_id.in_(launch_ids)))
             columnar.delete_launches(connection, launch_ids)
-            deleted = connection.execute(delete(ImportRow).where(ImportRow.id == import_id)).rowcount
+            deleted = connection.execute(delete(schema.imports).where(schema.imports.c.id == import_id)).rowcount
         if not deleted:
             raise NotFoundError(f"no import with id {import_id} in {self.url}")
 
@@ -258,15 +254,18 @@ class Store:
     def imports(self) -> pl.DataFrame:
         """Every stored import, with its launch count, newest last."""
         launch_count = (
-            select(func.count()).select_from(LaunchRow).where(LaunchRow.import_id == ImportRow.id).scalar_subquery()
+            select(func.count())
+            .select_from(schema.launches)
+            .where(schema.launches.c.import_id == schema.imports.c.id)
+            .scalar_subquery()
         )
-        columns = [c for c in ImportRow.__table__.columns if c.name not in ("device_extra", "warnings")]
-        statement = select(*columns, launch_count.label("launch_count")).order_by(ImportRow.id)
+        columns = [c for c in schema.imports.columns if c.name not in ("device_extra", "warnings")]
+        statement = select(*columns, launch_count.label("launch_count")).order_by(schema.imports.c.id)
         return self._frame(statement)
 
     def get_import(self, import_id: int) -> dict[str, Any]:
         with self.engine.connect() as connection:
-            row = connection.execute(select(ImportRow.__table__).where(ImportRow.id == import_id)).mappings().first()
+            row = connection.execute(select(schema.imports).where(schema.imports.c.id == import_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no import with id {import_id} in {self.url}")
         return dict(row)
@@ -275,42 +274,46 @@ class Store:
         """Launches joined with their import's device fields (one row per launch)."""
         statement = (
             select(
-                LaunchRow.__table__,
-                ImportRow.name.label("import_name"),
-                ImportRow.format,
-                ImportRow.source_path,
-                ImportRow.sha256,
-                ImportRow.device_name,
-                ImportRow.compute_capability,
-                ImportRow.sm_count,
-                ImportRow.sm_clock_hz,
-                ImportRow.max_warps_per_sm,
+                schema.launches,
+                schema.imports.c.name.label("import_name"),
+                schema.imports.c.format,
+                schema.imports.c.source_path,
+                schema.imports.c.sha256,
+                schema.imports.c.device_name,
+                schema.imports.c.compute_capability,
+                schema.imports.c.sm_count,
+                schema.imports.c.sm_clock_hz,
+                schema.imports.c.max_warps_per_sm,
             )
-            .join(ImportRow)
-            .order_by(LaunchRow.import_id, LaunchRow.launch_index)
+            .join(schema.imports)
+            .order_by(schema.launches.c.import_id, schema.launches.c.launch_index)
         )
         if import_id is not None:
-            statement = statement.where(LaunchRow.import_id == import_id)
+            statement = statement.where(schema.launches.c.import_id == import_id)
         if launch_ids is not None:
-            statement = statement.where(LaunchRow.id.in_(launch_ids))
+            statement = statement.where(schema.launches.c.id.in_(launch_ids))
         return self._frame(statement)
 
     def launch_count(self) -> int:
         """How many launches the store holds (one query)."""
         with self.engine.connect() as connection:
-            return int(connection.scalar(select(func.count()).select_from(LaunchRow)) or 0)
+            return int(connection.scalar(select(func.count()).select_from(schema.launches)) or 0)
 
     def launch_fingerprint(self) -> tuple[int, int]:
         """How many launches the store holds and the largest id (one query): imports are immutable and launch ids
         never reused, so it changes exactly when an import or a delete changed the launches."""
         with self.engine.connect() as connection:
-            count, top = connection.execute(select(func.count(), func.max(LaunchRow.id))).one()
+            count, top = connection.execute(select(func.count(), func.max(schema.launches.c.id))).one()
         return int(count or 0), int(top or 0)
 
     def first_launch_ids(self, limit: int) -> list[int]:
         """The first `limit` launch ids in import order (one small query, not the whole catalog)."""
         with self.engine.connect() as connection:
-            statement = select(LaunchRow.id).order_by(LaunchRow.import_id, LaunchRow.launch_index).limit(limit)
+            statement = (
+                select(schema.launches.c.id)
+                .order_by(schema.launches.c.import_id, schema.launches.c.launch_index)
+                .limit(limit)
+            )
             return [int(i) for i in connection.scalars(statement)]
 
     def read_aggregates(self, launch_id: int, version: str, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
@@ -343,10 +346,10 @@ class Store:
             return columnar.row_counts(connection, columnar.WARPS, launch_ids)
 
     def nvtx_ranges(self, import_id: int) -> pl.DataFrame:
-        return self._frame(select(NvtxRangeRow.__table__).where(NvtxRangeRow.import_id == import_id))
+        return self._frame(select(schema.nvtx_ranges).where(schema.nvtx_ranges.c.import_id == import_id))
 
     def memcpys(self, import_id: int) -> pl.DataFrame:
-        return self._frame(select(MemcpyRow.__table__).where(MemcpyRow.import_id == import_id))
+        return self._frame(select(schema.memcpys).where(schema.memcpys.c.import_id == import_id))
 
     def import_warnings(self, import_ids: list[int]) -> dict[int, list[str]]:
         """The warnings each import stored (an incomplete trace says so there), by import id."""
@@ -354,7 +357,7 @@ class Store:
             return {}
         with self.engine.connect() as connection:
             rows = connection.execute(
-                select(ImportRow.id, ImportRow.warnings).where(ImportRow.id.in_(import_ids))
+                select(schema.imports.c.id, schema.imports.c.warnings).where(schema.imports.c.id.in_(import_ids))
             ).all()
         return {import_id: list(warnings or []) for import_id, warnings in rows}
 
@@ -366,9 +369,13 @@ class Store:
             return {}
         with self.engine.connect() as connection:
             rows = connection.execute(
-                select(AnalysisResultRow.launch_id, AnalysisResultRow.context_digest, AnalysisResultRow.result_json)
-                .where(AnalysisResultRow.launch_id.in_(launch_ids))
-                .where(AnalysisResultRow.engine_version == engine_version)
+                select(
+                    schema.analysis_results.c.launch_id,
+                    schema.analysis_results.c.context_digest,
+                    schema.analysis_results.c.result_json,
+                )
+                .where(schema.analysis_results.c.launch_id.in_(launch_ids))
+                .where(schema.analysis_results.c.engine_version == engine_version)
             ).all()
         return {launch_id: (digest, text) for launch_id, digest, text in rows}
 
@@ -380,14 +387,16 @@ class Store:
         now = datetime.now(UTC)
         with self.transaction() as connection:
             present = set(
-                connection.execute(select(LaunchRow.id).where(LaunchRow.id.in_(list(results)))).scalars().all()
+                connection.execute(select(schema.launches.c.id).where(schema.launches.c.id.in_(list(results))))
+                .scalars()
+                .all()
             )
             ids = [launch_id for launch_id in results if launch_id in present]
             if not ids:
                 return
-            connection.execute(delete(AnalysisResultRow).where(AnalysisResultRow.launch_id.in_(ids)))
+            connection.execute(delete(schema.analysis_results).where(schema.analysis_results.c.launch_id.in_(ids)))
             connection.execute(
-                insert(AnalysisResultRow),
+                insert(schema.analysis_results),
                 [
                     {
                         "launch_id": launch_id,

@@ -2,9 +2,9 @@
 
 from alembic import context
 
-from tracekit.store.schema import Base
+from tracekit.store import schema
 
 connection = context.config.attributes["connection"]
-context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
+context.configure(connection=connection, target_metadata=schema.metadata, render_as_batch=True)
 with context.begin_transaction():
     context.run_migrations()
