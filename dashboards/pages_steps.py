@@ -15,7 +15,7 @@ from dash import dcc, html
 from tracekit import figures
 from tracekit.api import (
     Store,
-    compare_steps_of_imports,
+    compare_with_baseline,
     imports_with_host_timeline,
     step_timeline_of_import,
     steps_of_import,
@@ -52,10 +52,10 @@ def _chooser(store: Store) -> html.Div:
     )
 
 
-def _comparison(store: Store, baseline_ref: str, import_ref: str, step_name: str | None) -> tuple[list, list]:
+def _comparison(store: Store, baseline_ref: str, result: Any, step_name: str | None) -> tuple[list, list]:
     """The step against its baseline: its headline (above the timeline) and each part before, after and changed
     (below the breakdown, which stay above the fold)."""
-    found = compare_steps_of_imports(store, baseline_ref, import_ref, step_name)
+    found = compare_with_baseline(store, baseline_ref, result, step_name)
     headline = html.P(
         f"Against import {baseline_ref} (baseline): {present.comparison_headline(found)}", id="steps-compare-headline"
     )
@@ -90,7 +90,7 @@ def layout(
         if result.representative_step is None:
             return not_found(f"import {import_ref}: no step")
         view = step_timeline_of_import(store, import_ref, result)
-        headline, against = _comparison(store, baseline_ref, import_ref, step_name) if baseline_ref else ([], [])
+        headline, against = _comparison(store, baseline_ref, result, step_name) if baseline_ref else ([], [])
     except TracekitError as exc:
         return not_found(str(exc))
     step = result.steps[result.representative_step]

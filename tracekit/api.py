@@ -44,6 +44,7 @@ from tracekit.analysis.region_timeline import (
     region_timeline,
 )
 from tracekit.analysis.steps import StepsResult
+from tracekit.analysis.steps.compare import compare_steps
 from tracekit.analysis.steps.critical_path import StepTimeline
 from tracekit.analysis.steps.types import Step, Suggestion
 from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_line
@@ -654,9 +655,10 @@ def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> A
     return steps_of(import_ref, step, store)
 
 
-def compare_steps_of_imports(store: Store, baseline_ref: str, import_ref: str, step: str | None = None) -> Any:
-    """A stored import's step against a baseline import's (`tracekit step IMPORT --baseline BASELINE`)."""
-    return compared(baseline_ref, import_ref, step, store)
+def compare_with_baseline(store: Store, baseline_ref: str, result: Any, step: str | None = None) -> Any:
+    """A step already analysed (`steps_of_import`) against a baseline import's (`tracekit step IMPORT --baseline
+    BASELINE`): the baseline is read and analysed, the step is not again."""
+    return compare_steps(steps_of(baseline_ref, step, store), result)
 
 
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:

@@ -148,10 +148,7 @@ def comparison_headline(c: StepComparison) -> str:
     return f"{line}; grew most: {grew.kind} {grew.part} {_signed_duration(grew.change_ns)}"
 
 
-COMPARISON_COLUMNS = ("part", "before", "after", "change")
-
-
-def comparison_rows(c: StepComparison, top: int | None = None) -> list[dict[str, str]]:
+def comparison_rows(c: StepComparison) -> list[dict[str, str]]:
     """Busy, idle, pageable copies, then each part (idle causes and GPU time by category), largest change first;
     means per step."""
     totals = [
@@ -160,7 +157,7 @@ def comparison_rows(c: StepComparison, top: int | None = None) -> list[dict[str,
     ]
     if c.before_pageable_copy_ns or c.after_pageable_copy_ns:
         totals.append(("pageable copies (GPU)", c.before_pageable_copy_ns, c.after_pageable_copy_ns))
-    parts = [(f"{p.kind}: {p.part}", p.before_ns, p.after_ns) for p in c.changes[:top]]
+    parts = [(f"{p.kind}: {p.part}", p.before_ns, p.after_ns) for p in c.changes]
     return [
         {"part": name, "before": fmt.duration(a), "after": fmt.duration(b), "change": _signed_duration(b - a)}
         for name, a, b in [*totals, *parts]
