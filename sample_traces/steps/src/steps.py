@@ -79,6 +79,7 @@ class Variant:
     pinned: bool = True
     item_sync: bool = False
     nan_guard: bool = False  # assert torch.isfinite(h).all() on the residual stream after every block (syncs)
+    grad_norm_items: bool = False  # each parameter's gradient norm read with .item() after backward (one sync each)
     host_pause_s: float = 0.0
     cudagraph: bool = False
     rms_warps: int = RMS_WARPS
@@ -164,6 +165,16 @@ def _variants() -> list[Variant]:
             nan_guard=True,
             group="guard",
         ),
+        Variant(
+            "resnet_grad_norm_items",
+            "resnet",
+            "resnet_baseline with every parameter's gradient norm read on the host after backward "
+            "(`[p.grad.norm().item() for p in model.parameters()]`, as a training loop logs them)",
+            "synchronization: one .item() per parameter (device-to-host copy, cudaStreamSynchronize); "
+            "resnet_baseline is the same step without them",
+            grad_norm_items=True,
+            group="grad_norms",
+        ),
     ]
     for w in RMS_WARPS_VARIED:
         out.append(
@@ -207,7 +218,7 @@ def expand(names: list[str]) -> list[Variant]:
     for name in names:
         if name in VARIANTS:
             out.append(VARIANTS[name])
-        elif name in ("resnet", "llama", "kernels", "all"):
+        elif name in ("resnet", "llama", "kernels", "guard", "grad_norms", "all"):
             out.extend(v for v in VARIANTS.values() if name in ("all", v.group))
         else:
             raise SystemExit(f"unknown variant or group {name!r}; known: {', '.join(VARIANTS)}")
@@ -233,7 +244,18 @@ def calibrated(v: Variant, outdir: Path) -> Variant:
 
 
 def write_variants(outdir: Path) -> None:
-    fields = ["variant", "model", "changes", "shows", "cudagraph", "pinned", "item_sync", "nan_guard", "host_pause_s"]
+    fields = [
+        "variant",
+        "model",
+        "changes",
+        "shows",
+        "cudagraph",
+        "pinned",
+        "item_sync",
+        "nan_guard",
+        "grad_norm_items",
+    ]
+    fields += ["host_pause_s"]
     fields += ["rms_warps", "swiglu_block", "swiglu_warps", "kernel_varied", "group"]
     with open(outdir / "variants.csv", "w", newline="") as f:
         wr = csv.writer(f)
@@ -396,6 +418,9 @@ def build_resnet(v: Variant, device: torch.device, ddp_rank: int | None = None) 
                 loss = F.cross_entropy(model(x), y)
             with region("backward"):
                 loss.backward()
+            if v.grad_norm_items:
+                with region("grad_norms"):
+                    [p.grad.norm().item() for p in model.parameters() if p.grad is not None]
             with region("optimizer"):
                 opt.step()
             if v.item_sync:
