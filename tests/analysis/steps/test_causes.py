@@ -44,12 +44,13 @@ def causes_of(events: HostEvents) -> dict[str, int]:
 
 CASES = {
     # the host waits 985 ns in the sync for a full queue, then spends 500 ns before its next launch: all 500 are
-    # the sync's (it held the host longer than that); the first kernel's 10 ns launch latency is the GPU's (kernel wait:
-    # it was queued when the step began), the next one's part of the host launching late
+    # the sync's (it held the host longer than that), and so is the next launch's 10 ns latency (issued 985 ns
+    # sooner, the kernel would have been queued); the first kernel's 10 ns launch latency is the GPU's (kernel
+    # wait: it was queued when the step began)
     "a long wait drains the queue": (
         [("cudaLaunchKernel", 1, 0, 5), ("cudaStreamSynchronize", 2, 20, 1005), ("cudaLaunchKernel", 3, 1500, 1505)],
         [("kernel", 1, 10, 1000, False), ("kernel", 3, 1510, 1600, False)],
-        {SYNCHRONIZATION: 500, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 0},
+        {SYNCHRONIZATION: 510, KERNEL_WAIT: 10, LAUNCH_BOUND: 0, HOST_WORK: 0},
     ),
     # the GPU ran dry 10 ns after the sync began: the sync held the host 16 ns, so 16 of the 460 ns before the next
     # launch are its; the host's own 444 ns would have left the GPU idle without it
@@ -65,17 +66,18 @@ CASES = {
         {SYNCHRONIZATION: 16, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 464},
     ),
     # a pageable copy holds the host 2,000 ns while the GPU copies; its DMA ends 16 ns after the call returns, and
-    # the 84 ns until the next launch are the sync's too (nothing could be queued behind the copy), as are the
-    # 200 ns before the copy started (the driver staging it)
+    # the 84 ns until the next launch and its 10 ns latency are the sync's too (nothing could be queued behind the
+    # copy), as are the 200 ns before the copy started (the driver staging it)
     "a synchronous copy's tail": (
         [("cudaMemcpyAsync", 1, 0, 2000), ("cudaLaunchKernel", 2, 2100, 2105)],
         [("memcpy", 1, 200, 2016, True), ("kernel", 2, 2110, 2200, False)],
-        {SYNCHRONIZATION: 284, KERNEL_WAIT: 0, LAUNCH_BOUND: 10, HOST_WORK: 0},
+        {SYNCHRONIZATION: 294, KERNEL_WAIT: 0, LAUNCH_BOUND: 0, HOST_WORK: 0},
     ),
     # the sync held the host 985 ns and the GPU ran dry as it returned; the host then launches just in time: the
-    # GPU waits 105 ns on it before the first launch, 300 ns before the second, 700 before the third. Without the
-    # sync each would have been issued 985 ns sooner, so the first two gaps (405 ns) and 580 ns of the third are
-    # the sync's; the last 120 ns of the third the host would have spent anyway
+    # GPU waits 105 ns on it before the first launch, 300 ns before the second, 700 before the third, and each
+    # launch's latency is 10 ns. Without the sync each would have been issued 985 ns sooner, so the first two gaps
+    # with their latencies (425 ns) and 560 ns of the third are the sync's: 985 ns, what it held the host; the
+    # last 140 ns of the third the host would have spent anyway, and the third launch's latency was launching late
     "a drained queue refilled just in time": (
         [
             ("cudaLaunchKernel", 1, 0, 5),
@@ -90,7 +92,21 @@ CASES = {
             ("kernel", 4, 1530, 1635, False),
             ("kernel", 5, 2345, 2400, False),
         ],
-        {SYNCHRONIZATION: 105 + 300 + 580, KERNEL_WAIT: 10, LAUNCH_BOUND: 3 * 10, HOST_WORK: 120},
+        {SYNCHRONIZATION: 115 + 310 + 560, KERNEL_WAIT: 10, LAUNCH_BOUND: 10, HOST_WORK: 140},
+    ),
+    # a loop of short syncs after one that drained the queue (a gradient norm read per parameter): the second sync
+    # holds the host only 28 ns, but the lead the first left (985 - 115 ns) is not lost to it: without either the
+    # host would still be ahead, so the second gap (165 ns on the host, 10 ns latency) is the syncs' too
+    "short syncs after a drain keep its lead": (
+        [
+            ("cudaLaunchKernel", 1, 0, 5),
+            ("cudaStreamSynchronize", 2, 20, 1005),
+            ("cudaLaunchKernel", 3, 1105, 1110),
+            ("cudaStreamSynchronize", 4, 1112, 1140),
+            ("cudaLaunchKernel", 5, 1300, 1305),
+        ],
+        [("kernel", 1, 10, 1000, False), ("kernel", 3, 1115, 1135, False), ("kernel", 5, 1310, 1400, False)],
+        {SYNCHRONIZATION: 115 + 175, KERNEL_WAIT: 10, LAUNCH_BOUND: 0, HOST_WORK: 0},
     ),
 }
 

@@ -39,6 +39,7 @@ def measured_ms(folder: str) -> dict[str, float]:
         ("h200_b512", "resnet_baseline", "resnet_host_pause", (IDLE, HOST_WORK)),
         ("h200_b512", "resnet_baseline", "resnet_pageable", (GPU, "copies and sets")),
         ("h200_guard", "llama_large_eager", "llama_large_nan_guard", (IDLE, SYNCHRONIZATION)),
+        ("h200_grad_norms", "resnet_baseline", "resnet_grad_norm_items", (IDLE, SYNCHRONIZATION)),
     ],
 )
 def test_the_built_in_cause_is_what_grew_most(folder, before, after, grew, sample_trace):
@@ -48,8 +49,14 @@ def test_the_built_in_cause_is_what_grew_most(folder, before, after, grew, sampl
     # each step's causes sum to its idle, so the means' changes do too (one ns of rounding per part)
     assert abs(sum(c.change_ns for c in idle) - (found.after_idle_ns - found.before_idle_ns)) <= len(idle)
     assert found.changes == tuple(sorted(found.changes, key=lambda c: -abs(c.change_ns)))
-    if after != "resnet_host_pause":  # the pause's own length differs between the timing and the trace runs
-        measured = (measured_ms(folder)[after] - measured_ms(folder)[before]) * 1e6
+    if after == "resnet_host_pause":  # the pause's own length differs between the timing and the trace runs
+        return
+    measured = (measured_ms(folder)[after] - measured_ms(folder)[before]) * 1e6
+    if grew[0] == IDLE:
+        # what the profiled step gained in idle bounds it above; below, what the change cost unprofiled (the
+        # profiler's own host time per call makes a drained queue slower to refill, never faster)
+        assert 0.9 * measured <= found.grew_most.change_ns <= found.after_idle_ns - found.before_idle_ns
+    else:
         assert found.grew_most.change_ns == pytest.approx(measured, rel=0.35)
 
 

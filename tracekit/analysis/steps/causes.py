@@ -10,7 +10,7 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
   dry takes only its own call). The rest, the last h - B of the host's time outside syncs before the launch, is
   judged by what the host did then. What B leaves unspent carries to the gaps after (`_carried`): a sync that
   drained the queue leaves the host launching just in time until it is ahead again, and without the sync it would
-  have been B ahead, so those gaps are the sync's too, up to B in all.
+  have been B ahead, so those gaps are the sync's too, up to B in all (through later, shorter syncs).
 - launch-bound: the host was issuing work (inside an API call, or inside an operator that launches kernels: the
   framework's dispatch) but not as fast as the GPU ran it.
 - kernel wait (HTA's name): the next work was already queued when the gap began, and the GPU itself took the time
@@ -139,10 +139,10 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "issue_ns"))
     since = pl.min_horizontal(pl.col("previous_issue_ns").fill_null(pl.col("gap_start_ns")), "gap_start_ns")
     frame = frame.with_columns(drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since)
-    frame = frame.drop("gap_end_ns", "issue_ns", "previous_issue_ns", "previous_thread")
+    frame = frame.drop("issue_ns", "previous_issue_ns", "previous_thread")
     threads, by_thread = frame["thread"], merge(syncs, by="thread")
-    frame = frame.with_columns(residual_ns=_residual_start(frame, by_thread))
-    frame = frame.drop("gap_start_ns", "gap_host_end_ns", "since_ns")
+    frame = frame.with_columns(_residual_start(frame, by_thread))
+    frame = frame.drop("gap_start_ns", "gap_end_ns", "gap_host_end_ns", "since_ns")
     r, h = frame["residual_ns"], frame["host_end_ns"]
     # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
     # module loading, stream creation) outside those is host work
@@ -161,10 +161,14 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     latency = gpu_part - sync_gpu - wait_gpu
     judged = pl.col("thread").is_not_null() & pl.col("known")
     traced = pl.col("drained") | judged
+    # issued late: the latency is the syncs' as far as their lead outlasts the host part, the rest launching late
+    late = pl.when(host > 0).then(latency).otherwise(0)
+    late_sync = pl.when(judged).then(pl.min_horizontal(late, "lead_left_ns")).otherwise(0)
     named = {
-        SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host) + sync_gpu,
-        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0)
-        + pl.when(host > 0).then(latency).otherwise(0),
+        SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host)
+        + sync_gpu
+        + late_sync,
+        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0) + late - late_sync,
         KERNEL_WAIT: pl.when(host == 0).then(latency).otherwise(0),
         WAITING: wait_gpu,
         HOST_WORK: pl.when(judged).then(residual - pl.col("in_dispatch")).otherwise(0),
@@ -209,43 +213,57 @@ def _with_previous(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) 
     )
 
 
-def _residual_start(frame: pl.DataFrame, syncs: pl.DataFrame) -> pl.Series:
-    """Per piece, where the host time that is not the syncs' begins (clipped to the piece's host part): the gap's
-    host part [D, H) loses min(h, B) to the syncs, B the thread's time in syncs since the previous work's issue plus
-    what the thread's last sync left unspent (`_carried`); the remaining h - B is the last h - B of its time outside
-    syncs before H."""
+def _residual_start(frame: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
+    """Per piece, where the host time that is not the syncs' begins (`residual_ns`, clipped to the piece's host
+    part): the gap's host part [D, H) loses min(h, B) to the syncs, B the thread's time in syncs since the previous
+    work's issue plus what the thread's last sync left unspent (`_carried`); the remaining h - B is the last h - B
+    of its time outside syncs before H. `lead_left_ns`, max(0, B - h), is what of B the host part left: a host that
+    would have issued the work that much before the gap began also hides the launch's latency after H."""
     d, end, threads = frame["gap_start_ns"], frame["gap_host_end_ns"], frame["thread"]
     at_d, at_end = measure_before(syncs, d, threads), measure_before(syncs, end, threads)
     blocked = (at_end - measure_before(syncs, frame["since_ns"], threads)).clip(lower_bound=0)
-    blocked = _carried(threads, blocked, (end - d).clip(lower_bound=0))
+    blocked = _carried(threads, blocked, (frame["gap_end_ns"] - d).clip(lower_bound=0))
     h = end - d
     free = h - (at_end - at_d).clip(lower_bound=0)  # the host's time outside syncs in the gap
     at = _after_free(syncs, d - at_d, free - (h - blocked).clip(lower_bound=0), threads)
     at = at.fill_null(d).alias("at")
-    return frame.select(pl.max_horizontal("start_ns", pl.min_horizontal(at, "host_end_ns"))).to_series()
+    return frame.select(
+        residual_ns=pl.max_horizontal("start_ns", pl.min_horizontal(at, "host_end_ns")),
+        lead_left_ns=(blocked - h).clip(lower_bound=0),
+    )
 
 
 def _carried(threads: pl.Series, blocked: pl.Series, host: pl.Series) -> pl.Series:
-    """Each piece's sync time B with what its thread's last sync left unspent. Without the syncs the host would
-    have issued everything after them B earlier (B: their blocked time), so the gaps that follow, each waiting h on
-    the host, would not have waited until that lead was spent: the first min(h, B) of the first, then
+    """Each piece's sync time B with what its thread's syncs left unspent. Without the syncs the host would have
+    issued everything after them B earlier (B: their blocked time), so the gaps that follow, each waiting h on the
+    host, would not have waited until that lead was spent: the first min(h, B) of the first, then
     min(h', B - min(h, B)) of the next, ... (a sync that drained the queue also leaves the host launching just in
-    time until it is ahead again, and those gaps are the sync's too). The lead lasts until the thread's next sync,
-    which brings its own: leads are not added up (the launch queue bounds how far ahead a host gets)."""
+    time until it is ahead again, and those gaps are the sync's too). A later sync adds its own B to the lead it
+    finds (a loop of short syncs after one that drained the queue: a gradient norm read per parameter), up to the
+    thread's longest sync: the launch queue bounds how far ahead a host gets, and that sync shows how far it got."""
     if blocked.len() == 0:
         return blocked
-    pieces = pl.DataFrame({"thread": threads, "blocked": blocked, "host": host}).with_columns(
-        since_sync=(pl.col("blocked") > 0).cum_sum().over("thread")
+    pieces = pl.DataFrame({"thread": threads, "blocked": blocked, "host": host}).with_row_index("piece")
+    pieces = pieces.with_columns(
+        spent=(pl.col("host").cum_sum() - pl.col("host")).over("thread"),
+        deepest=pl.col("blocked").max().over("thread"),
     )
-    by_sync = ["thread", "since_sync"]
-    lead = pl.col("blocked").first().over(by_sync)
-    spent_before = (pl.col("host").cum_sum() - pl.col("host")).over(by_sync)
-    return pieces.select(
-        pl.when(pl.col("blocked") > 0)
-        .then(pl.col("blocked"))
-        .otherwise((lead - spent_before).clip(lower_bound=0))
-        .alias("blocked")
-    ).to_series()
+    syncs = pieces.filter(pl.col("blocked") > 0).select("piece", "thread", "blocked", "spent", "deepest")
+    leads: list[int] = []
+    current: dict[int | None, tuple[int, int]] = {}  # per thread: the lead and the thread's spent time at its sync
+    for thread, sync_ns, spent_ns, deepest_ns in syncs.select("thread", "blocked", "spent", "deepest").iter_rows():
+        lead_ns, at_ns = current.get(thread, (0, 0))
+        lead_ns = min(deepest_ns, max(0, lead_ns - (spent_ns - at_ns)) + sync_ns)
+        current[thread] = (lead_ns, spent_ns)
+        leads.append(lead_ns)
+    lead = syncs.select("piece", pl.Series("lead_ns", leads, dtype=pl.Int64))
+    pieces = pieces.join(lead, on="piece", how="left").with_columns(
+        lead=pl.col("lead_ns").is_not_null().cum_sum().over("thread")
+    )
+    by_lead = ["thread", "lead"]
+    spent_before = pl.col("spent") - pl.col("spent").first().over(by_lead)
+    carried = pl.col("lead_ns").first().over(by_lead).fill_null(0) - spent_before
+    return pieces.sort("piece").select(carried.clip(lower_bound=0).alias("blocked")).to_series()
 
 
 def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series, groups: pl.Series) -> pl.Series:
