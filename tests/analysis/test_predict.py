@@ -78,7 +78,8 @@ def test_launch_rate_binds_for_tiny_blocks() -> None:
     to_64 = predict(slow_starts, Change(threads_per_block=64))
     assert to_64.new.grid_blocks == 132 * 2 * 200 * 4
     assert to_64.regime == "launch"
-    assert to_64.predicted.duration_ns == pytest.approx(128_000, rel=1e-3)  # the block scheduler binds
+    # the block scheduler binds, and the launch's fixed microsecond (nominal: no measured profile) adds
+    assert to_64.predicted.duration_ns == pytest.approx(128_000 + 1_000, rel=1e-3)
     assert to_64.predicted.speedup < 0.8
     free_starts = predict(
         _launch(2.0, smem=0, achieved_warps_per_sm=60.0, duration_ns=100_000.0), Change(threads_per_block=64)
@@ -488,3 +489,26 @@ def test_a_split_finer_than_a_threads_fixed_instructions_is_refused_and_a_coarse
     # a launch whose warps loop over thousands of instructions splits as the model says: nothing to add
     long_loop = predict(replace(one_block, instructions_per_warp=20_000.0), Change(grid_blocks=22))
     assert "fixed-per-thread" not in long_loop.unseen
+
+
+def test_a_launch_that_is_mostly_its_fixed_time_is_refused_in_one_line() -> None:
+    """A GTX 1650's one-thread kernel of 1.89 µs (real exports) was offered "ILP 4: 3.93x". Without a measured profile
+    a launch's fixed GPU time is taken as 1 µs (below the shortest launch Nsight Compute timed on any device of the
+    real exports); a launch under twice it is mostly launching: predict and what to try refuse it in one line. With
+    the device's measured 0.78 µs (H100) the same launch is predicted."""
+    short = _launch(2.0, duration_ns=1_890.0, grid_blocks=1, threads_per_block=32, launch_id=7)
+    with pytest.raises(PredictionRefused, match=r"launch 7: it lasts 1.89 µs, .* \(1 µs, assumed: no measured"):
+        predict(short, Change(ilp=4.0))
+    with pytest.raises(PredictionRefused, match="cannot be told apart from launching it"):
+        what_to_try(short)
+    assert predict(short, Change()).predicted.speedup == pytest.approx(1.0)  # no change is no claim
+    measured = replace(short, launch_overhead_ns=780.0)
+    assert predict(measured, Change(ilp=2.0)).predicted.duration_ns >= 780.0
+
+
+def test_the_fixed_time_of_a_launch_does_not_shrink_with_its_work() -> None:
+    """A 3 µs latency-bound launch given 4x the loads in flight: its work (2 µs after the nominal 1 µs) shrinks up to
+    4x, the fixed microsecond does not."""
+    p = predict(_launch(2.0, duration_ns=3_000.0), Change(ilp=4.0))
+    assert 1_000.0 + 2_000.0 / 4 - 1.0 <= p.predicted.duration_ns < 3_000.0
+    assert p.predicted.duration_low_ns >= 1_000.0

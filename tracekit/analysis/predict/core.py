@@ -15,6 +15,7 @@ from tracekit.analysis.predict.launch_rate import (
     arrival_scale,
     launch_rate_finding,
     launch_terms,
+    refuse_launch_sized,
     waves_finding,
 )
 from tracekit.analysis.predict.occupancy_step import Achieved, Config, achieved_step, current_config, new_config
@@ -72,6 +73,7 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     if inputs.duration_ns <= 0 or inputs.sm_count <= 0:
         raise PredictionRefused("cannot predict without the launch's duration and the device's SM count")
     refuse_tile_shape(inputs, change)
+    refuse_launch_sized(inputs, change)
     now = current_config(inputs)
     new, findings = new_config(inputs, change, now)
     unseen, unseen_findings = unseen_effects(inputs, change, now, new)

@@ -9,6 +9,7 @@ from tracekit.analysis.occupancy import device_limits, theoretical_occupancy
 from tracekit.analysis.predict.core import predict
 from tracekit.analysis.predict.findings import unworded, worded
 from tracekit.analysis.predict.inputs import inputs_from_result
+from tracekit.analysis.predict.launch_rate import refuse_launch_sized
 from tracekit.analysis.predict.occupancy_step import occupancy
 from tracekit.analysis.predict.types import Change, PredictInputs, Prediction, PredictionRefused
 from tracekit.analysis.predict.uncertainty import refuse_tile_shape
@@ -99,11 +100,13 @@ def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 5, min_speedu
     """The best predicted change of each knob the issue names (block size, registers via __launch_bounds__, dynamic
     shared memory, ILP, grid), best first; refused configurations and changes under `min_speedup` left out. Each is a
     full Prediction: speed-up, interval, basis, and Nsight Compute's estimate where the report has one. A tensor-core
-    kernel (its tile shape sets its speed) raises PredictionRefused with the reason."""
+    kernel (its tile shape sets its speed) and a launch that is mostly its fixed time raise PredictionRefused with
+    the reason."""
     if isinstance(inputs, LaunchAnalysis):
         inputs = inputs_from_result(inputs)
     # A tensor-core kernel's knobs are its tile shape: say so once rather than offer nothing without a word.
     refuse_tile_shape(inputs, Change(ilp=2 * inputs.ilp))
+    refuse_launch_sized(inputs, Change(ilp=2 * inputs.ilp))  # and a launch that is mostly its fixed time
     best: dict[str, Prediction] = {}
     with unworded():  # the candidates are screened by their numbers; only those returned are worded
         for change in _candidates(inputs):
