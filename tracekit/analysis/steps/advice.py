@@ -77,6 +77,16 @@ REPLAYED_FIXES = FIXES | {
 }
 
 
+# A saving under this share of the step, and under how much the recorded steps vary, cannot be told from noise.
+MIN_STEP_SHARE = 0.01
+
+
+def worth_trying(found: list[Suggestion], step: Step, spread_ns: int) -> list[Suggestion]:
+    """The suggestions that could save at least MIN_STEP_SHARE of the step or more than the recorded steps' spans
+    vary (`spread_ns`, longest less shortest): a GPU-bound step varies by 0.1-0.3%, so a sync worth 0.7% still shows."""
+    return [s for s in found if s.saves_high_ns >= min(MIN_STEP_SHARE * step.span_ns, spread_ns)]
+
+
 def idle_suggestions(step: Step) -> list[Suggestion]:
     """Every named cause of the step's idle time with its fix, largest first."""
     fixes = REPLAYED_FIXES if step.kernels and step.graph_kernels == step.kernels else FIXES

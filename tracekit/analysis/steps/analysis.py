@@ -113,7 +113,11 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
     found = (
-        advice.idle_suggestions(representative) + advice.copy_suggestions(representative, advice.pinned_rate(gpu))
+        advice.worth_trying(
+            advice.idle_suggestions(representative) + advice.copy_suggestions(representative, advice.pinned_rate(gpu)),
+            representative,
+            spans[-1] - spans[0],
+        )
         if representative
         else []
     )
