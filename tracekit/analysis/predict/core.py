@@ -18,7 +18,14 @@ from tracekit.analysis.predict.launch_rate import (
     refuse_launch_sized,
     waves_finding,
 )
-from tracekit.analysis.predict.occupancy_step import Achieved, Config, achieved_step, current_config, new_config
+from tracekit.analysis.predict.occupancy_step import (
+    Achieved,
+    Config,
+    achieved_step,
+    current_config,
+    new_config,
+    trips,
+)
 from tracekit.analysis.predict.throughput import (
     BOUND_SHARE,
     Curve,
@@ -84,8 +91,8 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     achieved, achieved_findings = achieved_step(inputs, now, new, arrival_scale(inputs, now, new, terms))
     findings[1:1] = achieved_findings
     if change.grid_blocks is not None and new.grid_blocks != inputs.grid_blocks:
-        trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
-        findings.append(finding("waves", "predict.grid-loop", ("grid", new.grid_blocks, "count"), ("trips", trips)))
+        loops = trips(inputs, new)
+        findings.append(finding("waves", "predict.grid-loop", ("grid", new.grid_blocks, "count"), ("trips", loops)))
     findings.append(_concurrency_finding(achieved, now, new))
 
     # Per-unit throughput against concurrency. A launch that spills had its loads in flight set by its registers,

@@ -177,6 +177,12 @@ def residency(keep: float, block_now: int, block_new: int, waves_now: float, tri
     return Residency(1.0 / (1.0 + cv_new * s_new), cv, k_now, k_new, trips)
 
 
+def trips(inputs: PredictInputs, new: Config) -> float:
+    """How many times each thread of the new configuration runs the work one thread runs now (the same total work
+    over new.grid_blocks x new.threads_per_block threads): above 1 it loops more, below 1 it keeps that share."""
+    return inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
+
+
 @dataclass(frozen=True)
 class Achieved:
     """Achieved warps per SM now and after (time averages over each launch, its tail included)."""
@@ -200,8 +206,8 @@ def achieved_step(
     second over the launch's; then the lost share is not carried, the warps scale with the arrivals up to what the
     new configuration holds."""
     measured = inputs.achieved_warps_per_sm or now.theoretical_warps_per_sm * model.wave_residency(now.waves)
-    trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
-    smear_scale = 1.0 / math.sqrt(max(trips, 1.0))
+    loops = trips(inputs, new)
+    smear_scale = 1.0 / math.sqrt(max(loops, 1.0))
 
     def kept(smear: float) -> float:
         # Not capped at 1: a measurement a little above the tail model's share stays as measured, so an unchanged
@@ -215,9 +221,9 @@ def achieved_step(
             # spread assumed where a launch cannot show its own (WARP_CV).
             k_new = max(1, math.ceil(new.threads_per_block / 32))
             keep = 1.0 / (1.0 + WARP_CV * expected_max_normal(k_new))
-            res = Residency(keep, WARP_CV, max(1, math.ceil(now.threads_per_block / 32)), k_new, trips)
+            res = Residency(keep, WARP_CV, max(1, math.ceil(now.threads_per_block / 32)), k_new, loops)
             return min(new.theoretical_warps_per_sm * keep * held, measured * arrival_scale), res
-        res = residency(kept(smear), now.threads_per_block, new.threads_per_block, now.waves, trips)
+        res = residency(kept(smear), now.threads_per_block, new.threads_per_block, now.waves, loops)
         return new.theoretical_warps_per_sm * res.kept * held, res
 
     achieved_new, res = at(model.TAIL_SMEAR)
@@ -243,7 +249,7 @@ def achieved_step(
         ("cv", res.cv),
         ("warps_per_block_now", res.warps_per_block_now, "count"),
         ("warps_per_block_new", res.warps_per_block_new, "count"),
-        ("trips", trips),
+        ("trips", loops),
         ("keep_new", res.kept, "fraction"),
         ("theoretical_new", new.theoretical_warps_per_sm, "warps/SM"),
         ("tail_new", result.tail_new, "fraction"),

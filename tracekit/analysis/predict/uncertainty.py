@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 from tracekit.analysis.predict.findings import finding
-from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal
+from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal, trips
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
 
 # L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
@@ -122,11 +122,11 @@ def unseen_effects(
                 f"block barriers: at each, a block of {k_new} warps waits for its slowest (now {k_now})",
             )
         )
-    trips = inputs.grid_blocks * inputs.threads_per_block / (new.grid_blocks * new.threads_per_block)
-    fixed = _fixed_part(inputs, trips)
+    share = trips(inputs, new)
+    fixed = _fixed_part(inputs, share)
     if fixed is not None:
         effects.append(fixed)
-    loops = trips / max(new.ilp / now.ilp, 1.0)  # the extra work per thread not already given as ILP
+    loops = share / max(new.ilp / now.ilp, 1.0)  # the extra work per thread not already given as ILP
     if loops > 1.0 + 1e-9:
         effects.append(
             Unseen(
