@@ -248,13 +248,20 @@ def _carried(threads: pl.Series, blocked: pl.Series, host: pl.Series) -> pl.Seri
         spent=(pl.col("host").cum_sum() - pl.col("host")).over("thread"),
         deepest=pl.col("blocked").max().over("thread"),
     )
-    syncs = pieces.filter(pl.col("blocked") > 0).select("piece", "thread", "blocked", "spent", "deepest")
+    syncs = pieces.filter(pl.col("blocked") > 0).sort("thread", "piece", nulls_last=True)
     leads: list[int] = []
-    current: dict[int | None, tuple[int, int]] = {}  # per thread: the lead and the thread's spent time at its sync
-    for thread, sync_ns, spent_ns, deepest_ns in syncs.select("thread", "blocked", "spent", "deepest").iter_rows():
-        lead_ns, at_ns = current.get(thread, (0, 0))
+    thread_of, lead_ns, at_ns = object(), 0, 0  # the thread, its lead and its spent time at its last sync
+    for thread, sync_ns, spent_ns, deepest_ns in zip(
+        syncs["thread"].to_list(),
+        syncs["blocked"].to_list(),
+        syncs["spent"].to_list(),
+        syncs["deepest"].to_list(),
+        strict=True,
+    ):
+        if thread != thread_of:
+            thread_of, lead_ns, at_ns = thread, 0, 0
         lead_ns = min(deepest_ns, max(0, lead_ns - (spent_ns - at_ns)) + sync_ns)
-        current[thread] = (lead_ns, spent_ns)
+        at_ns = spent_ns
         leads.append(lead_ns)
     lead = syncs.select("piece", pl.Series("lead_ns", leads, dtype=pl.Int64))
     pieces = pieces.join(lead, on="piece", how="left").with_columns(
