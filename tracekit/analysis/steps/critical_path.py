@@ -188,7 +188,7 @@ def critical_path(line: StepTimeline) -> tuple[PathSegment, ...]:
             before = [s for s in line.syncs if s[0] == op.thread and s[2] <= op.issue]
             if before:
                 thread, s_start, s_end = before[-1]
-                path.append(PathSegment("host", "host", s_end, op.issue, "host issuing"))
+                path.append(PathSegment("host", "host", s_end, op.issue, "host after a sync"))
                 waited = [o for o in ops if s_start <= o.end <= s_end]
                 current = max(waited, key=lambda o: o.end).index if waited else None
                 if current is not None:

@@ -88,7 +88,8 @@ class PathSegment:
     name: str
     start_ns: int
     end_ns: int
-    reason: str  # a GPU activity's binding constraint (stream, host, event); a host link's (host issuing, sync)
+    # a GPU activity's binding constraint (stream, host, event); a host link's (host after a sync, host issuing, sync)
+    reason: str
 
 
 @dataclass(frozen=True)
