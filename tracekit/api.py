@@ -698,7 +698,10 @@ def _trace_step(store: Store, trace: str | Path, profiles: Sequence[str | Path],
     for profile in profiles:
         import_trace(store, profile)
     import_id = import_trace(store, trace)
-    events = read_events(trace)
+    try:  # the timeline the import kept: the trace is not parsed again
+        events = dataclasses.replace(events_of(f"import:{import_id}", store), source=str(trace))
+    except TracekitError:  # imported before imports kept their host timeline
+        events = read_events(trace)
     result = analyze_events(events, trace, step)
     spans = tuple(s.span_ns for s in result.steps)
     if result.representative_step is None:
