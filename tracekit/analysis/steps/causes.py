@@ -16,7 +16,8 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
 - kernel wait (HTA's name): the next work was already queued when the gap began, and the GPU itself took the time
   between one activity's end and the next one's start (its launch latency, about 1-2 us a kernel; shorter for
   kernels replayed from a CUDA graph). No host habit causes it; only fewer kernels remove it. Where the host issued
-  the work inside the gap, the latency after its call is part of launching late (launch-bound).
+  the work inside the gap, the latency after its call is part of launching late (launch-bound), or the syncs' as far
+  as their lead outlasts the gap's host part (without them the work would have been queued).
 - host work: the host thread was outside every launch, sync or wait call and every launching operator (data
   loading, Python, a pause, an allocation or module load) while the GPU had nothing queued.
 - waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
