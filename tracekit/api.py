@@ -59,7 +59,15 @@ from tracekit.errors import TracekitError
 from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
-from tracekit.steps import analyze_events, compared, events_of, import_trace, read_events, steps_of
+from tracekit.steps import (
+    analyze_events,
+    compared,
+    events_of,
+    import_trace,
+    read_events,
+    steps_of,
+    stored_events,
+)
 from tracekit.store import Store
 from tracekit.store.regions import launch_regions, region_counts
 
@@ -698,10 +706,8 @@ def _trace_step(store: Store, trace: str | Path, profiles: Sequence[str | Path],
     for profile in profiles:
         import_trace(store, profile)
     import_id = import_trace(store, trace)
-    try:  # the timeline the import kept: the trace is not parsed again
-        events = dataclasses.replace(events_of(f"import:{import_id}", store), source=str(trace))
-    except TracekitError:  # imported before imports kept their host timeline
-        events = read_events(trace)
+    kept = stored_events(store, import_id)  # the timeline the import kept: the trace is not parsed again
+    events = dataclasses.replace(kept, source=str(trace)) if kept is not None else read_events(trace)
     result = analyze_events(events, trace, step)
     spans = tuple(s.span_ns for s in result.steps)
     if result.representative_step is None:

@@ -52,11 +52,8 @@ def events_of(source: str | Path, store: Store | None = None) -> HostEvents:
         return read_events(source)
     if store is None:
         raise TracekitError(f"{source}: an import id needs a store (--db)")
-    from tracekit.store import host_events
-
     import_id = int(_IMPORT_REF.match(str(source).strip()).group(1))  # type: ignore[union-attr]
-    with store.engine.connect() as connection:
-        events = host_events.load(connection, import_id)
+    events = stored_events(store, import_id)
     if events is None:
         found = store.get_import(import_id)  # raises NotFoundError, naming the store
         raise TracekitError(
@@ -64,6 +61,14 @@ def events_of(source: str | Path, store: Store | None = None) -> HostEvents:
             "timeline: steps need a PyTorch profiler trace or an nsys export, imported by this version"
         )
     return events
+
+
+def stored_events(store: Store, import_id: int) -> HostEvents | None:
+    """The host timeline an import kept, or None where it kept none (a format without one, or an older version's)."""
+    from tracekit.store import host_events
+
+    with store.engine.connect() as connection:
+        return host_events.load(connection, import_id)
 
 
 def steps_of(source: str | Path, step: str | None = None, store: Store | None = None) -> StepsResult:
