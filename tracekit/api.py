@@ -272,7 +272,7 @@ def cached_result(store: Store, launch_id: int, pair: int | None = None) -> Laun
     if launch.height == 0:
         return None
     overrides = {launch_id: pair} if pair is not None else {}
-    return _cached(store, _digests(_context(store.launches(), launch), overrides)).get(launch_id)
+    return _cached(store, _digests(_context(launch_catalog(store), launch), overrides)).get(launch_id)
 
 
 def device_ceilings(device: Any) -> Any:
@@ -312,7 +312,7 @@ def analyze_stored(
     for traced, profiled in overrides.items():
         if store.launches(launch_ids=[traced, profiled]).height < len({traced, profiled}):
             raise TracekitError(f"--pair {traced}={profiled}: no such launch in {store.url}")
-    catalog = store.launches() if catalog is None else catalog
+    catalog = launch_catalog(store) if catalog is None else catalog
     context = _context(catalog, launches)
     digests = _digests(context, overrides)
     found = _cached(store, digests) if use_cache else {}
