@@ -1,17 +1,20 @@
-"""Every generated hostile input (tests/hostile/cases.py), imported by the real `tracekit import` process.
+"""Every generated hostile input (tests/hostile/cases.py), imported by `tracekit import`.
 
-For each: exit code 2, exactly one line on stderr naming the file (as the terminal shows it: control characters
-escaped) and the problem, no traceback, the SQLite store byte-identical, the input unchanged with nothing
-written beside it, and no temporary file left. On PostgreSQL the same files go through one `--keep-going`
-run and one all-or-nothing run, with every table's row count unchanged.
+For each, through the CLI's entry point in the test's process (one case per importer as a real process): exit code
+2, exactly one line on stderr naming the file (as the terminal shows it: control characters escaped) and the
+problem, no traceback, the SQLite store byte-identical, the input unchanged with nothing written beside it, and no
+temporary file left. On PostgreSQL the same files go through one real `--keep-going` process and one all-or-nothing
+run, with every table's row count unchanged.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,37 @@ def run_import(args: list[str], tmp_dir: Path, cwd: Path) -> subprocess.Complete
     )
 
 
+def import_in_process(
+    args: list[str], tmp_dir: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> subprocess.CompletedProcess:
+    """`tracekit import ARGS` through `tracekit.cli.main.main` (what the process runs) in this process, with the same
+    environment as `run_import`: 150 cases at an interpreter start each were two CPU-minutes of the suite."""
+    from tracekit.cli.main import main
+
+    monkeypatch.setenv("TMPDIR", str(tmp_dir))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_dir))  # gettempdir() read TMPDIR once, at its first call
+    monkeypatch.setenv("TRACEKIT_MAX_INFLATED_BYTES", str(BOMB_CAP_BYTES))
+    monkeypatch.delenv("TRACEKIT_DEBUG", raising=False)
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["tracekit", "import", *args])
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    capsys.readouterr()
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        for number, handler in handlers.items():  # main() makes SIGTERM end the command; the worker's stay
+            signal.signal(number, handler)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(sys.argv, code, out, err)
+
+
+# One case per importer also goes through a real process (the first of each).
+REAL_PROCESS_CASES = {next(c.case_id for c in CASES if c.importer == name) for name in {c.importer for c in CASES}}
+
+
 @pytest.fixture(scope="module")
 def seeded_store(tmp_path_factory) -> Path:
     """A SQLite store with one import in it, closed (so its file holds everything)."""
@@ -68,7 +102,9 @@ def files_under(folder: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.case_id for case in CASES])
-def test_hostile_input_is_one_line_exit_2_and_changes_nothing(case: Case, seeded_store: Path, tmp_path: Path):
+def test_hostile_input_is_one_line_exit_2_and_changes_nothing(
+    case: Case, seeded_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
     inputs, tmp_dir, store_dir = tmp_path / "in", tmp_path / "tmp", tmp_path / "store"
     for folder in (inputs, tmp_dir, store_dir):
         folder.mkdir()
@@ -78,7 +114,11 @@ def test_hostile_input_is_one_line_exit_2_and_changes_nothing(case: Case, seeded
     store.write_bytes(seeded_store.read_bytes())
     before = store.read_bytes()
 
-    result = run_import([str(path), "--db", f"sqlite:///{store}"], tmp_dir, cwd=inputs)
+    args = [str(path), "--db", f"sqlite:///{store}"]
+    if case.case_id in REAL_PROCESS_CASES:
+        result = run_import(args, tmp_dir, cwd=inputs)
+    else:
+        result = import_in_process(args, tmp_dir, inputs, monkeypatch, capsys)
 
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
