@@ -1,10 +1,11 @@
 """One launch, one verdict: every path that shows an analysis shows the same one.
 
-Every launch of sample_traces/ and ../shared/real_exports/ goes through the engine (computed fresh), `tracekit
-analyze --json` and `tracekit report --format json`; the first launch of each reader on each device through the
-dashboard's JSON API (one request computes one launch, ~0.2 s each: 11,000 launches would take the suite's whole
-budget), six small profiled imports through `tracekit compare --json`, and a few launches through the launch page as
-a real headless Chromium draws it. Each must give the same mode, limiter, flags and key numbers.
+Every launch of sample_traces/ and ../shared/real_exports/ goes through the engine (computed fresh, into the
+store's cache), `tracekit analyze --json` and `tracekit report --format json` (read back through the cache); the
+first launch of each reader on each device through the dashboard's JSON API, computed afresh (one request computes
+one launch, ~0.2 s each: 11,000 launches would take the suite's whole budget), six small profiled imports through
+`tracekit compare --json`, and a few launches through the launch page as a real headless Chromium draws it.
+Each must give the same mode, limiter, flags and key numbers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy import text
 
 from tests.helpers import skip_or_fail
+from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.api import analyze_stored
 from tracekit.errors import TracekitError
 from tracekit.ingest import ingest
@@ -95,9 +97,14 @@ def store_url(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def engine_results(store_url) -> dict[int, dict]:
-    """Computed fresh by the engine, bypassing the store's cache."""
+    """Computed fresh by the engine: the store's cache is empty until this fills it, so the CLI and the API below
+    read what the engine computed back through the cache, as a user's second look does."""
     store = Store.open(store_url)
-    return {r["launch_id"]: r for r in analyze_stored(store, store.launches(), use_cache=False).to_dicts()}
+    launch_ids = store.launches()["id"].to_list()
+    assert store.cached_results(launch_ids, ENGINE_VERSION) == {}
+    results = {r["launch_id"]: r for r in analyze_stored(store, store.launches()).to_dicts()}
+    assert len(store.cached_results(launch_ids, ENGINE_VERSION)) == len(launch_ids)
+    return results
 
 
 def test_the_store_holds_every_sample_and_real_export(store_url, engine_results) -> None:
