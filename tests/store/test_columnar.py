@@ -29,7 +29,7 @@ FILES = [
     SAMPLES / "h100" / "samples.sqlite",
     REAL_EXPORTS / "ncu_raw_B200_sdpa_flash_RooflineAnalysis.csv",
     REAL_EXPORTS / "ncu_details_sm80class_kerneltime_rules_bert_leleucas.csv",
-    REAL_EXPORTS / "nsys_2025.3.1_T4_nsightful_power_iteration_baseline.sqlite",
+    REAL_EXPORTS / "nsys_2024.5.1_GTX1050_bitonic_report1.sqlite",  # 153 launches (a 3,689-launch one: 2x the time)
 ]
 
 
