@@ -14,6 +14,7 @@ file, launch index, the counters it came from), so that a ceiling is never below
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -120,10 +121,13 @@ def _format(path: Path) -> str | None:
         return None
 
 
-def scan_file(name: str, path: Path, workdir: Path) -> list[UnitRate]:
-    """Every unit of every launch of one file (none when no reader takes it, or its format has no counters)."""
+def scan_file(name: str, path: Path, workdir: Path, empty_store: Path | None = None) -> list[UnitRate]:
+    """Every unit of every launch of one file (none when no reader takes it, or its format has no counters), in a
+    new store in `workdir` (a copy of `empty_store`, a new store's file, where given)."""
     if _format(path) in NO_COUNTER_FORMATS:
         return []
+    if empty_store is not None:
+        shutil.copyfile(empty_store, workdir / "store.sqlite")
     store = Store.open(f"sqlite:///{workdir / 'store.sqlite'}")
     try:
         try:
@@ -143,9 +147,13 @@ def scan_file(name: str, path: Path, workdir: Path) -> list[UnitRate]:
 
 def scan() -> list[UnitRate]:
     out: list[UnitRate] = []
-    for name, path in candidate_files():
-        with tempfile.TemporaryDirectory(prefix="tk-observe-") as tmp:
-            out.extend(scan_file(name, path, Path(tmp)))
+    with tempfile.TemporaryDirectory(prefix="tk-observe-") as template:
+        # each file's store starts as a copy of one new store (migrating 240 new stores took half the scan)
+        empty = Path(template) / "store.sqlite"
+        Store.open(f"sqlite:///{empty}").engine.dispose()
+        for name, path in candidate_files():
+            with tempfile.TemporaryDirectory(prefix="tk-observe-") as tmp:
+                out.extend(scan_file(name, path, Path(tmp), empty))
     return out
 
 
