@@ -73,7 +73,8 @@ def import_in_process(
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         for number, handler in handlers.items():  # main() makes SIGTERM end the command; the worker's stay
-            signal.signal(number, handler)
+            if handler is not None:  # None: not installed from Python, so main() left it alone
+                signal.signal(number, handler)
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(sys.argv, code, out, err)
 
