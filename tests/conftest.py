@@ -12,11 +12,16 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from sqlalchemy import create_engine, text
+# Under pytest-xdist each worker has a core to itself: polars' thread pool (a thread per core by default) would only
+# contend with the other workers' (5% of the suite's CPU time). The `tracekit` processes the tests start inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")
 
-from tests.helpers import IN_CI, skip_or_fail
-from tracekit.store import Store
+import pytest  # noqa: E402
+from sqlalchemy import create_engine, text  # noqa: E402
+
+from tests.helpers import IN_CI, skip_or_fail  # noqa: E402
+from tracekit.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_traces"
