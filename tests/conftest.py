@@ -136,3 +136,31 @@ def pytest_make_collect_report(collector):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, which must run every test: {reason}"
+
+
+# The files that keep one worker longest (25 s or more each in .ci/run), longest first. Under `pytest -n` they start
+# first (pyproject.toml's --no-loadscope-reorder keeps this order): xdist's default order, most tests first, sent
+# them last, and one worker ran alone for the suite's last minute or so.
+SLOWEST_FILES = (
+    "tests/dashboards/test_one_verdict.py",
+    "tests/cli/test_polish.py",
+    "tests/cli/test_demo_command.py",
+    "tests/analysis/test_what_to_try_ceilings.py",
+    "tests/dashboards/test_security.py",
+    "tests/cli/test_export_command.py",
+    "tests/reports/test_compare.py",
+    "tests/analysis/test_refactor_snapshot.py",
+    "tests/importers/test_refusal_hints.py",
+    "tests/store/test_hardening.py",
+    "tests/dashboards/test_browser.py",
+    "tests/analysis/steps/test_steps_recorded.py",
+    "tests/store/test_columnar.py",
+    "tests/ceilings/test_every_launch.py",
+    "tests/dashboards/test_launch_answer.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slowest files first, each file's tests still together and in their order (the sort is stable)."""
+    rank = {path: index for index, path in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

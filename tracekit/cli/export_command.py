@@ -21,10 +21,10 @@ import stored; without either they are written as if the clock were 1 GHz, and t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import polars as pl
 import typer
 
@@ -346,8 +346,8 @@ def export_command(
                 launch_events, pid, tid = trace_events(frame, label, pid, tid)
                 events.extend(launch_events)
             document = {"displayTimeUnit": "ns", "traceEvents": events, "otherData": {"tracekit_launches": notes}}
-            with open(output, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, separators=(",", ":"))
+            # orjson: json.dump encodes in pure Python (its C encoder serves only dumps), most of a large export
+            output.write_bytes(orjson.dumps(document))
     except OSError as exc:
         raise TracekitError(f"{output}: cannot write ({exc.strerror or exc})") from None
     kind = "Perfetto protobuf trace" if proto else "Chrome trace JSON"
