@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +18,8 @@ import pytest
 from tracekit.importers.units import normalize_unit
 
 IN_CI = bool(os.environ.get("CI"))
+# TRACEKIT_TEST_CLI=process: every `run_cli` call starts a real `tracekit` process (as each file's first call does).
+CLI_PROCESSES_ONLY = os.environ.get("TRACEKIT_TEST_CLI") == "process"
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -72,3 +80,81 @@ def ncu_rep_metrics(action) -> pl.DataFrame:
         else:
             rows.append((1, None, name, action[name].unit(), None, None if value is None else str(value), "text"))
     return pl.DataFrame(rows, schema=METRIC_COLUMNS, orient="row")
+
+
+# The test files whose first `run_cli` call has started a real process, in this worker.
+_FILES_WITH_A_PROCESS: set[str] = set()
+
+
+def _first_call_of_its_file() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None and not Path(frame.f_code.co_filename).name.startswith("test_"):
+        frame = frame.f_back  # through the file's own wrapper or a conftest fixture, to the test
+    name = frame.f_code.co_filename if frame is not None else ""
+    first = name not in _FILES_WITH_A_PROCESS
+    _FILES_WITH_A_PROCESS.add(name)
+    return first
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    real_process: bool | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """`tracekit ARGS` as a user runs it: its exit code, stdout and stderr, with `env` as the whole environment.
+
+    A real `python -m tracekit.cli.main` process for the first call of each test file (`real_process=None`), where
+    `real_process` is True, and for every call with TRACEKIT_TEST_CLI=process. Otherwise in this process, through
+    `tracekit.cli.main.main` (what that process runs), with argv, environment, working directory, streams, temp dir,
+    the signal handlers main() installs and the two consoles (made anew for the environment, as a process start
+    makes them) put back after: an interpreter start per call was a fifth of the suite's CPU time.
+    """
+    if real_process is None:
+        real_process = _first_call_of_its_file()
+    if real_process or CLI_PROCESSES_ONLY:
+        return subprocess.run(
+            [sys.executable, "-m", "tracekit.cli.main", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+        )
+    from tracekit.cli import common
+    from tracekit.cli.main import main
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_streams, saved_tempdir = (sys.stdin, sys.stdout, sys.stderr), tempfile.tempdir
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["tracekit", *args]
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(), out, err
+        tempfile.tempdir = None  # gettempdir() reads TMPDIR afresh
+        for console in (common.console, common.err_console):  # Rich reads COLUMNS and the like when made
+            console.__init__(stderr=console.stderr, soft_wrap=console.soft_wrap)
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv, tempfile.tempdir = saved_argv, saved_tempdir
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for number, handler in handlers.items():  # None: not installed from Python, so main() left it alone
+            if handler is not None:
+                signal.signal(number, handler)
+        for console in (common.console, common.err_console):
+            console.__init__(stderr=console.stderr, soft_wrap=console.soft_wrap)
+    return subprocess.CompletedProcess(["tracekit", *args], code, out.getvalue(), err.getvalue())

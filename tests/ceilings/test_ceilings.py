@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers import run_cli
 from tracekit.ceilings import NOMINAL, ceilings_for, read_profile
 from tracekit.ceilings.calibrate import query_gpu, summarize
 from tracekit.ceilings.nominal import nominal_peaks, normalize_cc
@@ -38,9 +38,7 @@ RUN_TO_RUN = {"default": 0.02, "tensor_flop_per_s": 0.06}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, timeout=120, cwd=REPO
-    )
+    return run_cli(*args, cwd=REPO)
 
 
 def flat(profile: dict[str, Any]) -> dict[str, dict[str, Any]]:

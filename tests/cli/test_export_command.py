@@ -7,13 +7,12 @@ import csv
 import gzip
 import json
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import skip_or_fail
+from tests.helpers import run_cli, skip_or_fail
 
 REPO = Path(__file__).resolve().parents[2]
 REGIONS = REPO / "sample_traces" / "regions"
@@ -22,9 +21,7 @@ EXAMPLES = REPO.parent / "shared" / "region_examples"
 
 
 def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, timeout=300
-    )
+    return run_cli(*args, "--db", str(db))
 
 
 def export(source: Path, tmp_path: Path, *extra: str) -> dict:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.helpers import run_cli
 from tracekit.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,13 +24,7 @@ FILES = [
 
 
 def tracekit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=600,
-    )
+    return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
 
 
 @pytest.fixture(scope="module")

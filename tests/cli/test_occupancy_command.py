@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import run_cli
 from tracekit.cli.main import app
 from tracekit.errors import TracekitError
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", "occupancy", *args], capture_output=True, text=True, timeout=60
-    )
+def occupancy(*args: str) -> subprocess.CompletedProcess:
+    return run_cli("occupancy", *args)
 
 
 def table_row(output: str, label: str) -> list[str]:
@@ -51,7 +49,7 @@ def test_text_output_register_limited():
 
 
 def test_json_output_with_waves():
-    completed = run_cli(
+    completed = occupancy(
         "--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "0", "--grid", "1000", "--sms", "132", "--json"
     )
     assert completed.returncode == 0, completed.stderr
@@ -117,7 +115,7 @@ def test_invalid_input_raises_one_line_error(args, message):
 
 
 def test_invalid_input_exits_2_with_one_line():
-    completed = run_cli("--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "300000")
+    completed = occupancy("--cc", "9.0", "--block", "256", "--regs", "32", "--smem", "300000")
     assert completed.returncode == 2
     assert completed.stdout == ""
     lines = completed.stderr.strip().splitlines()
@@ -142,7 +140,7 @@ def test_carveout_rounded_up_is_said_and_used_by_the_cliffs():
 
 
 def test_json_carries_the_notes_and_the_opt_in():
-    completed = run_cli(
+    completed = occupancy(
         "--cc",
         "9.0",
         "--block",
@@ -165,7 +163,7 @@ def test_json_carries_the_notes_and_the_opt_in():
 
 
 def test_carveout_ignored_on_pascal():
-    completed = run_cli("--cc", "6.1", "--block", "256", "--regs", "32", "--carveout", "8192", "--json")
+    completed = occupancy("--cc", "6.1", "--block", "256", "--regs", "32", "--carveout", "8192", "--json")
     assert completed.returncode == 0, completed.stderr
     data = json.loads(completed.stdout)
     assert data["shared_mem_config_bytes"] is None
@@ -182,7 +180,7 @@ def test_carveout_ignored_on_pascal():
     ],
 )
 def test_opt_in_and_impossible_carveout_exit_2(args, message):
-    completed = run_cli("--cc", "9.0", "--block", "256", "--regs", "32", *args)
+    completed = occupancy("--cc", "9.0", "--block", "256", "--regs", "32", *args)
     assert completed.returncode == 2 and completed.stdout == ""
     [line] = completed.stderr.strip().splitlines()
     assert line.startswith("tracekit: error: ") and message in line
@@ -193,10 +191,12 @@ def test_opt_in_and_impossible_carveout_exit_2(args, message):
 def test_carveout_as_a_percentage():
     # 10% of the H100's 228 KB is 23,348 B, which the driver rounds up to 32 KB: 32,768 // (8,192 + 1,024) = 3
     # blocks, what cudaOccupancyMaxActiveBlocksPerMultiprocessor answered on the H100 for a 10% preferred carveout.
-    completed = run_cli("--cc", "9.0", "--block", "64", "--regs", "10", "--smem", "8192", "--carveout", "10%", "--json")
+    completed = occupancy(
+        "--cc", "9.0", "--block", "64", "--regs", "10", "--smem", "8192", "--carveout", "10%", "--json"
+    )
     assert completed.returncode == 0, completed.stderr
     data = json.loads(completed.stdout)
     assert (data["requested_shared_mem_config_bytes"], data["shared_mem_config_bytes"]) == (23_348, 32_768)
     assert data["active_blocks_per_sm"] == 3
-    bad = run_cli("--cc", "9.0", "--block", "64", "--regs", "10", "--carveout", "half")
+    bad = occupancy("--cc", "9.0", "--block", "64", "--regs", "10", "--carveout", "half")
     assert bad.returncode == 2 and "--carveout 'half': expected bytes (65536) or a percentage (50%)" in bad.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from tracekit import format as fmt
 from tracekit.format import kernel_name
 
@@ -29,8 +30,7 @@ SCIENTIFIC = re.compile(r"\d\.?\d*e[+-]\d")
 
 def tracekit(*args: str, db: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200"}
-    command = [sys.executable, "-m", "tracekit.cli.main", *args] + (["--db", str(db)] if db else [])
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    return run_cli(*args, *(["--db", str(db)] if db else []), env=env)
 
 
 def cells(line: str) -> list[str]:

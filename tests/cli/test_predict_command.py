@@ -6,11 +6,11 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from tracekit import format as fmt
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,9 +18,7 @@ SWEEP = REPO / "sample_traces" / "sweeps" / "h100" / "sweep_gather.raw.csv.gz"
 
 
 def tracekit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, timeout=300, cwd=REPO
-    )
+    return run_cli(*args, cwd=REPO)
 
 
 @pytest.fixture(scope="module")

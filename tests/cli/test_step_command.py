@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers import run_cli
 from tracekit.analysis.steps import analyze_steps
 from tracekit.importers.kineto import read_host_events
 
@@ -16,9 +16,7 @@ TORCH_STEP = REPO / "sample_traces/torch_step/torch_step.pt.trace.json"
 
 
 def tracekit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, timeout=300, cwd=REPO
-    )
+    return run_cli(*args, cwd=REPO)
 
 
 def test_json_is_the_analysis(real_export):

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_cli
 
 NSYS_A40 = "nsys_2023.2.3_A40_cutlassbench_report1.sqlite"
 NCU_REP = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 
 
 def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, timeout=120
-    )
+    return run_cli(*args, "--db", str(db))
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy import text
 
-from tests.helpers import skip_or_fail
+from tests.helpers import run_cli, skip_or_fail
 from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
 from tracekit.api import analysis_dict, analyze_stored
@@ -76,9 +75,7 @@ def key_numbers(result: dict) -> dict:
 
 
 def tracekit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args], capture_output=True, text=True, cwd=ROOT, check=False
-    )
+    return run_cli(*args, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
+from tests.helpers import run_cli
 from tests.hostile.cases import BOMB_CAP_BYTES, Case, all_cases, warp_csv
 from tracekit.cli.common import escape_control
 from tracekit.store import Store
@@ -34,49 +32,17 @@ def test_there_are_at_least_100_cases_across_every_importer():
     assert {"warp-trace", "nsys-sqlite", "ncu-csv", "ncu-rep", "any"} <= importers
 
 
-def run_import(args: list[str], tmp_dir: Path, cwd: Path) -> subprocess.CompletedProcess:
+def run_import(args: list[str], tmp_dir: Path, cwd: Path, real_process: bool = True) -> subprocess.CompletedProcess:
+    """`tracekit import ARGS` with its temp dir in `tmp_dir` and the tests' inflation cap: a real process, or through
+    the CLI's entry point in this process (`tests.helpers.run_cli`; 150 cases at an interpreter start each were two
+    CPU-minutes of the suite)."""
     environment = {
         **os.environ,
         "TMPDIR": str(tmp_dir),
         "TRACEKIT_MAX_INFLATED_BYTES": str(BOMB_CAP_BYTES),
     }
     environment.pop("TRACEKIT_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", "import", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=cwd,
-        timeout=300,
-    )
-
-
-def import_in_process(
-    args: list[str], tmp_dir: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> subprocess.CompletedProcess:
-    """`tracekit import ARGS` through `tracekit.cli.main.main` (what the process runs) in this process, with the same
-    environment as `run_import`: 150 cases at an interpreter start each were two CPU-minutes of the suite."""
-    from tracekit.cli.main import main
-
-    monkeypatch.setenv("TMPDIR", str(tmp_dir))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_dir))  # gettempdir() read TMPDIR once, at its first call
-    monkeypatch.setenv("TRACEKIT_MAX_INFLATED_BYTES", str(BOMB_CAP_BYTES))
-    monkeypatch.delenv("TRACEKIT_DEBUG", raising=False)
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["tracekit", "import", *args])
-    handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
-    capsys.readouterr()
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    finally:
-        for number, handler in handlers.items():  # main() makes SIGTERM end the command; the worker's stay
-            if handler is not None:  # None: not installed from Python, so main() left it alone
-                signal.signal(number, handler)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(sys.argv, code, out, err)
+    return run_cli("import", *args, cwd=cwd, env=environment, real_process=real_process)
 
 
 # One case per importer also goes through a real process (the first of each).
@@ -103,9 +69,7 @@ def files_under(folder: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.case_id for case in CASES])
-def test_hostile_input_is_one_line_exit_2_and_changes_nothing(
-    case: Case, seeded_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-):
+def test_hostile_input_is_one_line_exit_2_and_changes_nothing(case: Case, seeded_store: Path, tmp_path: Path):
     inputs, tmp_dir, store_dir = tmp_path / "in", tmp_path / "tmp", tmp_path / "store"
     for folder in (inputs, tmp_dir, store_dir):
         folder.mkdir()
@@ -116,10 +80,7 @@ def test_hostile_input_is_one_line_exit_2_and_changes_nothing(
     before = store.read_bytes()
 
     args = [str(path), "--db", f"sqlite:///{store}"]
-    if case.case_id in REAL_PROCESS_CASES:
-        result = run_import(args, tmp_dir, cwd=inputs)
-    else:
-        result = import_in_process(args, tmp_dir, inputs, monkeypatch, capsys)
+    result = run_import(args, tmp_dir, cwd=inputs, real_process=case.case_id in REAL_PROCESS_CASES)
 
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

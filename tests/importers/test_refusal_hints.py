@@ -14,11 +14,11 @@ import json
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from tracekit.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,12 +26,7 @@ SAMPLES = REPO / "sample_traces" / "h100"
 
 
 def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(*args, "--db", str(db))
 
 
 def refused(path: Path, db: Path) -> str:

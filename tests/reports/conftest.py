@@ -1,4 +1,4 @@
-"""Fixtures for the report tests: warp-trace files written here, the CLI in a subprocess, headless Chromium.
+"""Fixtures for the report tests: warp-trace files written here, the CLI as a user runs it, headless Chromium.
 
 The browser fixture skips outside CI with the reason printed and fails in CI (where `CI` is set).
 """
@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import headless_chromium
+from tests.helpers import headless_chromium, run_cli
 
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
 
@@ -84,16 +83,9 @@ def db_path(tmp_path: Path) -> str:
 
 
 def run_tracekit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The real CLI (`python -m tracekit.cli.main`), so exit codes and error lines are what a user sees."""
+    """The CLI as a user runs it (`tests.helpers.run_cli`), so exit codes and error lines are what a user sees."""
     env = {**os.environ, "COLUMNS": "220"}  # rich tables on one line per row when piped
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-    )
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 @pytest.fixture

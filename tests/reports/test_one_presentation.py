@@ -9,13 +9,12 @@ from __future__ import annotations
 import csv
 import html as html_text
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.helpers import run_cli
 from tracekit import format as fmt
 from tracekit.api import analyze_stored, what_to_try_for
 from tracekit.ingest import ingest
@@ -38,13 +37,7 @@ def raw_metric(path: Path, kernel: str, metric: str, nth: int = 0) -> float:
 
 
 def cli(*args: str, db: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
-    )
+    done = run_cli(*args, "--db", str(db), env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
     assert done.returncode == 0, done.stderr
     return done.stdout
 

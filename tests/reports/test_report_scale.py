@@ -8,10 +8,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = REPO / "sample_traces" / "h100" / "samples.raw.csv"
@@ -19,13 +20,7 @@ LAUNCHES = 56  # the H100 sample's 14 launches, four times over
 
 
 def tracekit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=600,
-    )
+    return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
 
 
 @pytest.fixture(scope="module")

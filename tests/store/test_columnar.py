@@ -5,8 +5,6 @@ and on PostgreSQL; the chunks hold exactly the parsed rows."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +13,7 @@ from alembic import command
 from sqlalchemy import func, select, text
 
 from tests.conftest import REAL_EXPORTS, SAMPLES
+from tests.helpers import run_cli
 from tracekit.importers import read_file
 from tracekit.store import Store, columnar, schema
 from tracekit.store.engine import alembic_config, current_revision
@@ -34,13 +33,7 @@ FILES = [
 
 
 def tracekit(*args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "tracekit.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=600,
-    )
+    result = run_cli(*args, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 
