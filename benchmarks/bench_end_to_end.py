@@ -618,7 +618,7 @@ def measure_draws(backend: Backend, files: dict[str, Path], repeat: int, cold: b
 def print_commands(backends: list[Backend], files: dict[str, Path]) -> None:
     """Each case's command pair as shell lines (set-up inlined, a few ms: a file copy, or psql emptying the
     tables or the analysis cache), for another harness."""
-    from tracekit.store.schema import Base
+    from tracekit.store.schema import metadata
 
     for case in CASES:
         for backend in backends if case.store_side else backends[:1]:
@@ -636,7 +636,7 @@ def print_commands(backends: list[Backend], files: dict[str, Path]) -> None:
                     command = f"rm -f {url} {url}-wal {url}-shm; cp {template} {url}; exec {command}"
                 else:
                     schema = url.rsplit("%3D", 1)[1]
-                    tables = ", ".join(f"{schema}.{table.name}" for table in Base.metadata.sorted_tables)
+                    tables = ", ".join(f"{schema}.{table.name}" for table in metadata.sorted_tables)
                     reset = f"TRUNCATE {tables} RESTART IDENTITY CASCADE"
                     command = f"psql -q -h 127.0.0.1 -U postgres test -c {shlex.quote(reset)}; exec {command}"
             elif "cold" in case.name:

@@ -33,4 +33,9 @@ def test_results_are_the_same_whether_the_family_is_asked_for_or_not(tmp_path):
         assert alone == every[launch_id]
     vector_add = every[traced[0]]
     assert vector_add.sweep is not None and len(vector_add.sweep.points) == 3  # the traces' points, fitted
-    assert any(out.reason == "no measured occupancy and throughput" for out in vector_add.sweep.left_out)
+    # one entry per reason, ids only: the timeline's vector_add launches have no occupancy or throughput measured
+    reasons = {out.reason: out.launch_ids for out in vector_add.sweep.left_out}
+    assert len(reasons) == len(vector_add.sweep.left_out)
+    unmeasured = reasons[engine.UNMEASURED]
+    assert len(unmeasured) == len(set(unmeasured)) and int(dataless[0].launch["id"]) in unmeasured
+    assert not set(unmeasured) & set(vector_add.sweep.launch_ids)

@@ -58,6 +58,10 @@ from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC
 
 # The ceilings that judge a device (tracekit.ceilings.ceilings_for, called by the caller: it reads package data).
 CeilingsFor = Callable[[Device], DeviceCeilings | None]
+# Why a launch of a family is not one of its sweep's points (`Sweep.left_out`).
+TRACED = "profiled run of a traced launch: the trace's point stands for it"
+UNMEASURED = "no measured occupancy and throughput"
+REPEATED = "the same measurement as a fitted launch (one run in two exports)"
 
 WARP_SIZE = 32
 ACHIEVED_OCCUPANCY_METRIC = "sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -562,23 +566,27 @@ def analyze(
         members = families[family]
         borrowed_by_trace = {pairings[i][0].counters_launch_id for i in members if pairings[i][1] is not None}
         points: list[MeasuredPoint] = []
-        left_out: list[LeftOut] = []
+        left_out: dict[str, list[int]] = {}
+        repeated: list[int] = []  # the fitted launch each repeated measurement repeats
         for i in members:
             launch_id = int(inputs[i].launch["id"])
             if launch_id in borrowed_by_trace:
-                left_out.append(LeftOut(launch_id, "profiled run of a traced launch: the trace's point stands for it"))
+                left_out.setdefault(TRACED, []).append(launch_id)
                 continue
             point = None if i in pointless else sweep_point(measured[i])
             twin = None if point is None else next((p for p in points if same_measurement(p, point)), None)
             if point is None:
-                left_out.append(LeftOut(launch_id, "no measured occupancy and throughput"))
+                left_out.setdefault(UNMEASURED, []).append(launch_id)
             elif twin is not None:
-                left_out.append(
-                    LeftOut(launch_id, f"the same measurement as launch {twin.launch_id} (one run in two exports)")
-                )
+                left_out.setdefault(REPEATED, []).append(launch_id)
+                repeated.append(twin.launch_id)
             else:
                 points.append(point)
-        sweeps[family] = fit_family(points, left_out, len(members))
+        grouped = [
+            LeftOut(reason, tuple(ids), tuple(repeated) if reason == REPEATED else ())
+            for reason, ids in left_out.items()
+        ]
+        sweeps[family] = fit_family(points, grouped, len(members))
     results = []
     for i in wanted:
         fit, section, note = sweeps.get(keys[i].sweep_family(), (None, None, None))

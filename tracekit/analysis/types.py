@@ -185,8 +185,12 @@ class SweepPoint:
 
 @dataclass(frozen=True)
 class LeftOut:
-    launch_id: int
+    """The launches of a family not fitted for one reason: one entry per reason, ids only (each result of a family
+    of N launches carries its left-out list, so N sentences each cost N^2: 26 MB of a 1,008-launch report's cache)."""
+
     reason: str
+    launch_ids: tuple[int, ...]
+    same_as_launch_ids: tuple[int, ...] = ()  # a repeated measurement: the fitted launch each one repeats, in order
 
 
 @dataclass(frozen=True)
