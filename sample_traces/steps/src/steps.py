@@ -678,8 +678,14 @@ def trace(step: Step, path: Path) -> None:
     for i in range(WARMUP_STEPS):
         step(i, no_region)
     torch.cuda.synchronize()
+    # STEPS_ACTIVITIES=cuda records the GPU and the CUDA runtime calls only: no per-operator CPU events, whose
+    # host time makes a small step host-bound under the profiler (ProfilerStep#N may then be absent, and steps are
+    # found by their repeating kernels)
+    activities = [ProfilerActivity.CUDA]
+    if os.environ.get("STEPS_ACTIVITIES", "cpu,cuda") != "cuda":
+        activities.insert(0, ProfilerActivity.CPU)
     with profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        activities=activities,
         schedule=schedule(wait=TRACE_WAIT, warmup=TRACE_WARMUP, active=TRACE_ACTIVE, repeat=1),
         # STEPS_RECORD_SHAPES=0 records a leaner trace: shapes cost the profiler host time on every op, and in a
         # host-bound step that overhead, not the variant's own cause, would leave the GPU idle

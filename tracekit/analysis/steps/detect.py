@@ -104,14 +104,18 @@ def _from_ranges(how: str, ranges: pl.DataFrame, gpu: pl.DataFrame, calls: pl.Da
 
 def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     """The loop's period: the smallest number of launches after which the sequence of kernel names repeats
-    (MATCH_FRACTION of them), steps starting where the host paused longest within one period."""
-    launches = (
-        gpu.filter(pl.col("kind") == "kernel")
-        .join(calls.select("correlation_id", pl.col("start_ns").alias("call_ns")), on="correlation_id", how="left")
-        .with_columns(at_ns=pl.coalesce("call_ns", "start_ns"))
-        .unique("correlation_id", keep="first", maintain_order=True)  # a graph's kernels: one launch
-        .sort("at_ns")
-    )
+    (MATCH_FRACTION of them). A step is one whole period of launches: where the launches are a whole number of
+    periods, the recording began and ended at a step's edge (a profiler schedule records whole steps); otherwise
+    steps start where the host paused longest within one period, and the partial periods at either end are left
+    out."""
+    kernels = gpu.filter(pl.col("kind") == "kernel")
+    launch_calls = calls.select("correlation_id", pl.col("start_ns").alias("at_ns"), pl.col("end_ns").alias("left_ns"))
+    launches = kernels.join(launch_calls, on="correlation_id", how="inner")
+    if launches.height:  # kernels whose launch the trace missed (queued before it began) would shuffle the order
+        launches = launches.unique("correlation_id", keep="first", maintain_order=True)  # a graph: one launch
+    else:  # a trace of the GPU alone: its kernels in the order they ran
+        launches = kernels.with_columns(at_ns=pl.col("start_ns"), left_ns=pl.col("start_ns"))
+    launches = launches.sort("at_ns")
     n = launches.height
     if n < 2 * MIN_REPEATS:
         return None
@@ -127,11 +131,15 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     if period is None or n // period < MIN_REPEATS:
         return None
     at = launches["at_ns"].to_numpy()
-    pause = np.diff(at, prepend=at[0])
-    usable = (len(pause) // period) * period
-    phase = int(np.argmax(pause[:usable].reshape(-1, period).mean(axis=0)))
-    firsts = [int(x) for x in at[phase::period]]
-    last_call = int(calls["end_ns"].max() or firsts[-1])  # type: ignore[arg-type]
-    ends = [*firsts[1:], max(last_call, firsts[-1])]
+    left = launches["left_ns"].to_numpy()
+    phase = 0
+    if n % period:
+        pause = np.diff(at, prepend=at[0])
+        usable = (n // period) * period
+        phase = int(np.argmax(pause[:usable].reshape(-1, period).mean(axis=0)))
+    whole = (n - phase) // period
+    firsts = [int(at[phase + k * period]) for k in range(whole)]
+    last_host_ns = int(left[phase + whole * period - 1])  # the last whole step's last launch returned
+    ends = [*firsts[1:], max(last_host_ns, firsts[-1])]
     labels = [f"step {i}" for i in range(len(firsts))]
     return windows_of("repeating pattern", labels, firsts, ends, gpu, calls)
