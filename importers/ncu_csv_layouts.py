@@ -178,8 +178,8 @@ def _raw_metrics(
     launches: pl.DataFrame,
     dot_grouping: bool,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The raw page's metric columns as long rows (grouped by metric column, launches in file order), and the
-    launch-field metrics as a wide frame.
+    """The raw page's metric columns as long rows (launch by launch, each launch's metrics in column order; cells
+    that needed cleaning after them), and the launch-field metrics as a wide frame.
 
     Whole columns are cast to numbers first: ncu writes plain numbers on the raw page, so only the columns with
     cells that do not cast (text, separators, instance lists) go through the slower cleaning path, and only for
@@ -211,12 +211,13 @@ def _raw_metrics(
     failed_columns = [c for c in suspects if missing_count.get(c, count) > empty[c]]
     with np.errstate(invalid="ignore"):
         integral = np.all((values == np.floor(values)) | missing, axis=0)
-    # Long rows: all launches of a metric column, then the next column.
-    column_index = np.repeat(np.arange(len(numeric), dtype=np.uint32), count)
-    launch_keys = np.tile(rows["launch_key"].to_numpy(), len(numeric))
-    flat_values = values.T.ravel()  # a view: `values` is column-major
+    # Long rows launch by launch, as the page lists them (a row per launch): the store keeps them so, and one
+    # launch's rows are then one slice.
+    column_index = np.tile(np.arange(len(numeric), dtype=np.uint32), count)
+    launch_keys = np.repeat(rows["launch_key"].to_numpy(), len(numeric))
+    flat_values = values.ravel(order="C")  # a copy: `values` is column-major
     if missing.any():
-        keep = ~missing.T.ravel()
+        keep = ~missing.ravel(order="C")
         column_index, launch_keys, flat_values = column_index[keep], launch_keys[keep], flat_values[keep]
     per_column = pl.DataFrame(
         {

@@ -569,7 +569,9 @@ def test_store_round_trip(store, real_export, name):
     metrics = store.metrics(stored["id"].to_list())
     assert metrics.height == parsed.metrics.height
     key_to_id = dict(zip(range(stored.height), stored["id"], strict=True))
-    expected = parsed.metrics.with_columns(pl.col("launch_key").replace_strict(key_to_id).alias("launch_id"))
+    expected = parsed.metrics.with_columns(pl.col("launch_key").replace_strict(key_to_id).alias("launch_id")).sort(
+        "launch_id", maintain_order=True
+    )  # kept launch by launch, each launch's rows in the file's order
     for column in ("launch_id", "section", "name", "unit", "value", "text_value", "kind"):
         assert metrics[column].to_list() == expected[column].to_list(), column
 

@@ -127,20 +127,35 @@ def test_chunks_hold_exactly_the_parsed_rows(sqlite_store: Store) -> None:
 
     raw = SAMPLES / "h100" / "samples.raw.csv"
     parsed = read_file(raw).conformed()
-    result, _ = ingest(sqlite_store, raw)
-    launches = sqlite_store.launches(import_id=result.import_id)
+    # metric-major, as a page listing each metric for every launch gives them: launches interleaved
+    parsed.metrics = parsed.metrics.sort("name", maintain_order=True)
+    old_rows = columnar.CHUNK_ROWS[columnar.METRICS]
+    columnar.CHUNK_ROWS[columnar.METRICS] = parsed.metrics.height // 4  # several chunks
+    try:
+        import_id = sqlite_store.add_import(parsed, raw).import_id
+    finally:
+        columnar.CHUNK_ROWS[columnar.METRICS] = old_rows
+    launches = sqlite_store.launches(import_id=import_id)
     key_to_id = pl.DataFrame({"launch_key": parsed.launches["launch_key"], "launch_id": launches["id"]})
-    expected = (
-        parsed.metrics.join(key_to_id, on="launch_key", maintain_order="left").select(
-            "launch_id", *columnar.COLUMNS[columnar.METRICS]
-        )  # the file's order (metric-major here)
+    in_file = parsed.metrics.join(key_to_id, on="launch_key", maintain_order="left").select(
+        "launch_id", *columnar.COLUMNS[columnar.METRICS]
     )
+    assert in_file["launch_id"].to_list()[:2] != [in_file["launch_id"][0]] * 2
+    expected = in_file.sort("launch_id", maintain_order=True)  # stored launch by launch, each in the file's order
     back = sqlite_store.metrics(launches["id"].to_list())
     assert back.columns == expected.columns
     assert back.equals(expected)
-    assert back["launch_id"].to_list()[:2] != [back["launch_id"][0]] * 2  # launches interleaved, as in the file
     one = int(launches["id"][3])
     assert sqlite_store.metrics([one]).equals(expected.filter(pl.col("launch_id") == one))
+    with sqlite_store.engine.connect() as connection:
+        chunk = schema.bulk_chunks.c
+        chunks = connection.scalar(select(func.count()).select_from(schema.bulk_chunks).where(chunk.kind == "metrics"))
+        holding_one = connection.scalar(
+            select(func.count())
+            .select_from(schema.bulk_chunks)
+            .where(chunk.kind == "metrics", chunk.launch_id <= one, chunk.last_launch_id >= one)
+        )
+    assert chunks >= 4 and holding_one == 1  # one launch's metrics come from its own chunk, not all of the import's
 
 
 def test_null_warp_fields_are_refused_and_nothing_is_kept(sqlite_store: Store, tmp_path: Path) -> None:

@@ -101,34 +101,36 @@ def _chunk_row(kind: str, chunk: pl.DataFrame, index: int, keep_id: bool) -> dic
 def _chunks(frame: pl.DataFrame, kind: str) -> Iterator[dict]:
     """The chunk rows of `frame` (launch_id first, then the kind's columns), in the order written back.
 
-    Warps: one launch's rows per chunk, without launch_id, launches in ascending id. Metrics: runs of rows in the
-    file's order, each row with its launch_id; launch-major files give chunks of consecutive launches (one launch
-    reads back its own chunk), metric-major ones (raw pages) interleave launches in each chunk, so that several
-    launches' rows come back in the order the row table gave them, without a sort."""
+    Warps: one launch's rows per chunk, without launch_id, launches in ascending id. Metrics: chunks of consecutive
+    launches, each row with its launch_id, a launch's rows in its file's order. A metric-major file (a raw page
+    lists each metric for every launch) is stored launch by launch too: one launch reads back its own chunk, not
+    every chunk of the import, and the analysis reads each launch's rows as one slice, without a sort."""
     missing = [name for name in REQUIRED[kind] if frame[name].null_count()]
     if missing:
         raise BulkIntegrityError(f"{kind}: {', '.join(missing)} missing in {frame[missing[0]].null_count()} rows")
     limit = CHUNK_ROWS[kind]
-    if kind == METRICS and not frame["launch_id"].is_sorted():
-        for index, start in enumerate(range(0, frame.height, limit)):
-            yield _chunk_row(kind, frame.slice(start, limit), index, keep_id=True)
-        return
+    order = None  # rows out of launch order: a stable permutation, gathered a chunk at a time (no sorted copy)
     if not frame["launch_id"].is_sorted():
-        frame = frame.sort("launch_id", maintain_order=True)
-    runs = frame.select(pl.col("launch_id").rle()).unnest("launch_id")  # (len, value) per launch
+        order = frame.select(pl.arg_sort_by("launch_id", maintain_order=True)).to_series()
+    ids = frame["launch_id"] if order is None else frame["launch_id"].gather(order)
+
+    def rows(offset: int, length: int) -> pl.DataFrame:
+        return frame.slice(offset, length) if order is None else frame[order.slice(offset, length)]
+
+    runs = ids.rle().struct.unnest()  # (len, value) per launch
     offset, pending = 0, 0  # metrics: rows of the launches gathered for the next chunk
-    for rows, _ in runs.iter_rows():
+    for count, _ in runs.iter_rows():
         if kind == WARPS:
-            for index, start in enumerate(range(0, rows, limit)):
-                yield _chunk_row(kind, frame.slice(offset + start, min(limit, rows - start)), index, keep_id=False)
-            offset += rows
+            for index, start in enumerate(range(0, count, limit)):
+                yield _chunk_row(kind, rows(offset + start, min(limit, count - start)), index, keep_id=False)
+            offset += count
             continue
-        if pending and pending + rows > limit:
-            yield _chunk_row(kind, frame.slice(offset, pending), 0, keep_id=True)
+        if pending and pending + count > limit:
+            yield _chunk_row(kind, rows(offset, pending), 0, keep_id=True)
             offset, pending = offset + pending, 0
-        pending += rows
+        pending += count
     if pending:
-        yield _chunk_row(kind, frame.slice(offset, pending), 0, keep_id=True)
+        yield _chunk_row(kind, rows(offset, pending), 0, keep_id=True)
 
 
 def write(connection: Connection, kind: str, frame: pl.DataFrame) -> None:
@@ -168,8 +170,9 @@ def read(
     with_launch_id: bool,
     columns: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    """The rows of these launches in the order they were imported (import by import; a launch's warps, or the
-    import's metric rows as the file listed them, launch-major or metric-major); with `with_launch_id` a first
+    """The rows of these launches in the order they were written (launch by launch; a launch's warps, or its metric
+    rows as the file listed them; a store written before metrics were kept launch by launch interleaves a raw
+    page's launches); with `with_launch_id` a first
     column launch_id (Int64); `columns`: only these of the kind's columns (in this order), default all."""
     wanted = sorted({int(i) for i in launch_ids})
     runs = _runs(wanted)

@@ -328,8 +328,8 @@ class Store:
             columnar.write_aggregates(connection, launch_id, version, frames)
 
     def metrics(self, launch_ids: list[int], columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Every metric of these launches, in the order imported (import by import, each as its file listed
-        them): launch_id, section, name, unit, value, text_value, kind (`columns`: launch_id and only these, the
+        """Every metric of these launches, launch by launch in the order imported, each launch's rows as its file
+        listed them: launch_id, section, name, unit, value, text_value, kind (`columns`: launch_id and only these, the
         others never decompressed). Read from columnar chunks, not row by row."""
         with self.engine.connect() as connection:
             return columnar.read(connection, columnar.METRICS, launch_ids, with_launch_id=True, columns=columns)
