@@ -28,6 +28,7 @@ from typing import Any, overload
 
 import polars as pl
 
+from tracekit import counters
 from tracekit.analysis.aggregates import latency_histogram, occupancy_over_time
 from tracekit.analysis.comparison import Comparison, compare_results
 from tracekit.analysis.engine import ENGINE_VERSION, LaunchInput, analyze, launch_sm_count
@@ -218,10 +219,10 @@ def _digests(context: Mapping[int, list[int]], overrides: Mapping[int, int]) -> 
 
 
 def load_inputs(store: Store, launches: pl.DataFrame) -> list[LaunchInput]:
-    """One `LaunchInput` per row of `launches`: its metrics, its warps when it was traced (the columns the engine
-    reads: the clock reads stay compressed), its named regions."""
+    """One `LaunchInput` per row of `launches`: its metrics and its warps when it was traced (the columns the engine
+    reads: sections, units and clock reads stay compressed), its named regions."""
     launch_ids = launches["id"].to_list()
-    metrics = store.metrics(launch_ids) if launch_ids else pl.DataFrame()
+    metrics = store.metrics(launch_ids, counters.READ_COLUMNS) if launch_ids else pl.DataFrame()
     by_launch = _by_launch(metrics)
     traced = store.warp_counts(launch_ids) if launch_ids else {}  # one query, not one per untraced launch
     with_regions = region_counts(store, launch_ids) if launch_ids else {}

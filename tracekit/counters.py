@@ -4,8 +4,8 @@ Nsight Compute renamed some metrics across versions and GPU generations (`dram__
 `gpu__dram_throughput` in some sections, the Turing tensor pipe `tensor_op_hmma` became `tensor_subpipe_hmma`,
 ...), and its `--page details` CSV shows display names ("DRAM Throughput") instead of ids. Each alias tuple
 below lists the names one quantity has been seen under, best first; `metric(frame, *ALIASES)` takes the first
-one the launch has. The frame is what `Store.metrics([launch_id])` returns (or an importer's `.metrics`): columns
-name, unit, value, text_value (others ignored).
+one the launch has. The frame is what `Store.metrics([launch_id])` returns (or an importer's `.metrics`); these
+helpers read its columns `READ_COLUMNS` and ignore the others.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 import weakref
 
 import polars as pl
+
+READ_COLUMNS = ("name", "value", "text_value")  # the store decompresses only these for an analysis
 
 # ---- Speed of Light: % of peak sustained throughput per unit ------------------------------------------------
 DRAM_THROUGHPUT_PCT = (
