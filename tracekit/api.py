@@ -499,7 +499,7 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
     chosen = [r for r in results if r.launch_id is not None]
     asked = {r.launch_id for r in chosen if r.classification.utilization or r.sweep is not None}
     sources = sorted({s for r in chosen if r.launch_id in asked and (s := _counters_source(r)) is not None})
-    metrics = store.metrics(sources, PREDICTOR_COLUMNS) if sources else pl.DataFrame()
+    metrics = store.metrics(sources, counters.READ_COLUMNS) if sources else pl.DataFrame()
     by_launch = _by_launch(metrics)
     found: dict[int, list[Any] | str] = {}
     for result in chosen:
@@ -509,17 +509,14 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
             continue
         source = _counters_source(result)
         try:
-            counters = by_launch.get(source, metrics.clear()) if source is not None else metrics.clear()
-            inputs = _predict_inputs(result, counters, None)
+            own = by_launch.get(source, metrics.clear()) if source is not None else metrics.clear()
+            inputs = _predict_inputs(result, own, None)
             found[launch_id] = list(what_to_try(inputs, top=top))
         except TracekitError as exc:
             found[launch_id] = str(exc)
     return found
 
 
-# What the predictor reads of a launch's counters (`tracekit.counters`: a metric's value or text by name): a report's
-# 20 launches of a 1,008-launch import decode their chunks' other columns for nothing.
-PREDICTOR_COLUMNS = ("name", "value", "text_value")
 NOTHING_TO_PREDICT = "no Nsight Compute counters and no occupancy sweep to predict from"
 
 
@@ -728,7 +725,7 @@ def _counters(store: Store, results: Iterable[LaunchAnalysis]) -> Callable[[Laun
     """The counters each of `results` is predicted from (`predict_inputs`' frame), read from `store` in one pass
     for all of them (as `what_to_try_all`: an import's metrics share a chunk, decoded once)."""
     sources = sorted({s for r in results if (s := _counters_source(r)) is not None})
-    metrics = store.metrics(sources, PREDICTOR_COLUMNS) if sources else pl.DataFrame()
+    metrics = store.metrics(sources, counters.READ_COLUMNS) if sources else pl.DataFrame()
     by_launch = _by_launch(metrics)
 
     def of(result: LaunchAnalysis) -> pl.DataFrame | None:
@@ -740,12 +737,12 @@ def _counters(store: Store, results: Iterable[LaunchAnalysis]) -> Callable[[Laun
 
 def _launch_speedups(
     members: Sequence[tuple[int, LaunchAnalysis]],
-    counters: Callable[[LaunchAnalysis], pl.DataFrame | None],
+    counters_of: Callable[[LaunchAnalysis], pl.DataFrame | None],
     knobs: Mapping[str, Any],
     skip_failed: bool,
 ) -> dict[int, LaunchSpeedup]:
     """The per-launch prediction of `knobs` for each (correlation id, analysed launch), as `predict_stored` gives
-    it, from `counters` (`_counters`); `skip_failed`: a launch the predictor refuses is left out, else its error
+    it, from `counters_of` (`_counters`); `skip_failed`: a launch the predictor refuses is left out, else its error
     raised."""
     from tracekit.analysis.predict import predict
 
@@ -753,7 +750,7 @@ def _launch_speedups(
     found: dict[int, LaunchSpeedup] = {}
     for correlation, result in members:
         try:
-            got = predict(_predict_inputs(result, counters(result), None), change).predicted
+            got = predict(_predict_inputs(result, counters_of(result), None), change).predicted
         except TracekitError:
             if skip_failed:
                 continue
@@ -813,17 +810,17 @@ def kernel_suggestions(store: Store, traced: _TraceStep, top: int = 5) -> list[S
     for correlation, analysis in zip(launches["correlation_id"].to_list(), analyses, strict=True):
         if correlation is not None and analysis.classification.utilization:
             by_name.setdefault(analysis.kernel.name or "", []).append((int(correlation), analysis))
-    counters = _counters(store, (a for members in by_name.values() for _, a in members))
+    counters_of = _counters(store, (a for members in by_name.values() for _, a in members))
     found = []
     for name, members in by_name.items():
         longest = max(members, key=lambda m: m[1].duration_ns or 0)[1]
         try:  # what_to_try_for's best change (every member has counters: utilization), from the counters read
-            best = what_to_try(_predict_inputs(longest, counters(longest), None), top=1)
+            best = what_to_try(_predict_inputs(longest, counters_of(longest), None), top=1)
         except TracekitError:
             continue
         if not best:
             continue
-        speedups = _launch_speedups(members, counters, _knobs(best[0].change), skip_failed=True)
+        speedups = _launch_speedups(members, counters_of, _knobs(best[0].change), skip_failed=True)
         replayed = replay_on_step(traced.line, traced.step, speedups, name, best[0].change.describe(), traced.spans_ns)
         verdict = longest.classification
         headline = verdict.headline or verdict.mode

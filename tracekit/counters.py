@@ -16,7 +16,7 @@ import weakref
 
 import polars as pl
 
-READ_COLUMNS = ("name", "value", "text_value")  # the store decompresses only these for an analysis
+READ_COLUMNS = ("name", "value", "text_value")  # what the analysis and the predictor read: the rest stays compressed
 
 # ---- Speed of Light: % of peak sustained throughput per unit ------------------------------------------------
 DRAM_THROUGHPUT_PCT = (
