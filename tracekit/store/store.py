@@ -234,21 +234,22 @@ class Store:
     # ---- reading -------------------------------------------------------------------------------------------
 
     def _frame(self, statement, schema_overrides: dict | None = None) -> pl.DataFrame:
-        """Read in batches: a whole result at once goes through Python objects (about 60 times the frame's
-        memory for 10M warps); batches keep that to one batch's worth."""
+        """The statement's rows as a frame, built a batch at a time: a whole result at once goes through Python
+        objects (about 60 times the frame's memory for 10M warps); batches keep that to one batch's worth. Built as
+        `pl.read_database` builds a SQLAlchemy result (rows, their column names, no schema inferred from the
+        cursor, which neither SQLite nor psycopg describes in polars' terms), without its test for an ORM session,
+        which imports SQLAlchemy's ORM: 0.1 s of every command that reads the store."""
         with self.engine.connect() as connection:
-            batches = list(
-                pl.read_database(
-                    statement,
-                    connection,
-                    schema_overrides=schema_overrides,
-                    infer_schema_length=None,
-                    iter_batches=True,
-                    batch_size=READ_BATCH_ROWS,
+            result = connection.execute(statement)
+            columns = list(result.keys())
+            batches = [
+                pl.DataFrame(
+                    rows, schema=columns, schema_overrides=schema_overrides, orient="row", infer_schema_length=None
                 )
-            )
-            if not batches:  # no rows: still the statement's columns
-                return pl.read_database(statement, connection, schema_overrides=schema_overrides)
+                for rows in result.partitions(READ_BATCH_ROWS)
+            ]
+        if not batches:  # no rows: still the statement's columns
+            return pl.DataFrame(schema=columns, schema_overrides=schema_overrides)
         return pl.concat(batches, how="vertical_relaxed", rechunk=True)
 
     def imports(self) -> pl.DataFrame:
