@@ -10,6 +10,7 @@ Modes (run by make_real_kernels.sh):
   time OUT.csv      CUDA-event timings, median of RUNS runs, L2 flushed before each run (a 256 MiB memset)
   ncu [GROUP]       each configuration once between cudaProfilerStart/Stop, in an NVTX range named KERNEL.CONFIG
                     (GROUP: tuning or library)
+REAL_SET=tutorials selects Triton's tutorial kernels instead (make_tutorials.sh).
 """
 
 from __future__ import annotations
@@ -303,7 +304,71 @@ def library_configs() -> list[Config]:
     return out
 
 
+def tutorial_configs() -> list[Config]:
+    """Triton's tutorial kernels (triton_tutorials.py) at the configurations their readers try, the tutorial's
+    default first."""
+    import triton_tutorials as tt
+
+    dev = "cuda"
+    out: list[Config] = []
+    n = 1 << 26
+    xa, xb, xc = (torch.randn(n, device=dev) for _ in range(3))
+    for bs, nw in ((1024, 4), (256, 4), (512, 4), (2048, 4), (4096, 4), (1024, 1), (1024, 8), (1024, 16)):
+        out.append(
+            Config(
+                "triton_vector_add",
+                f"b{bs:05d}_w{nw:02d}",
+                "tuning",
+                bs,
+                nw,
+                "2^26 fp32 a+b",
+                3 * n * 4,
+                n,
+                lambda bs=bs, nw=nw: tt.add(xa, xb, xc, bs, nw),
+            )
+        )
+    sx = torch.randn(65536, 1024, device=dev)
+    sy = torch.empty_like(sx)
+    for nw in (4, 1, 2, 8, 16, 32):
+        out.append(
+            Config(
+                "triton_fused_softmax",
+                f"w{nw:02d}",
+                "tuning",
+                1024,
+                nw,
+                "rows 65536 x 1024 fp32, one row per program",
+                2 * sx.numel() * 4,
+                0,
+                lambda nw=nw: tt.softmax(sx, sy, nw),
+            )
+        )
+    m, cols = 4096, 16384
+    lx = torch.randn(m, cols, device=dev, dtype=torch.float16)
+    lw, lb = torch.randn(cols, device=dev, dtype=torch.float16), torch.randn(cols, device=dev, dtype=torch.float16)
+    ly = torch.empty_like(lx)
+    mean, rstd = torch.empty(m, device=dev), torch.empty(m, device=dev)
+    for bs, nw in ((16384, 8), (1024, 4), (2048, 4), (4096, 8), (8192, 8), (16384, 16), (16384, 32)):
+        out.append(
+            Config(
+                "triton_layer_norm",
+                f"b{bs:05d}_w{nw:02d}",
+                "tuning",
+                bs,
+                nw,
+                f"rows {m} x {cols} fp16, column loop",
+                2 * lx.numel() * 2,
+                0,
+                lambda bs=bs, nw=nw: tt.layer_norm(lx, lw, lb, ly, mean, rstd, bs, nw),
+            )
+        )
+    return out
+
+
 def all_configs(group: str | None = None) -> list[Config]:
+    """REAL_SET=tutorials: Triton's tutorial kernels (a tuning group of their own); else Liger's and the library's."""
+    if os.environ.get("REAL_SET") == "tutorials":
+        return tutorial_configs() if group in (None, "tuning") else []
     configs: list[Config] = []
     if group in (None, "tuning"):
         configs += tuning_configs()
