@@ -93,6 +93,8 @@ def _load(scratch: Path) -> tuple[dict[str, object], dict[str, pl.DataFrame]]:
 
 
 REAL = REPO / "sample_traces" / "real_kernels" / "h100"
+# Each recorded set: Liger-Kernel's kernels (make_real_kernels.sh), Triton's tutorial kernels (make_tutorials.sh).
+REAL_SETS = (REAL, REAL.with_name("h100_tutorials"))
 
 
 @dataclass(frozen=True)
@@ -127,22 +129,29 @@ class Case:
 def real_kernel_cases(
     ceilings_override: Path | None = None, nominal: bool = False, bases: dict[str, str] | None = None
 ) -> list[Case]:
-    """The real-kernel tuning set (sample_traces/real_kernels): every configuration of a kernel predicted from its
-    first with what the compiler made of the other (block threads, registers, dynamic shared memory, grid from its
-    Nsight Compute launch statistics; ILP as the ratio of elements per thread, BLOCK_SIZE / threads). `bases`: a
-    kernel's configuration to predict from instead of its first."""
+    """The real-kernel tuning set (sample_traces/real_kernels, every set of REAL_SETS): every configuration of a
+    kernel predicted from its first with what the compiler made of the other (block threads, registers, dynamic
+    shared memory, grid from its Nsight Compute launch statistics; ILP as the ratio of elements per thread,
+    BLOCK_SIZE / threads). `bases`: a kernel's configuration to predict from instead of its first."""
+    return [case for folder in REAL_SETS for case in _set_cases(folder, ceilings_override, nominal, bases)]
+
+
+def _set_cases(
+    folder: Path, ceilings_override: Path | None, nominal: bool, bases: dict[str, str] | None
+) -> list[Case]:
+    """`real_kernel_cases` of one recorded set."""
     from tracekit.analysis.predict import Change, PredictionRefused, inputs_from_result, predict
     from tracekit.api import analyze_stored
     from tracekit.ingest import ingest
     from tracekit.store import Store
 
-    with (REAL / "timings.csv").open(newline="") as handle:
+    with (folder / "timings.csv").open(newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["group"] == "tuning" and r["median_ns"]]
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         store = Store.open(str(scratch / "store.sqlite"))
         plain = scratch / "tuning.raw.csv"
-        with gzip.open(REAL / "tuning.raw.csv.gz", "rb") as src, plain.open("wb") as dst:
+        with gzip.open(folder / "tuning.raw.csv.gz", "rb") as src, plain.open("wb") as dst:
             shutil.copyfileobj(src, dst)
         imported, _ = ingest(store, str(plain))
         launches = store.launches(import_id=int(imported.import_id))
@@ -150,7 +159,7 @@ def real_kernel_cases(
         metrics = store.metrics(launches["id"].to_list())
         # Nsight Compute's rule estimates are on the details page: its launches in the same order, by NVTX range.
         details = scratch / "tuning.details.csv"
-        with gzip.open(REAL / "tuning.details.csv.gz", "rb") as src, details.open("wb") as dst:
+        with gzip.open(folder / "tuning.details.csv.gz", "rb") as src, details.open("wb") as dst:
             shutil.copyfileobj(src, dst)
         shown, _ = ingest(store, str(details))
         detail_launches = store.launches(import_id=int(shown.import_id)).sort("id")

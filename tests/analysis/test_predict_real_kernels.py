@@ -1,5 +1,6 @@
-"""The predictor on the real-kernel tuning set (sample_traces/real_kernels: Liger-Kernel's Triton kernels at the
-num_warps and BLOCK_SIZE their users try, CUDA-event timings recorded before tracekit ran on them): each
+"""The predictor on the real-kernel tuning set (sample_traces/real_kernels: Liger-Kernel's Triton kernels and Triton's
+tutorial kernels at the num_warps and BLOCK_SIZE their users try, CUDA-event timings recorded before tracekit ran on
+them): each
 configuration predicted from its kernel's first with what the compiler made of the other, as
 `benchmarks/bench_predict.py` reports it. Values, not snapshots: the measured speed-ups are the labels."""
 
@@ -36,10 +37,11 @@ def _case(kernel: str, config: str):  # noqa: ANN202
 
 
 def test_the_set_is_what_its_readme_says() -> None:
-    # 9 kernels: 8 of 6 num_warps and KL divergence at 7 (BLOCK_SIZE, num_warps): 47 configurations, 46 predicted.
+    # Liger: 9 kernels, 8 of 6 num_warps and KL divergence at 7 (BLOCK_SIZE, num_warps): 47 configurations, 46
+    # predicted. Triton's tutorials: vector add at 8, fused softmax at 6, layer norm at 7: 21, 18 predicted.
     cases = _cases()
-    assert len(cases) == 46
-    assert len({c.kernel for c in cases}) == 9
+    assert len(cases) == 46 + 18
+    assert len({c.kernel for c in cases}) == 9 + 3
 
 
 def test_targets_on_the_real_kernel_set() -> None:
@@ -52,17 +54,30 @@ def test_targets_on_the_real_kernel_set() -> None:
 
 
 def test_configurations_that_change_the_time() -> None:
-    # The configurations measured outside 0.9-1.1x (17: mostly spilling one-warp launches, 1.5-2.4x faster with more
-    # warps): "no change" is wrong on every one; the interval holds the measured speed-up on >= 80%, no direction
-    # error. Within 15%: 13 of 17 (76%, the target of 80% is not met: the 512- and 1,024-thread blocks of row
-    # reductions from a one-warp launch, whose barrier cost the model widens for but does not predict).
+    # The configurations measured outside 0.9-1.1x (23: spilling one-warp Liger launches, 1.5-2.4x faster with more
+    # warps; rows split over 16-32 warps; the tutorial layer norm's rows outgrowing L1): "no change" is wrong on
+    # nearly every one; the interval holds the measured speed-up on >= 80%, no direction error. Within 15%: 14 of 23
+    # (61%, the target of 80% is not met: the 512- and 1,024-thread blocks of row reductions, whose barrier cost the
+    # model widens for but does not predict, and the footprint that pushes a re-read row out of L1 and L2).
     bench = _bench()
     moved = bench.figures(bench.changed(list(_cases())))
-    assert moved.count == 17
+    assert moved.count == 23
     assert moved.trivial_within_15 < 0.1
     assert moved.coverage >= 0.8
-    assert moved.within_15 >= 0.75
+    assert moved.within_15 >= 0.6
     assert moved.direction_errors == 0
+
+
+def test_a_row_read_three_times_that_outgrows_the_caches_is_inside_the_interval() -> None:
+    # Triton's layer norm tutorial reads each 32 KB row three times (mean, variance, normalize); at its default
+    # (BLOCK_SIZE 16384, 8 warps, 2 blocks an SM) L1 serves the re-reads. Blocks of 4 warps put 16 rows on an SM:
+    # they outgrow L1 and L2, DRAM reads triple (Nsight: 134 -> 402 MB) and the launch takes 1.85x as long. The
+    # point stays (the counters cannot tell a block's own re-read row from data all blocks share); the interval
+    # reaches as far as DRAM bytes grow if every byte L1 served came from DRAM.
+    for config in ("b01024_w04", "b02048_w04"):
+        case = _case("triton_layer_norm", config)
+        assert case.covered and case.measured < 0.6, (config, case.low, case.measured)
+        assert "cache-footprint" in case.unseen
 
 
 @pytest.mark.parametrize("config", ["w02", "w04", "w08", "w16"])

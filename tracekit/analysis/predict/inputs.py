@@ -289,7 +289,8 @@ def inputs_from_result(
         ),
         uses_barriers=blind[0],
         l1_hit_rate=blind[1],
-        spill_free_share=blind[2],
+        l1_served_per_dram_byte=blind[2],
+        spill_free_share=blind[3],
         instructions_per_warp=_instructions_per_warp(frame, math.prod(int(v or 1) for v in kernel.grid), threads),
     )
 
@@ -301,11 +302,11 @@ def _instructions_per_warp(metrics: pl.DataFrame, grid_blocks: int, threads_per_
     return executed / warps if executed and warps > 0 else None
 
 
-def _blind_spots(metrics: pl.DataFrame) -> tuple[bool, float | None, float | None]:
+def _blind_spots(metrics: pl.DataFrame) -> tuple[bool, float | None, float | None, float | None]:
     """What the model cannot see, from the counters: whether the kernel has block barriers (its launch statistics,
-    or warps stalled at one), the share of global-load sectors L1 serves, and for a launch with local-memory
-    (spill) traffic the share of its DRAM bytes its global accesses need (global loads that miss L1 plus global
-    stores, over DRAM bytes read and written)."""
+    or warps stalled at one), the share of global-load sectors L1 serves and those bytes per DRAM byte read and
+    written, and for a launch with local-memory (spill) traffic the share of its DRAM bytes its global accesses
+    need (global loads that miss L1 plus global stores, over DRAM bytes read and written)."""
 
     def get(*names: str) -> float | None:
         return c.metric(metrics, *names)
@@ -324,4 +325,5 @@ def _blind_spots(metrics: pl.DataFrame) -> tuple[bool, float | None, float | Non
     if local > 0 and dram > 0 and loads is not None:
         needed = 32.0 * (loads * (1.0 - (hit or 0.0) / 100.0) + (stores or 0.0))
         spill_free = min(1.0, needed / dram)
-    return barriers, (hit / 100.0 if hit is not None else None), spill_free
+    served = 32.0 * loads * hit / 100.0 / dram if hit is not None and loads is not None and dram > 0 else None
+    return barriers, (hit / 100.0 if hit is not None else None), served, spill_free

@@ -126,13 +126,15 @@ class PredictInputs:
     kernel_name: str | None = None
     device_name: str | None = None
     # What the latency-hiding model cannot see, read from the counters (`predict.uncertainty`): block barriers (a
-    # block waits for its slowest warp: per-row parallelism), the share of global loads L1 serves (footprint),
-    # and register spills: the share of DRAM bytes the global accesses need (None: no local-memory traffic).
+    # block waits for its slowest warp: per-row parallelism), the share of global loads L1 serves and those bytes
+    # per DRAM byte (footprint: the DRAM traffic added if a change pushes them all out of L1), and register
+    # spills: the share of DRAM bytes the global accesses need (None: no local-memory traffic).
     # Each unit as the verdict judged it (the launch's achievable ceilings: unit, share of its achievable ceiling):
     # no predicted change may run one above it.
     judged: tuple[tuple[str, float], ...] = ()
     uses_barriers: bool = False
     l1_hit_rate: float | None = None
+    l1_served_per_dram_byte: float | None = None
     spill_free_share: float | None = None
     instructions_per_warp: float | None = None  # warp instructions each warp of the launch ran, on average
 

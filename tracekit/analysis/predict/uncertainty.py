@@ -11,7 +11,10 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   block (one row split over more warps) wait longer, E[max of k warp times] = m (1 + cv x s_k) (order statistics,
   as in `occupancy_step.residency`), which a launch of other block sizes cannot show.
 - Cache footprint: where L1 serves a share of the global loads (rows read twice, a tile reused), fewer or more
-  rows sharing an SM's L1 move that share, faster or slower, by up to the share itself.
+  rows sharing an SM's L1 move that share, faster by up to the share itself, slower by up to the share or, where
+  DRAM traffic sets the time, by the DRAM bytes added if every byte L1 serves had to come from DRAM (a row read
+  three times by 16 blocks an SM outgrows L1 and L2: 3x the DRAM reads, measured). Which of its re-reads a
+  block owns (a row read again) and which all blocks share (weights L2 keeps) the counters do not tell apart.
 - Register pressure: more elements per thread need more live registers; past the 255 a thread can hold the compiler
   spills to local memory, slower by up to the growth in elements per thread.
 - Loop ILP: the same work over fewer threads loops each thread more often; an unrolled loop keeps up to that many
@@ -154,12 +157,14 @@ def unseen_effects(
         and hit >= L1_FOOTPRINT_SHARE
         and (new.blocks_per_sm != now.blocks_per_sm or new.ilp != now.ilp or k_new != k_now)
     ):
+        served = inputs.l1_served_per_dram_byte or 0.0
         effects.append(
             Unseen(
                 "cache-footprint",
                 1.0 + hit,
-                1.0 + hit,
-                f"L1 serves {hit:.0%} of the global loads; fewer or more rows sharing an SM move that share",
+                max(1.0 + hit, 1.0 + served),
+                f"L1 serves {hit:.0%} of the global loads ({served:.2g} bytes per DRAM byte); fewer or more rows "
+                "sharing an SM move that share",
             )
         )
     findings = [
