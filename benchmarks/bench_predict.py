@@ -136,9 +136,7 @@ def real_kernel_cases(
     return [case for folder in REAL_SETS for case in _set_cases(folder, ceilings_override, nominal, bases)]
 
 
-def _set_cases(
-    folder: Path, ceilings_override: Path | None, nominal: bool, bases: dict[str, str] | None
-) -> list[Case]:
+def _set_cases(folder: Path, ceilings_override: Path | None, nominal: bool, bases: dict[str, str] | None) -> list[Case]:
     """`real_kernel_cases` of one recorded set."""
     from tracekit.analysis.predict import Change, PredictionRefused, inputs_from_result, predict
     from tracekit.api import analyze_stored
