@@ -203,3 +203,36 @@ def test_launch_keys_become_stored_ids_dropping_rows_of_no_launch() -> None:
     assert gaps.select("launch_id", "value").rows() == [(10, 1.0), (12, 2.0), (13, 3.0), (12, 5.0)]
     shuffled = _with_launch_ids(frame, pl.Series("launch_key", [2, 0, 1]), [10, 11, 12])
     assert shuffled.select("launch_id", "value").rows() == [(11, 1.0), (12, 2.0), (10, 3.0), (12, 5.0)]
+
+
+def test_postgres_compresses_cached_analyses_with_lz4_and_not_chunks_again(postgres_store: Store) -> None:
+    """Cached analyses (kB of JSON each) are compressed with lz4, not pglz (most of a 1,008-launch report's cache
+    write); Arrow IPC chunks, zstd-compressed already, are stored without another try."""
+    from sqlalchemy import text
+
+    from tracekit.api import analyze_stored
+    from tracekit.ingest import ingest
+
+    result, _ = ingest(postgres_store, Path(__file__).resolve().parents[2] / "sample_traces/h100/samples.raw.csv")
+    analyze_stored(postgres_store, postgres_store.launches(import_id=result.import_id))
+    with postgres_store.engine.connect() as connection:
+        lz4 = connection.execute(
+            text("SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")
+        ).scalar()
+        storage = dict(
+            connection.execute(
+                text(
+                    "SELECT c.relname, a.attstorage FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                    "WHERE c.relname IN ('bulk_chunks', 'host_event_chunks') AND a.attname = 'data' "
+                    "AND c.relnamespace = to_regnamespace(current_schema())"
+                )
+            ).all()
+        )
+        methods = {
+            row[0]
+            for row in connection.execute(
+                text("SELECT pg_column_compression(result_json) FROM analysis_results WHERE length(result_json) > 4000")
+            )
+        }
+    assert storage == {"bulk_chunks": "e", "host_event_chunks": "e"}
+    assert methods == ({"lz4"} if lz4 else {"pglz"})

@@ -18,7 +18,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_REVISION = "0006"  # the Alembic head this code expects
+SCHEMA_REVISION = "0007"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
