@@ -64,3 +64,14 @@ def test_cuda_only_traces_have_their_steps_found_and_their_idle_explained(varian
         step = result.steps[result.representative_step]
         sync = next(c for c in step.causes if c.cause == SYNCHRONIZATION)
         assert sync.idle_ns > 0 and "cudaStreamSynchronize" in {e.name for e in sync.evidence}
+
+
+def test_a_step_found_by_its_launches_is_named_once() -> None:
+    """Its label is "step 2": a heading says "step 2", not "step step 2"; a marked step keeps its mark's name."""
+    from tracekit.present.steps import step_name
+
+    assert (step_name("step 2"), step_name("ProfilerStep#12"), step_name("trace")) == (
+        "step 2",
+        "step ProfilerStep#12",
+        "step trace",
+    )
