@@ -498,19 +498,15 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
 
     chosen = [r for r in results if r.launch_id is not None]
     asked = {r.launch_id for r in chosen if r.classification.utilization or r.sweep is not None}
-    sources = sorted({s for r in chosen if r.launch_id in asked and (s := _counters_source(r)) is not None})
-    metrics = store.metrics(sources, counters.READ_COLUMNS) if sources else pl.DataFrame()
-    by_launch = _by_launch(metrics)
+    counters_of = _counters(store, (r for r in chosen if r.launch_id in asked))
     found: dict[int, list[Any] | str] = {}
     for result in chosen:
         launch_id = int(result.launch_id or 0)
         if launch_id not in asked:
             found[launch_id] = NOTHING_TO_PREDICT
             continue
-        source = _counters_source(result)
         try:
-            own = by_launch.get(source, metrics.clear()) if source is not None else metrics.clear()
-            inputs = _predict_inputs(result, own, None)
+            inputs = _predict_inputs(result, counters_of(result), None)
             found[launch_id] = list(what_to_try(inputs, top=top))
         except TracekitError as exc:
             found[launch_id] = str(exc)
@@ -723,7 +719,7 @@ def _step_launches(store: Store, traced: _TraceStep) -> pl.DataFrame:
 
 def _counters(store: Store, results: Iterable[LaunchAnalysis]) -> Callable[[LaunchAnalysis], pl.DataFrame | None]:
     """The counters each of `results` is predicted from (`predict_inputs`' frame), read from `store` in one pass
-    for all of them (as `what_to_try_all`: an import's metrics share a chunk, decoded once)."""
+    for all of them: reading them a launch at a time decodes a shared chunk once per launch."""
     sources = sorted({s for r in results if (s := _counters_source(r)) is not None})
     metrics = store.metrics(sources, counters.READ_COLUMNS) if sources else pl.DataFrame()
     by_launch = _by_launch(metrics)

@@ -97,7 +97,7 @@ def rank_lines(aligned: tuple[AlignedStep, ...]) -> list[str]:
 def what_if_lines(found: StepWhatIf) -> list[str]:
     saved = found.current_ns - found.predicted_ns
     return [
-        f"{present.step_name(found.label)}: {found.kernel} -- {found.change}",
+        f"step {found.label}: {found.kernel} -- {found.change}",
         f"  predicted step {fmt.duration(found.predicted_ns)} (now {fmt.duration(found.current_ns)}), interval "
         f"{fmt.duration(found.low_ns)} to {fmt.duration(found.high_ns)} (the kernel's predicted interval replayed, "
         f"and ±{fmt.duration(found.spread_ns)} for one step's own variation: 95% from "

@@ -48,15 +48,10 @@ def step_rows(result: StepsResult) -> list[dict[str, str]]:
     return rows
 
 
-def step_name(label: str) -> str:
-    """A step as a heading names it: "step ProfilerStep#12", "step 3" (a step found by its launches is labelled so)."""
-    return label if label.lower().startswith("step") else f"step {label}"
-
-
 def step_heading(step: Step) -> str:
     graphs = f" ({step.graph_kernels:,} replayed from CUDA graphs)" if step.graph_kernels else ""
     return (
-        f"{step_name(step.label)}: span {fmt.duration(step.span_ns)}, GPU busy {fmt.duration(step.busy_ns)} "
+        f"step {step.label}: span {fmt.duration(step.span_ns)}, GPU busy {fmt.duration(step.busy_ns)} "
         f"({fmt.percent(step.busy_pct)}), idle {fmt.duration(step.idle_ns)}; {fmt.plural(step.kernels, 'kernel')}"
         f"{graphs}, {fmt.plural(step.copies, 'copy', 'copies')}, {fmt.plural(step.sets, 'set')}"
     )

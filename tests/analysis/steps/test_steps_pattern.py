@@ -66,12 +66,11 @@ def test_cuda_only_traces_have_their_steps_found_and_their_idle_explained(varian
         assert sync.idle_ns > 0 and "cudaStreamSynchronize" in {e.name for e in sync.evidence}
 
 
-def test_a_step_found_by_its_launches_is_named_once() -> None:
-    """Its label is "step 2": a heading says "step 2", not "step step 2"; a marked step keeps its mark's name."""
-    from tracekit.present.steps import step_name
+def test_a_step_found_by_its_launches_is_headed_by_its_number(sample_trace) -> None:
+    """Steps found by their launches are numbered from 0 and headed "step 2", as a marked one is "step
+    ProfilerStep#12" (the label is not "step 2", which the heading would repeat)."""
+    from tracekit.present.steps import step_heading
 
-    assert (step_name("step 2"), step_name("ProfilerStep#12"), step_name("trace")) == (
-        "step 2",
-        "step ProfilerStep#12",
-        "step trace",
-    )
+    result = analyze_steps(read_host_events(sample_trace("steps/h200_cuda_only/resnet_baseline.pt.trace.json.gz")))
+    assert [s.label for s in result.steps] == ["0", "1", "2", "3", "4"]
+    assert step_heading(result.steps[2]).startswith("step 2: span ")

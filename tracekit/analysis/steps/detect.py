@@ -141,5 +141,5 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     firsts = [int(at[phase + k * period]) for k in range(whole)]
     last_host_ns = int(left[phase + whole * period - 1])  # the last whole step's last launch returned
     ends = [*firsts[1:], max(last_host_ns, firsts[-1])]
-    labels = [f"step {i}" for i in range(len(firsts))]
+    labels = [str(i) for i in range(len(firsts))]  # headed "step 2" as a ProfilerStep#N is "step ProfilerStep#N"
     return windows_of("repeating pattern", labels, firsts, ends, gpu, calls)

@@ -35,7 +35,7 @@ def align(results: list[StepsResult]) -> tuple[AlignedStep, ...]:
     ranks = [r.rank if r.rank is not None else i for i, r in enumerate(results)]
     by_label = [{s.label: s for s in r.steps} for r in results]
     common = [s.label for s in results[0].steps if all(s.label in labels for labels in by_label)]
-    if len(set(common)) != len(common) or not common:  # repeated labels ("step 0" of patterns): by order
+    if len(set(common)) != len(common) or not common:  # repeated labels ("0" of patterns): by order
         count = min(len(r.steps) for r in results)
         rows = [[r.steps[i] for r in results] for i in range(count)]
         labels = [results[0].steps[i].label for i in range(count)]
