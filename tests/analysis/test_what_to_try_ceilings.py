@@ -28,7 +28,14 @@ TOLERANCE = 1e-6
 def _groups() -> list[Any]:
     groups = [(label, files) for label, _base, files in make_snapshot.groups()]
     groups.append(
-        ("sample_traces/real_kernels", [REAL_KERNELS / "tuning.raw.csv.gz", REAL_KERNELS / "library.raw.csv.gz"])
+        (
+            "sample_traces/real_kernels",
+            [
+                REAL_KERNELS / "tuning.raw.csv.gz",
+                REAL_KERNELS / "library.raw.csv.gz",
+                REAL_KERNELS.with_name("h100_tutorials") / "tuning.raw.csv.gz",
+            ],
+        )
     )
     return [pytest.param(files, id=label) for label, files in groups]
 
