@@ -4,6 +4,7 @@ recorded H100 sweep set (sample_traces/sweeps)."""
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -512,3 +513,52 @@ def test_the_fixed_time_of_a_launch_does_not_shrink_with_its_work() -> None:
     p = predict(_launch(2.0, duration_ns=3_000.0), Change(ilp=4.0))
     assert 1_000.0 + 2_000.0 / 4 - 1.0 <= p.predicted.duration_ns < 3_000.0
     assert p.predicted.duration_low_ns >= 1_000.0
+
+
+def _rows_read_three_times(**kw: object) -> PredictInputs:
+    """A layer norm's shape on the H100: 4,096 blocks of 256 threads, each reading its own 32 KiB row three times
+    (L1 serves 72% of the loads, 1.89 bytes per DRAM byte), two blocks per SM, DRAM at 97% of its ceiling."""
+    shape: dict[str, object] = dict(
+        threads_per_block=256,
+        grid_blocks=4096,
+        registers_per_thread=128,
+        achieved_warps_per_sm=15.0,
+        l1_hit_rate=0.72,
+        l1_served_per_dram_byte=1.89,
+        dram_read_bytes=4096 * 32 * 1024.0,
+        l2_bytes=50 * 1024 * 1024.0,
+        shared_carveout_bytes=8 * 1024.0,
+    )
+    return _launch(87.0, smem=32, **(shape | kw))
+
+
+def test_a_footprint_that_outgrows_l1_and_l2_adds_the_re_reads_to_dram() -> None:
+    """16 rows of 32 KiB per SM (512 KiB) outgrow the L1 (256 KiB less the carveout) and, over 132 SMs (68 MB), the
+    50 MiB L2: the re-reads come from DRAM, up to 1 + 1.89 = 2.89x the bytes; the point is the geometric middle
+    (sqrt 2.89 = 1.70x slower), measured 1.86x slower (0.539x). Four rows per SM (128 KiB) fit: no footprint step."""
+    launch = _rows_read_three_times()
+    p = predict(launch, Change(threads_per_block=128, registers_per_thread=32, grid_blocks=4096, ilp=0.125))
+    grown = next(f for f in p.findings if f.template == "predict.footprint")
+    assert grown.value == pytest.approx(2.89, rel=1e-6)
+    assert dict((v.name, v.value) for v in grown.values)["l2_kept"] == 0.0
+    change = Change(threads_per_block=128, registers_per_thread=32, grid_blocks=4096, ilp=0.125)
+    blind = predict(_rows_read_three_times(dram_read_bytes=None), change)
+    assert blind.predicted.speedup / p.predicted.speedup == pytest.approx(math.sqrt(2.89), rel=1e-3)
+    assert p.predicted.low <= 0.539 <= p.predicted.high
+    fits = predict(launch, Change(registers_per_thread=58))
+    assert fits.new.blocks_per_sm == 4
+    assert not any(f.template == "predict.footprint" for f in fits.findings)
+
+
+def test_l2_keeps_the_share_of_re_reads_its_capacity_holds() -> None:
+    """Eight rows per SM (256 KiB) outgrow L1; over 132 SMs 34.6 MB of rows leave L2 (52.4 MB) holding 34% of the
+    re-reads: DRAM bytes grow 1 + 1.89 x 0.66, and without the counters (no L2 size) nothing moves."""
+    launch = _rows_read_three_times()
+    p = predict(launch, Change(registers_per_thread=32))
+    assert p.new.blocks_per_sm == 8
+    grown = next(f for f in p.findings if f.template == "predict.footprint")
+    kept = 1 - 132 * 8 * 32 * 1024 / (50 * 1024 * 1024)
+    assert grown.value == pytest.approx(1 + 1.89 * (1 - kept), rel=1e-6)
+    blind = predict(_rows_read_three_times(l2_bytes=None), Change(registers_per_thread=32))
+    assert not any(f.template == "predict.footprint" for f in blind.findings)
+    assert blind.predicted.speedup > p.predicted.speedup

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tracekit.analysis.occupancy import device_limits
 from tracekit.analysis.predict.findings import finding
+from tracekit.analysis.predict.footprint import footprint_step
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.launch_rate import (
     LAUNCH_BOUND_SHARE,
@@ -108,8 +109,10 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     if curve.unit is not None or terms.rate_new is not None:
         basis.append(f"the device's ceilings ({inputs.ceilings_source})")
 
-    span, span_findings = _durations(inputs, now, new, achieved, curve, terms, relief)
-    findings += span_findings
+    # A footprint that outgrows L1 adds DRAM traffic: more work for the same throughput (`footprint`).
+    grown, grown_findings = footprint_step(inputs, now, new)
+    span, span_findings = _durations(inputs, now, new, achieved, curve, terms, relief, grown)
+    findings += span_findings + grown_findings
     # Effects the model cannot see widen the interval on the side they act (uncertainty.unseen_effects).
     for effect in unseen:
         span = _Span(span.point, min(span.low, span.point / effect.faster), max(span.high, span.point * effect.slower))
@@ -206,6 +209,7 @@ def _durations(
     curve: Curve,
     terms: LaunchTerms,
     relief: float | None,
+    grown: float | None = None,
 ) -> tuple[_Span, list[Finding]]:
     """Waves and tail: throughput into time, the work scaled by the throughputs at the two concurrencies (time
     averages over each launch, tail included, as a sweep's points are), and the interval: the curve's alternatives,
@@ -215,7 +219,9 @@ def _durations(
     conc_point = achieved.new * (now.ilp if relief is not None else new.ilp)
     findings: list[Finding] = []
 
-    def duration_with(throughput: Throughput, conc: float = conc_point, work_scale: float = relief or 1.0) -> float:
+    def duration_with(
+        throughput: Throughput, conc: float = conc_point, work_scale: float = (relief or 1.0) * (grown or 1.0)
+    ) -> float:
         x_now, x_new = throughput(conc_now), throughput(conc)
         work = terms.work_of(inputs.duration_ns) * work_scale * (x_now / x_new if x_new > 0 else math.inf)
         return terms.duration_of(work)

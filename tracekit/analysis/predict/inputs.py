@@ -292,6 +292,9 @@ def inputs_from_result(
         l1_served_per_dram_byte=blind[2],
         spill_free_share=blind[3],
         instructions_per_warp=_instructions_per_warp(frame, math.prod(int(v or 1) for v in kernel.grid), threads),
+        dram_read_bytes=c.metric(frame, "dram__bytes_read.sum"),
+        l2_bytes=c.metric(frame, "device__attribute_l2_cache_size"),
+        shared_carveout_bytes=c.metric(frame, "launch__shared_mem_config_size"),
     )
 
 

@@ -137,6 +137,11 @@ class PredictInputs:
     l1_served_per_dram_byte: float | None = None
     spill_free_share: float | None = None
     instructions_per_warp: float | None = None  # warp instructions each warp of the launch ran, on average
+    # The cache footprint (`predict.footprint`): DRAM bytes the launch read, the device's L2 size and the shared
+    # memory carveout the driver chose for it (the rest of the SM's unified L1 caches global loads).
+    dram_read_bytes: float | None = None
+    l2_bytes: float | None = None
+    shared_carveout_bytes: float | None = None
 
 
 @dataclass(frozen=True)

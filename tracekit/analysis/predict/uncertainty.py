@@ -34,11 +34,10 @@ import math
 from dataclasses import dataclass
 
 from tracekit.analysis.predict.findings import finding
+from tracekit.analysis.predict.footprint import L1_FOOTPRINT_SHARE
 from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal, trips
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
 
-# L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
-L1_FOOTPRINT_SHARE = 0.2
 # Registers a thread can address (PTX ISA: 255 per thread on every CUDA architecture since Kepler).
 MAX_REGISTERS_PER_THREAD = 255
 # A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.

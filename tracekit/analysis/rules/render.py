@@ -851,6 +851,12 @@ PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
         "its DRAM bytes; with fewer live values per thread the spills go and its loads in flight, set by its "
         f"registers, stay (the point); if they stay, {_x(v.n('spills_stay_x'))}"
     ),
+    "predict.footprint": lambda v: (
+        f"cache footprint: each SM would hold {fmt.size(v.n('per_sm_new'))} of its blocks' own data at once (now "
+        f"{fmt.size(v.n('per_sm_now'))}), more than the {fmt.size(v.n('l1_new'))} its L1 keeps; L2 keeps "
+        f"{_F(v.n('l2_kept'))} of the re-reads, and DRAM bytes grow up to {_x(v.n('growth'))} if every byte L1 "
+        "serves is a block's own re-read (none if all are shared data): the point takes the geometric middle"
+    ),
     "predict.narrow": _predict_narrow,
     "predict.waves": _predict_waves,
     "predict.launch-rate": _predict_launch_rate,
