@@ -306,18 +306,37 @@ def test_gpu_bound_resnet_steps_sum_their_causes_and_span_their_timing(variant, 
 
 def test_pageable_copies_are_what_to_try_first_where_they_cost_most(sample_trace):
     """Batch 512 from pageable memory: the step is 9.5 ms longer unprofiled than from pinned memory (60.2 against
-    50.8 ms), and that time is the copies' own (busy, not idle: 8 GB/s staged against the pinned copies' 55 GB/s).
-    It is the first suggestion, worth at most the copies' time; the pinned baseline has none."""
+    50.8 ms), and that time is mostly the copies' own (busy, not idle: 8 GB/s staged against the pinned copies' 55
+    GB/s), the rest the host's wait in them (synchronization idle). It is the first suggestion, worth at most both;
+    the pinned baseline has none, and no synchronization is left to suggest apart from the copies."""
     result = analyzed_b512("resnet_pageable", sample_trace)
     first = result.what_to_try[0]
     step = result.steps[result.representative_step]
     assert first.kind == "copy" and first.what == "pageable copies"
-    assert first.saves_high_ns == step.pageable_copy_ns > 8_000_000
+    assert step.pageable_copy_ns > 8_000_000 and step.pageable_sync_idle_ns > 0
+    assert first.saves_high_ns == step.pageable_copy_ns + step.pageable_sync_idle_ns
+    assert all(s.what != SYNCHRONIZATION for s in result.what_to_try)
     measured = (measured_b512_ms()["resnet_pageable"] - measured_b512_ms()["resnet_baseline"]) * 1e6
     assert first.saves_ns <= first.saves_high_ns and first.saves_high_ns == pytest.approx(measured, rel=0.25)
     baseline = analyzed_b512("resnet_baseline", sample_trace)
     assert all(s.kind != "copy" for s in baseline.what_to_try)
     assert all(s.pageable_copy_ns == 0 for s in baseline.steps)
+
+
+def test_pageable_copies_save_what_pinned_memory_saved_unprofiled(sample_trace):
+    """Batch 64, host-bound under the profiler: the pageable copies' own time and the synchronization idle of the
+    host's wait in them (the copies' calls are its evidence) are what pinned memory saves: 2.59 ms a step
+    unprofiled (12.18 against 9.59 ms). The trace holds no pinned copy to rate them by, so the point is the
+    whole of both and the low end the wait alone."""
+    _, result = analyzed("resnet_pageable", sample_trace)
+    copy = next(s for s in result.what_to_try if s.what == "pageable copies")
+    step = result.steps[result.representative_step]
+    sync = next(c for c in step.causes if c.cause == SYNCHRONIZATION)
+    assert 0 < step.pageable_sync_idle_ns <= sync.idle_ns
+    assert copy.saves_low_ns == step.pageable_sync_idle_ns
+    assert copy.saves_high_ns == step.pageable_copy_ns + step.pageable_sync_idle_ns
+    measured = (measured_ms()[("resnet_pageable", 0)] - measured_ms()[("resnet_baseline", 0)]) * 1e6
+    assert copy.saves_ns == pytest.approx(measured, rel=0.15)
 
 
 def test_host_pause_is_the_largest_cause_of_the_gpu_bound_step_too(sample_trace):

@@ -58,14 +58,18 @@ def pinned_rate(gpu: pl.DataFrame) -> float | None:
 
 
 def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Suggestion]:
-    """Copies of pageable host memory: busy time, not idle, that pinned memory shortens. With a pinned copy in the
-    trace to go by, the saving is the copies' time less what the same bytes take at its rate (the point and its
-    low end); without one, up to the copies' time."""
+    """Copies of pageable host memory: their own busy time that pinned memory shortens, and the synchronization
+    idle the host's wait on them cost (`pageable_sync_idle_ns`: a pinned, non-blocking copy returns at once). With
+    a pinned copy in the trace to go by, the busy part saved is the copies' time less what the same bytes take at
+    its rate (the point and its low end); without one, up to the copies' time."""
     if step.pageable_copy_ns <= 0:
         return []
-    high = step.pageable_copy_ns
-    point = max(0, int(high - step.pageable_copy_bytes / pinned_bytes_per_ns)) if pinned_bytes_per_ns else high
-    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point if pinned_bytes_per_ns else 0, high)]
+    waited = step.pageable_sync_idle_ns
+    high = step.pageable_copy_ns + waited
+    if not pinned_bytes_per_ns:
+        return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, high, waited, high)]
+    point = waited + max(0, int(step.pageable_copy_ns - step.pageable_copy_bytes / pinned_bytes_per_ns))
+    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point, high)]
 
 
 # A step whose kernels all replay from CUDA graphs already has what a graph gives.
@@ -92,6 +96,8 @@ def idle_suggestions(step: Step) -> list[Suggestion]:
     fixes = REPLAYED_FIXES if step.kernels and step.graph_kernels == step.kernels else FIXES
     found = []
     for cause in step.causes:
-        if cause.cause in fixes and cause.idle_ns > 0:
-            found.append(Suggestion("idle", cause.cause, fixes[cause.cause], cause.idle_ns, 0, cause.idle_ns))
+        # the pageable copies' share of the synchronization is theirs (copy_suggestions), with pinned memory's fix
+        idle = cause.idle_ns - (step.pageable_sync_idle_ns if cause.cause == SYNCHRONIZATION else 0)
+        if cause.cause in fixes and idle > 0:
+            found.append(Suggestion("idle", cause.cause, fixes[cause.cause], idle, 0, idle))
     return found

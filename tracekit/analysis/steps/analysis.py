@@ -33,13 +33,18 @@ def device_events(events: HostEvents) -> tuple[pl.DataFrame, list[str]]:
 
 def _idle(
     gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, windows: pl.DataFrame
-) -> tuple[list[int], list[tuple[IdleCause, ...]]]:
-    """Per window: its busy time and its idle causes. The per-gap frames behind them end here (a trace of millions
-    of gaps)."""
+) -> tuple[list[int], list[tuple[IdleCause, ...]], list[int]]:
+    """Per window: its busy time, its idle causes and the synchronization idle of its pageable copies. The per-gap
+    frames behind them end here (a trace of millions of gaps)."""
     merged = busy.gpu_union(gpu)
     busy_ns = busy.busy_per_window(merged, windows).to_list()
     attributed = causes.attribute(busy.idle_pieces(merged, windows), gpu, calls, ranges)
-    return busy_ns, causes.summarize(attributed, windows.height, calls.filter(pl.col("call_class") == SYNC))
+    syncs = calls.filter(pl.col("call_class") == SYNC)
+    return (
+        busy_ns,
+        causes.summarize(attributed, windows.height, syncs),
+        causes.pageable_sync_idle(attributed, windows.height, syncs),
+    )
 
 
 def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
@@ -53,7 +58,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
-    busy_ns, per_step_causes = _idle(gpu, calls, events.ranges, windows)
+    busy_ns, per_step_causes, pageable_sync = _idle(gpu, calls, events.ranges, windows)
     graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
     # only the columns the breakdowns read: the per-step assignment below copies every column it is given
     labelled = gpu.select(
@@ -107,6 +112,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
                 communication_overlap_ns=overlap[index],
                 pageable_copy_ns=int(pageable_ns),
                 pageable_copy_bytes=int(pageable_bytes),
+                pageable_sync_idle_ns=pageable_sync[index],
             )
         )
     spans = sorted(s.span_ns for s in steps)

@@ -77,12 +77,14 @@ def base_name(name: pl.Expr) -> pl.Expr:
 
 
 def call_class(calls: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
-    """`calls` with `base` (the plain API name) and `call_class` (launch, sync, wait, other). An async copy whose
-    GPU copy is pageable is a sync: the host waits while the driver stages it."""
+    """`calls` with `base` (the plain API name), `call_class` (launch, sync, wait, other) and `pageable_copy`. An
+    async copy whose GPU copy is pageable is a sync: the host waits while the driver stages it."""
     pageable = gpu.filter(pl.col("pageable").fill_null(False) & pl.col("correlation_id").is_not_null())
     pageable_ids = pageable["correlation_id"].unique()
     base = base_name(pl.col("name"))
-    return calls.with_columns(base=base).with_columns(
+    return calls.with_columns(
+        base=base, pageable_copy=pl.col("correlation_id").is_in(pageable_ids.implode()).fill_null(False)
+    ).with_columns(
         call_class=pl.when(pl.col("base").is_in(list(SYNC_CALLS)))
         .then(pl.lit(SYNC))
         .when(pl.col("correlation_id").is_in(pageable_ids.implode()))

@@ -403,18 +403,36 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
     return by_step
 
 
-def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
-    """Synchronization evidence named after the synchronizing call in progress at (or last before) its start."""
-    if syncs.height == 0 or attributed.height == 0:
-        return attributed
-    table = syncs.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("sync_call")).sort("at_ns")
-    rows = attributed.with_row_index("row")
-    found = (
+def _sync_calls(rows: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
+    """Each synchronization row (`row`) with the synchronizing call in progress at (or last before) its start:
+    `sync_call`, its name, and `pageable_copy`, whether it is a copy of pageable memory."""
+    table = syncs.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("sync_call"), "pageable_copy").sort(
+        "at_ns"
+    )
+    return (
         rows.filter(pl.col("cause") == SYNCHRONIZATION)
         .select("row", pl.col("start_ns").alias("at_ns"))
         .sort("at_ns")
         .join_asof(table, on="at_ns", strategy="backward")
-        .select("row", "sync_call")
+        .select("row", "sync_call", "pageable_copy")
     )
-    rows = rows.join(found, on="row", how="left")
+
+
+def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
+    """Synchronization evidence named after the synchronizing call in progress at (or last before) its start."""
+    if syncs.height == 0 or attributed.height == 0:
+        return attributed
+    rows = attributed.with_row_index("row")
+    rows = rows.join(_sync_calls(rows, syncs).drop("pageable_copy"), on="row", how="left")
     return rows.with_columns(name=pl.coalesce("sync_call", "name")).drop("row", "sync_call")
+
+
+def pageable_sync_idle(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[int]:
+    """Per step, the synchronization idle that copies of pageable memory cost (the host blocked while the driver
+    staged them): pinned memory removes it with the copies' own slowness (`advice.copy_suggestions`)."""
+    rows = attributed.rows.with_row_index("row")
+    if syncs.height == 0 or rows.height == 0:
+        return [0] * steps
+    found = rows.join(_sync_calls(rows, syncs).filter("pageable_copy"), on="row", how="semi")
+    per_step = dict(found.group_by("step").agg(pl.col("idle_ns").sum()).iter_rows())
+    return [int(per_step.get(step, 0)) for step in range(steps)]

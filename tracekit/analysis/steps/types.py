@@ -74,6 +74,7 @@ class Step:
     communication_overlap_ns: int  # of which computation ran at the same time
     pageable_copy_ns: int = 0  # copies from or to pageable host memory: busy time a pinned copy would shorten
     pageable_copy_bytes: int = 0
+    pageable_sync_idle_ns: int = 0  # of the synchronization idle, what the host waiting on pageable copies cost
 
     @property
     def busy_pct(self) -> float:
