@@ -56,28 +56,30 @@ def test_targets_on_the_real_kernel_set() -> None:
 def test_configurations_that_change_the_time() -> None:
     # The configurations measured outside 0.9-1.1x (23: spilling one-warp Liger launches, 1.5-2.4x faster with more
     # warps; rows split over 16-32 warps; the tutorial layer norm's rows outgrowing L1): "no change" is wrong on
-    # nearly every one; the interval holds the measured speed-up on >= 80%, no direction error. Within 15%: 14 of 23
-    # (61%, the target of 80% is not met: the 512- and 1,024-thread blocks of row reductions, whose barrier cost the
-    # model widens for but does not predict, and the footprint that pushes a re-read row out of L1 and L2).
+    # nearly every one; the interval holds the measured speed-up on >= 80%, no direction error. Within 15%: 17 of 23
+    # (74%, the target of 80% is not met: the 512- and 1,024-thread blocks of row reductions, whose barrier cost the
+    # model widens for but does not predict).
     bench = _bench()
     moved = bench.figures(bench.changed(list(_cases())))
     assert moved.count == 23
     assert moved.trivial_within_15 < 0.1
     assert moved.coverage >= 0.8
-    assert moved.within_15 >= 0.6
+    assert moved.within_15 >= 0.7
     assert moved.direction_errors == 0
 
 
-def test_a_row_read_three_times_that_outgrows_the_caches_is_inside_the_interval() -> None:
+def test_a_row_read_three_times_that_outgrows_the_caches_reads_it_again_from_dram() -> None:
     # Triton's layer norm tutorial reads each 32 KB row three times (mean, variance, normalize); at its default
     # (BLOCK_SIZE 16384, 8 warps, 2 blocks an SM) L1 serves the re-reads. Blocks of 4 warps put 16 rows on an SM:
-    # they outgrow L1 and L2, DRAM reads triple (Nsight: 134 -> 402 MB) and the launch takes 1.85x as long. The
-    # point stays (the counters cannot tell a block's own re-read row from data all blocks share); the interval
-    # reaches as far as DRAM bytes grow if every byte L1 served came from DRAM.
-    for config in ("b01024_w04", "b02048_w04"):
+    # they outgrow L1 and L2, DRAM reads triple (Nsight: 134 -> 402 MB) and the launch takes 1.85x as long; 8 rows
+    # (BLOCK_SIZE 4096, 8 warps) outgrow L1, L2 keeps a third of the re-reads: 1.52x. The footprint step predicts
+    # both within 15%; 4 rows an SM fit and nothing moves.
+    for config in ("b01024_w04", "b02048_w04", "b04096_w08"):
         case = _case("triton_layer_norm", config)
-        assert case.covered and case.measured < 0.6, (config, case.low, case.measured)
+        assert case.covered and case.measured < 0.7 and case.error <= 0.15, (config, case.predicted, case.measured)
         assert "cache-footprint" in case.unseen
+    fits = _case("triton_layer_norm", "b08192_w08")
+    assert fits.predicted == pytest.approx(1.0, abs=0.01) and fits.error <= 0.15
 
 
 @pytest.mark.parametrize("config", ["w02", "w04", "w08", "w16"])
