@@ -82,6 +82,8 @@ def footprint(inputs: PredictInputs, now: Config, new: Config) -> Footprint | No
     hit, served, read = inputs.l1_hit_rate, inputs.l1_served_per_dram_byte, inputs.dram_read_bytes
     if hit is None or hit < L1_FOOTPRINT_SHARE or not served or not read or not inputs.l2_bytes:
         return None
+    if inputs.grid_blocks <= 0 or new.grid_blocks <= 0:
+        return None
     l1_now = _l1_bytes(inputs, now, inputs.shared_carveout_bytes)
     l1_new = _l1_bytes(inputs, new, None)  # the driver picks the new configuration's carveout
     if not l1_now or not l1_new:
