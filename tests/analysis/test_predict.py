@@ -118,6 +118,21 @@ def test_a_sweep_is_fitted_and_named_as_the_basis() -> None:
     assert p.narrow is not None  # 64 warps lies beyond the measured 8-32
 
 
+def test_a_sweep_at_its_bound_everywhere_needs_at_most_its_lowest_concurrency() -> None:
+    # Three launches of the same work at 16, 32 and 64 warps per SM take the same time: the fit cannot place the knee
+    # below 16 (its latency goes to zero), so Little's law says "at most 16", not a fitted 0.00002 warps.
+    samples = [SweepSample(w, 1e6, 1.0) for w in (16.0, 32.0, 64.0)]
+    p = predict(with_sweep(_launch(50.0, units=()), samples), Change(warps_per_sm=8))
+    law = next(f for f in p.findings if f.template.startswith("predict.littles-law"))
+    assert law.template == "predict.littles-law-at-most" and law.value == 16.0
+    assert p.needed_concurrency == 16.0
+    assert "at most that in flight" in law.text
+    knee = [SweepSample(w, 1e6 * 24 / min(w, 24.0), 1.0) for w in (8.0, 16.0, 32.0, 64.0)]  # n / L up to 24 warps
+    fitted = predict(with_sweep(_launch(50.0, units=()), knee), Change(dynamic_shared_mem_bytes=0))
+    law = next(f for f in fitted.findings if f.template.startswith("predict.littles-law"))
+    assert law.template == "predict.littles-law" and 8.0 < law.value < 64.0
+
+
 def test_beyond_the_sweep_growth_is_held_to_what_the_counters_allow() -> None:
     # The same n / L sweep of 8-32 warps, but the launch's counters put DRAM at 44% of its ceiling at 16 warps: the
     # fit saw no saturation, the counters do, so 64 warps buy what the unit has left (1 / 0.44 = 2.25x), not 4x (a

@@ -135,7 +135,14 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     )
     needed = curve.needed if curve.needed is not None and math.isfinite(curve.needed) else None
     binding_unit = curve.binding(conc_new) if curve.unit is not None else None
-    if needed is not None:
+    lowest = curve.measured_range[0] if curve.measured_range is not None else None
+    if needed is not None and lowest is not None and needed < lowest:
+        # A sweep whose every point is at the bound cannot place the knee below its lowest point: at most that.
+        needed = lowest
+        findings.append(
+            finding("model", "predict.littles-law-at-most", ("needed", needed), ("conc_new", conc_new), value=needed)
+        )
+    elif needed is not None:
         findings.append(
             finding("model", "predict.littles-law", ("needed", needed), ("conc_new", conc_new), value=needed)
         )

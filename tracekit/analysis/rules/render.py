@@ -867,6 +867,10 @@ PREDICTION_TEMPLATES: dict[str, Callable[[_V], str]] = {
         f"Little's law: the bound needs about {_N(v.n('needed'))} warps x ILP per SM in flight (latency x "
         f"throughput); {_N(v.n('conc_new'))} after the change"
     ),
+    "predict.littles-law-at-most": lambda v: (
+        f"Little's law: every measured concurrency, the lowest {_N(v.n('needed'))} warps x ILP per SM, already "
+        f"reaches the bound, so it needs at most that in flight; {_N(v.n('conc_new'))} after the change"
+    ),
     "predict.result": lambda v: (
         f"predicted {_D(v.n('predicted_ns'))} (now {_D(v.n('now_ns'))}): speed-up {_x(v.n('speedup'))}, interval "
         f"{_x(v.n('low'))}-{_x(v.n('high'))}"
