@@ -115,10 +115,19 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     findings += span_findings + grown_findings
     # Effects the model cannot see widen the interval on the side they act (uncertainty.unseen_effects).
     for effect in unseen:
-        span = _Span(span.point, min(span.low, span.point / effect.faster), max(span.high, span.point * effect.slower))
+        if effect.point == 1.0:
+            span = _Span(
+                span.point, min(span.low, span.point / effect.faster), max(span.high, span.point * effect.slower)
+            )
     findings += unseen_findings
     span, cap_findings = _capped(inputs, relief, span)
     findings += cap_findings
+    # An effect the change itself shows (spills at the register cap) moves the point after the ceilings' cap: the
+    # same work reaches the ceiling no sooner, and the spill traffic comes on top.
+    for effect in unseen:
+        if effect.point != 1.0:
+            moved = span.point * effect.point
+            span = _Span(moved, min(span.low, moved / effect.faster), max(span.high, moved * effect.slower))
 
     conc_new = achieved.new * new.ilp
     findings.append(waves_finding(new, achieved.tail_new, inputs.sm_count))

@@ -16,7 +16,9 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   three times by 16 blocks an SM outgrows L1 and L2: 3x the DRAM reads, measured). Which of its re-reads a
   block owns (a row read again) and which all blocks share (weights L2 keeps) the counters do not tell apart.
 - Register pressure: more elements per thread need more live registers; past the 255 a thread can hold the compiler
-  spills to local memory, slower by up to the growth in elements per thread.
+  spills to local memory, slower by up to the growth in elements per thread. Where the changed configuration is
+  compiled at that cap (its registers given as 255), it spills (every launch of the real-kernel set at 255 has
+  local-memory traffic): the point moves to the geometric middle, the square root of the growth.
 - Loop ILP: the same work over fewer threads loops each thread more often; an unrolled loop keeps up to that many
   iterations' loads in flight (more concurrency), which a launch of one iteration per thread cannot show.
 - Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
@@ -57,6 +59,9 @@ class Unseen:
     faster: float  # the duration may be this many times shorter than predicted
     slower: float  # or this many times longer
     why: str
+    # Where the change itself shows the effect (a configuration compiled at the register cap): the point moves
+    # this many times longer, to the geometric middle of its reach; `faster` and `slower` are from the moved point.
+    point: float = 1.0
 
 
 def refuse_tile_shape(inputs: PredictInputs, change: Change) -> None:
@@ -141,13 +146,22 @@ def unseen_effects(
         )
     grows = new.ilp / now.ilp
     if grows > 1.0 + 1e-9 and now.registers_per_thread * grows > MAX_REGISTERS_PER_THREAD:
+        capped = new.registers_per_thread >= MAX_REGISTERS_PER_THREAD
+        middle = math.sqrt(grows) if capped else 1.0
         effects.append(
             Unseen(
                 "register-spills",
-                1.0,
-                grows,
+                middle,
+                grows / middle,
                 f"{grows:.3g}x the elements per thread at {now.registers_per_thread} registers now would need more "
-                f"than the {MAX_REGISTERS_PER_THREAD} a thread can hold: the compiler may spill to local memory",
+                f"than the {MAX_REGISTERS_PER_THREAD} a thread can hold: the compiler "
+                + (
+                    f"put the configuration at that cap, so it spills to local memory; the point is "
+                    f"{middle:.3g}x slower, the geometric middle of up to {grows:.3g}x"
+                    if capped
+                    else "may spill to local memory"
+                ),
+                middle,
             )
         )
     hit = inputs.l1_hit_rate
