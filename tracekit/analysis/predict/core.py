@@ -33,6 +33,7 @@ from tracekit.analysis.predict.throughput import (
     Throughput,
     counters_curve,
     sweep_curve,
+    throughput_now,
 )
 from tracekit.analysis.predict.types import (
     Change,
@@ -238,7 +239,7 @@ def _durations(
     def duration_with(
         throughput: Throughput, conc: float = conc_point, work_scale: float = (relief or 1.0) * (grown or 1.0)
     ) -> float:
-        x_now, x_new = throughput(conc_now), throughput(conc)
+        x_now, x_new = throughput_now(throughput, conc_now), throughput(conc)
         work = terms.work_of(inputs.duration_ns) * work_scale * (x_now / x_new if x_new > 0 else math.inf)
         return terms.duration_of(work)
 

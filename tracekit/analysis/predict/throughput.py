@@ -63,6 +63,30 @@ class Part:
     ratio: Callable[[float], float]  # concurrency scale -> throughput / throughput now
     bound: float  # the ratio the unit cannot pass
     needed_scale: float  # the concurrency scale at which it is (nearly) at its bound
+    # The current configuration's ratio where `ratio` is the changed one's (a warp's fixed time per round scaled by
+    # an ILP change): ratio(1) otherwise.
+    ratio_now: float | None = None
+
+
+@dataclass(frozen=True)
+class PartsCurve:
+    """The lowest of the units' curves against concurrency, and the current configuration's throughput on it."""
+
+    found: tuple[Part, ...]
+    conc_now: float
+
+    def __call__(self, conc: float) -> float:
+        return min(part.ratio(conc / self.conc_now) for part in self.found)
+
+    @property
+    def now(self) -> float:
+        return min(part.ratio(1.0) if part.ratio_now is None else part.ratio_now for part in self.found)
+
+
+def throughput_now(throughput: Throughput, conc_now: float) -> float:
+    """The current configuration's throughput on a curve: a curve of units knows it apart from the changed
+    configuration's (whose warps' fixed time per round differs); a fitted sweep's is its value at `conc_now`."""
+    return throughput.now if isinstance(throughput, PartsCurve) else throughput(conc_now)
 
 
 def soft_part(unit: str, utilization: float, sharpness: float, spare: float = 1.0) -> Part:
@@ -162,6 +186,9 @@ def dram_part(
     near = 0.95 * top
     lat_now = max(curve.latency_at(min(x0, top * 0.999)), latency_now or 0.0)
     needed = near / x0 * ((1 - share) + share * curve.latency_at(near) / lat_now) if lat_now > 0 else math.inf
+    if fixed_scale != 1.0:  # the current configuration's warps keep their own fixed time per round
+        plain = dram_part(unit, dram, share, ceiling_scale, latency_now, 1.0, own_ceiling, queue_up)
+        return Part(unit, ratio, top / x0, needed, plain.ratio(1.0))
     return Part(unit, ratio, top / x0, needed)
 
 
@@ -200,10 +227,7 @@ def parts(
 
 
 def min_of(found: list[Part], conc_now: float) -> Throughput:
-    def throughput(conc: float) -> float:
-        return min(part.ratio(conc / conc_now) for part in found)
-
-    return throughput
+    return PartsCurve(tuple(found), conc_now)
 
 
 def regime_word(utilization: float) -> str:
