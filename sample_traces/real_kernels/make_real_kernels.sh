@@ -3,7 +3,8 @@
 # first (CUDA events, OUT_DIR/timings.csv), then profiles one launch of each with Nsight Compute (the tuning group
 # with the sweep set's sections, the library group with --set full), then times everything again
 # (OUT_DIR/timings_repeat.csv). Needs liger-kernel importable (PYTHONPATH) and ncu on the PATH. REAL_SET=tutorials
-# records Triton's tutorial kernels instead (a tuning group only; make_tutorials.sh).
+# records Triton's tutorial kernels instead, REAL_SET=inductor TorchInductor's generated kernels (a tuning group
+# only; make_tutorials.sh, make_inductor.sh).
 set -uo pipefail
 OUT_DIR=${1:?usage: make_real_kernels.sh OUT_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,7 @@ PY="python3 $HERE/src/real_kernels.py"
     date -u +"made %Y-%m-%dT%H:%M:%SZ"
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv
     python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda); print("triton", triton.__version__)'
-    [ "${REAL_SET:-}" = tutorials ] || python3 -c 'import liger_kernel; print("liger_kernel", getattr(liger_kernel, "__version__", "0.8.5 (wheel)"))'
+    [ -n "${REAL_SET:-}" ] || python3 -c 'import liger_kernel; print("liger_kernel", getattr(liger_kernel, "__version__", "0.8.5 (wheel)"))'
     "$NCU" --version | tail -n 1
 } >"$OUT_DIR/versions.txt" 2>&1
 cat "$OUT_DIR/versions.txt"
@@ -27,7 +28,7 @@ for s in $WANT; do grep -qw -- "$s" "$OUT_DIR/sections.txt" && SECTIONS+=(--sect
 METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,smsp__inst_executed.sum
 timeout 200 "$NCU" --clock-control none --profile-from-start off --nvtx "${SECTIONS[@]}" --metrics "$METRICS" \
     -f -o "$OUT_DIR/tuning" $PY ncu tuning >"$OUT_DIR/ncu_tuning.log" 2>&1; echo "ncu tuning exit $?"
-[ "${REAL_SET:-}" = tutorials ] || timeout 200 "$NCU" --clock-control none --profile-from-start off --nvtx --set full \
+[ -n "${REAL_SET:-}" ] || timeout 200 "$NCU" --clock-control none --profile-from-start off --nvtx --set full \
     -f -o "$OUT_DIR/library" $PY ncu library >"$OUT_DIR/ncu_library.log" 2>&1; echo "ncu library exit $?"
 for r in tuning library; do
     [ -f "$OUT_DIR/$r.ncu-rep" ] || continue

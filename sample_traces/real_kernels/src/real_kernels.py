@@ -10,7 +10,8 @@ Modes (run by make_real_kernels.sh):
   time OUT.csv      CUDA-event timings, median of RUNS runs, L2 flushed before each run (a 256 MiB memset)
   ncu [GROUP]       each configuration once between cudaProfilerStart/Stop, in an NVTX range named KERNEL.CONFIG
                     (GROUP: tuning or library)
-REAL_SET=tutorials selects Triton's tutorial kernels instead (make_tutorials.sh).
+REAL_SET=tutorials selects Triton's tutorial kernels instead (make_tutorials.sh), REAL_SET=inductor the kernels
+TorchInductor generates (inductor_kernels.py, make_inductor.sh).
 """
 
 from __future__ import annotations
@@ -369,6 +370,10 @@ def all_configs(group: str | None = None) -> list[Config]:
     """REAL_SET=tutorials: Triton's tutorial kernels (a tuning group of their own); else Liger's and the library's."""
     if os.environ.get("REAL_SET") == "tutorials":
         return tutorial_configs() if group in (None, "tuning") else []
+    if os.environ.get("REAL_SET") == "inductor":
+        import inductor_kernels
+
+        return inductor_kernels.configs(Config) if group in (None, "tuning") else []
     configs: list[Config] = []
     if group in (None, "tuning"):
         configs += tuning_configs()
