@@ -94,7 +94,7 @@ def _load(scratch: Path) -> tuple[dict[str, object], dict[str, pl.DataFrame]]:
 
 REAL = REPO / "sample_traces" / "real_kernels" / "h100"
 # Each recorded set: Liger-Kernel's kernels (make_real_kernels.sh), Triton's tutorial kernels (make_tutorials.sh).
-REAL_SETS = (REAL, REAL.with_name("h100_tutorials"))
+REAL_SETS = (REAL, REAL.with_name("h100_tutorials"), REAL.with_name("h100_inductor"))
 
 
 @dataclass(frozen=True)

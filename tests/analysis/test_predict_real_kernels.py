@@ -39,9 +39,10 @@ def _case(kernel: str, config: str):  # noqa: ANN202
 def test_the_set_is_what_its_readme_says() -> None:
     # Liger: 9 kernels, 8 of 6 num_warps and KL divergence at 7 (BLOCK_SIZE, num_warps): 47 configurations, 46
     # predicted. Triton's tutorials: vector add at 8, fused softmax at 6, layer norm at 7: 21, 18 predicted.
+    # TorchInductor's kernels: gather, polynomial and transpose at 8 each: 24, 21 predicted.
     cases = _cases()
-    assert len(cases) == 46 + 18
-    assert len({c.kernel for c in cases}) == 9 + 3
+    assert len(cases) == 46 + 18 + 21
+    assert len({c.kernel for c in cases}) == 9 + 3 + 3
 
 
 def test_targets_on_the_real_kernel_set() -> None:
@@ -54,14 +55,14 @@ def test_targets_on_the_real_kernel_set() -> None:
 
 
 def test_configurations_that_change_the_time() -> None:
-    # The configurations measured outside 0.9-1.1x (23: spilling one-warp Liger launches, 1.5-2.4x faster with more
-    # warps; rows split over 16-32 warps; the tutorial layer norm's rows outgrowing L1): "no change" is wrong on
-    # nearly every one; the interval holds the measured speed-up on >= 80%, no direction error. Within 15%: 17 of 23
-    # (74%, the target of 80% is not met: the 512- and 1,024-thread blocks of row reductions, whose barrier cost the
-    # model widens for but does not predict).
+    # The configurations measured outside 0.9-1.1x (24: spilling one-warp Liger launches, 1.5-2.4x faster with more
+    # warps; rows split over 16-32 warps; the tutorial layer norm's rows outgrowing L1; Inductor's polynomial at 128
+    # elements a block): "no change" is wrong on nearly every one; the interval holds the measured speed-up on >= 80%,
+    # no direction error. Within 15%: 18 of 24 (75%, the target of 80% is not met: the 512- and 1,024-thread blocks
+    # of row reductions, whose barrier cost the model widens for but does not predict).
     bench = _bench()
     moved = bench.figures(bench.changed(list(_cases())))
-    assert moved.count == 23
+    assert moved.count == 24
     assert moved.trivial_within_15 < 0.1
     assert moved.coverage >= 0.8
     assert moved.within_15 >= 0.7
@@ -194,3 +195,14 @@ def test_a_configuration_compiled_at_the_register_cap_spills() -> None:
         assert case.covered and case.predicted < 0.6 and case.measured < 0.6, (case.config, case.predicted)
     assert poly.error <= 0.25  # 0.33x for a measured 0.43x (was 1.13x)
     assert swiglu.predicted > 0.95 and swiglu.error <= 0.15
+
+
+@pytest.mark.parametrize("config", ["b00128_w04", "b00256_w04", "b01024_w16"])
+def test_a_gather_queued_at_the_lsu_keeps_its_throughput_with_fewer_elements_per_thread(config: str) -> None:
+    # Inductor's random gather (XBLOCK 1024, 4 warps) runs at 92% of the scattered-sector ceiling; its warps wait
+    # for memory 29% of their time on their loads' data (long scoreboard) and as long again for room in the queue of
+    # load instructions (lg_throttle): both are memory's queue, so the launch holds 49x the bytes in flight its
+    # ceiling needs, and 1/8 of the elements per thread keeps the throughput (measured 1.00-1.01x). With only the
+    # long-scoreboard stalls counted as memory, the rest read as work per element: predicted 0.50x-0.71x.
+    case = _case("inductor_gather", config)
+    assert case.error <= 0.05 and case.covered, (case.predicted, case.measured)

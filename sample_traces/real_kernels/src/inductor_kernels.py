@@ -11,10 +11,13 @@ pointwise kernel; 32 x 32 tiles, 4 warps for the transpose); the work is the sam
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import triton
@@ -57,9 +60,14 @@ def generate(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor) -> Generate
     # The kernel alone: its imports, then from @triton.jit on (the autotuning decorator above it is dropped).
     head, _, tail = source.partition("@triton.jit")
     imports = "\n".join(line for line in head.splitlines() if line.startswith(("import ", "from ")))
-    scope: dict[str, object] = {"__name__": name, "__file__": f"/tmp/{name}.py"}
-    exec(compile(f"{imports}\n@triton.jit{tail}", scope["__file__"], "exec"), scope)  # noqa: S102
-    jit = scope[name]
+    # Triton reads a kernel's source from its file: the kernel goes to one of its own and is imported from there.
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(f"{imports}\n@triton.jit{tail}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    jit = getattr(module, name)
     output = torch.empty_strided(expected.shape, expected.stride(), dtype=expected.dtype, device=expected.device)
     args: list[object] = []
     for token in (t.strip() for t in call.group(1).split(",")):

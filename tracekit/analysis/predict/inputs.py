@@ -183,14 +183,20 @@ def _issue_use(issue_pct: float, get: Callable[..., float | None]) -> UnitUse:
     return UnitUse("issue", issue_pct, 100.0 * mu, f"queueing in this launch's issue stalls, {wq:.2g} cycles")
 
 
+# A warp waits for global memory for its loads' data (long scoreboard), for room in the queue of load and store
+# instructions to L1 when the memory system is saturated (lg_throttle), and after its last instruction for its
+# stores to drain (drain): all of it is time in memory's queue, not work of its own.
+MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain")
+
+
 def _memory_share(get: Callable[..., float | None]) -> float:
-    """The share of a warp's time spent waiting for global memory (long-scoreboard stalls over all warp cycles per
-    issued instruction); 1 without the stall counters (Little's law on bytes alone)."""
+    """The share of a warp's time spent waiting for global memory (MEMORY_STALLS over all warp cycles per issued
+    instruction); 1 without the stall counters (Little's law on bytes alone)."""
     stalls = {name: get(_STALL.format(name)) for name in _ALL_STALLS}
     total = sum(v for v in stalls.values() if v)
-    memory = stalls.get("long_scoreboard")
-    if not total or memory is None:
+    if not total or stalls.get("long_scoreboard") is None:
         return 1.0
+    memory = sum(stalls.get(name) or 0.0 for name in MEMORY_STALLS)
     return min(1.0, max(0.05, memory / total))
 
 
