@@ -11,8 +11,8 @@ per DRAM byte are the most that can move to DRAM; which of them are a block's ow
 every block shares (weights, which stay hot in L1 whatever the footprint) the counters do not tell apart: the
 point takes the geometric middle of the two, the interval (`uncertainty`'s cache footprint) both ends.
 Measured on the H100 (a Triton layer norm, rows of 32 KiB read three times): 2 or 4 rows per SM fit L1 and
-keep their DRAM reads at one per row; 8 (256 KiB) outgrow L1, and L2 keeps 31% of the re-reads (1 - 34 MB of
-rows / 52 MB); 16 outgrow both and read every row three times from DRAM.
+keep their DRAM reads at one per row; 8 (256 KiB) outgrow L1, and L2 keeps 32% of the re-reads (Nsight's DRAM
+reads; 1 - 34 MB of rows / 52 MB = 35%); 16 outgrow both and read every row three times from DRAM.
 """
 
 from __future__ import annotations
