@@ -34,6 +34,7 @@ def _groups() -> list[Any]:
                 REAL_KERNELS / "tuning.raw.csv.gz",
                 REAL_KERNELS / "library.raw.csv.gz",
                 REAL_KERNELS.with_name("h100_tutorials") / "tuning.raw.csv.gz",
+                REAL_KERNELS.with_name("h100_inductor") / "tuning.raw.csv.gz",
             ],
         )
     )
