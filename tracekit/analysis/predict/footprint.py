@@ -50,7 +50,6 @@ class Footprint:
 
     bytes_per_sm_now: float
     bytes_per_sm_new: float
-    l1_bytes_now: float
     l1_bytes_new: float
     l2_share_kept: float  # of the re-reads that miss L1
     dram_growth: float  # DRAM bytes after / now, were every byte L1 serves a block's own re-read
@@ -95,7 +94,7 @@ def footprint(inputs: PredictInputs, now: Config, new: Config) -> Footprint | No
     if per_sm_now > l1_now or per_sm_new <= l1_new:
         return None
     kept = max(0.0, 1.0 - per_sm_new * inputs.sm_count / inputs.l2_bytes)
-    return Footprint(per_sm_now, per_sm_new, l1_now, l1_new, kept, 1.0 + served * (1.0 - kept))
+    return Footprint(per_sm_now, per_sm_new, l1_new, kept, 1.0 + served * (1.0 - kept))
 
 
 def footprint_step(inputs: PredictInputs, now: Config, new: Config) -> tuple[float | None, list[Finding]]:
