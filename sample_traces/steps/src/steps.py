@@ -80,6 +80,7 @@ class Variant:
     item_sync: bool = False
     nan_guard: bool = False  # assert torch.isfinite(h).all() on the residual stream after every block (syncs)
     grad_norm_items: bool = False  # each parameter's gradient norm read with .item() after backward (one sync each)
+    host_prep: bool = False  # each batch prepared on the host thread (uint8 images to normalized fp32) before its copy
     host_pause_s: float = 0.0
     cudagraph: bool = False
     rms_warps: int = RMS_WARPS
@@ -176,6 +177,38 @@ def _variants() -> list[Variant]:
             group="grad_norms",
         ),
     ]
+    # A training loop that prepares each batch on its own thread (as a DataLoader with num_workers=0 does): the host
+    # work overlaps the GPU's previous step unless something makes the host wait for the GPU first.
+    loader = "batch prepared on the host thread each step (uint8 images scaled to fp32 into a host buffer) before it is copied"
+    out += [
+        Variant(
+            "resnet_loader_baseline",
+            "resnet",
+            f"{loader}; pinned buffers, .to(non_blocking=True), no per-step sync",
+            "none built in (GPU-bound: the host prepares the next batch while the GPU runs this step)",
+            host_prep=True,
+            group="loader",
+        ),
+        Variant(
+            "resnet_loader_item_sync",
+            "resnet",
+            f"{loader}; loss.item() at the end of every step",
+            "synchronization: .item() makes the host wait for the GPU, so the next batch's preparation no longer "
+            "overlaps the GPU's work",
+            host_prep=True,
+            item_sync=True,
+            group="loader",
+        ),
+        Variant(
+            "resnet_loader_pageable",
+            "resnet",
+            f"{loader}; pageable buffers (same .to(non_blocking=True)): the copy is synchronous",
+            "synchronization: synchronous copy of pageable memory",
+            host_prep=True,
+            pinned=False,
+            group="loader",
+        ),
+    ]
     for w in RMS_WARPS_VARIED:
         out.append(
             Variant(
@@ -218,7 +251,7 @@ def expand(names: list[str]) -> list[Variant]:
     for name in names:
         if name in VARIANTS:
             out.append(VARIANTS[name])
-        elif name in ("resnet", "llama", "kernels", "guard", "grad_norms", "all"):
+        elif name in ("resnet", "llama", "kernels", "guard", "grad_norms", "loader", "all"):
             out.extend(v for v in VARIANTS.values() if name in ("all", v.group))
         else:
             raise SystemExit(f"unknown variant or group {name!r}; known: {', '.join(VARIANTS)}")
@@ -255,7 +288,7 @@ def write_variants(outdir: Path) -> None:
         "nan_guard",
         "grad_norm_items",
     ]
-    fields += ["host_pause_s"]
+    fields += ["host_prep", "host_pause_s"]
     fields += ["rms_warps", "swiglu_block", "swiglu_warps", "kernel_varied", "group"]
     with open(outdir / "variants.csv", "w", newline="") as f:
         wr = csv.writer(f)
@@ -269,7 +302,7 @@ def write_variants(outdir: Path) -> None:
             if "straggler" in name:
                 shows = "straggler: rank 0 waits in the all-reduce for rank 1's host work"
             pause = STRAGGLER_PAUSE_S if "straggler" in name else 0.0  # the floor; the pause used is in the summary
-            wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, False, pause, "", "", "", "", "ddp"])
+            wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, False, False, False, pause, "", "", "", "", "ddp"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -395,6 +428,26 @@ def host_dataset(pinned: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     return xs, ys
 
 
+# Host buffers a prepared batch is written into, reused in turn: the host runs at most about one step ahead of the
+# GPU (the launch queue holds fewer launches than two ResNet steps), so a buffer's non_blocking copy has finished
+# before it is written again.
+PREP_BUFFERS = 4
+
+
+def host_loader(pinned: bool) -> Callable[[int], torch.Tensor]:
+    """Batch i prepared on the calling thread: uint8 images (a synthetic set, cycled) scaled to fp32 in [0, 1]
+    into the next host buffer (pinned or pageable), as a loader's collate and ToTensor do."""
+    g = torch.Generator().manual_seed(1)
+    shape = (RESNET_BATCH, 3, RESNET_IMAGE, RESNET_IMAGE)
+    raw = [torch.randint(0, 256, shape, generator=g, dtype=torch.uint8) for _ in range(RESNET_HOST_BATCHES)]
+    buffers = [torch.empty(shape, pin_memory=pinned) for _ in range(PREP_BUFFERS)]
+
+    def prepare(i: int) -> torch.Tensor:
+        return torch.mul(raw[i % len(raw)], 1.0 / 255.0, out=buffers[i % PREP_BUFFERS])
+
+    return prepare
+
+
 def build_resnet(v: Variant, device: torch.device, ddp_rank: int | None = None) -> Step:
     torch.manual_seed(0)
     model: nn.Module = ResNet().to(device)
@@ -403,14 +456,18 @@ def build_resnet(v: Variant, device: torch.device, ddp_rank: int | None = None) 
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     xs, ys = host_dataset(v.pinned)
+    prepare = host_loader(v.pinned) if v.host_prep else None
 
     if not v.cudagraph:
 
         def step(i: int, region: Region) -> object:
             if v.host_pause_s:
                 time.sleep(v.host_pause_s)  # host work, no CUDA call
+            if prepare is not None:
+                with region("host_prep"):
+                    prepared = prepare(i)
             with region("h2d_copy"):
-                x = xs[i % len(xs)].to(device, non_blocking=True)
+                x = (prepared if prepare is not None else xs[i % len(xs)]).to(device, non_blocking=True)
                 y = ys[i % len(ys)].to(device, non_blocking=True)
             with region("zero_grad"):
                 opt.zero_grad(set_to_none=True)
