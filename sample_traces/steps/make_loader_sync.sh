@@ -13,7 +13,7 @@ PY=${PYTHON:-python3}
 mkdir -p "$OUT/lean"
 {
     date -u +"made %Y-%m-%dT%H:%M:%SZ"
-    echo "STEPS_RESNET_BATCH=$STEPS_RESNET_BATCH"
+    echo "STEPS_RESNET_BATCH=$STEPS_RESNET_BATCH STEPS_PREP=${STEPS_PREP:-mul}"
     nvidia-smi --query-gpu=index,name,driver_version,compute_cap,clocks.sm,clocks.max.sm --format=csv
     nproc
     "$PY" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'threads', torch.get_num_threads())"
