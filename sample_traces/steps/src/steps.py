@@ -9,7 +9,7 @@ host work, a CUDA graph, or the launch configuration of one Triton kernel. Modes
   steps.py ncu NAME                         one step between cudaProfilerStart/Stop, each op in an NVTX range
   steps.py ddp OUTDIR                       two-rank DDP ResNet step (plain and with a straggler), if 2 GPUs
 
-NAME is a variant or a group (resnet, llama, kernels, all). Each variant runs inside try/except, so one failing
+NAME is a variant or a group (resnet, llama, kernels, guard, grad_norms, loader, all). Each variant runs inside try/except, so one failing
 variant is logged and the others still run. Timing and tracing run in separate processes, so the profiler
 (CUPTI) is never attached while a step is timed.
 """
