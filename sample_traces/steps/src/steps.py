@@ -9,9 +9,9 @@ host work, a CUDA graph, or the launch configuration of one Triton kernel. Modes
   steps.py ncu NAME                         one step between cudaProfilerStart/Stop, each op in an NVTX range
   steps.py ddp OUTDIR                       two-rank DDP ResNet step (plain and with a straggler), if 2 GPUs
 
-NAME is a variant or a group (resnet, llama, kernels, guard, grad_norms, loader, all). Each variant runs inside try/except, so one failing
-variant is logged and the others still run. Timing and tracing run in separate processes, so the profiler
-(CUPTI) is never attached while a step is timed.
+NAME is a variant or a group (resnet, llama, kernels, guard, grad_norms, loader, all). Each variant runs inside
+try/except, so one failing variant is logged and the others still run. Timing and tracing run in separate
+processes, so the profiler (CUPTI) is never attached while a step is timed.
 """
 
 from __future__ import annotations
@@ -179,7 +179,10 @@ def _variants() -> list[Variant]:
     ]
     # A training loop that prepares each batch on its own thread (as a DataLoader with num_workers=0 does): the host
     # work overlaps the GPU's previous step unless something makes the host wait for the GPU first.
-    loader = "batch prepared on the host thread each step (uint8 images scaled to fp32 into a host buffer) before it is copied"
+    loader = (
+        "batch prepared on the host thread each step (uint8 images scaled to fp32 into a host buffer) before it is "
+        "copied"
+    )
     out += [
         Variant(
             "resnet_loader_baseline",
@@ -302,7 +305,10 @@ def write_variants(outdir: Path) -> None:
             if "straggler" in name:
                 shows = "straggler: rank 0 waits in the all-reduce for rank 1's host work"
             pause = STRAGGLER_PAUSE_S if "straggler" in name else 0.0  # the floor; the pause used is in the summary
-            wr.writerow([name, "resnet_ddp", changes, shows, False, True, False, False, False, False, pause, "", "", "", "", "ddp"])
+            row = dict.fromkeys(fields, "") | dict.fromkeys(("cudagraph", "item_sync", "nan_guard"), False)
+            row |= {"grad_norm_items": False, "host_prep": False, "pinned": True, "group": "ddp"}
+            row |= {"variant": name, "model": "resnet_ddp", "changes": changes, "shows": shows, "host_pause_s": pause}
+            wr.writerow([row[k] for k in fields])
 
 
 # --------------------------------------------------------------------------------------------------------------
