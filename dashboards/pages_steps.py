@@ -113,6 +113,7 @@ def layout(
             _table("steps-operators", present.operator_rows(step)),
             html.P(present.critical_path_line(result) or "", id="steps-critical-path"),
             html.H3("What to try first"),
+            html.P(present.try_note(result), id="steps-try-note"),
             html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
             *[html.P(f"warning: {w}", className="warning") for w in result.warnings],
             _baselines(store, import_ref, step_name),

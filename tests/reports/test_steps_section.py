@@ -34,3 +34,25 @@ def test_the_report_shows_the_steps_of_a_trace(sqlite_store: Store):
             assert f"<td>{html.escape(cell)}</td>" in section
     assert section.count('class="figure"') == 2  # the timeline and the breakdown
     assert "693 replayed from CUDA graphs" in section
+
+
+def test_the_markdown_report_shows_the_same_steps(sqlite_store: Store):
+    """`tracekit report --format md` of a trace: the steps section after the launches, the same rows and
+    suggestions (`tracekit.present.steps`), escaped as the rest of the Markdown report."""
+    from tracekit.reports.markdown import md, report_markdown
+
+    trace, _ = ingest(
+        sqlite_store, REPO / "sample_traces/steps/h100_loader_light/lean/resnet_loader_item_sync.pt.trace.json.gz"
+    )
+    found = steps_section.gather_steps(sqlite_store, [trace.import_id])
+    assert [i for i, _ in found] == [trace.import_id]
+    results = analyze_stored(sqlite_store, sqlite_store.launches(import_id=trace.import_id))
+    text = report_markdown(results, steps=[r for _, r in found])
+    expected = steps_of(str(trace.import_id), None, sqlite_store)
+    step = expected.steps[expected.representative_step]
+    section = text[text.index(f"### {md(present.title(expected))}") :]
+    assert section.index("**Idle time by cause**") < section.index("**What to try first**")
+    for row in present.step_rows(expected) + present.cause_rows(step) + present.category_rows(step):
+        assert "| " + " | ".join(md(cell) for cell in row.values()) + " |" in section
+    first = md(present.suggestion_line(expected.what_to_try[0]))
+    assert f"1. {first}" in section and first.startswith("synchronization: up to ")

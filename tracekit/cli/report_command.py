@@ -127,7 +127,11 @@ def write_report(
     elif fmt is ReportFormat.md:
         full, _ = full_sections(results, chosen, top)
         tries = what_to_try_all(store, (r for r in results if r.launch_id in full))
-        write_output(markdown.report_markdown(results, tries=tries), output, None)
+        from tracekit.reports import steps_section
+
+        found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
+        steps = [result for _, result in found]
+        write_output(markdown.report_markdown(results, tries=tries, steps=steps), output, None)
     else:
         full, note = full_sections(results, chosen, top)
         sections = [result for result in results if result.launch_id in full]

@@ -75,7 +75,7 @@ def result_lines(result: StepsResult) -> list[str]:
     if path:
         lines.append(f"  {path}")
     if result.what_to_try:
-        lines.append("  what to try first (step time it would save):")
+        lines.append(f"  what to try first ({present.try_note(result)}):")
         lines += [f"    - {present.suggestion_line(s)}" for s in result.what_to_try]
     lines += [f"  warning: {w}" for w in result.warnings]
     return lines

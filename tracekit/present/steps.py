@@ -108,6 +108,12 @@ def operator_rows(step: Step, top: int = 5) -> list[dict[str, str]]:
     ]
 
 
+def try_note(result: StepsResult) -> str:
+    """What the savings of What to try first are (`advice.typical_step`)."""
+    n = len(result.steps)
+    return "the step time each would save" + (f", the median over the {n} steps" if n > 1 else "")
+
+
 def suggestion_line(s: Suggestion) -> str:
     if s.kind == "copy" and s.saves_low_ns > 0:
         saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"

@@ -12,6 +12,7 @@ from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present import steps as present_steps
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content
 from tracekit.present.sections import Table
@@ -75,11 +76,38 @@ def _launch_lines(content: LaunchContent) -> list[str]:
     return lines
 
 
+def _rows_table(title: str, rows: list[dict[str, str]]) -> list[str]:
+    if not rows:
+        return []
+    return render_table(Table(title, list(rows[0]), [list(row.values()) for row in rows]))
+
+
+def steps_lines(result: Any) -> list[str]:
+    """One import's whole-step section: the HTML report's and `tracekit step`'s tables and lines
+    (`tracekit.present.steps`), without the charts."""
+    step = result.steps[result.representative_step]
+    lines = [f"### {md(present_steps.title(result))}", "", md(present_steps.step_heading(step)), ""]
+    lines += _rows_table("Steps", present_steps.step_rows(result))
+    lines += _rows_table("Idle time by cause", present_steps.cause_rows(step))
+    lines += _rows_table("GPU time by category", present_steps.category_rows(step))
+    lines += _rows_table("GPU time by operator", present_steps.operator_rows(step))
+    path = present_steps.critical_path_line(result)
+    lines += [md(path), ""] if path else []
+    if result.what_to_try:
+        lines += [f"**What to try first** ({md(present_steps.try_note(result))})", ""]
+        lines += [f"{i}. {md(present_steps.suggestion_line(s))}" for i, s in enumerate(result.what_to_try, 1)] + [""]
+    return lines + [f"_warning: {md(w)}_" for w in result.warnings] + ([""] if result.warnings else [])
+
+
 def report_markdown(
-    results: Sequence[LaunchAnalysis], title: str = "tracekit report", tries: Mapping[int, Tries] | None = None
+    results: Sequence[LaunchAnalysis],
+    title: str = "tracekit report",
+    tries: Mapping[int, Tries] | None = None,
+    steps: Sequence[Any] = (),
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
-    find it)."""
+    find it); `steps`: the whole-step results of the imports that hold a host timeline
+    (`reports.steps_section.gather_steps`), after the launches."""
     tries = tries or {}
     contents = [
         launch_content(result, i, tries=tries.get(result.launch_id) if result.launch_id is not None else None)
@@ -88,6 +116,8 @@ def report_markdown(
     lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
     for content in contents:
         lines += _launch_lines(content)
+    for result in steps:
+        lines += steps_lines(result)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -14,16 +14,26 @@ from tracekit.errors import TracekitError
 from tracekit.present import steps as present
 
 
-def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
-    """(steps, timeline of the representative step) of each of these imports that holds a host timeline; an
-    import whose steps cannot be cut is left out (its launches are still in the report)."""
+def gather_steps(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
+    """(import id, steps) of each of these imports that holds a host timeline; an import whose steps cannot be cut
+    is left out (its launches are still in the report)."""
     holding = {i for i, _ in imports_with_host_timeline(store)}
     found = []
     for import_id in sorted(set(import_ids) & holding):
         try:
             result = steps_of_import(store, str(import_id))
-            if result.representative_step is None:
-                continue
+        except TracekitError:
+            continue
+        if result.representative_step is not None:
+            found.append((import_id, result))
+    return found
+
+
+def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
+    """(steps, timeline of the representative step) of each import `gather_steps` finds."""
+    found = []
+    for import_id, result in gather_steps(store, import_ids):
+        try:
             found.append((result, step_timeline_of_import(store, str(import_id), result)))
         except TracekitError:
             continue
@@ -57,7 +67,7 @@ def render(result: Any, view: Any, sink: Any) -> str:
         + "<h3>GPU time by operator</h3>"
         + _table(present.operator_rows(step))
         + f"<p>{html.escape(present.critical_path_line(result) or '')}</p>"
-        + (f"<h3>What to try first</h3><ol>{tries}</ol>" if tries else "")
+        + (f"<h3>What to try first</h3><p>{html.escape(present.try_note(result))}</p><ol>{tries}</ol>" if tries else "")
         + warnings
         + "</section>"
     )

@@ -11,6 +11,7 @@ the trace: its leading gap is judged by what the host was doing then (preparing 
 from __future__ import annotations
 
 import csv
+import statistics
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,10 @@ def test_item_sync_is_the_largest_cause_once_its_sync_is_in_the_trace(sub, sampl
         assert "cudaStreamSynchronize" in {e.name for e in step.causes[0].evidence}
     first = result.steps[0]
     assert {c.cause for c in first.causes[:2]} >= {HOST_WORK}  # the drained queue's sync fell before the trace
+    # what to try first is typical of the steps (each cause's median over them), not of the one shown
+    syncs = [next(c.idle_ns for c in s.causes if c.cause == SYNCHRONIZATION) for s in result.steps]
+    assert result.what_to_try[0].what == SYNCHRONIZATION
+    assert result.what_to_try[0].saves_high_ns == int(statistics.median(syncs))
     baseline = analyzed(f"{LIGHT}/{sub}resnet_loader_baseline", sample_trace)
     for step in baseline.steps:
         causes = {c.cause: c.idle_ns for c in step.causes}

@@ -304,6 +304,10 @@ def test_gpu_bound_resnet_steps_sum_their_causes_and_span_their_timing(variant, 
         assert result.median_step_ns / 1e6 == pytest.approx(measured_b512_ms()[variant], rel=0.05)
 
 
+def per_step(result: StepsResult, field: str) -> list[int]:
+    return [getattr(step, field) for step in result.steps]
+
+
 def test_pageable_copies_are_what_to_try_first_where_they_cost_most(sample_trace):
     """Batch 512 from pageable memory: the step is 9.5 ms longer unprofiled than from pinned memory (60.2 against
     50.8 ms), and that time is mostly the copies' own (busy, not idle: 8 GB/s staged against the pinned copies' 55
@@ -311,10 +315,11 @@ def test_pageable_copies_are_what_to_try_first_where_they_cost_most(sample_trace
     the pinned baseline has none, and no synchronization is left to suggest apart from the copies."""
     result = analyzed_b512("resnet_pageable", sample_trace)
     first = result.what_to_try[0]
-    step = result.steps[result.representative_step]
+    copies, waits = per_step(result, "pageable_copy_ns"), per_step(result, "pageable_sync_idle_ns")
     assert first.kind == "copy" and first.what == "pageable copies"
-    assert step.pageable_copy_ns > 8_000_000 and step.pageable_sync_idle_ns > 0
-    assert first.saves_high_ns == step.pageable_copy_ns + step.pageable_sync_idle_ns
+    assert min(copies) > 8_000_000 and min(waits) > 0
+    # a step's saving is typical of the steps: each part's median over them
+    assert first.saves_high_ns == int(statistics.median(copies)) + int(statistics.median(waits))
     assert all(s.what != SYNCHRONIZATION for s in result.what_to_try)
     measured = (measured_b512_ms()["resnet_pageable"] - measured_b512_ms()["resnet_baseline"]) * 1e6
     assert first.saves_ns <= first.saves_high_ns and first.saves_high_ns == pytest.approx(measured, rel=0.25)
@@ -330,11 +335,12 @@ def test_pageable_copies_save_what_pinned_memory_saved_unprofiled(sample_trace):
     whole of both and the low end the wait alone."""
     _, result = analyzed("resnet_pageable", sample_trace)
     copy = next(s for s in result.what_to_try if s.what == "pageable copies")
-    step = result.steps[result.representative_step]
-    sync = next(c for c in step.causes if c.cause == SYNCHRONIZATION)
-    assert 0 < step.pageable_sync_idle_ns <= sync.idle_ns
-    assert copy.saves_low_ns == step.pageable_sync_idle_ns
-    assert copy.saves_high_ns == step.pageable_copy_ns + step.pageable_sync_idle_ns
+    for step in result.steps:
+        sync = next(c for c in step.causes if c.cause == SYNCHRONIZATION)
+        assert 0 < step.pageable_sync_idle_ns <= sync.idle_ns
+    waits = int(statistics.median(per_step(result, "pageable_sync_idle_ns")))
+    assert copy.saves_low_ns == waits
+    assert copy.saves_high_ns == int(statistics.median(per_step(result, "pageable_copy_ns"))) + waits
     measured = (measured_ms()[("resnet_pageable", 0)] - measured_ms()[("resnet_baseline", 0)]) * 1e6
     assert copy.saves_ns == pytest.approx(measured, rel=0.15)
 

@@ -3,14 +3,19 @@ would save at most (the idle it explains: the GPU cannot finish sooner than its 
 
 from __future__ import annotations
 
+import statistics
+from dataclasses import replace
+
 import polars as pl
 
 from tracekit.analysis.steps.types import (
+    CAUSES,
     HOST_WORK,
     KERNEL_WAIT,
     LAUNCH_BOUND,
     SYNCHRONIZATION,
     WAITING,
+    IdleCause,
     Step,
     Suggestion,
 )
@@ -101,3 +106,27 @@ def idle_suggestions(step: Step) -> list[Suggestion]:
         if cause.cause in fixes and idle > 0:
             found.append(Suggestion("idle", cause.cause, fixes[cause.cause], idle, 0, idle))
     return found
+
+
+def typical_step(steps: tuple[Step, ...] | list[Step], representative: Step) -> Step:
+    """The representative step with each idle cause and the pageable copies' figures at their median over the
+    steps: what a fix saves a step, typically. One odd step, such as a trace's first, whose leading gap follows a
+    sync the profiler's warm-up did not record, moves a cause's median no further than the next step's value."""
+
+    def median(values: list[int]) -> int:
+        return int(statistics.median(values))
+
+    causes = []
+    for cause in CAUSES:
+        amounts = [next((c.idle_ns for c in s.causes if c.cause == cause), 0) for s in steps]
+        mine = next((c for c in representative.causes if c.cause == cause), None)
+        causes.append(
+            replace(mine, idle_ns=median(amounts)) if mine is not None else IdleCause(cause, median(amounts), 0, ())
+        )
+    return replace(
+        representative,
+        causes=tuple(sorted(causes, key=lambda c: -c.idle_ns)),
+        pageable_copy_ns=median([s.pageable_copy_ns for s in steps]),
+        pageable_copy_bytes=median([s.pageable_copy_bytes for s in steps]),
+        pageable_sync_idle_ns=median([s.pageable_sync_idle_ns for s in steps]),
+    )

@@ -118,13 +118,14 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     spans = sorted(s.span_ns for s in steps)
     median = spans[len(spans) // 2] if spans else 0
     representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
+    typical = advice.typical_step(steps, representative) if representative else None
     found = (
         advice.worth_trying(
-            advice.idle_suggestions(representative) + advice.copy_suggestions(representative, advice.pinned_rate(gpu)),
-            representative,
+            advice.idle_suggestions(typical) + advice.copy_suggestions(typical, advice.pinned_rate(gpu)),
+            typical,
             spans[-1] - spans[0],
         )
-        if representative
+        if typical
         else []
     )
     tries = tuple(sorted(found, key=lambda s: -s.saves_ns))
