@@ -32,6 +32,9 @@ FILES = [
 ]
 
 
+STEPS_HEADING = "\n### import "  # a whole-step section of the Markdown report (reports.markdown.steps_lines)
+
+
 def tracekit(*args: str) -> str:
     result = run_cli(*args, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr[-3000:]
@@ -99,7 +102,13 @@ def test_old_layout_migrated_gives_the_same_results_as_a_fresh_store(store: Stor
     migrated = Store.open(url)  # opening the store runs migration 0005
     assert current_revision(migrated.engine) == SCHEMA_REVISION
     assert counts(migrated) == fresh_counts
-    assert outputs(url, import_ids) == fresh
+    analyzed, report = outputs(url, import_ids)
+    assert analyzed == fresh[0]
+    # the report's whole-step sections need the host events a store keeps since revision 0006: the old layout had
+    # none (downgrading to 0004 drops them), so the migrated report is the fresh one without them
+    launches, steps = fresh[1].split(STEPS_HEADING, 1)
+    assert "synchronization" in steps and STEPS_HEADING not in report
+    assert report == launches.rstrip() + "\n"
     migrated.engine.dispose()
 
 
