@@ -11,7 +11,8 @@ Modes (run by make_real_kernels.sh):
   ncu [GROUP]       each configuration once between cudaProfilerStart/Stop, in an NVTX range named KERNEL.CONFIG
                     (GROUP: tuning or library)
 REAL_SET=tutorials selects Triton's tutorial kernels instead (make_tutorials.sh), REAL_SET=inductor the kernels
-TorchInductor generates (inductor_kernels.py, make_inductor.sh).
+TorchInductor generates (inductor_kernels.py, make_inductor.sh), REAL_SET=cub CUB's block primitives (cub_kernels.py,
+make_cub.sh).
 """
 
 from __future__ import annotations
@@ -374,6 +375,10 @@ def all_configs(group: str | None = None) -> list[Config]:
         import inductor_kernels
 
         return inductor_kernels.configs(Config) if group in (None, "tuning") else []
+    if os.environ.get("REAL_SET") == "cub":
+        import cub_kernels
+
+        return cub_kernels.configs(Config) if group in (None, "tuning") else []
     configs: list[Config] = []
     if group in (None, "tuning"):
         configs += tuning_configs()
