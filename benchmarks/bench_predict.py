@@ -12,10 +12,11 @@ the team wrote), each launch analysed in a scratch store:
 (c) from the single 64-warp launch at block 256, other block sizes and grids;
 (d) ILP: `sweep_read_ilpK` at one occupancy to K' loads in flight per thread (the same bytes).
 The real-kernel set (sample_traces/real_kernels/h100: Liger-Kernel's Triton kernels at the num_warps and BLOCK_SIZE
-their users try): (r) each configuration from its kernel's first with what the compiler made of the other (block
-threads, registers, dynamic shared memory, grid; ILP as the ratio of elements per thread), beside Nsight's estimate
-where its details page has one (targets: >= 80% within 15%, also on the > 10% changes; median error no worse than
-"no change"; interval coverage >= 80%; no direction error whose interval misses 1.0).
+their users try; h100_tutorials, h100_inductor and h100_cub beside it): (r) each configuration from its kernel's first
+with what the compiler made of the other (block threads, registers, dynamic shared memory, grid; ILP as the ratio of
+elements per thread), beside Nsight's estimate where its details page has one (targets: >= 80% within 15%, also on the >
+10% changes; median error no worse than "no change"; interval coverage >= 80%; no direction error whose interval misses
+1.0).
 Every figure is reported beside the trivial predictor ("no change"), with interval coverage and direction errors,
 and again for the configurations measured outside 0.9-1.1x. The measured speed-ups are the CUDA-event medians in
 each set's timings.csv, recorded before tracekit predicted anything.
@@ -94,7 +95,7 @@ def _load(scratch: Path) -> tuple[dict[str, object], dict[str, pl.DataFrame]]:
 
 REAL = REPO / "sample_traces" / "real_kernels" / "h100"
 # Each recorded set: Liger-Kernel's kernels (make_real_kernels.sh), Triton's tutorial kernels (make_tutorials.sh).
-REAL_SETS = (REAL, REAL.with_name("h100_tutorials"), REAL.with_name("h100_inductor"))
+REAL_SETS = (REAL, REAL.with_name("h100_tutorials"), REAL.with_name("h100_inductor"), REAL.with_name("h100_cub"))
 
 
 @dataclass(frozen=True)

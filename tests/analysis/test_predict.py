@@ -404,6 +404,24 @@ def test_a_tensor_core_kernel_refuses_a_tile_shape_change_in_one_line() -> None:
     assert predict(light, Change(ilp=2)).predicted.speedup > 1.5  # a tensor pipe at 2% is no tile shape
 
 
+def test_a_block_collective_launch_bound_on_the_sm_refuses_a_block_shape_change_in_one_line() -> None:
+    """Shared memory busy, memory idle, block barriers: its blocks' collective work sets its time, and that work per
+    item changes with the block's shape: a change of block size or items per thread is refused; registers or a grid
+    change (the same blocks) are not, nor the same launch bound by DRAM or without barriers."""
+    units = (UnitUse("shared", 68.0, 100.0, PROFILE), UnitUse("dram (stream)", 0.09, 3.0, PROFILE))
+    sort = replace(_launch(50.0, units=units), uses_barriers=True, threads_per_block=1024)
+    for change in (Change(threads_per_block=256), Change(ilp=4)):
+        with pytest.raises(PredictionRefused, match="collective work") as refused:
+            predict(sort, change)
+        assert "\n" not in str(refused.value) and "shared (68% of its ceiling, memory at 3%)" in str(refused.value)
+    assert predict(sort, Change(registers_per_thread=32)).predicted.speedup > 0
+    streaming = replace(
+        sort, units=(UnitUse("shared", 20.0, 100.0, PROFILE), UnitUse("dram (stream)", 2.4, 3.0, PROFILE))
+    )
+    assert predict(streaming, Change(threads_per_block=256)).predicted.speedup > 0
+    assert predict(replace(sort, uses_barriers=False), Change(threads_per_block=256)).predicted.speedup > 0
+
+
 def test_a_pipe_counted_only_over_elapsed_cycles_is_judged_per_active_cycle() -> None:
     """An export with only the elapsed forms (Nsight's full set on a launch whose SMs sit idle 60% of the time): the
     tensor pipe's 12% of elapsed cycles is 30% of the active ones, as the other units are judged, and the tile-shape

@@ -35,6 +35,7 @@ def _groups() -> list[Any]:
                 REAL_KERNELS / "library.raw.csv.gz",
                 REAL_KERNELS.with_name("h100_tutorials") / "tuning.raw.csv.gz",
                 REAL_KERNELS.with_name("h100_inductor") / "tuning.raw.csv.gz",
+                REAL_KERNELS.with_name("h100_cub") / "tuning.raw.csv.gz",
             ],
         )
     )

@@ -44,7 +44,13 @@ from tracekit.analysis.predict.types import (
     Prediction,
     PredictionRefused,
 )
-from tracekit.analysis.predict.uncertainty import Unseen, refuse_tile_shape, spill_relief, unseen_effects
+from tracekit.analysis.predict.uncertainty import (
+    Unseen,
+    refuse_block_collective,
+    refuse_tile_shape,
+    spill_relief,
+    unseen_effects,
+)
 from tracekit.analysis.rules import render
 from tracekit.analysis.rules.base import Finding as RuleFinding
 from tracekit.analysis.rules.base import values
@@ -85,6 +91,7 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
     refuse_launch_sized(inputs, change)
     now = current_config(inputs)
     new, findings = new_config(inputs, change, now)
+    refuse_block_collective(inputs, now, new)
     unseen, unseen_findings = unseen_effects(inputs, change, now, new)
     relief = spill_relief(inputs, now, new)
 

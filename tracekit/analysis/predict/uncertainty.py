@@ -23,6 +23,13 @@ spills), and refuses the change it cannot model at all (a tensor-core kernel's t
   iterations' loads in flight (more concurrency), which a launch of one iteration per thread cannot show.
 - Tile shape: a tensor-core kernel (tensor pipe busy) is as fast as its tile shape lets it reuse operands and fill
   its pipeline; a change of block, registers, shared memory, grid or ILP is a change of tile shape, refused.
+- Block-collective work: a kernel whose blocks work together through barriers (a block-wide scan, sort or reduction)
+  spends, per item, a number of instructions set by the block's shape: a block-wide radix sort ranks every item
+  through per-thread digit counters scanned across all the block's threads, pass after pass. While memory binds the
+  launch that work hides; where an SM unit binds it (memory under KNEE_SHARE of its ceiling), the work is the
+  time, and a change of threads per block or items per thread changes it by a factor one launch cannot show (CUB's
+  block radix sort of 1,024-item tiles runs 9x the instructions at 1,024 threads x 1 item as at 32 x 32, and 8.4x
+  the time): refused.
 - Fixed work per thread: the same work over more threads leaves each a share of the loop, but every thread still
   reads its ids, computes its index, checks its bounds and exits (FIXED_WARP_INSTRUCTIONS). The model splits all of
   a warp's instructions; with the fixed part kept the split is slower by up to (F + (W - F) t) / (W t), for W
@@ -38,10 +45,13 @@ from dataclasses import dataclass
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.footprint import L1_FOOTPRINT_SHARE
 from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal, trips
+from tracekit.analysis.predict.throughput import KNEE_SHARE
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
 
 # Registers a thread can address (PTX ISA: 255 per thread on every CUDA architecture since Kepler).
 MAX_REGISTERS_PER_THREAD = 255
+# The units whose requests leave the SM (the rest, shared memory, pipes and issue, do the SM's own work).
+MEMORY_UNITS = ("dram", "l2")
 # A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.
 TENSOR_TILE_SHARE = 0.1
 # The warp instructions of the smallest CUDA kernel, whatever its share of the work: two S2R (thread and block
@@ -73,6 +83,26 @@ def refuse_tile_shape(inputs: PredictInputs, change: Change) -> None:
         f"launch {inputs.launch_id}: its tensor pipe runs at {tensor.achieved:.0f}% of peak, so its tile shape "
         "(block, registers, shared memory, grid, work per thread) sets its speed through operand reuse and "
         "pipeline depth, which the latency-hiding model cannot see; time the configurations instead"
+    )
+
+
+def refuse_block_collective(inputs: PredictInputs, now: Config, new: Config) -> None:
+    """A launch bound on the SM by its blocks' collective work (barriers, memory far from its ceiling) under a change
+    of block shape: refused in one line (see the module's docstring)."""
+    if not inputs.uses_barriers or not inputs.units:
+        return
+    if (new.threads_per_block, new.ilp) == (now.threads_per_block, now.ilp):
+        return
+    busiest = max(inputs.units, key=lambda u: u.utilization)
+    memory = max((u.utilization for u in inputs.units if u.unit.startswith(MEMORY_UNITS)), default=0.0)
+    if busiest.unit.startswith(MEMORY_UNITS) or memory >= KNEE_SHARE:
+        return
+    raise PredictionRefused(
+        f"launch {inputs.launch_id}: its {busiest.unit} ({busiest.utilization:.0%} of its ceiling, memory at "
+        f"{memory:.0%}) does its blocks' collective work (block barriers), whose instructions per item change with "
+        "the block's shape (a block-wide scan or sort works over every thread's values, in steps that grow with the "
+        "threads); the model holds the work fixed, so it cannot predict a change of block size or items per thread "
+        "here: time the configurations instead"
     )
 
 
