@@ -12,7 +12,7 @@ from tracekit.api import analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
-from tracekit.present.prediction import PredictionText, prediction_dict, prediction_text, profiles_of
+from tracekit.present.prediction import PredictionText, grid_note, prediction_dict, prediction_text, profiles_of
 from tracekit.selection import resolve_launches
 
 
@@ -82,8 +82,11 @@ def predict_command(
         prediction_text(p, result, fmt.kernel_name(result.kernel.name or result.kernel.mangled_name, names))
         for p, result in zip(predictions, results, strict=True)
     ]
-    for text in texts:
+    for text, p in zip(texts, predictions, strict=True):
         for line in prediction_lines(text, explain):
             console.print(line, markup=False)
+        note = grid_note(p)
+        if note:
+            console.print(f"  {note}", markup=False)
     for line in ceilings_lines(profiles_of(texts)):
         console.print(line, markup=False)

@@ -5,6 +5,7 @@ analysis JSON are the same object."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -91,6 +92,24 @@ def occupancy(p: Prediction) -> str:
         f"(theoretical / achieved), limited by {new.limiter}, {fmt.number(new.blocks_per_sm)} blocks per SM, "
         f"{fmt.number(new.waves)} waves (now {fmt.number(was.theoretical_warps_per_sm)} / "
         f"{fmt.number(was.achieved_warps_per_sm)}, {fmt.number(was.waves)} waves)"
+    )
+
+
+def grid_note(p: Prediction) -> str | None:
+    """A block size and an ILP changed without a grid: the grid kept the threads, so the ILP is more requests in
+    flight per thread over the same threads, not the same work over fewer threads with more items each (a tile of
+    BLOCK x ITEMS): the grid that would mean the latter, in one line."""
+    change, now, new = p.change, p.current, p.new
+    if change.threads_per_block is None or change.ilp is None or change.grid_blocks is not None:
+        return None
+    items = new.ilp / now.ilp
+    if abs(items - 1.0) < 1e-9 or new.threads_per_block == now.threads_per_block:
+        return None
+    spread = max(1, math.ceil(now.grid_blocks * now.threads_per_block / (new.threads_per_block * items)))
+    return (
+        f"note: without a grid, {fmt.number(new.grid_blocks)} blocks of {new.threads_per_block} keep the launch's "
+        f"threads, and ILP {change.ilp:g} is more requests in flight per thread; the same work over fewer threads "
+        f"with {items:g}x the items each is grid {spread}"
     )
 
 
