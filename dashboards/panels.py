@@ -520,6 +520,8 @@ def prediction_body(p: Prediction, result: LaunchAnalysis | None = None) -> list
         rows.append(("Nsight Compute", text.nsight))
     if text.narrow:
         rows.append(("to narrow it", text.narrow))
+    if text.note:
+        rows.append(("note", text.note))
     if text.profiles:
         rows.append(("measured ceilings", ", ".join(text.profiles)))
     return [

@@ -115,7 +115,7 @@ def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None
 
     text = prediction_text(prediction, result)
     lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [
-        line for line in (text.nsight, text.narrow) if line
+        line for line in (text.nsight, text.narrow, text.note and f"note: {text.note}") if line
     ]
     lines += [f"measured ceilings: {path}" for path in text.profiles]
     steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)

@@ -12,7 +12,7 @@ from tracekit.api import analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
-from tracekit.present.prediction import PredictionText, grid_note, prediction_dict, prediction_text, profiles_of
+from tracekit.present.prediction import PredictionText, prediction_dict, prediction_text, profiles_of
 from tracekit.selection import resolve_launches
 
 
@@ -24,6 +24,8 @@ def prediction_lines(text: PredictionText, explain: bool = False) -> list[str]:
         lines.append(f"  {text.nsight}")
     if text.narrow:
         lines.append(f"  to narrow it: {text.narrow}")
+    if text.note:
+        lines.append(f"  note: {text.note}")
     if explain:
         lines += [f"  - {step}" for step in text.steps]
     return lines
@@ -82,11 +84,8 @@ def predict_command(
         prediction_text(p, result, fmt.kernel_name(result.kernel.name or result.kernel.mangled_name, names))
         for p, result in zip(predictions, results, strict=True)
     ]
-    for text, p in zip(texts, predictions, strict=True):
+    for text in texts:
         for line in prediction_lines(text, explain):
             console.print(line, markup=False)
-        note = grid_note(p)
-        if note:
-            console.print(f"  {note}", markup=False)
     for line in ceilings_lines(profiles_of(texts)):
         console.print(line, markup=False)

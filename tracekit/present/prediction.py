@@ -34,6 +34,7 @@ class PredictionText:
     basis: str  # "this launch's counters, the device's ceilings (measured)"
     nsight: str | None  # Nsight Compute's own estimate for the same change, when the report has one
     narrow: str | None  # what measurement would narrow a wide interval
+    note: str | None  # what the change as given means where it may not be what was meant (`grid_note`)
     steps: tuple[str, ...]  # the derivation, one line per step
     profiles: tuple[str, ...]  # the measured ceilings files cited
 
@@ -107,7 +108,7 @@ def grid_note(p: Prediction) -> str | None:
         return None
     spread = max(1, math.ceil(now.grid_blocks * now.threads_per_block / (new.threads_per_block * items)))
     return (
-        f"note: without a grid, {fmt.number(new.grid_blocks)} blocks of {new.threads_per_block} keep the launch's "
+        f"without a grid, {fmt.number(new.grid_blocks)} blocks of {new.threads_per_block} keep the launch's "
         f"threads, and ILP {change.ilp:g} is more requests in flight per thread; the same work over fewer threads "
         f"with {items:g}x the items each is grid {spread}"
     )
@@ -136,6 +137,7 @@ def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: s
         basis=cite_once(", ".join(p.basis), profiles),
         nsight=nsight_estimate(p),
         narrow=p.narrow,
+        note=grid_note(p),
         steps=tuple(cite_once(f"{f.step}: {f.text}", profiles) for f in p.findings),
         profiles=tuple(profiles),
     )
