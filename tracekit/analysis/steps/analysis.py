@@ -117,7 +117,11 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         )
     spans = sorted(s.span_ns for s in steps)
     median = spans[len(spans) // 2] if spans else 0
-    representative = min(steps, key=lambda s: (abs(s.span_ns - median), s.index)) if steps else None
+    # The step shown is the one whose span is nearest the median, among all but the trace's first where there are
+    # three or more: the first follows work the profiler did not record (its warm-up), so a sync that drained the
+    # queue before it, or the profiler's own start, reads as the cause of its leading gap.
+    shown = steps[1:] if len(steps) >= 3 else steps
+    representative = min(shown, key=lambda s: (abs(s.span_ns - median), s.index)) if shown else None
     typical = advice.typical_step(steps, representative) if representative else None
     found = (
         advice.worth_trying(

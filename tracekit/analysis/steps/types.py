@@ -114,7 +114,9 @@ class StepsResult:
     detected_by: str  # ProfilerStep | range NAME | repeating pattern | whole trace
     steps: tuple[Step, ...]
     median_step_ns: int
-    representative_step: int | None  # the index of the step the critical path and the suggestions are for
+    # the index of the step the tables, timeline and critical path show (span nearest the median; not the trace's
+    # first where there are three or more); the suggestions are each cause's median over all the steps
+    representative_step: int | None
     critical_path: tuple[PathSegment, ...]
     what_to_try: tuple[Suggestion, ...]
     warnings: tuple[str, ...]
