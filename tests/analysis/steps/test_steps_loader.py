@@ -62,13 +62,16 @@ def test_item_sync_is_the_largest_cause_once_its_sync_is_in_the_trace(sub, sampl
         assert "cudaStreamSynchronize" in {e.name for e in step.causes[0].evidence}
     first = result.steps[0]
     assert {c.cause for c in first.causes[:2]} >= {HOST_WORK}  # the drained queue's sync fell before the trace
-    # the step shown is not the first (its span is the median one here), and what to try first is typical of
-    # the steps (each cause's median over them)
-    spans = sorted(s.span_ns for s in result.steps)
+    # the steps after the first stand for the run (the first's span is the median one of all five here): the
+    # median span is theirs, the step shown is the one nearest it, and what to try first is typical of them (each
+    # cause's median over them)
+    run = result.steps[1:]
+    spans = sorted(s.span_ns for s in run)
     shown = result.steps[result.representative_step]
+    assert result.median_step_ns == spans[len(spans) // 2]
     assert result.representative_step != 0 and shown.causes[0].cause == SYNCHRONIZATION
-    assert abs(shown.span_ns - spans[2]) == min(abs(s.span_ns - spans[2]) for s in result.steps[1:])
-    syncs = [next(c.idle_ns for c in s.causes if c.cause == SYNCHRONIZATION) for s in result.steps]
+    assert abs(shown.span_ns - result.median_step_ns) == min(abs(s.span_ns - result.median_step_ns) for s in run)
+    syncs = [next(c.idle_ns for c in s.causes if c.cause == SYNCHRONIZATION) for s in run]
     assert result.what_to_try[0].what == SYNCHRONIZATION
     assert result.what_to_try[0].saves_high_ns == int(statistics.median(syncs))
     baseline = analyzed(f"{LIGHT}/{sub}resnet_loader_baseline", sample_trace)

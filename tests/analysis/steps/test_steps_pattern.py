@@ -18,9 +18,9 @@ from tracekit.importers.kineto import read_host_events
 
 STEPS = Path(__file__).resolve().parents[3] / "sample_traces/steps"
 MARKED = sorted(
-    str(p.relative_to(STEPS)) for p in STEPS.glob("h200*/**/*.pt.trace.json.gz") if "cuda_only" not in str(p)
+    str(p.relative_to(STEPS)) for p in STEPS.glob("h[12]00*/**/*.pt.trace.json.gz") if "cuda_only" not in str(p)
 )
-CUDA_ONLY = STEPS / "h200_cuda_only"
+CUDA_ONLY = ("h200_cuda_only", "h100_cuda_only")  # the same variants on an H200's host and an H100's
 PROFILED_STEPS = 5  # steps.py's TRACE_ACTIVE
 
 
@@ -39,18 +39,20 @@ def test_the_pattern_finds_the_steps_the_profiler_marked(trace, sample_trace):
     assert largest[0] == largest[1]
 
 
-def unprofiled_ms() -> dict[str, float]:
-    with open(CUDA_ONLY / "step_summary.csv") as handle:
+def unprofiled_ms(folder: str) -> dict[str, float]:
+    with open(STEPS / folder / "step_summary.csv") as handle:
         return {r["variant"]: float(r["median_step_ms"]) for r in csv.DictReader(handle)}
 
 
+@pytest.mark.parametrize("folder", CUDA_ONLY)
 @pytest.mark.parametrize("variant", ["resnet_baseline", "resnet_item_sync", "resnet_pageable", "resnet_host_pause"])
-def test_cuda_only_traces_have_their_steps_found_and_their_idle_explained(variant, sample_trace):
+def test_cuda_only_traces_have_their_steps_found_and_their_idle_explained(folder, variant, sample_trace):
     """The batch-64 ResNet step traced with CUDA activity only: no ProfilerStep marks, five whole steps found by
     their launches; busy time as an independent union says, causes summing to the idle. Even without per-operator
-    CPU events the profiler leaves the step host-bound (at least 1.3x its unprofiled median), so host work, not the
-    variant's sync, is the largest cause; the sync is still named with its call."""
-    path = sample_trace(f"steps/h200_cuda_only/{variant}.pt.trace.json.gz")
+    CPU events the profiler leaves the step host-bound on both hosts (longer than unprofiled, the GPU busy under
+    65% of every step: 9.3 ms of GPU work in 15-20 ms on the H100's host, where the unprofiled steps take 11.6-16.8
+    ms), so host work, not the variant's sync, is the largest cause; the sync is still named with its call."""
+    path = sample_trace(f"steps/{folder}/{variant}.pt.trace.json.gz")
     result = analyze_steps(read_host_events(path))
     intervals = gpu_intervals(load(path))
     assert result.detected_by == "repeating pattern" and len(result.steps) == PROFILED_STEPS
@@ -58,7 +60,8 @@ def test_cuda_only_traces_have_their_steps_found_and_their_idle_explained(varian
         assert step.busy_ns == pytest.approx(union_inside(intervals, step.start_ns, step.end_ns), rel=0.01)
         assert sum(c.idle_ns for c in step.causes) == step.idle_ns
         assert next(c for c in step.causes if c.cause == UNATTRIBUTED).idle_ns <= 0.05 * step.idle_ns
-    assert result.median_step_ns / 1e6 > 1.3 * unprofiled_ms()[variant]
+        assert step.busy_ns < 0.65 * step.span_ns
+    assert result.median_step_ns / 1e6 > unprofiled_ms(folder)[variant]
     assert all(step.causes[0].cause == "host work" for step in result.steps)
     if variant == "resnet_item_sync":
         step = result.steps[result.representative_step]

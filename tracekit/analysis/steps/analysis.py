@@ -115,14 +115,16 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
                 pageable_sync_idle_ns=pageable_sync[index],
             )
         )
-    spans = sorted(s.span_ns for s in steps)
+    # The steps that stand for the run: all but the trace's first where there are three or more. The first follows
+    # work the profiler did not record (its warm-up): a sync that drained the queue before it, or the profiler's own
+    # start, reads as the cause of its leading gap, and found by its launches its start is its first call, the
+    # host's work before that unseen. Their median span, the step shown (span nearest it) and the savings of what to
+    # try first (each cause's median over them) come from these.
+    run = steps[1:] if len(steps) >= 3 else steps
+    spans = sorted(s.span_ns for s in run)
     median = spans[len(spans) // 2] if spans else 0
-    # The step shown is the one whose span is nearest the median, among all but the trace's first where there are
-    # three or more: the first follows work the profiler did not record (its warm-up), so a sync that drained the
-    # queue before it, or the profiler's own start, reads as the cause of its leading gap.
-    shown = steps[1:] if len(steps) >= 3 else steps
-    representative = min(shown, key=lambda s: (abs(s.span_ns - median), s.index)) if shown else None
-    typical = advice.typical_step(steps, representative) if representative else None
+    representative = min(run, key=lambda s: (abs(s.span_ns - median), s.index)) if run else None
+    typical = advice.typical_step(run, representative) if representative else None
     found = (
         advice.worth_trying(
             advice.idle_suggestions(typical) + advice.copy_suggestions(typical, advice.pinned_rate(gpu)),

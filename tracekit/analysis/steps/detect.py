@@ -12,8 +12,12 @@ GPU-bound loop the host runs ahead and the windows follow the GPU; in a host-bou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PROFILER_STEP = r"^ProfilerStep#\d+$"
 MIN_REPEATS = 2  # a pattern must repeat at least twice to be a loop
@@ -109,12 +113,14 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     steps start where the host paused longest within one period, and the partial periods at either end are left
     out."""
     kernels = gpu.filter(pl.col("kind") == "kernel")
-    launch_calls = calls.select("correlation_id", pl.col("start_ns").alias("at_ns"), pl.col("end_ns").alias("left_ns"))
+    launch_calls = calls.select(
+        "correlation_id", "thread", pl.col("start_ns").alias("at_ns"), pl.col("end_ns").alias("left_ns")
+    )
     launches = kernels.join(launch_calls, on="correlation_id", how="inner")
     if launches.height:  # kernels whose launch the trace missed (queued before it began) would shuffle the order
         launches = launches.unique("correlation_id", keep="first", maintain_order=True)  # a graph: one launch
     else:  # a trace of the GPU alone: its kernels in the order they ran
-        launches = kernels.with_columns(at_ns=pl.col("start_ns"), left_ns=pl.col("start_ns"))
+        launches = kernels.with_columns(at_ns=pl.col("start_ns"), left_ns=pl.col("start_ns"), thread=pl.lit(None))
     launches = launches.sort("at_ns")
     n = launches.height
     if n < 2 * MIN_REPEATS:
@@ -139,7 +145,38 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
         phase = int(np.argmax(pause[:usable].reshape(-1, period).mean(axis=0)))
     whole = (n - phase) // period
     firsts = [int(at[phase + k * period]) for k in range(whole)]
-    last_host_ns = int(left[phase + whole * period - 1])  # the last whole step's last launch returned
-    ends = [*firsts[1:], max(last_host_ns, firsts[-1])]
+    # Between one step's last launch and the next step's first, the host finishes the step (a sync, a copy back)
+    # and begins the next (data loading, a copy in): the step changes where the host paused longest.
+    thread = launches["thread"][0]
+    host = calls.filter(pl.col("thread") == thread).sort("start_ns") if thread is not None else calls.clear()
+    starts_at, ends_at = host["start_ns"].to_numpy(), host["end_ns"].to_numpy()
+    edges = [int(left[phase + k * period - 1]) if phase + k * period > 0 else None for k in range(whole + 1)]
+    nexts = [*firsts, int(at[phase + whole * period]) if phase + whole * period < n else None]
+    starts = [_host_edge(starts_at, ends_at, edges[k], nexts[k], firsts[k]) for k in range(whole)]
+    last = _host_edge(starts_at, ends_at, edges[whole], nexts[whole], None)
+    ends = [*starts[1:], max(last, firsts[-1])]
     labels = [str(i) for i in range(len(firsts))]  # headed "step 2" as a ProfilerStep#N is "step ProfilerStep#N"
-    return windows_of("repeating pattern", labels, firsts, ends, gpu, calls)
+    return windows_of("repeating pattern", labels, starts, ends, gpu, calls)
+
+
+def _host_edge(
+    starts_at: np.ndarray, ends_at: np.ndarray, after: int | None, before: int | None, first: int | None
+) -> int:
+    """Where the host left one step for the next, between the previous step's last launch returning (`after`) and
+    the next step's first launch (`before`): at the start of its longest pause between calls there. Without a
+    previous launch in the trace, the next step begins with the first call before its first launch (`first`);
+    without a next launch, the step ends with the host's last call."""
+    import numpy as np  # as `_from_pattern`: only a trace without step ranges needs it
+
+    lo = np.searchsorted(starts_at, after if after is not None else -(2**62), side="left")
+    hi = np.searchsorted(starts_at, before if before is not None else 2**62, side="left")
+    between_start, between_end = starts_at[lo:hi], ends_at[lo:hi]
+    if after is None:
+        return int(between_start[0]) if len(between_start) else int(first if first is not None else 0)
+    if before is None:
+        return int(max(after, between_end.max())) if len(between_end) else after
+    # the pauses: from `after` to the first call, between calls, from the last call to `before`
+    lefts = np.concatenate(([after], np.maximum.accumulate(between_end))) if len(between_end) else np.array([after])
+    rights = np.concatenate((between_start, [before]))
+    pauses = rights - lefts
+    return int(lefts[int(np.argmax(pauses))])
