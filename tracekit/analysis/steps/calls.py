@@ -85,9 +85,7 @@ def call_class(calls: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
     return calls.with_columns(
         base=base, pageable_copy=pl.col("correlation_id").is_in(pageable_ids.implode()).fill_null(False)
     ).with_columns(
-        call_class=pl.when(pl.col("base").is_in(list(SYNC_CALLS)))
-        .then(pl.lit(SYNC))
-        .when(pl.col("correlation_id").is_in(pageable_ids.implode()))
+        call_class=pl.when(pl.col("base").is_in(list(SYNC_CALLS)) | pl.col("pageable_copy"))
         .then(pl.lit(SYNC))
         .when(pl.col("base").is_in(list(WAIT_CALLS)))
         .then(pl.lit(WAIT))
