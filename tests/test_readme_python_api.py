@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_readme_python_example(tmp_path, sample_trace) -> None:
     block = re.search(r"### From Python\n\n```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
-    db, report = tmp_path / "runs.sqlite", sample_trace("h100/samples.ncu-rep")
+    db, report = tmp_path / "runs.sqlite", sample_trace("h100/samples.ncu-rep.gz")
     code = block.replace('"runs.sqlite"', repr(str(db))).replace('"report.ncu-rep"', repr(str(report)))
     namespace: dict = {}
     printed = io.StringIO()

@@ -331,7 +331,7 @@ def test_real_t4_copy_csv_needs_more_parallelism_than_occupancy_gives(real_expor
 
 # ---- The team's H100 samples (sample_traces/h100, see its README): verdicts the literature predicts ----------
 
-H100_REPORT = "h100/samples.ncu-rep"
+H100_REPORT = "h100/samples.ncu-rep.gz"
 H100_SMS = 132
 _H100_LAUNCHES: dict[str, list] = {}
 

@@ -38,7 +38,7 @@ def trace_header(path: Path) -> dict[str, str]:
 
 def test_vector_add_sweep_and_verdicts(samples_store: Store, sample_trace) -> None:
     traces = [sample_trace(f"h100/{name}.csv.gz") for name in VECTOR_ADD]
-    report = sample_trace("h100/samples.ncu-rep")
+    report = sample_trace("h100/samples.ncu-rep.gz")
     results = analyze_files(samples_store, [*traces, report])
     traced = [r for r in results if r["warps"] is not None]
     assert [r["kernel"]["name"] for r in traced] == ["vector_add"] * 4
@@ -86,7 +86,7 @@ def test_imbalanced_blocks_flagged_for_tail(samples_store: Store, sample_trace) 
 
 
 def test_random_permutation_bound_by_memory(samples_store: Store, sample_trace) -> None:
-    results = analyze_files(samples_store, [sample_trace("h100/samples.ncu-rep")])
+    results = analyze_files(samples_store, [sample_trace("h100/samples.ncu-rep.gz")])
     permutes = [r for r in results if r["kernel"]["name"].startswith("permute(")]
     assert len(permutes) == 2
     identity, random = sorted(permutes, key=lambda r: r["duration_ns"])
@@ -131,7 +131,7 @@ def test_kernel_key_joins_spellings_of_one_kernel_and_keeps_instantiations_apart
 
 
 def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_trace) -> None:
-    results = analyze_files(samples_store, [sample_trace("h100/samples.sqlite"), sample_trace("h100/samples.ncu-rep")])
+    results = analyze_files(samples_store, [sample_trace("h100/samples.sqlite"), sample_trace("h100/samples.ncu-rep.gz")])
     timed = [r for r in results if r["source"]["format"] == "nsys-sqlite"]
     profiled = {r["launch_id"]: r for r in results if r["source"]["format"] == "ncu-rep"}
     # Every sample kernel but abs_values (left out of the .ncu-rep) has a profiled twin of the same configuration.
@@ -157,7 +157,7 @@ def test_permutation_traces_pair_with_their_own_counters(samples_store: Store, s
         [
             sample_trace("h100/permute_identity.csv.gz"),
             sample_trace("h100/permute_random.csv.gz"),
-            sample_trace("h100/samples.ncu-rep"),
+            sample_trace("h100/samples.ncu-rep.gz"),
         ],
     )
     identity, random = results[0], results[1]
@@ -176,7 +176,7 @@ def test_permutation_traces_pair_with_their_own_counters(samples_store: Store, s
 def test_a_trace_without_a_profiled_twin_is_unpaired_not_given_a_lookalike(tmp_path, sample_trace) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
     # abs_values was not profiled; the other kernels of the report have the same grid and block.
-    results = analyze_files(store, [sample_trace("h100/abs_positive.csv.gz"), sample_trace("h100/samples.ncu-rep")])
+    results = analyze_files(store, [sample_trace("h100/abs_positive.csv.gz"), sample_trace("h100/samples.ncu-rep.gz")])
     traced = results[0]
     assert traced["counters_from"] is None
     assert traced["pairing"]["status"] == "unpaired"
@@ -186,7 +186,7 @@ def test_a_trace_without_a_profiled_twin_is_unpaired_not_given_a_lookalike(tmp_p
 
 def test_one_verdict_alone_or_within_the_file_and_the_override(tmp_path, sample_trace) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
-    for name in ("h100/permute_identity.csv.gz", "h100/permute_random.csv.gz", "h100/samples.ncu-rep"):
+    for name in ("h100/permute_identity.csv.gz", "h100/permute_random.csv.gz", "h100/samples.ncu-rep.gz"):
         ingest(store, sample_trace(name))
     everything = analyze_stored(store, store.launches()).to_dicts()
     by_id = {r["launch_id"]: r for r in everything}
@@ -204,7 +204,7 @@ def test_one_verdict_alone_or_within_the_file_and_the_override(tmp_path, sample_
 def test_results_round_trip_through_json_and_the_store_cache(tmp_path, sample_trace) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
     ingest(store, sample_trace("h100/vector_add_64warps.csv.gz"))
-    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    ingest(store, sample_trace("h100/samples.ncu-rep.gz"))
     fresh = analyze_stored(store, store.launches(), use_cache=False)
     cached_first = analyze_stored(store, store.launches())  # computes and stores
     cached = analyze_stored(store, store.launches())  # reads the store

@@ -184,7 +184,7 @@ def test_v2_keeps_every_v1_field_and_documents_every_field(tmp_path, sample_trac
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
     for name in ("vector_add_08warps", "vector_add_16warps", "vector_add_32warps", "vector_add_64warps"):
         ingest(store, sample_trace(f"h100/{name}.csv.gz"))
-    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    ingest(store, sample_trace("h100/samples.ncu-rep.gz"))
     traced = store.launches().filter(store.launches()["format"] == "warp-trace")["id"].to_list()
     # A traced launch paired with counters and fitted in a sweep: every section is present.
     result = analyze_stored(store, traced[-1:]).to_dicts()[0]
@@ -203,7 +203,7 @@ def test_the_prediction_table_names_exactly_the_fields_a_prediction_emits(tmp_pa
     from tracekit.present.prediction import prediction_dict
 
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
-    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    ingest(store, sample_trace("h100/samples.ncu-rep.gz"))
     results = analyze_stored(store, store.launches()["id"].to_list())
     result = next(r for r in results if r.classification.utilization)
     block = 256 if result.kernel.block and result.kernel.block[0] != 256 else 512

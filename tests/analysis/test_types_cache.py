@@ -59,7 +59,7 @@ def _walked(value: Any) -> Any:
 
 def test_cache_text_is_the_serialized_fields_and_reads_back(tmp_path, sample_trace) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 's.sqlite'}")
-    ingest(store, sample_trace("h100/samples.ncu-rep"))
+    ingest(store, sample_trace("h100/samples.ncu-rep.gz"))
     ingest(store, sample_trace("h100/vector_add_32warps.csv.gz"))
     results = list(analyze_stored(store, store.launches()))
     assert len(results) > 2

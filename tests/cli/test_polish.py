@@ -314,7 +314,7 @@ def test_readme_shows_real_output(tmp_path):
     run = lambda *args: subprocess.run(  # noqa: E731
         [sys.executable, "-m", "tracekit.cli.main", *args, "--db", str(db)], capture_output=True, text=True, env=env
     ).stdout.splitlines()
-    analyzed = run("analyze", *traces, str(SAMPLES / "samples.ncu-rep"))
+    analyzed = run("analyze", *traces, str(SAMPLES / "samples.ncu-rep.gz"))
     for line in _readme_block("pairs each trace with its own profiled launch"):
         assert line in analyzed, line
     summary = run("summary", str(SAMPLES / "samples.sqlite"))

@@ -37,7 +37,7 @@ REAL_EXPORTS = ROOT.parent / "shared" / "real_exports"
 # cases), the Nsight Systems export and the region recordings.
 SAMPLE_FILES = [
     *sorted(SAMPLES.rglob("*.csv.gz")),
-    SAMPLES / "h100" / "samples.ncu-rep",
+    SAMPLES / "h100" / "samples.ncu-rep.gz",
     SAMPLES / "h100" / "samples.sqlite",
     SAMPLES / "verdict_cases" / "h100" / "cases.raw.csv",
     SAMPLES / "regions" / "ws_pipeline.v2.gz",

@@ -309,7 +309,7 @@ def test_launch_page_names_the_counters_source_and_takes_an_override(sqlite_stor
     """The pairing rule's choice is shown with its evidence; `?pair=` (the page's form) overrides it as `--pair`
     does on the command line, and the API serves the same."""
     [random_trace] = import_traces(sqlite_store, sample_trace, ["h100/permute_random.csv.gz"])
-    ingest(sqlite_store, sample_trace("h100/samples.ncu-rep"))
+    ingest(sqlite_store, sample_trace("h100/samples.ncu-rep.gz"))
     profiled = sqlite_store.launches().filter(pl.col("kernel_name").str.starts_with("permute("))
     identity, random = sorted(profiled.iter_rows(named=True), key=lambda row: row["duration_ns"])
     cache = AnalysisCache(sqlite_store)

@@ -63,7 +63,7 @@ def traced(sqlite_store, sample_trace) -> int:
     """vector_add at 8 warps per SM (warp trace), paired with its profiled run in samples.ncu-rep."""
     ingest(sqlite_store, sample_trace("h100/vector_add_08warps.csv.gz"))
     launch_id = int(sqlite_store.launches()["id"][0])
-    ingest(sqlite_store, sample_trace("h100/samples.ncu-rep"))
+    ingest(sqlite_store, sample_trace("h100/samples.ncu-rep.gz"))
     return launch_id
 
 

@@ -209,7 +209,7 @@ def test_library_log_lines_do_not_reach_the_terminal(damaged, capfd) -> None:
 
 def test_reports_read_one_after_another_do_not_leak_into_each_other(sgemm_path: Path, sample_trace) -> None:
     """ncu_report keeps state between reports in one process, which is why each is read in a child process."""
-    h100, raw_csv = sample_trace("h100/samples.ncu-rep"), sample_trace("h100/samples.raw.csv")
+    h100, raw_csv = sample_trace("h100/samples.ncu-rep.gz"), sample_trace("h100/samples.raw.csv")
     name = "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"
     header, units = [row.split('","') for row in raw_csv.read_text().splitlines()[:2]]
     assert units[header.index(name)] == "thread"  # ncu's own export of the H100 report
@@ -282,7 +282,7 @@ PAGE_UNITLESS = {"idc__requests.sum"}
 def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page raw` of it: same launches, same
     values on every metric both carry, up to the rounding of the printed cell (read from the CSV text here)."""
-    report_path, csv_path = sample_trace("h100/samples.ncu-rep"), sample_trace("h100/samples.raw.csv")
+    report_path, csv_path = sample_trace("h100/samples.ncu-rep.gz"), sample_trace("h100/samples.raw.csv")
     from tracekit.importers import ncu_csv
 
     report, csv_import = read_once(report_path), ncu_csv.read(csv_path)
@@ -374,7 +374,7 @@ def test_launch_shape_from_the_totals_when_the_report_has_no_dims(sgemm_path: Pa
 def test_memory_utilizations_and_occupancy_rows_are_kept(sample_trace) -> None:
     """The H100 samples' report keeps the utilizations the Memory Workload section maps (Mem Pipes Busy is
     sm__memory_throughput) and Nsight's own theoretical occupancy rows, value for value with the library's."""
-    path = sample_trace("h100/samples.ncu-rep")
+    path = sample_trace("h100/samples.ncu-rep.gz")
     parsed = read_once(path)
     action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
     first = parsed.metrics.filter(pl.col("launch_key") == 0)
@@ -405,7 +405,7 @@ def test_rule_results_match_the_details_page_export(sample_trace) -> None:
     speedups, the report's exact, the page's rounded to the digits it prints."""
     from tracekit.importers import ncu_csv
 
-    report = read_once(sample_trace("h100/samples.ncu-rep"))
+    report = read_once(sample_trace("h100/samples.ncu-rep.gz"))
     details = ncu_csv.read(sample_trace("h100/samples.details.csv"))
     ours, page = rule_rows(report), rule_rows(details)
     assert ours.height == page.height == 138
@@ -524,7 +524,7 @@ def test_analyze_a_report_cross_checks_its_rule_results(sample_trace, tmp_path: 
     import json
     import os
 
-    path = sample_trace("h100/samples.ncu-rep")
+    path = sample_trace("h100/samples.ncu-rep.gz")
     completed = subprocess.run(
         [sys.executable, "-m", "tracekit.cli.main", "analyze", str(path), "--json"],
         capture_output=True,

@@ -121,7 +121,7 @@ def test_git_lfs_pointer_of_any_profile(real_export, tmp_path, name):
 
 def test_git_lfs_pointer(tmp_path):
     """The pointer `git lfs` commits in place of the samples' report (spec v1: version, oid sha256, size)."""
-    report = SAMPLES / "samples.ncu-rep"
+    report = SAMPLES / "samples.ncu-rep.gz"
     data = report.read_bytes()
     pointer = tmp_path / "samples.ncu-rep"
     pointer.write_text(

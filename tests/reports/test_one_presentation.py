@@ -335,7 +335,7 @@ def test_the_launch_figures_are_one_plotly_dict_in_every_layout(tmp_path):
     store = Store.open(str(tmp_path / "s.sqlite"))
     for warps in (8, 16, 32, 64):
         ingest(store, REPO / "sample_traces" / "h100" / f"vector_add_{warps:02d}warps.csv.gz")
-    ingest(store, REPO / "sample_traces" / "h100" / "samples.ncu-rep")
+    ingest(store, REPO / "sample_traces" / "h100" / "samples.ncu-rep.gz")
     launch_id = int(store.launches().filter(pl.col("kernel_name").str.starts_with("vector_add"))["id"][1])
     with gzip.open(REPO / "sample_traces" / "h100" / "vector_add_16warps.csv.gz", "rt") as handle:
         rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
