@@ -38,7 +38,7 @@ from tracekit.errors import InputError
 from tracekit.host_events import KERNEL as HOST_KERNEL
 from tracekit.host_events import MEMCPY as HOST_MEMCPY
 from tracekit.host_events import MEMSET as HOST_MEMSET
-from tracekit.host_events import HostEvents
+from tracekit.host_events import RECORDERS, HostEvents
 from tracekit.importers.chrome_trace_kinds import no_gpu_activity
 from tracekit.importers.nsys_sqlite import enclosing_range_paths, launch_points
 from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
@@ -57,6 +57,10 @@ COPY_CATS = frozenset({"gpu_memcpy", "Memcpy"})
 SET_CATS = frozenset({"gpu_memset", "Memset"})
 CALL_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver"})
 CPU_RANGE_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
+# What else the profiler recorded on the host, each at a host cost the step replay takes out: Python frames
+# (with_stack) and memory events (profile_memory, instants named "[memory]"), kept as ranges of these domains.
+PYTHON_CATS = frozenset({"python_function"})
+MEMORY_EVENT = "[memory]"
 GPU_RANGE_CATS = frozenset({"gpu_user_annotation"})
 ANNOTATION_CATS = frozenset({"user_annotation", "gpu_user_annotation"})
 _COPY_KIND = re.compile(r"Memcpy\s+(\w+)")
@@ -585,7 +589,14 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
     options = tuple(key for key in PROFILER_OPTIONS if header.get(key) not in (None, 0, False, "0", "false"))
     return HostEvents(
-        gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path), profiler_options=options
+        gpu=gpu,
+        calls=calls,
+        ranges=ranges,
+        rank=rank,
+        device_name=name,
+        source=str(path),
+        profiler_options=options,
+        recorded_by=RECORDERS[FORMAT],
     ).conformed()
 
 
@@ -617,7 +628,11 @@ def _whole(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFra
 def _host_frames(events: pl.DataFrame) -> HostFrames:
     """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field)."""
     events = (
-        events.filter((pl.col("ph") == "X") & pl.col("cat").is_not_null() & pl.col("ts").is_not_null())
+        events.filter(
+            ((pl.col("ph") == "X") | ((pl.col("ph") == "i") & (pl.col("name") == MEMORY_EVENT)))
+            & pl.col("cat").is_not_null()
+            & pl.col("ts").is_not_null()
+        )
         .with_columns(
             thread=pl.col("pid").cast(_INT, strict=False) * 2**THREAD_BITS
             + (pl.col("tid").cast(_INT, strict=False) & 0xFFFFFFFF),
@@ -649,8 +664,13 @@ def _host_frames(events: pl.DataFrame) -> HostFrames:
     calls = events.filter(pl.col("cat").is_in(list(CALL_CATS))).select(
         "name", "thread", arg("correlation").alias("correlation_id"), "start_ns", "end_ns"
     )
-    ranges = events.filter(pl.col("cat").is_in(list(CPU_RANGE_CATS)) & pl.col("thread").is_not_null()).select(
-        "name", pl.col("cat").alias("domain"), "thread", "start_ns", "end_ns"
+    recorded = pl.col("cat").is_in(list(CPU_RANGE_CATS | PYTHON_CATS)) | (pl.col("name") == MEMORY_EVENT)
+    ranges = events.filter(recorded & pl.col("thread").is_not_null()).select(
+        "name",
+        pl.when(pl.col("name") == MEMORY_EVENT).then(pl.lit("memory")).otherwise(pl.col("cat")).alias("domain"),
+        "thread",
+        "start_ns",
+        "end_ns",
     )
     return gpu, calls, ranges
 

@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.host_events import HostEvents
+from tracekit.host_events import RECORDERS, HostEvents
 from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import (
     LAUNCH_SCHEMA,
@@ -648,7 +648,7 @@ def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
         "name", pl.lit("nvtx").alias("domain"), pl.col("global_tid").alias("thread"), "start_ns", "end_ns"
     )
     gpu = gpu.with_columns(annotation_path=_annotations(gpu, calls, ranges))
-    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, source=str(path)).conformed()
+    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, source=str(path), recorded_by=RECORDERS[FORMAT]).conformed()
 
 
 def _pageable_ids(connection: sqlite3.Connection, tables: set[str]) -> str:

@@ -5,12 +5,16 @@ which calls these functions for the CLI's `tracekit step`, `TraceAnalysis.steps(
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
+from tracekit.analysis.steps.calibration import shipped
 from tracekit.analysis.steps.compare import StepComparison, compare_steps
+from tracekit.analysis.steps.profiler_cost import Calibration
+from tracekit.analysis.steps.program import ProgramSteps, analyze_program
 from tracekit.analysis.steps.ranks import AlignedStep, align
 from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
@@ -106,3 +110,46 @@ def compared(
     """The step of `after` (with a change) set against the step of `before` (without it): trace files or stored
     imports."""
     return compare_steps(steps_of(before, step, store), steps_of(after, step, store))
+
+
+CALIBRATION_FILE = "profiler-calibration.json"  # what `tracekit calibrate --profiler` writes in the data folder
+
+
+def default_calibration_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("tracekit", appauthor=False)) / CALIBRATION_FILE
+
+
+def calibration_of(path: str | Path | None = None) -> Calibration:
+    """The profiler calibration to take out: the file given, else this machine's (`tracekit calibrate
+    --profiler`), else the shipped one."""
+    from tracekit.analysis.steps.profiler_cost import calibration_from_dict
+
+    chosen = Path(path) if path is not None else default_calibration_path()
+    if path is None and not chosen.is_file():
+        return shipped()
+    try:
+        data = json.loads(chosen.read_text(encoding="utf-8"))
+        return calibration_from_dict(data, str(chosen))
+    except FileNotFoundError:
+        raise InputError(str(chosen), "no such calibration file") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            str(chosen), f"not a profiler calibration written by tracekit calibrate --profiler ({exc})"
+        ) from None
+
+
+def program_of(
+    source: str | Path,
+    step: str | None = None,
+    store: Store | None = None,
+    anchor_ns: int | None = None,
+    calibration: Calibration | None = None,
+) -> ProgramSteps:
+    """One trace's steps as the program runs them (the replay without the profiler) beside the traced ones."""
+    events = events_of(source, store)
+    try:
+        return analyze_program(events, calibration or calibration_of(), step, anchor_ns)
+    except StepError as exc:
+        raise TracekitError(f"{source}: {exc}") from None

@@ -9,6 +9,7 @@ from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
 from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
+from tracekit.analysis.steps.framework import is_pytorch
 from tracekit.analysis.steps.types import LAUNCH_BOUND, STEPS_SCHEMA, IdleCause, Step, StepsResult
 from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
 
@@ -53,8 +54,9 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     if gpu.height == 0:
         raise StepError("the trace holds no GPU activity (kernels, copies or sets): no step to measure")
     calls = call_class(events.calls, gpu)
+    pytorch = is_pytorch(events)
     try:
-        windows_found = detect(gpu, calls, events.ranges, step)
+        windows_found = detect(gpu, calls, events.ranges, step, pattern=pytorch)
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
@@ -127,7 +129,8 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     typical = advice.typical_step(run, representative) if representative else None
     found = (
         advice.worth_trying(
-            advice.idle_suggestions(typical) + advice.copy_suggestions(typical, advice.pinned_rate(gpu)),
+            advice.idle_suggestions(typical, pytorch)
+            + advice.copy_suggestions(typical, advice.pinned_rate(gpu), pytorch),
             typical,
             spans[-1] - spans[0],
         )
