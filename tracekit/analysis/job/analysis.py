@@ -11,6 +11,7 @@ import polars as pl
 from tracekit.analysis.job import align, cause, straggler
 from tracekit.analysis.job.types import (
     CAUSE_GROUPS,
+    COMPUTE,
     JOB_SCHEMA,
     CollectiveArrival,
     JobResult,
@@ -98,7 +99,7 @@ def analyze_job(
                 noise_ns=row["noise_ns"],
                 cause=found,
                 causes=shares,
-                longer_kernels=cause.longer_kernels(kernels, rank, row["step"]) if rank is not None else (),
+                longer_kernels=cause.longer_kernels(kernels, rank, row["step"]) if found == COMPUTE else (),
                 gain_ns=row["gain_ns"],
             )
         )
