@@ -40,7 +40,9 @@ def rank_files(sources: Sequence[str | Path]) -> list[Path]:
     for source in sources:
         path = Path(source)
         if path.is_dir():
-            inside = sorted((p for p in path.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)), key=_natural)
+            inside = sorted(
+                (p for p in path.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)), key=_natural
+            )
             if not inside:
                 raise InputError(str(path), "a folder with no trace files (*.json, *.json.gz)")
             found += inside

@@ -193,14 +193,26 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
         nonlocal correlation
         call_start = start - LAUNCH_GAP_NS
         if job.host_ops:
-            events.append(x("cpu_op", "aten::launch_op", call_start - 3_000, call_start + 1_000, **{"External id": correlation}))
+            events.append(
+                x("cpu_op", "aten::launch_op", call_start - 3_000, call_start + 1_000, **{"External id": correlation})
+            )
         events.append(x("cuda_runtime", "cudaLaunchKernel", call_start, call_start + 1_500, correlation=correlation))
         if keep:
             gpu = x("kernel", name, start, end, stream=7, correlation=correlation, **args)
             gpu["pid"], gpu["tid"] = rank, 7
             events.append(gpu)
         if job.host_ops:
-            events.append({"ph": "f", "id": correlation, "pid": 0, "tid": 1, "ts": (call_start + shift + EPOCH_NS) / 1000, "cat": "ac2g", "name": "ac2g"})
+            events.append(
+                {
+                    "ph": "f",
+                    "id": correlation,
+                    "pid": 0,
+                    "tid": 1,
+                    "ts": (call_start + shift + EPOCH_NS) / 1000,
+                    "cat": "ac2g",
+                    "name": "ac2g",
+                }
+            )
         correlation += 1
 
     now = 0
@@ -228,9 +240,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
                 start = now + LAUNCH_GAP_NS
                 end = int(ends[step, c])
                 comm = {"Collective name": "allreduce", "Process Group Name": "0", "External id": 10_000_000 + sequence}
-                events.append(
-                    x("cpu_op", "record_param_comms", start - 1_800, start - 200, Seq=sequence, **comm)
-                )
+                events.append(x("cpu_op", "record_param_comms", start - 1_800, start - 200, Seq=sequence, **comm))
                 launch(ALLREDUCE_KERNEL, start, end, **comm)
                 sequence += 1
                 now = end

@@ -144,9 +144,7 @@ def analyze_job(
         warnings.append(f"ranks {unmatched} share no collective with the others and are left out")
     by_order = "order" in set(summary["matched_by"])
     if by_order:
-        warnings.append(
-            "collectives matched by their order in each step (the traces' record_param_comms carry no Seq)"
-        )
+        warnings.append("collectives matched by their order in each step (the traces' record_param_comms carry no Seq)")
     return JobResult(
         schema=JOB_SCHEMA,
         ranks=ranks,

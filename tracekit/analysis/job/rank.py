@@ -86,12 +86,8 @@ def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
     )
     gpu = frames.gpu.join(launched, on="correlation_id", how="left").with_columns(
         pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
-        (
-            pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")
-        ).alias("is_collective"),
-        pl.coalesce(
-            pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()
-        ).alias("collective"),
+        (pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")).alias("is_collective"),
+        pl.coalesce(pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()).alias("collective"),
     )
     if launched.height:
         gpu = gpu.filter(pl.col("launch_ns").is_not_null() | pl.col("correlation_id").is_null())

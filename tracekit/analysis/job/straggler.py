@@ -86,9 +86,11 @@ def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
         .first()
         .rename({"last_rank": "rank"})
     )
-    return steps.join(late, on="step", how="left").with_columns(
-        pl.col("late_ns", "collectives_last", "gain_ns").fill_null(0)
-    ).sort("step")
+    return (
+        steps.join(late, on="step", how="left")
+        .with_columns(pl.col("late_ns", "collectives_last", "gain_ns").fill_null(0))
+        .sort("step")
+    )
 
 
 def job_straggler(table: pl.DataFrame) -> tuple[int | None, float]:
