@@ -25,7 +25,9 @@ def small_template():
 def analyzed(job: SyntheticJob, folder, template) -> JobResult:
     tables = [rank_tables(read_rank(path)) for path in write_job(job, folder, template)]
     kernels = pl.concat([t.kernels for t in tables]).filter(~pl.col("collective"))
-    kernel_time = kernels.group_by("rank", "step", "name").agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("gpu_ns"))
+    kernel_time = kernels.group_by("rank", "step", "name").agg(
+        (pl.col("end_ns") - pl.col("start_ns")).sum().alias("gpu_ns")
+    )
     return analyze_job(
         pl.concat([t.summary for t in tables]),
         pl.concat([t.steps for t in tables]),

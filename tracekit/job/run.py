@@ -9,6 +9,7 @@ and the client can reach. The same code serves two ranks and a thousand.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -91,7 +92,14 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         return
     count = workers or os.cpu_count() or 1
     with (
-        LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        # the workers' own logs stay quiet: a task's failure reaches the user once, as the client's one line
+        LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
         Client(cluster) as client,
     ):
         yield client
