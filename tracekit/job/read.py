@@ -60,10 +60,12 @@ COMM_SCHEMA = {
 }
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> IO[bytes] | gzip.GzipFile:
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115 - closed by the caller
+    if gzipped:
+        return gzip.open(path, "rb")  # noqa: SIM115 - closed by the caller
+    return open(path, "rb")  # noqa: SIM115 - closed by the caller
 
 
 def _ns(microseconds: Any) -> int:
@@ -98,7 +100,7 @@ class _Table:
         return pl.concat(self.parts) if self.parts else pl.DataFrame(schema=self.schema)
 
 
-def _events(stream: IO[bytes], path: Path) -> Iterator[dict[str, Any]]:
+def _events(stream: IO[bytes] | gzip.GzipFile, path: Path) -> Iterator[dict[str, Any]]:
     try:
         yield from ijson.items(stream, "traceEvents.item", use_float=True)
     except ijson.JSONError as exc:

@@ -131,13 +131,21 @@ def reduce_job(parquet_dir: str | Path) -> JobResult:
         raise TracekitError(str(exc)) from None
 
 
+def _map(client: Any, files: list[Path], root: Path) -> list[dict[str, Any]]:
+    futures = client.map(map_rank, [str(p) for p in files], range(len(files)), parquet_dir=str(root), pure=False)
+    summaries: list[dict[str, Any]] = client.gather(futures)
+    return summaries
+
+
 def run_job(
     sources: Sequence[str | Path],
     scheduler: str | None = None,
     workers: int | None = None,
     parquet_dir: str | Path | None = None,
+    client: Any = None,
 ) -> JobResult:
-    """Every rank's trace mapped on Dask into Parquet (kept in `parquet_dir` when given), then reduced."""
+    """Every rank's trace mapped on Dask into Parquet (kept in `parquet_dir` when given), then reduced; on
+    `client` when given (a dask.distributed Client), else on one made for the job."""
     files = rank_files(sources)
     if len(files) < 2:
         raise TracekitError("a job needs two rank traces or more (a folder of them, or the files)")
@@ -145,16 +153,16 @@ def run_job(
         if not path.is_file():
             raise InputError(str(path), "no such file" if not path.exists() else "not a regular file")
     keep = parquet_dir is not None
-    root = Path(parquet_dir) if keep else Path(tempfile.mkdtemp(prefix="tracekit-job-"))
+    root = Path(parquet_dir) if parquet_dir is not None else Path(tempfile.mkdtemp(prefix="tracekit-job-"))
     if keep and any(root.iterdir() if root.exists() else ()):
         raise TracekitError(f"{root}: the Parquet folder must be new or empty")
     root.mkdir(parents=True, exist_ok=True)
     try:
-        with dask_client(scheduler, workers) as client:
-            futures = client.map(
-                map_rank, [str(p) for p in files], range(len(files)), parquet_dir=str(root), pure=False
-            )
-            summaries = client.gather(futures)
+        if client is not None:
+            summaries = _map(client, files, root)
+        else:
+            with dask_client(scheduler, workers) as made:
+                summaries = _map(made, files, root)
         seen: dict[int, str] = {}
         for summary in summaries:
             if summary["rank"] in seen:

@@ -154,8 +154,10 @@ def collective_ends(job: SyntheticJob, template: Template) -> np.ndarray:
     return ends
 
 
-def write_job(job: SyntheticJob, folder: str | Path, template: Template | None = None) -> list[Path]:
-    """One gzipped Kineto trace per rank in `folder` (`rank<N>.pt.trace.json.gz`)."""
+def write_job(
+    job: SyntheticJob, folder: str | Path, template: Template | None = None, compress: bool = True
+) -> list[Path]:
+    """One Kineto trace per rank in `folder` (`rank<N>.pt.trace.json.gz`, or `.json` uncompressed)."""
     template = template or load_template(kernels_per_group=12)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -170,8 +172,8 @@ def write_job(job: SyntheticJob, folder: str | Path, template: Template | None =
             "synthetic": "tracekit.job.synthetic: made from a recorded rank with stated perturbations",
             "traceEvents": events,
         }
-        path = folder / f"rank{rank}.pt.trace.json.gz"
-        with gzip.open(path, "wb", compresslevel=1) as out:
+        path = folder / f"rank{rank}.pt.trace.json{'.gz' if compress else ''}"
+        with gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb") as out:
             out.write(orjson.dumps(trace))
         paths.append(path)
     return paths
@@ -189,7 +191,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
             event["args"] = args
         return event
 
-    def launch(name: str, start: int, end: int, keep: bool = True, **args: Any) -> None:
+    def launch(name: str, start: int, end: int, keep: bool = True, args: dict[str, Any] | None = None) -> None:
         nonlocal correlation
         call_start = start - LAUNCH_GAP_NS
         if job.host_ops:
@@ -198,7 +200,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
             )
         events.append(x("cuda_runtime", "cudaLaunchKernel", call_start, call_start + 1_500, correlation=correlation))
         if keep:
-            gpu = x("kernel", name, start, end, stream=7, correlation=correlation, **args)
+            gpu = x("kernel", name, start, end, stream=7, correlation=correlation, **(args or {}))
             gpu["pid"], gpu["tid"] = rank, 7
             events.append(gpu)
         if job.host_ops:
@@ -241,7 +243,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
                 end = int(ends[step, c])
                 comm = {"Collective name": "allreduce", "Process Group Name": "0", "External id": 10_000_000 + sequence}
                 events.append(x("cpu_op", "record_param_comms", start - 1_800, start - 200, Seq=sequence, **comm))
-                launch(ALLREDUCE_KERNEL, start, end, **comm)
+                launch(ALLREDUCE_KERNEL, start, end, args=comm)
                 sequence += 1
                 now = end
         now += 20_000

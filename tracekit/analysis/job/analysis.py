@@ -107,7 +107,7 @@ def analyze_job(
     causes = Counter(s.cause for s in mine if s.cause)
     job_cause = causes.most_common(1)[0][0] if causes else None
     gain = round(sum(s.gain_ns for s in mine) / len(step_rows)) if step_rows else 0
-    median_step = float(spans["span_ns"].median() or 0)
+    median_step = float(spans["span_ns"].median() or 0)  # type: ignore[arg-type]
     job = JobStraggler(
         rank=job_rank,
         share=share,

@@ -159,7 +159,8 @@ def rank_tables(frames: RankFrames) -> RankTables:
     rank = pl.lit(frames.rank, pl.Int64).alias("rank")
     busy = intervals.merge(gpu)
     compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
-    first, last = int(steps["start_ns"].min()), int(max(steps["end_ns"].max(), gpu["end_ns"].max()))  # type: ignore[arg-type]
+    first = int(steps["start_ns"].min())  # type: ignore[arg-type]
+    last = int(pl.concat([steps["end_ns"], gpu["end_ns"]]).max())  # type: ignore[arg-type]
     idle = _idle(frames, busy, first, last)
 
     collectives = gpu.filter(pl.col("is_collective")).sort("start_ns")
