@@ -849,3 +849,11 @@ def steps_with_kernels(
     result = traced.result
     ranked = sorted([*result.what_to_try, *kernels], key=lambda s: -s.saves_ns)
     return dataclasses.replace(result, what_to_try=tuple(ranked))
+
+
+def job(sources: Sequence[str | Path], scheduler: str | None = None, workers: int | None = None) -> Any:
+    """A multi-rank job (a folder of rank traces, or the files) read on Dask: the straggler, its cause, its cost
+    (`tracekit job`; a JobResult)."""
+    from tracekit.job.run import run_job
+
+    return run_job(sources, scheduler=scheduler, workers=workers)

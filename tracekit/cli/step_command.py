@@ -186,8 +186,8 @@ def step_command(
     sources: Annotated[
         list[str],
         typer.Argument(
-            help="A PyTorch profiler trace or nsys SQLite export, or a stored import of one (7, import:7); several: "
-            "one per rank."
+            help="A PyTorch profiler trace or nsys SQLite export, or a stored import of one (7, import:7); several, "
+            "or a folder of them: one per rank."
         ),
     ],
     step: Annotated[
@@ -267,8 +267,13 @@ def step_command(
             console.print(line, markup=False)
         return
 
+    from tracekit.job.run import rank_files
     from tracekit.steps import is_import_ref
 
+    expanded: list[str] = []  # a folder stands for the rank traces in it
+    for source in sources:
+        expanded += [source] if is_import_ref(source) else [str(path) for path in rank_files([source])]
+    sources = expanded
     store = open_store(db) if any(is_import_ref(source) for source in sources) else None
     if len(sources) == 1 and not traced:
         _program(sources[0], step, store, step_time, calibration, as_json)
