@@ -47,6 +47,7 @@ from tracekit.analysis.region_timeline import (
 from tracekit.analysis.steps import StepsResult
 from tracekit.analysis.steps.compare import compare_steps
 from tracekit.analysis.steps.critical_path import StepTimeline
+from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.types import Step, Suggestion
 from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_line
 from tracekit.analysis.steps.whatif import step_what_if as replay_on_step
@@ -65,7 +66,9 @@ from tracekit.steps import (
     compared,
     events_of,
     import_trace,
+    program_of,
     read_events,
+    replayed_events,
     steps_of,
     stored_events,
 )
@@ -411,6 +414,11 @@ class TraceAnalysis:
         time, idle causes, categories, operators, critical path, what to try first (`tracekit.steps.steps_of`)."""
         return steps_of(path, step)
 
+    def program_steps(self, path: str, step: str | None = None, step_time: str | None = None) -> ProgramSteps:
+        """The steps as the program runs them: the trace replayed without the profiler's own host work, beside the
+        traced steps (`tracekit step`); `step_time` (22.7ms, 44/s), the program's own, anchors the replay."""
+        return program_steps(self.store, path, step, step_time)
+
     def compare_steps(self, baseline: str, path: str, step: str | None = None) -> Any:
         """The step of `path` (with a change) against the same step of `baseline` (without it): each part before
         and after, and what grew most (`tracekit step PATH --baseline BASELINE`)."""
@@ -657,10 +665,41 @@ def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> A
     return steps_of(import_ref, step, store)
 
 
+def program_steps(
+    store: Store | None, source: str | Path, step: str | None = None, step_time: str | None = None
+) -> ProgramSteps:
+    """A trace's or stored import's steps replayed without the profiler (`tracekit.steps.program_of`)."""
+    from tracekit import format as fmt
+
+    anchor_ns = fmt.parse_step_time(step_time) if step_time is not None else None
+    return program_of(source, step, store, anchor_ns)
+
+
+def program_of_import(store: Store, import_ref: str, step: str | None = None) -> ProgramSteps:
+    """A stored import's steps without the profiler (`tracekit step IMPORT`)."""
+    return program_of(import_ref, step, store)
+
+
+def program_view_of_import(store: Store, import_ref: str, step: str | None = None) -> tuple[ProgramSteps, Any]:
+    """A stored import's steps without the profiler and the timeline of the step shown, on the replay's clock."""
+    found = program_of(import_ref, step, store)
+    return found, program_timeline_of_import(store, import_ref, found)
+
+
+def program_timeline_of_import(store: Store, import_ref: str, found: ProgramSteps) -> Any:
+    """The timeline of the step `found` shows, on the replay's clock (None without a step)."""
+    from tracekit.analysis.steps.timeline import step_timeline
+
+    shown = found.unprofiled.representative_step
+    if shown is None:
+        return None
+    return step_timeline(replayed_events(events_of(import_ref, store), found), found.unprofiled.steps[shown])
+
+
 def compare_with_baseline(store: Store, baseline_ref: str, result: Any, step: str | None = None) -> Any:
     """A step already analysed (`steps_of_import`) against a baseline import's (`tracekit step IMPORT --baseline
     BASELINE`): the baseline is read and analysed, the step is not again."""
-    return compare_steps(steps_of(baseline_ref, step, store), result)
+    return compare_steps(program_of(baseline_ref, step, store).unprofiled, result)
 
 
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:

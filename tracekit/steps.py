@@ -108,8 +108,8 @@ def compared(
     before: str | Path, after: str | Path, step: str | None = None, store: Store | None = None
 ) -> StepComparison:
     """The step of `after` (with a change) set against the step of `before` (without it): trace files or stored
-    imports."""
-    return compare_steps(steps_of(before, step, store), steps_of(after, step, store))
+    imports, each replayed without the profiler (the same replay every step figure comes from)."""
+    return compare_steps(program_of(before, step, store).unprofiled, program_of(after, step, store).unprofiled)
 
 
 CALIBRATION_FILE = "profiler-calibration.json"  # what `tracekit calibrate --profiler` writes in the data folder
@@ -153,3 +153,11 @@ def program_of(
         return analyze_program(events, calibration or calibration_of(), step, anchor_ns)
     except StepError as exc:
         raise TracekitError(f"{source}: {exc}") from None
+
+
+def replayed_events(events: HostEvents, found: ProgramSteps, calibration: Calibration | None = None) -> HostEvents:
+    """The timeline `found` was analysed on: `events` replayed without the profiler at its setting and scale."""
+    from tracekit.analysis.steps.unprofiled import replay_without_profiler
+
+    chosen = (calibration or calibration_of()).for_setting(found.setting)
+    return replay_without_profiler(events, chosen, found.cost_scale)

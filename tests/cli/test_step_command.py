@@ -20,10 +20,13 @@ def tracekit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_is_the_analysis(real_export):
+    """--traced --json: the trace's own steps; plain --json holds the same as its `traced` member."""
     path = real_export("kineto_GH200_transformer.pt.trace.json")
-    done = tracekit("step", str(path), "--json")
+    done = tracekit("step", str(path), "--traced", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
+    program = json.loads(tracekit("step", str(path), "--json").stdout)
+    assert program["schema"] == "tracekit.program-steps/1" and program["traced"] == data
     expected = analyze_steps(read_host_events(path))
     assert data["schema"] == "tracekit.steps/1"
     assert [s["busy_ns"] for s in data["steps"]] == [s.busy_ns for s in expected.steps]

@@ -29,14 +29,7 @@ from pathlib import Path
 import torch
 
 WARMUP, MEASURED, ACTIVE = 10, 20, 3
-# name -> torch.profiler keyword arguments (activities named by string, resolved below)
-SETTINGS: dict[str, dict[str, object]] = {
-    "shapes": {"activities": "cpu,cuda", "record_shapes": True},
-    "cpu_cuda": {"activities": "cpu,cuda"},
-    "cuda_only": {"activities": "cuda"},
-    "stack": {"activities": "cpu,cuda", "record_shapes": True, "with_stack": True},
-    "memory": {"activities": "cpu,cuda", "profile_memory": True},
-}
+SETTINGS = ("shapes", "cpu_cuda", "cuda_only", "stack", "memory")  # tracekit/profiler_cost_bench.py's
 # with_stack and profile_memory on four workloads (their traces are the largest)
 FULL_SETTINGS = ("tv_resnet50_train", "timm_vit_small_train", "hf_gpt2_train", "tv_resnet18_loader0")
 
@@ -290,12 +283,10 @@ def export_gzip(prof: torch.profiler.profile, path: Path) -> None:
 
 
 def profiler_kwargs(setting: str) -> dict[str, object]:
-    from torch.profiler import ProfilerActivity
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from tracekit.profiler_cost_bench import profiler_kwargs as of_setting
 
-    options = dict(SETTINGS[setting])
-    names = str(options.pop("activities")).split(",")
-    options["activities"] = [ProfilerActivity.CPU if n == "cpu" else ProfilerActivity.CUDA for n in names]
-    return options
+    return of_setting(setting)
 
 
 def trace(step: Step, path: Path, setting: str) -> None:
@@ -334,96 +325,16 @@ def time_and_trace(outdir: Path, workload: str) -> None:
     print(f"{workload}: {period:.3f} ms a step after the traces", flush=True)
 
 
-# ---- the profiler's per-event host cost ---------------------------------------------------------------------------
-
-LOOP = 3000
-
-
-def _nested(depth: int, body: Callable[[], None]) -> None:
-    if depth == 0:
-        body()
-    else:
-        _nested(depth - 1, body)
-
-
-def cost_loops() -> dict[str, Callable[[], None]]:
-    """Loops whose iterations record known events: CPU operators alone, an operator that launches a kernel, the
-    same under Python frames 8 deep (with_stack records each), and a record_function range around an operator."""
-    cpu = torch.ones(16)
-    gpu = torch.ones(16, device="cuda")
-
-    def cpu_ops() -> None:
-        for _ in range(LOOP):
-            cpu.add_(1)
-
-    def cuda_ops() -> None:
-        for _ in range(LOOP):
-            gpu.add_(1)
-
-    def deep_cuda_ops() -> None:
-        op = gpu.add_
-        for _ in range(LOOP):
-            _nested(8, lambda: op(1))
-
-    def annotated_cuda_ops() -> None:
-        for _ in range(LOOP):
-            with torch.profiler.record_function("range"):
-                gpu.add_(1)
-
-    return {"cpu_ops": cpu_ops, "cuda_ops": cuda_ops, "deep_cuda_ops": deep_cuda_ops, "annotated": annotated_cuda_ops}
-
-
-def host_ms(body: Callable[[], None]) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    body()
-    elapsed = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return elapsed * 1e3
-
-
-def recorded_events(path: Path) -> dict[str, int]:
-    """The events a trace holds, by what each costs the host to record: operators, Python frames, annotations,
-    runtime calls, memory events, kernels."""
-    import json
-
-    with gzip.open(path) as handle:
-        events = json.load(handle)["traceEvents"]
-    counts = dict.fromkeys(("cpu_op", "python_function", "user_annotation", "cuda_runtime", "memory", "kernel"), 0)
-    for event in events:
-        kind = "memory" if event.get("name") == "[memory]" else event.get("cat")
-        if kind in counts:
-            counts[kind] += 1
-    return counts
+# ---- the profiler's per-event host cost: tracekit's own loops (tracekit/profiler_cost_bench.py, torch only) ----
 
 
 def cost(outdir: Path, setting: str) -> None:
-    """Each loop's host time unprofiled and under one setting (each the median of 5 runs; one process per setting,
-    since a profiler that has run once leaves the process slower), with the events one profiled run recorded,
-    counted from its trace."""
-    from torch.profiler import profile
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout: tracekit/profiler_cost_bench.py
+    from tracekit.profiler_cost_bench import measure
 
-    loops = cost_loops()
-    for body in loops.values():
-        body()  # warm-up
-    rows = []
-    for name, body in loops.items():
-        bare = statistics.median(host_ms(body) for _ in range(5))
-        rows.append({"loop": name, "setting": "none", "iterations": LOOP, "host_ms": f"{bare:.4f}", "of": setting})
-    for name, body in loops.items():
-        spent = []
-        for _ in range(5):
-            with profile(**profiler_kwargs(setting)) as prof:  # type: ignore[arg-type]
-                spent.append(host_ms(body))
-        path = outdir / f"cost_{name}.{setting}.pt.trace.json.gz"
-        export_gzip(prof, path)
-        row = {"loop": name, "setting": setting, "iterations": LOOP, "host_ms": f"{statistics.median(spent):.4f}"}
-        rows.append({**row, "of": setting, **recorded_events(path)})
-        path.unlink()
-        print(f"cost {name} {setting}: {row['host_ms']} ms", flush=True)
+    rows = measure(setting, export=export_gzip)
     for row in rows:
-        for kind in ("cpu_op", "python_function", "user_annotation", "cuda_runtime", "memory", "kernel"):
-            row.setdefault(kind, 0)
+        print(f"cost {row['loop']} {row['setting']}: {row['host_ms']} ms", flush=True)
     append_rows(outdir / "profiler_cost.csv", rows)
 
 

@@ -96,7 +96,7 @@ def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, step: Step) -> StepTimeline
 def _constraints(ops: list[Op]) -> None:
     """Each activity's stream predecessor, inferred event dependency, binding constraint and fixed latency."""
     last_on: dict[int, int] = {}
-    ended: list[tuple[int, int]] = []  # (end, index), sorted, for the event inference
+    ended_on: dict[int, list[tuple[int, int]]] = {}  # stream -> (end, index), sorted, for the event inference
     for op in ops:
         op.prev = last_on.get(op.stream)
         last_on[op.stream] = op.index
@@ -104,16 +104,21 @@ def _constraints(ops: list[Op]) -> None:
         stream = ops[op.prev].end if op.prev is not None else NONE
         ready = max(host, stream)
         if op.start - ready > EVENT_TOLERANCE_NS:
-            at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
-            while at >= 0 and ops[ended[at][1]].stream == op.stream:
-                at -= 1
-            if at >= 0 and op.start - ended[at][0] <= EVENT_TOLERANCE_NS:
-                op.dep = ended[at][1]
+            # the activity of another stream that ended last before this one started (one look-up per stream)
+            latest: tuple[int, int] | None = None
+            for other, ended in ended_on.items():
+                if other == op.stream:
+                    continue
+                at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
+                if at >= 0 and (latest is None or ended[at] > latest):
+                    latest = ended[at]
+            if latest is not None and op.start - latest[0] <= EVENT_TOLERANCE_NS:
+                op.dep = latest[1]
         event = ops[op.dep].end if op.dep is not None else NONE
         ready = max(host, stream, event)
         op.binding = "event" if ready == event and event != NONE else "stream" if ready == stream else "host"
         op.latency = max(0, op.start - ready) if ready != NONE else 0
-        bisect.insort(ended, (op.end, op.index))
+        bisect.insort(ended_on.setdefault(op.stream, []), (op.end, op.index))
 
 
 def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:

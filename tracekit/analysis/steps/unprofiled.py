@@ -55,6 +55,7 @@ class _Clock:
         self.cost_at, self.cost_cum = cost_at, cost_cum
         self.new_start = [0] * len(marks)
         self.new_end = [0] * len(marks)
+        self.ends = [m.end_ns for m in marks]
 
     def cost_before(self, t: np.ndarray | int) -> np.ndarray:
         """The recording cost of every event that began before `t`."""
@@ -65,12 +66,18 @@ class _Clock:
         removed = float(self.cost_before(at_ns) - self.cost_before(orig_ns))
         return new_ns + max(0, round((at_ns - orig_ns) - removed))
 
+    def map_one(self, t: int) -> int:
+        """One host time on the replayed clock (as `map`), while the replay is under way: from the marks replayed
+        so far."""
+        k = bisect.bisect_right(self.ends, t) - 1
+        return t if k < 0 else self.after(self.ends[k], self.new_end[k], t)
+
     def map(self, times: np.ndarray) -> np.ndarray:
         """Host times on the replayed clock, each from the last mark that ended before it (unchanged before the
         first mark)."""
         if not self.marks:
             return times
-        ends = np.array([m.end_ns for m in self.marks], dtype=np.int64)
+        ends = np.array(self.ends, dtype=np.int64)
         k = np.searchsorted(ends, times, side="right") - 1
         before = k < 0
         k = np.maximum(k, 0)
@@ -111,7 +118,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
         stream = new_op_end[op.prev] if op.prev is not None and scheduled[op.prev] else NONE
         event = new_op_end[op.dep] if op.dep is not None and scheduled[op.dep] else NONE
         ready = max(host, stream, event)
-        start = ready + op.latency if ready != NONE else int(clock.map(np.array([op.start]))[0])
+        start = ready + op.latency if ready != NONE else clock.map_one(op.start)
         new_op_start[index], new_op_end[index] = start, start + (op.end - op.start)
         scheduled[index] = True
 
@@ -126,7 +133,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
         while pending < len(unchained) and unchained[pending][0] <= mark.start_ns:
             index = unchained[pending][1]
             issue = ops[index].issue
-            schedule(index, int(clock.map(np.array([issue]))[0]) if issue is not None else None)
+            schedule(index, clock.map_one(issue) if issue is not None else None)
             pending += 1
         duration = max(MIN_CALL_NS, round(mark.end_ns - mark.start_ns - runtime_ns))
         new_end = new_start + duration
@@ -142,7 +149,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
         prev_orig_end, prev_new_end = mark.end_ns, new_end
     for _, index in unchained[pending:]:
         issue = ops[index].issue
-        schedule(index, int(clock.map(np.array([issue]))[0]) if issue is not None else None)
+        schedule(index, clock.map_one(issue) if issue is not None else None)
     for index in range(len(ops)):
         if not scheduled[index]:
             schedule(index, None)
