@@ -39,7 +39,8 @@ FORMAT = "nsys-sqlite"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
-GPU_ACTIVITY_TABLES = {KERNEL_TABLE, MEMCPY_TABLE}
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+GPU_ACTIVITY_TABLES = {KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE}
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 DIAGNOSTIC_ERROR = 3  # ENUM_DIAGNOSTIC_SEVERITY_LEVEL: 1 Info, 2 Warning, 3 Error
 
@@ -137,7 +138,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
     if KERNEL_TABLE not in tables:
         if not tables & GPU_ACTIVITY_TABLES:
             raise InputError(str(path), _no_gpu_activity_reason(connection, tables))
-        warnings.append(f"no {KERNEL_TABLE} table: the report recorded memory copies but no kernel")
+        warnings.append(f"no {KERNEL_TABLE} table: the report recorded memory copies or sets but no kernel")
         kernels = _no_kernels()
     else:
         kernels = _kernels(connection, tables)
@@ -445,20 +446,29 @@ def _short_memcpy_kind(enum_name: str) -> str:
 
 
 def _memcpys(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
-    if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables:
+    """The copies and the sets (kind "Memset", as the Kineto reader and the step timeline name them), in start
+    order: both are GPU memory operations `summary` counts beside the kernels."""
+    frames = []
+    for table in (MEMCPY_TABLE, MEMSET_TABLE):
+        if table not in tables:
+            continue
+        columns = set(_columns(connection, table))
+        present = {source: field for source, field in MEMCPY_COLUMNS.items() if source in columns}
+        select = ", ".join(f'"{source}"' for source in present)
+        frame = _frame(
+            connection, f"SELECT {select} FROM {table} ORDER BY start", dict.fromkeys(present.values(), pl.Int64)
+        )
+        if table == MEMSET_TABLE:
+            frame = frame.with_columns(kind=pl.lit("Memset"))
+        elif "copy_kind" in frame.columns:
+            kinds = _memcpy_kind_names(connection, tables)
+            frame = frame.with_columns(
+                kind=pl.col("copy_kind").replace_strict(kinds, default=None, return_dtype=pl.Utf8)
+            )
+        frames.append(conform(frame, MEMCPY_SCHEMA))
+    if not frames:
         return empty_frame(MEMCPY_SCHEMA)
-    columns = set(_columns(connection, "CUPTI_ACTIVITY_KIND_MEMCPY"))
-    present = {source: field for source, field in MEMCPY_COLUMNS.items() if source in columns}
-    select = ", ".join(f'"{source}"' for source in present)
-    frame = _frame(
-        connection,
-        f"SELECT {select} FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start",
-        dict.fromkeys(present.values(), pl.Int64),
-    )
-    if "copy_kind" in frame.columns:
-        kinds = _memcpy_kind_names(connection, tables)
-        frame = frame.with_columns(kind=pl.col("copy_kind").replace_strict(kinds, default=None, return_dtype=pl.Utf8))
-    return conform(frame, MEMCPY_SCHEMA)
+    return pl.concat(frames).sort("start_ns", maintain_order=True)
 
 
 def _gpu_rows(connection: sqlite3.Connection, tables: set[str]) -> list[dict[str, Any]]:
@@ -543,7 +553,6 @@ def _tool_version(connection: sqlite3.Connection, tables: set[str]) -> str | Non
 # ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
 
 BATCH_ROWS = 100_000  # rows fetched per batch: a 10M-kernel export is never held as Python tuples at once
-MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 # CUpti_ActivityMemoryKind (files without ENUM_CUDA_MEM_KIND): 1 is pageable host memory
 CUPTI_PAGEABLE = 1
 
@@ -570,7 +579,7 @@ def read_host_events(path: Path) -> HostEvents:
 
 def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "StringIds" not in tables or not tables & (GPU_ACTIVITY_TABLES | {MEMSET_TABLE}):
+    if "StringIds" not in tables or not tables & GPU_ACTIVITY_TABLES:
         raise InputError(str(path), "no GPU activity (kernel, memcpy or memset tables) in this export")
     gpu_schema: dict[str, DType] = {
         "kind": pl.Utf8,
