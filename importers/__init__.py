@@ -108,8 +108,9 @@ NOT_A_FORMAT = (
 )
 _LFS_POINTER = re.compile(rb"^version https://git-lfs\.github\.com/spec/v1\noid sha256:[0-9a-f]{64}\nsize (\d+)\n")
 # Nsight Systems reports (.nsys-rep, and .qdrep before 2021.4) open with this line and the writer's version,
-# `NVIDIA Tegra Profiler Report 2025@2@1@130-...` (year@release@patch@build).
-_NSYS_REPORT = re.compile(rb"^NVIDIA Tegra Profiler Report (\d{4})@(\d+)@(\d+)@(\d+)")
+# `NVIDIA Tegra Profiler Report 2025@2@1@130-...` (year@release@patch@build); old .qdrep files with a format
+# number alone (`NVIDIA Tegra Profiler Report 1.`).
+_NSYS_REPORT = re.compile(rb"^NVIDIA Tegra Profiler Report (?:(\d{4})@(\d+)@(\d+)@(\d+)|\d+\.)")
 # AMD's rocprof: --stats CSV (v1), the kernel trace of v1 (results.csv) and v3 (kernel_trace.csv), and the
 # --hip-trace / --hsa-trace JSON (Chrome trace whose processes are the HIP and HSA API, COPY and GPU<n>).
 _ROCPROF_CSV = re.compile(
@@ -132,10 +133,14 @@ def known_other_output(head: bytes, name: str = "FILE") -> str | None:
         )
     report = _NSYS_REPORT.match(head)
     if report:
-        version = ".".join(group.decode() for group in report.groups())
+        written = (
+            f"nsys {'.'.join(group.decode() for group in report.groups())}"
+            if report.group(1)
+            else "an old .qdrep, written before nsys 2021.4"
+        )
         stem = name.rsplit(".", 1)[0] if "." in name else name
         return (
-            f"an Nsight Systems report (nsys {version}), which tracekit reads once exported to SQLite: "
+            f"an Nsight Systems report ({written}), which tracekit reads once exported to SQLite: "
             f"nsys export --type sqlite -o {stem}.sqlite {name}, then import {stem}.sqlite"
         )
     from tracekit.importers.nsys_stats_csv import console_reason

@@ -12,11 +12,14 @@ and the ranges open on that thread at that time, outermost first, are its path.
 
 from __future__ import annotations
 
+import ast
+
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import orjson
 import polars as pl
 
 from tracekit.errors import InputError
@@ -282,7 +285,45 @@ def _nvtx_events(connection: sqlite3.Connection, tables: set[str], where: str) -
         f'SELECT {event_type}, COALESCE({text}, {text_id}), {domain}, n.start, n."end", n.globalTid '
         f"FROM NVTX_EVENTS AS n WHERE {where} ORDER BY n.start"
     )
-    return _frame(connection, sql, empty.schema)
+    events = _frame(connection, sql, empty.schema)
+    return events.with_columns(name=readable_nvtx_names(events["name"]))
+
+
+def readable_nvtx_names(names: pl.Series) -> pl.Series:
+    """NVTX messages as names: DLProf's PyTorch plugin (nvidia-dlprof-pytorch-nvtx, like pyprof before it) marks
+    each operator with its whole payload as the message, a Python dict of hundreds of characters
+    (`{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [...]}`, or `{'traceMarker': [...], 'funcStack':
+    '/<module>/.../uniform_'}` for the Python call site): such a message is named by its module and op, or by
+    its stack's innermost function. Any other message is kept as written."""
+    payloads = names.filter(names.str.starts_with("{")).unique()
+    if payloads.is_empty():
+        return names
+    readable = {payload: _payload_name(payload) for payload in payloads.to_list()}
+    return names.replace({k: v for k, v in readable.items() if v is not None})
+
+
+MAX_PAYLOAD_CHARS = 64 * 1024  # a longer message is no operator's payload: not parsed as a Python literal
+
+
+def _payload_name(message: str) -> str | None:
+    """The op a DLProf/pyprof NVTX payload names (None when the message is not one)."""
+    try:
+        payload = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        if len(message) > MAX_PAYLOAD_CHARS:
+            return None
+        try:
+            payload = ast.literal_eval(message)  # the plugin writes str(dict): Python's quotes and tuples
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(payload, dict):
+        return None
+    op, module, stack = payload.get("op"), payload.get("mod"), payload.get("funcStack")
+    if isinstance(op, str) and op:
+        return f"{module}.{op}" if isinstance(module, str) and module else op
+    if isinstance(stack, str) and stack.strip("/"):
+        return stack.rstrip("/").rsplit("/", 1)[-1]
+    return None
 
 
 def _nvtx_ranges(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
