@@ -123,8 +123,8 @@ _ROCPROF_JSON = re.compile(rb'"name"\s*:\s*"(?:CPU HIP API|HIP API|CPU HSA API|H
 
 def known_other_output(head: bytes, name: str = "FILE") -> str | None:
     """What a file no reader takes is, when it is something a GPU developer often has at hand, with the one
-    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, nsys stats' console or
-    HTML tables, AMD's rocprof output."""
+    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, a file beside a profile
+    that holds no timeline (`not_profiles`), nsys stats' console or HTML tables, AMD's rocprof output."""
     lfs = _LFS_POINTER.match(head)
     if lfs:
         return (
@@ -143,6 +143,11 @@ def known_other_output(head: bytes, name: str = "FILE") -> str | None:
             f"an Nsight Systems report ({written}), which tracekit reads once exported to SQLite: "
             f"nsys export --type sqlite -o {stem}.sqlite {name}, then import {stem}.sqlite"
         )
+    from tracekit.importers.not_profiles import not_a_profile
+
+    other = not_a_profile(head, name)
+    if other:
+        return other
     from tracekit.importers.nsys_stats_csv import console_reason
 
     nsys_stats = console_reason(head)

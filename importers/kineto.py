@@ -285,8 +285,7 @@ def _exact(events: pl.DataFrame, keys: tuple[str, ...] | dict[str, str]) -> bool
     if events.height == 0:
         return True
     lost = pl.any_horizontal(
-        pl.col("raw_args").struct.field(key).is_not_null() & pl.col("args").struct.field(key).is_null()
-        for key in keys
+        pl.col("raw_args").struct.field(key).is_not_null() & pl.col("args").struct.field(key).is_null() for key in keys
     )
     return not events.select(lost.any()).item()
 

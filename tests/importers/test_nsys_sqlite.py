@@ -37,7 +37,13 @@ def query(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
 
 # kernel count, copies and sets (the 2021 file's 48 copies and 12 sets), kernel-table columns (README: 26 in 2021,
 # 38 in 2025.5)
-COUNTS = {MORDRED: (12, 48 + 12, 26), MEMFUSION: (36, 4, 27), CUTLASS: (6, 4, 27), T4: (3689, 89, 28), RTX3060: (1, 3, 38)}
+COUNTS = {
+    MORDRED: (12, 48 + 12, 26),
+    MEMFUSION: (36, 4, 27),
+    CUTLASS: (6, 4, 27),
+    T4: (3689, 89, 28),
+    RTX3060: (1, 3, 38),
+}
 
 
 @pytest.mark.parametrize("name", list(COUNTS))
