@@ -13,7 +13,6 @@ and the ranges open on that thread at that time, outermost first, are its path.
 from __future__ import annotations
 
 import ast
-
 import re
 import sqlite3
 from pathlib import Path

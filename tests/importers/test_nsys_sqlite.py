@@ -429,3 +429,23 @@ def test_h100_sample(sample_trace) -> None:
         parsed.tool_version
         == query(path, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'")[0][0]
     )
+
+
+def test_dlprof_nvtx_payloads_are_named_by_their_op(real_export) -> None:
+    """DLProf's PyTorch plugin writes each NVTX message as a whole Python dict: the ranges and the kernels' paths
+    carry the op it names (`torch.nn.functional.conv2d`), never the payload."""
+    path = real_export("nsys_2022.1_RTX2070S_dlprof_training.sqlite")
+    messages = [
+        row[0] for row in query(path, 'SELECT text FROM NVTX_EVENTS WHERE "end" IS NOT NULL AND text IS NOT NULL')
+    ]
+    payloads = [m for m in messages if m.startswith("{")]
+    assert payloads and max(len(m) for m in payloads) > 200
+    parsed = nsys_sqlite.read(path)
+    names = parsed.nvtx_ranges["name"].drop_nulls().to_list()
+    assert len(names) == len(messages)
+    assert not any(name.startswith("{") for name in names) and max(map(len, names)) < 60
+    ops = sum("'op': " in m for m in payloads)
+    assert ops and sum(name.startswith(("Tensor.", "torch.")) for name in names) == ops
+    assert "torch.nn.functional.conv2d" in names
+    paths = parsed.launches["nvtx_path"].drop_nulls().to_list()
+    assert paths and not any("{" in p for p in paths)
