@@ -463,10 +463,10 @@ def _mtia_activities(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
     `bytes`), each with its process as its device; the stream event markers are no work and left out."""
     kernels, copies = [], []
     for event in events:
-        name, args = event.get("name"), event.get("args") if isinstance(event.get("args"), dict) else {}
+        name, given = event.get("name"), event.get("args")
         if name in MTIA_MARKERS:
             continue
-        args = {**args, "device": event.get("pid")}
+        args: dict[str, Any] = {**(given if isinstance(given, dict) else {}), "device": event.get("pid")}
         if name == MTIA_DMA:
             copies.append({**event, "args": {**args, "bytes": args.get("size")}})
         else:
