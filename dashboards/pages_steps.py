@@ -1,7 +1,7 @@
 """Steps page `/steps?import=<id>`: a stored trace's steps as the program runs them (`tracekit step IMPORT`: the
 trace replayed without the profiler's own host work; its step time, interval and calibration first): the steps
-table, the representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown above the
-fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. With
+table, the representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown
+above the fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. With
 `&baseline=<id>` the step is set against that import's (`tracekit step IMPORT --baseline BASELINE`): what each part
 took in both and what grew, above the timeline. Without an import it lists the imports that hold a host timeline.
 Everything is read through `tracekit.api` and worded by `tracekit.present.steps`; names from the trace are shown

@@ -30,7 +30,7 @@ from tracekit.steps import read_events
 
 PROGRAMS = Path(__file__).resolve().parents[3] / "sample_traces" / "steps" / "h200_programs"
 REAL_EXPORTS = Path(__file__).resolve().parents[4] / "shared" / "real_exports"
-# one trace per kind of step: GPU-bound training, the same with .item(), host-bound input, a convolutional net, Lightning
+# one trace per kind of step: GPU-bound training, with .item(), host-bound input, a convolutional net, Lightning
 TRACES = (
     "hf_gpt2_train.cuda_only",
     "hf_gpt2_train_item.cpu_cuda",

@@ -1,4 +1,4 @@
-"""What a CUDA API call does to the GPU's queue: the one home of the call names the step analysis knows.
+"""What a CUDA (or HIP) API call does to the GPU's queue: the one home of the call names the step analysis knows.
 
 A launch call enqueues work and returns (the host runs ahead of the GPU); a synchronizing call blocks the host
 until the GPU has drained what it waits for (CUDA Runtime API, "API synchronization behavior": cudaMemcpy, and
@@ -39,6 +39,17 @@ LAUNCH_CALLS = frozenset(
         "cuMemsetD32Async",
         "cudaEventRecord",
         "cuEventRecord",
+        # HIP (ROCm's Kineto traces), the same semantics under AMD's names
+        "hipLaunchKernel",
+        "hipExtLaunchKernel",
+        "hipModuleLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipLaunchCooperativeKernel",
+        "hipGraphLaunch",
+        "hipMemcpyAsync",
+        "hipMemcpy2DAsync",
+        "hipMemsetAsync",
+        "hipEventRecord",
     }
 )
 SYNC_CALLS = frozenset(
@@ -64,10 +75,17 @@ SYNC_CALLS = frozenset(
         "cudaFree",
         "cudaFreeHost",
         "cuMemFree",
+        "hipDeviceSynchronize",
+        "hipStreamSynchronize",
+        "hipEventSynchronize",
+        "hipMemcpy",
+        "hipMemcpyWithStream",  # HIP: returns once the copy is done
+        "hipMemset",
+        "hipFree",
     }
 )
-WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
-GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
 _SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
 
 

@@ -326,8 +326,10 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
     found = top.join(attributed.details, on="piece", how="left")
     found = found.join(gpu, on="next_row", how="left").join(calls, on="call_row", how="left")
     return found.with_columns(
-        name=pl.when(pl.col("cause") == HOST_WORK)
-        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
+        name=pl.when((pl.col("cause") == HOST_WORK) & pl.col("next_row").is_null())
+        .then(pl.lit("after the trace's last GPU activity"))  # no activity ended the gap
+        .when(pl.col("cause") == HOST_WORK)
+        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("an unnamed activity"))))
         .when(pl.col("cause") == WAITING)
         .then(pl.lit("cudaStreamWaitEvent"))
         .when(pl.col("cause") == SYNCHRONIZATION)
