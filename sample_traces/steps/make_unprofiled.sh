@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make_unprofiled.sh OUTDIR [WORKLOAD ...]: issue 41's set. Workloads written by others (torchvision, timm, Hugging
 # Face transformers; torch.compile, a DataLoader, generate, a CUDA graph), each timed without the profiler first,
-# then traced at each torch.profiler setting, then timed again (src/workloads.py); and, with `cost` among the
+# then traced, then timed again, at each torch.profiler setting in a process of its own (src/workloads.py); and, with
+# `cost` among the
 # names, the profiler's host cost per recorded event. Each in its own process under `timeout`; a failure is logged
 # (run.log) and the others go on.
 set -uo pipefail
@@ -31,7 +32,11 @@ for name in "$@"; do
             timeout 100 "$PY" "$HERE/src/workloads.py" cost "$OUT" "$setting" >>"$OUT/run.log" 2>&1 || echo "cost $setting failed: $?" | tee -a "$OUT/run.log"
         done
     else
-        timeout 200 "$PY" "$HERE/src/workloads.py" time-and-trace "$OUT" "$name" >>"$OUT/run.log" 2>&1 || echo "$name failed: $?" | tee -a "$OUT/run.log"
+        settings="shapes cpu_cuda cuda_only"
+        case " ${FULL_SETTINGS:-tv_resnet50_train hf_gpt2_train} " in *" $name "*) settings="$settings stack memory" ;; esac
+        for setting in $settings; do
+            timeout 120 "$PY" "$HERE/src/workloads.py" time-and-trace "$OUT" "$name" "$setting" >>"$OUT/run.log" 2>&1 || echo "$name $setting failed: $?" | tee -a "$OUT/run.log"
+        done
     fi
     echo "$name: $((SECONDS - started)) s" | tee -a "$OUT/run.log"
 done

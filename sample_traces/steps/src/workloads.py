@@ -1,15 +1,16 @@
 """Workloads written by others, timed without the profiler first, then traced at each torch.profiler setting
 (issue 41: step figures that hold for the program as it runs), and the profiler's own host cost per recorded event.
 
-    python3 workloads.py time-and-trace OUTDIR WORKLOAD   # one workload, in its own process
+    python3 workloads.py time-and-trace OUTDIR WORKLOAD SETTING   # one workload at one setting, its own process
     python3 workloads.py cost OUTDIR SETTING              # the per-event cost micro-benchmarks
 
-For each workload, in this order, in one process (a torch.compile'd model compiles once):
+For each workload and setting, in this order, in a process of its own (a profiler that has run once leaves the
+process slower, by 5-35% on these workloads: `timings_after.csv`):
 1. WARMUP unprofiled steps, then MEASURED steps between CUDA events: the step time as the program runs is the
    period from the first step's start event to the last step's end event over the step count (the host running
    ahead of the GPU is inside it, as it is in the program); each step's own event pair is kept too. Written to
    `timings.csv` before any profiler is loaded.
-2. One trace per profiler setting (SETTINGS), each a `torch.profiler.profile` with schedule(wait=1, warmup=1,
+2. The trace at that setting (SETTINGS): a `torch.profiler.profile` with schedule(wait=1, warmup=1,
    active=ACTIVE): the ProfilerStep#N ranges mark the recorded steps.
 3. MEASURED unprofiled steps again: what the profiler leaves behind once it ends (`timings_after.csv`).
 """
@@ -31,7 +32,7 @@ import torch
 WARMUP, MEASURED, ACTIVE = 10, 20, 3
 SETTINGS = ("shapes", "cpu_cuda", "cuda_only", "stack", "memory")  # tracekit/profiler_cost_bench.py's
 # with_stack and profile_memory on four workloads (their traces are the largest)
-FULL_SETTINGS = ("tv_resnet50_train", "timm_vit_small_train", "hf_gpt2_train", "tv_resnet18_loader0")
+FULL_SETTINGS = ("tv_resnet50_train", "hf_gpt2_train")
 
 Step = Callable[[], None]
 
@@ -259,10 +260,13 @@ def append_rows(path: Path, rows: list[dict[str, object]]) -> None:
         writer.writerows(rows)
 
 
-def timing_rows(workload: str, when: str, period_ms: float, each_ms: list[float]) -> list[dict[str, object]]:
+def timing_rows(
+    workload: str, setting: str, when: str, period_ms: float, each_ms: list[float]
+) -> list[dict[str, object]]:
     return [
         {
             "workload": workload,
+            "setting": setting,
             "when": when,
             "period_ms": f"{period_ms:.4f}",
             "median_event_ms": f"{statistics.median(each_ms):.4f}",
@@ -303,7 +307,9 @@ def trace(step: Step, path: Path, setting: str) -> None:
     torch.cuda.synchronize()
 
 
-def time_and_trace(outdir: Path, workload: str) -> None:
+def time_and_trace(outdir: Path, workload: str, setting: str) -> None:
+    """One workload at one profiler setting, in a process of its own (a profiler that has run once leaves the
+    process slower: each trace gets the unprofiled timing of its own process, taken before it)."""
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = False
     step = WORKLOADS[workload]()
@@ -311,18 +317,16 @@ def time_and_trace(outdir: Path, workload: str) -> None:
     for _ in range(WARMUP):
         step()
     torch.cuda.synchronize()
-    print(f"{workload}: warm-up {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"{workload} {setting}: warm-up {time.perf_counter() - t0:.1f} s", flush=True)
     period, each = timed(step, MEASURED)
-    append_rows(outdir / "timings.csv", timing_rows(workload, "before", period, each))
-    print(f"{workload}: {period:.3f} ms a step unprofiled", flush=True)
-    settings = SETTINGS if workload in FULL_SETTINGS else ("shapes", "cpu_cuda", "cuda_only")
-    for setting in settings:
-        t0 = time.perf_counter()
-        trace(step, outdir / f"{workload}.{setting}.pt.trace.json.gz", setting)
-        print(f"{workload}: traced {setting} in {time.perf_counter() - t0:.1f} s", flush=True)
+    append_rows(outdir / "timings.csv", timing_rows(workload, setting, "before", period, each))
+    print(f"{workload} {setting}: {period:.3f} ms a step unprofiled", flush=True)
+    t0 = time.perf_counter()
+    trace(step, outdir / f"{workload}.{setting}.pt.trace.json.gz", setting)
+    print(f"{workload}: traced {setting} in {time.perf_counter() - t0:.1f} s", flush=True)
     period, each = timed(step, MEASURED)
-    append_rows(outdir / "timings_after.csv", timing_rows(workload, "after traces", period, each))
-    print(f"{workload}: {period:.3f} ms a step after the traces", flush=True)
+    append_rows(outdir / "timings_after.csv", timing_rows(workload, setting, "after the trace", period, each))
+    print(f"{workload} {setting}: {period:.3f} ms a step after the trace", flush=True)
 
 
 # ---- the profiler's per-event host cost: tracekit's own loops (tracekit/profiler_cost_bench.py, torch only) ----
@@ -344,5 +348,5 @@ if __name__ == "__main__":
     if mode == "cost":
         cost(out, sys.argv[3])
     else:
-        time_and_trace(out, sys.argv[3])
+        time_and_trace(out, sys.argv[3], sys.argv[4])
     os._exit(0)  # DataLoader workers and compile threads must not hold the process open
