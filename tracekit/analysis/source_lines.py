@@ -82,6 +82,8 @@ class SourceLine:
 
     file: str | None
     line: int | None
+    pc_offset: int | None  # the instruction, where the SASS has no source lines
+    sass: str | None  # the instruction's SASS, where the SASS has no source lines
     inline_chain: tuple[str, ...]  # the inlined functions' places counted here ("device_atomic_functions.hpp:112")
     samples: int
     samples_share: float  # of the launch's samples
@@ -177,6 +179,8 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
             last_store = index
     for row in rows:
         row["attributed_samples"] = sum(row["stalls"].values())
+        # without a line (SASS only, or no -lineinfo) each instruction stands alone
+        row["unlined_pc"] = row["pc_offset"] if row["user_line"] is None else None
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
@@ -215,7 +219,7 @@ def analyze_source_lines(
 
 
 def _groups(rows: pl.DataFrame) -> list[pl.DataFrame]:
-    return [group for _, group in rows.group_by("user_file", "user_line", maintain_order=True)]
+    return [group for _, group in rows.group_by("user_file", "user_line", "unlined_pc", maintain_order=True)]
 
 
 def _sum(frame: pl.DataFrame, column: str) -> int:
@@ -286,6 +290,8 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
     return SourceLine(
         file=first["user_file"],
         line=first["user_line"],
+        pc_offset=first["unlined_pc"],
+        sass=first["sass"] if first["unlined_pc"] is not None else None,
         inline_chain=chain,
         samples=samples,
         samples_share=share,
