@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from tracekit.parsed import SOURCE_FILE_SCHEMA, SOURCE_SAMPLE_SCHEMA, conform
+from tracekit.parsed import SOURCE_FILE_SCHEMA, SOURCE_SAMPLE_SCHEMA, conform, empty_frame
 
 SAMPLES_METRIC = "smsp__pcsamp_sample_count"
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
@@ -38,8 +38,8 @@ COUNTER_COLUMNS = {
     "memory_l1_tag_requests_global": "l1_requests_global",
 }
 NO_SOURCE_COUNTERS = (
-    "launch {n} ({kernel}): the report has no source counters (record with --set full or --section SourceCounters "
-    "to see lines); its other metrics are imported"
+    "{count} has no source counters (record with --set full or --section SourceCounters to see lines); "
+    "its other metrics are imported"
 )
 NO_LINE_INFO = (
     "launch {n} ({kernel}): its SASS has no source lines (build with nvcc -lineinfo to see them); "
@@ -90,11 +90,12 @@ def frames(actions: list[dict[str, Any]], kernels: list[str]) -> tuple[pl.DataFr
     sample_rows: list[dict[str, Any]] = []
     file_rows: list[dict[str, Any]] = []
     warnings: list[str] = []
+    without = 0
     for key, action in enumerate(actions):
         source = action.get("source") or {}
         kernel = kernels[key]
         if not source.get("rows"):
-            warnings.append(NO_SOURCE_COUNTERS.format(n=key + 1, kernel=kernel))
+            without += 1
             continue
         start = source.get("function_start")
         lines_known = False
@@ -105,10 +106,17 @@ def frames(actions: list[dict[str, Any]], kernels: list[str]) -> tuple[pl.DataFr
         if not lines_known:
             warnings.append(NO_LINE_INFO.format(n=key + 1, kernel=kernel))
         for path, text in sorted(source.get("files", {}).items()):
-            file_rows.append({"launch_key": key, "path": path, "text": text or None})
-    samples = conform(pl.DataFrame(sample_rows, infer_schema_length=None), SOURCE_SAMPLE_SCHEMA)
-    files = conform(pl.DataFrame(file_rows, infer_schema_length=None), SOURCE_FILE_SCHEMA)
-    return samples, files, warnings
+            file_rows.append({"launch_key": key, "path": path, "text": (text or "").replace("\x00", "\ufffd") or None})
+    if without:
+        count = "the report" if without == len(actions) else f"{without} of the report's {len(actions)} launches"
+        warnings.insert(0, NO_SOURCE_COUNTERS.format(count=count))
+    return source_frame(sample_rows, SOURCE_SAMPLE_SCHEMA), source_frame(file_rows, SOURCE_FILE_SCHEMA), warnings
+
+
+def source_frame(rows: list[dict[str, Any]], schema) -> pl.DataFrame:
+    if not rows:
+        return empty_frame(schema)
+    return conform(pl.DataFrame(rows, infer_schema_length=None), schema)
 
 
 def instruction_row(

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_source import sass_access
+from tracekit.importers.ncu_source import sass_access, source_frame
 from tracekit.parsed import LAUNCH_SCHEMA, SOURCE_FILE_SCHEMA, SOURCE_SAMPLE_SCHEMA, ParsedImport, conform
 
 FORMAT = "ncu-source-csv"
@@ -85,7 +85,7 @@ def sniff(head: bytes) -> bool:
 def read(path: Path, **options: Any) -> ParsedImport:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+        text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "\ufffd")
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
     kernels: dict[str, dict[str, Any]] = {}
@@ -187,7 +187,7 @@ def _parsed(kernels: dict[str, dict[str, Any]], cuda_shape: bool) -> ParsedImpor
         format=FORMAT,
         tool="Nsight Compute",
         launches=conform(pl.DataFrame(launches), LAUNCH_SCHEMA),
-        source_samples=conform(pl.DataFrame(samples, infer_schema_length=None), SOURCE_SAMPLE_SCHEMA),
-        source_files=conform(pl.DataFrame(files, infer_schema_length=None), SOURCE_FILE_SCHEMA),
+        source_samples=source_frame(samples, SOURCE_SAMPLE_SCHEMA),
+        source_files=source_frame(files, SOURCE_FILE_SCHEMA),
         warnings=warnings,
     )

@@ -34,7 +34,8 @@ def lines_command(
         print_json(result)
         return
     console.print(
-        f"Launch {launch}: {fmt.kernel_name(result['kernel_name'])}, {fmt.plural(result['total_samples'], 'warp sample')}"
+        f"Launch {launch}: {fmt.kernel_name(result['kernel_name'])}, "
+        + fmt.plural(result["total_samples"], "warp sample")
     )
     if result["limiter"]:
         console.print(result["limiter"]["sentence"])
