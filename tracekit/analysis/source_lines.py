@@ -267,7 +267,8 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
     lanes = true_lanes / (WARP_LANES * inst) if inst and "thread_inst_executed_true" in group.columns else None
     sectors, sectors_excess = _sum(group, "l2_sectors_global"), _sum(group, "l2_sectors_global_excess")
     wavefronts, wavefronts_excess = _sum(group, "shared_wavefronts"), _sum(group, "shared_wavefronts_excess")
-    nway = group["shared_conflicts_nway"].drop_nulls().max() if "shared_conflicts_nway" in group.columns else None
+    nways = group["shared_conflicts_nway"].drop_nulls().to_list() if "shared_conflicts_nway" in group.columns else []
+    nway = float(max(nways)) if nways else None
     ops = group.filter(pl.col("operation").is_not_null())
     operations = tuple(
         sorted({f"{space} {op}" if space else str(op) for space, op in ops.select("address_space", "operation").rows()})
@@ -302,7 +303,7 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
         l2_sectors_global_excess=sectors_excess,
         shared_wavefronts=wavefronts,
         shared_wavefronts_excess=wavefronts_excess,
-        shared_conflicts_nway=float(nway) if nway is not None else None,
+        shared_conflicts_nway=nway,
         divergent_branches=_sum(group, "divergent_branches"),
         operations=operations,
         kind=kind,
