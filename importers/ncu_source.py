@@ -41,10 +41,6 @@ NO_SOURCE_COUNTERS = (
     "{count} has no source counters (record with --set full or --section SourceCounters to see lines); "
     "its other metrics are imported"
 )
-NO_LINE_INFO = (
-    "launch {n} ({kernel}): its SASS has no source lines (build with nvcc -lineinfo to see them); "
-    "the source samples are kept by instruction"
-)
 
 
 def instructions(action) -> dict[str, Any]:
@@ -98,13 +94,9 @@ def frames(actions: list[dict[str, Any]], kernels: list[str]) -> tuple[pl.DataFr
             without += 1
             continue
         start = source.get("function_start")
-        lines_known = False
         for row in source["rows"]:
             counters = row["counters"]
             sample_rows.append(instruction_row(key, kernel, row, counters, start))
-            lines_known = lines_known or row["line"] is not None
-        if not lines_known:
-            warnings.append(NO_LINE_INFO.format(n=key + 1, kernel=kernel))
         for path, text in sorted(source.get("files", {}).items()):
             file_rows.append({"launch_key": key, "path": path, "text": (text or "").replace("\x00", "\ufffd") or None})
     if without:
