@@ -31,6 +31,7 @@ READER_MODULES = [
     "nsys_stats_csv",
     "warp_trace",
     "nvprof",
+    "ncu_source_csv",  # before ncu_csv: the Source page is a CSV of its own shape
     "ncu_csv",
 ]
 SNIFF_BYTES = 64 * 1024

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ceilings": ("ceilings_command", "ceilings_command"),
     "step": ("step_command", "step_command"),
     "job": ("job_command", "job_command"),
+    "lines": ("lines_command", "lines_command"),
 }
 
 

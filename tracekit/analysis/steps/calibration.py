@@ -25,29 +25,30 @@ from tracekit.analysis.steps.profiler_cost import (
 )
 
 SCALES = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
-GridRow = Mapping[str, object]  # workload, setting, scale, replayed_ms (benchmarks/bench_steps.py's grid)
+GridRow = Mapping[str, object]  # workload, trace, setting, scale, replayed_ms (benchmarks/bench_steps.py's grid)
+Truth = Mapping[tuple[str, str], float]  # (workload, trace setting) -> its unprofiled step, ms
 
 
-def _error(rows: Sequence[GridRow], truth: Mapping[str, float], setting: str, scale: float) -> float:
+def _error(rows: Sequence[GridRow], truth: Truth, setting: str, scale: float) -> float:
     errors = [
-        abs(float(r["replayed_ms"]) / truth[str(r["workload"])] - 1)  # type: ignore[arg-type]
+        abs(float(r["replayed_ms"]) / truth[(str(r["workload"]), str(r["trace"]))] - 1)  # type: ignore[arg-type]
         for r in rows
         if r["setting"] == setting and float(r["scale"]) == scale  # type: ignore[arg-type]
     ]
     return statistics.fmean(errors) if errors else float("inf")
 
 
-def best_scales(rows: Sequence[GridRow], truth: Mapping[str, float]) -> dict[str, float]:
+def best_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, float]:
     """Per setting, the grid's scale with the least mean relative error over `rows` (the smaller on a tie)."""
     settings = sorted({str(r["setting"]) for r in rows})
     return {s: min(SCALES, key=lambda scale: (_error(rows, truth, s, scale), scale)) for s in settings}
 
 
-def in_sample_scales(rows: Sequence[GridRow], truth: Mapping[str, float]) -> dict[str, float]:
+def in_sample_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, float]:
     return best_scales(rows, truth)
 
 
-def held_out_scales(rows: Sequence[GridRow], truth: Mapping[str, float]) -> dict[str, dict[str, float]]:
+def held_out_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, dict[str, float]]:
     """For each workload, the scales fitted on every other workload."""
     workloads = sorted({str(r["workload"]) for r in rows})
     return {w: best_scales([r for r in rows if r["workload"] != w], truth) for w in workloads}
