@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = grid(args.directory, args.grid_csv)
     timings = (args.directory / "timings.csv").read_text().splitlines()
-    truth = {r["workload"]: float(r["period_ms"]) for r in csv.DictReader(timings)}
+    truth = {(r["workload"], r["setting"]): float(r["period_ms"]) for r in csv.DictReader(timings)}
     fitted = in_sample_scales(rows, truth)
     held = held_out_scales(rows, truth)
     print(f"scales fitted in sample (per setting): {fitted}")
@@ -96,7 +96,7 @@ def main() -> None:
     traced_of = {(str(r["workload"]), str(r["trace"])): float(r["traced_ms"]) for r in rows}
     setting_of_trace = {(str(r["workload"]), str(r["trace"])): str(r["setting"]) for r in rows}
     for key, replays in sorted(by_trace.items()):
-        real = truth[key[0]]
+        real = truth[key]
         setting = setting_of_trace[key]
         figures = {
             "traced": traced_of[key],

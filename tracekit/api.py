@@ -62,11 +62,11 @@ from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.steps import (
-    analyze_events,
     compared,
     events_of,
     import_trace,
     program_of,
+    program_of_events,
     read_events,
     replayed_events,
     steps_of,
@@ -741,12 +741,15 @@ def _trace_step(store: Store, trace: str | Path, profiles: Sequence[str | Path],
     import_id = import_trace(store, trace)
     kept = stored_events(store, import_id)  # the timeline the import kept: the trace is not parsed again
     events = dataclasses.replace(kept, source=str(trace)) if kept is not None else read_events(trace)
-    result = analyze_events(events, trace, step)
+    # the step as the program runs it: what-if and kernel suggestions replay the same timeline `tracekit step` shows
+    program = program_of_events(events, trace, step)
+    replayed = replayed_events(events, program)
+    result = program.unprofiled
     spans = tuple(s.span_ns for s in result.steps)
     if result.representative_step is None:
         return _TraceStep(import_id, result, None, None, spans)
     chosen = result.steps[result.representative_step]
-    return _TraceStep(import_id, result, chosen, step_line(events, chosen), spans)
+    return _TraceStep(import_id, result, chosen, step_line(replayed, chosen), spans)
 
 
 def _step_launches(store: Store, traced: _TraceStep) -> pl.DataFrame:

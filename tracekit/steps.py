@@ -148,7 +148,17 @@ def program_of(
     calibration: Calibration | None = None,
 ) -> ProgramSteps:
     """One trace's steps as the program runs them (the replay without the profiler) beside the traced ones."""
-    events = events_of(source, store)
+    return program_of_events(events_of(source, store), source, step, anchor_ns, calibration)
+
+
+def program_of_events(
+    events: HostEvents,
+    source: str | Path,
+    step: str | None = None,
+    anchor_ns: int | None = None,
+    calibration: Calibration | None = None,
+) -> ProgramSteps:
+    """`program_of` on a host timeline already read from `source` (named in the one line a failure gives)."""
     try:
         return analyze_program(events, calibration or calibration_of(), step, anchor_ns)
     except StepError as exc:

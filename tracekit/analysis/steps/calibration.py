@@ -58,7 +58,8 @@ def held_out_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, dict[str
 
 SHIPPED_SOURCE = (
     "shipped: NVIDIA H200, Intel Xeon (16 cores), torch 2.11.0+cu130, 2026-11-29; per-event costs from "
-    "sample_traces/steps/h200_programs/profiler_cost.csv, scaled per setting to 10 workloads' unprofiled steps"
+    "sample_traces/steps/h200_programs/profiler_cost.csv, scaled per setting to 10 workloads' unprofiled steps "
+    "(benchmarks/bench_steps.py)"
 )
 # micro-benchmark costs (profiler_cost.fit of profiler_cost.csv), ns per event
 _MEASURED_NS: dict[str, dict[str, float]] = {
@@ -69,7 +70,7 @@ _MEASURED_NS: dict[str, dict[str, float]] = {
     STACK: {"cpu_op": 1364.0, "python_function": 298.0, "user_annotation": 563.0, "cuda_runtime": 1316.0},
 }
 # the scale per setting fitted in sample by benchmarks/bench_steps.py
-SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 1.0, CPU_CUDA: 1.0, SHAPES: 1.0, MEMORY: 1.0, STACK: 1.0}
+SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 8.0, CPU_CUDA: 8.0, SHAPES: 6.0, MEMORY: 1.0, STACK: 4.0}
 
 
 def shipped() -> Calibration:

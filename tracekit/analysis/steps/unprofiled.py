@@ -112,7 +112,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     new_op_start = [0] * len(ops)
     scheduled = [False] * len(ops)
 
-    def schedule(index: int, issue_new: int | None) -> None:
+    def place(index: int, issue_new: int | None) -> None:
         op = ops[index]
         host = issue_new if issue_new is not None else NONE
         stream = new_op_end[op.prev] if op.prev is not None and scheduled[op.prev] else NONE
@@ -121,6 +121,25 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
         start = ready + op.latency if ready != NONE else clock.map_one(op.start)
         new_op_start[index], new_op_end[index] = start, start + (op.end - op.start)
         scheduled[index] = True
+
+    def schedule(index: int, issue_new: int | None) -> None:
+        """Place an activity, and first whatever it waits for that is not placed yet: work queued on its stream or
+        the stream it waited on before the trace began, or launched by another thread (each at its own launch, on
+        the replayed clock), in stream order."""
+        waiting, seen = [], set()
+        pending_ops = [p for p in (ops[index].prev, ops[index].dep) if p is not None]
+        while pending_ops:
+            j = pending_ops.pop()
+            if scheduled[j] or j in seen:
+                continue
+            seen.add(j)
+            waiting.append(j)
+            pending_ops += [p for p in (ops[j].prev, ops[j].dep) if p is not None]
+        for j in sorted(waiting):  # activities are numbered in start order: what one waits for comes first
+            if not scheduled[j]:
+                issue = ops[j].issue
+                place(j, clock.map_one(issue) if issue is not None else None)
+        place(index, issue_new)
 
     chained = set(chain["correlation_id"].drop_nulls().to_list())
     # activities not launched from the chain (another thread's, or queued before the trace began), in time order
