@@ -41,7 +41,7 @@ class IdleCause:
 @dataclass(frozen=True)
 class CategoryTime:
     category: str
-    gpu_ns: int  # summed durations inside the step (overlap on several streams counted on each)
+    gpu_ns: int  # inside the step, time two streams overlap counted once (categories.COUNTED_FIRST)
     count: int
 
 
