@@ -67,6 +67,46 @@ SYNC_CALLS = frozenset(
     }
 )
 WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
+# One-time start-up: allocations (the caching allocator growing), module loading, context, stream and handle
+# creation (cuBLAS and cuDNN handles create streams, events and workspaces through these), graph instantiation.
+STARTUP_CALLS = frozenset(
+    {
+        "cudaMalloc",
+        "cudaMallocHost",
+        "cudaHostAlloc",
+        "cudaMallocManaged",
+        "cudaMallocPitch",
+        "cudaMalloc3D",
+        "cudaHostRegister",
+        "cudaStreamCreate",
+        "cudaStreamCreateWithFlags",
+        "cudaStreamCreateWithPriority",
+        "cudaEventCreate",
+        "cudaEventCreateWithFlags",
+        "cudaGraphInstantiate",
+        "cudaGraphInstantiateWithFlags",
+        "cuMemAlloc",
+        "cuMemAllocHost",
+        "cuMemHostAlloc",
+        "cuMemCreate",
+        "cuMemMap",
+        "cuMemAddressReserve",
+        "cuModuleLoad",
+        "cuModuleLoadData",
+        "cuModuleLoadDataEx",
+        "cuModuleLoadFatBinary",
+        "cuModuleGetFunction",
+        "cuLibraryLoadData",
+        "cuLibraryLoadFromFile",
+        "cuCtxCreate",
+        "cuDevicePrimaryCtxRetain",
+        "cuStreamCreate",
+        "cuGraphInstantiate",
+    }
+)
+# A kernel's first launch this slow loaded its module (CUDA's lazy loading, the default since CUDA 12.2): launches
+# take microseconds, profiled tens of them.
+FIRST_LAUNCH_LOADING_NS = 1_000_000
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 _SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
 

@@ -31,13 +31,23 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.steps.calls import LAUNCH, OTHER, SYNC, WAIT
+from tracekit.analysis.steps.calls import (
+    FIRST_LAUNCH_LOADING_NS,
+    GRAPH_LAUNCH_CALLS,
+    LAUNCH,
+    OTHER,
+    STARTUP_CALLS,
+    SYNC,
+    WAIT,
+)
 from tracekit.analysis.steps.intervals import contains, measure, measure_before, merge
 from tracekit.analysis.steps.types import (
     CAUSES,
     HOST_WORK,
     KERNEL_WAIT,
     LAUNCH_BOUND,
+    STALLED_QUEUE,
+    START_UP,
     SYNCHRONIZATION,
     UNATTRIBUTED,
     WAITING,
@@ -48,8 +58,11 @@ from tracekit.analysis.steps.types import (
 EVIDENCE_PER_CAUSE = 3
 CAUSE_TYPE = pl.Enum(CAUSES)  # one byte a row where a gap's causes are listed, not a string
 CLASS_TYPE = pl.Enum((LAUNCH, SYNC, WAIT, OTHER))  # the same for the class of each gap's launch call
-KIND_TYPE = pl.Enum(("call", "host gap", "queued"))
+KIND_TYPE = pl.Enum(("call", "host gap", "queued", "graph replay", "dropped events", "outside the trace"))
 FAR = 2**62
+# The most a queued activity waits on the GPU's own launch latency: 1-3 us between queued kernels on an H100 or
+# H200, at most 12 us in the recorded steps (sample_traces/steps), profiled; a longer wait is a stalled queue.
+LAUNCH_LATENCY_NS = 50_000
 
 
 def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -80,6 +93,7 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
                 "step",
                 "start_ns",
                 "end_ns",
+                "stall_kind",
                 pl.lit(cause, CAUSE_TYPE).alias("cause"),
                 pl.col(cause).alias("idle_ns"),
             )
@@ -91,6 +105,8 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.lit("host gap", KIND_TYPE))
         .when(pl.col("cause") == KERNEL_WAIT)
         .then(pl.lit("queued", KIND_TYPE))
+        .when(pl.col("cause") == STALLED_QUEUE)
+        .then(pl.col("stall_kind"))
         .otherwise(pl.lit("call", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
     return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
@@ -122,6 +138,10 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     frame = _with_previous(_with_next(pieces, gpu, calls), gpu, calls)
     main = _main_thread(calls)
     no_call = pl.col("issue_ns").is_null()
+    # a launch's work is queued once its call returns: while the call runs (a slow first launch, a lock), the GPU
+    # waits on the host issuing it, not on its own latency
+    queued = pl.when(pl.col("call_class") == LAUNCH).then(pl.max_horizontal("issue_ns", "returned_ns"))
+    frame = frame.with_columns(queued_ns=queued.otherwise("issue_ns").fill_null(pl.lit(FAR)))
     # no activity after the gap in the trace: judged on the thread that issued the work the GPU finished last (the
     # one it was following), else the main launching thread; an activity whose call is not in the trace (issued
     # before the profiler started): unattributed
@@ -136,19 +156,28 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     syncs = calls.filter(pl.col("call_class") == SYNC)
     # a gap that began inside a sync whose next activity's call is unknown: the sync's (no thread to judge on)
     drained = contains(merge(syncs), frame["gap_start_ns"])
-    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
-    gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "issue_ns"))
+    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "queued_ns"))
+    gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "queued_ns"))
     since = pl.min_horizontal(pl.col("previous_issue_ns").fill_null(pl.col("gap_start_ns")), "gap_start_ns")
-    frame = frame.with_columns(drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since)
-    frame = frame.drop("issue_ns", "previous_issue_ns", "previous_thread")
+    # the part of the piece in the last LAUNCH_LATENCY_NS of its gap: what launch latency can explain
+    recent = (pl.col("end_ns") - pl.max_horizontal("start_ns", pl.col("gap_end_ns") - LAUNCH_LATENCY_NS)).clip(0)
+    frame = frame.with_columns(
+        drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since, recent_ns=recent
+    )
+    frame = frame.with_columns(stall_kind=_stall_kind(frame, gpu, calls))
+    frame = frame.drop("issue_ns", "returned_ns", "queued_ns", "previous_issue_ns", "previous_thread")
     threads, by_thread = frame["thread"], merge(syncs, by="thread")
     frame = frame.with_columns(_residual_start(frame, by_thread))
     frame = frame.drop("gap_start_ns", "gap_end_ns", "gap_host_end_ns", "since_ns")
     r, h = frame["residual_ns"], frame["host_end_ns"]
-    # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
-    # module loading, stream creation) outside those is host work
+    # launching: a launch, wait or sync call, or an operator that launches; one-time start-up (allocation, module
+    # loading, stream and handle creation) wherever it happens; any other API call outside those is host work
+    issuing, startup = _issuing(calls, ranges), startup_calls(calls, gpu).select("thread", "start_ns", "end_ns")
+    syncing = syncs.select("thread", "start_ns", "end_ns")
     frame = frame.with_columns(
-        in_sync=measure(by_thread, r, h, threads), in_dispatch=measure(_issuing(calls, ranges), r, h, threads)
+        in_sync=measure(by_thread, r, h, threads),
+        in_dispatch=measure(merge(pl.concat([issuing, startup]), by="thread"), r, h, threads),
+        in_startup=measure(merge(pl.concat([syncing, startup]), by="thread"), r, h, threads),
     )
     length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
     residual = pl.col("host_end_ns") - pl.col("residual_ns")  # the host time not the syncs' (in this piece)
@@ -157,9 +186,12 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     # launch's latency on the GPU (a sync in progress did not cause it)
     sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
     wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
-    # the launch's latency on the GPU: the GPU's own (kernel wait) where the work was queued before the gap began;
-    # part of launching late where the host issued it inside the gap
+    # the launch's latency on the GPU: the GPU's own (kernel wait) where the work was queued before the gap began,
+    # as far as launch latency explains it (the rest a stalled queue); part of launching late where the host issued
+    # it inside the gap
     latency = gpu_part - sync_gpu - wait_gpu
+    queued_wait = pl.when(host == 0).then(pl.min_horizontal(latency, "recent_ns")).otherwise(0)
+    start_up = pl.col("in_startup") - pl.col("in_sync")  # the start-up calls' time outside syncs
     judged = pl.col("thread").is_not_null() & pl.col("known")
     traced = pl.col("drained") | judged
     # issued late: the latency is the syncs' as far as their lead outlasts the host part, the rest launching late
@@ -169,10 +201,14 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
         SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host)
         + sync_gpu
         + late_sync,
-        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0) + late - late_sync,
-        KERNEL_WAIT: pl.when(host == 0).then(latency).otherwise(0),
+        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_startup")).otherwise(0)
+        + late
+        - late_sync,
+        KERNEL_WAIT: queued_wait,
+        STALLED_QUEUE: pl.when(host == 0).then(latency).otherwise(0) - queued_wait,
         WAITING: wait_gpu,
         HOST_WORK: pl.when(judged).then(residual - pl.col("in_dispatch")).otherwise(0),
+        START_UP: pl.when(judged).then(start_up).otherwise(0),
     }
     shares = frame.select(
         "piece",
@@ -181,6 +217,7 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
         "end_ns",
         "next_row",
         "call_row",
+        "stall_kind",
         **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
     )
     return shares.with_columns(
@@ -300,11 +337,57 @@ def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series
 
 
 def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
-    """The union, per thread, of the host's time issuing work: launch, wait and sync calls and the operators that
-    launch kernels."""
+    """The host's time issuing work (thread, start_ns, end_ns; overlapping): launch, wait and sync calls and the
+    operators that launch kernels."""
     issuing = calls.filter(pl.col("call_class").is_in([LAUNCH, WAIT, SYNC])).select("thread", "start_ns", "end_ns")
     dispatch = dispatch_ranges(ranges, calls)
-    return merge(pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")]), by="thread")
+    return pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")])
+
+
+def startup_calls(calls: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
+    """The calls that are one-time start-up costs (thread, start_ns, end_ns, base): STARTUP_CALLS, and a kernel's
+    first launch that took FIRST_LAUNCH_LOADING_NS or more (its module loaded then)."""
+    named = calls.filter(pl.col("base").is_in(list(STARTUP_CALLS)))
+    launches = calls.filter(
+        (pl.col("call_class") == LAUNCH) & (pl.col("end_ns") - pl.col("start_ns") >= FIRST_LAUNCH_LOADING_NS)
+    )
+    if launches.height:
+        first = (
+            calls.filter(pl.col("call_class") == LAUNCH)
+            .join(gpu.select("correlation_id", pl.col("name").alias("kernel")), on="correlation_id")
+            .sort("start_ns")
+            .unique("kernel", keep="first")
+        )
+        launches = launches.join(first.select("correlation_id"), on="correlation_id", how="semi")
+    return pl.concat([named, launches]).select("thread", "start_ns", "end_ns", "base").sort("start_ns")
+
+
+def _stall_kind(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.Series:
+    """What a piece's queued work may have waited on, were it stalled (the evidence of a stalled queue): a CUDA
+    graph's own dependencies where it was replayed from one; dropped events where launch calls on its thread since
+    the previous work's issue have no GPU activity in the trace (the profiler lost them: the GPU ran them then);
+    else work outside the trace (another process on the GPU)."""
+    graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
+    from_graph = gpu.select(
+        pl.col("graph_id").is_not_null() | pl.col("correlation_id").is_in(graph_ids.implode()).fill_null(False)
+    ).to_series()
+    missing = calls.filter(
+        (pl.col("call_class") == LAUNCH)
+        & pl.col("correlation_id").is_not_null()
+        & ~pl.col("base").str.contains("EventRecord")
+        & ~pl.col("correlation_id").is_in(gpu["correlation_id"].drop_nulls().implode())
+    ).select("thread", "start_ns", end_ns=pl.col("start_ns") + 1)
+    until = pl.min_horizontal("issue_ns", "gap_end_ns")
+    dropped = measure(merge(missing, by="thread"), frame["since_ns"], frame.select(until).to_series(), frame["thread"])
+    graph = from_graph.gather(frame["next_row"]).fill_null(False)
+    kinds = pl.DataFrame({"graph": graph, "dropped": dropped > 0}).select(
+        pl.when("graph")
+        .then(pl.lit("graph replay", KIND_TYPE))
+        .when("dropped")
+        .then(pl.lit("dropped events", KIND_TYPE))
+        .otherwise(pl.lit("outside the trace", KIND_TYPE))
+    )
+    return kinds.to_series().alias("stall_kind")
 
 
 @dataclass(frozen=True)
@@ -332,6 +415,10 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
         .then(pl.lit("cudaStreamWaitEvent"))
         .when(pl.col("cause") == SYNCHRONIZATION)
         .then(pl.lit("synchronizing call"))  # named after the call in `summarize`
+        .when((pl.col("cause") == STALLED_QUEUE) & (pl.col("kind") != "graph replay"))
+        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
+        .when(pl.col("cause") == START_UP)
+        .then(pl.lit("start-up call"))  # named after the call in `summarize`
         .otherwise(pl.coalesce("base", "next_name", pl.lit("")))
     )
 
@@ -339,7 +426,7 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
 def _waited(calls: pl.DataFrame) -> pl.DataFrame:
     """Each launch call with its thread, issue time, class, plain name and whether a cudaStreamWaitEvent on its
     thread came after the previous launch (the work it issues may wait on another stream)."""
-    ordered = calls.select("thread", "start_ns", "correlation_id", "call_class").with_row_index("call_row")
+    ordered = calls.select("thread", "start_ns", "end_ns", "correlation_id", "call_class").with_row_index("call_row")
     ordered = ordered.sort("thread", "start_ns")
     last_wait = pl.when(pl.col("call_class") == WAIT).then(pl.col("start_ns")).forward_fill().over("thread")
     prev_launch = (
@@ -354,6 +441,7 @@ def _waited(calls: pl.DataFrame) -> pl.DataFrame:
         "correlation_id",
         "thread",
         pl.col("start_ns").alias("issue_ns"),
+        pl.col("end_ns").alias("returned_ns"),
         pl.col("call_class").cast(CLASS_TYPE),
         "call_row",
         "waited",
@@ -379,7 +467,7 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
         .with_columns(pl.col("cause").cast(pl.Utf8), pl.col("kind").cast(pl.Utf8))
         .sort("step", "cause", "idle_ns", descending=[False, False, True])
     )
-    top = _name_syncs(_named(top, attributed), syncs)
+    top = _name_startup(_name_syncs(_named(top, attributed), syncs), startup_calls(attributed.calls, attributed.gpu))
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
     evidence: dict[tuple[int, str], list[Evidence]] = {}
@@ -425,6 +513,23 @@ def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
     rows = attributed.with_row_index("row")
     rows = rows.join(_sync_calls(rows, syncs).drop("pageable_copy"), on="row", how="left")
     return rows.with_columns(name=pl.coalesce("sync_call", "name")).drop("row", "sync_call")
+
+
+def _name_startup(attributed: pl.DataFrame, startup: pl.DataFrame) -> pl.DataFrame:
+    """Start-up evidence named after the start-up call last begun before its end."""
+    if startup.height == 0 or attributed.height == 0:
+        return attributed
+    rows = attributed.with_row_index("row")
+    table = startup.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("startup_call")).sort("at_ns")
+    found = (
+        rows.filter(pl.col("cause") == START_UP)
+        .select("row", (pl.col("end_ns") - 1).alias("at_ns"))
+        .sort("at_ns")
+        .join_asof(table, on="at_ns", strategy="backward")
+        .select("row", "startup_call")
+    )
+    rows = rows.join(found, on="row", how="left")
+    return rows.with_columns(name=pl.coalesce("startup_call", "name")).drop("row", "startup_call")
 
 
 def pageable_sync_idle(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[int]:

@@ -16,7 +16,7 @@ LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED = (
     "waiting on stream/event",
     "unattributed",
 )
-CAUSES = (LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
+CAUSES: tuple[str, ...] = (LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,9 @@ class StepsResult:
     critical_path: tuple[PathSegment, ...]
     what_to_try: tuple[Suggestion, ...]
     warnings: tuple[str, ...]
+
+
+# Issue 43 (causes.py says what each is): queued work that started later than launch latency explains, and the
+# process's one-time start-up; judged before unattributed.
+STALLED_QUEUE, START_UP = "stalled queue", "start-up"
+CAUSES = (*CAUSES[:-1], STALLED_QUEUE, START_UP, UNATTRIBUTED)
