@@ -20,4 +20,5 @@ HOG=$!
 sleep 15
 timeout 240 "$PY" "$HERE/src/startup.py" trace "$OUT" benchmark_shared_gpu >>"$OUT/run.log" 2>&1 || echo "shared trace failed: $?" | tee -a "$OUT/run.log"
 kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
+gzip -9 "$OUT"/*.pt.trace.json
 tail -n 4 "$OUT/run.log"

@@ -4,7 +4,7 @@ cuBLAS handle creation, each kernel's module loaded lazily on its first launch) 
 measured steps, each ended by torch.cuda.synchronize().
 
     python3 startup.py time OUTDIR     # unprofiled, fresh process: warm-up and measured steps by CUDA events
-    python3 startup.py trace OUTDIR    # fresh process: the same run under torch.profiler, Kineto trace gzipped
+    python3 startup.py trace OUTDIR [NAME]  # fresh process: the same run under torch.profiler, NAME.pt.trace.json
     python3 startup.py hog SECONDS     # another process's work on the same GPU: large matmuls for SECONDS
 
 `make_startup.sh` also traces the run a second time with a `hog` process beside it (`benchmark_shared_gpu`): the
@@ -15,9 +15,7 @@ work its trace does not hold.
 from __future__ import annotations
 
 import csv
-import gzip
 import os
-import shutil
 import sys
 import time
 
@@ -96,12 +94,8 @@ def main() -> None:
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         run(None)
-    path = os.path.join(out, (sys.argv[3] if len(sys.argv) > 3 else "benchmark_startup") + ".pt.trace.json")
-    prof.export_chrome_trace(path)
-    with open(path, "rb") as raw, gzip.open(path + ".gz", "wb", compresslevel=9) as packed:
-        shutil.copyfileobj(raw, packed)
-    os.remove(path)
-    print("trace ok", os.path.getsize(path + ".gz"), "bytes")
+    name = sys.argv[3] if len(sys.argv) > 3 else "benchmark_startup"
+    prof.export_chrome_trace(os.path.join(out, f"{name}.pt.trace.json"))  # make_startup.sh gzips it
 
 
 if __name__ == "__main__":

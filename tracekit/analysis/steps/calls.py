@@ -104,9 +104,12 @@ STARTUP_CALLS = frozenset(
         "cuGraphInstantiate",
     }
 )
-# A kernel's first launch this slow loaded its module (CUDA's lazy loading, the default since CUDA 12.2): launches
-# take microseconds, profiled tens of them.
-FIRST_LAUNCH_LOADING_NS = 1_000_000
+# A launch or other non-blocking call this slow did one-time work: the driver loading a kernel's module on its first
+# use (CUDA's lazy loading, the default since CUDA 12.2) or initializing the context on the first call; in steady
+# state such calls take microseconds, profiled tens of them. An operator's first call this slow, and this many
+# times slower than every later call of it, did one-time work too (cuDNN and cuBLAS handles, their libraries loaded).
+SLOW_CALL_NS = 1_000_000
+FIRST_CALL_SLOWER = 10
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 _SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
 

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.steps.calls import (
-    FIRST_LAUNCH_LOADING_NS,
+    FIRST_CALL_SLOWER,
     GRAPH_LAUNCH_CALLS,
     LAUNCH,
     OTHER,
+    SLOW_CALL_NS,
     STARTUP_CALLS,
     SYNC,
     WAIT,
@@ -109,7 +110,8 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.col("stall_kind"))
         .otherwise(pl.lit("call", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
-    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
+    startup = startup_work(calls, ranges)
+    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls, startup)
 
 
 def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -172,7 +174,7 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     r, h = frame["residual_ns"], frame["host_end_ns"]
     # launching: a launch, wait or sync call, or an operator that launches; one-time start-up (allocation, module
     # loading, stream and handle creation) wherever it happens; any other API call outside those is host work
-    issuing, startup = _issuing(calls, ranges), startup_calls(calls, gpu).select("thread", "start_ns", "end_ns")
+    issuing, startup = _issuing(calls, ranges), startup_work(calls, ranges).select("thread", "start_ns", "end_ns")
     syncing = syncs.select("thread", "start_ns", "end_ns")
     frame = frame.with_columns(
         in_sync=measure(by_thread, r, h, threads),
@@ -344,22 +346,28 @@ def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")])
 
 
-def startup_calls(calls: pl.DataFrame, gpu: pl.DataFrame) -> pl.DataFrame:
-    """The calls that are one-time start-up costs (thread, start_ns, end_ns, base): STARTUP_CALLS, and a kernel's
-    first launch that took FIRST_LAUNCH_LOADING_NS or more (its module loaded then)."""
+def startup_work(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    """The host's one-time start-up work (thread, start_ns, end_ns, name): STARTUP_CALLS; launch and other
+    non-blocking calls of SLOW_CALL_NS or more; and each operator's first call where it took SLOW_CALL_NS or more
+    and FIRST_CALL_SLOWER times each of its later calls (an operator called once is not judged; one name called from
+    several places, a copy in and a copy out, has later calls as slow as its first)."""
     named = calls.filter(pl.col("base").is_in(list(STARTUP_CALLS)))
-    launches = calls.filter(
-        (pl.col("call_class") == LAUNCH) & (pl.col("end_ns") - pl.col("start_ns") >= FIRST_LAUNCH_LOADING_NS)
+    slow = calls.filter(
+        pl.col("call_class").is_in([LAUNCH, OTHER]) & (pl.col("end_ns") - pl.col("start_ns") >= SLOW_CALL_NS)
     )
-    if launches.height:
-        first = (
-            calls.filter(pl.col("call_class") == LAUNCH)
-            .join(gpu.select("correlation_id", pl.col("name").alias("kernel")), on="correlation_id")
-            .sort("start_ns")
-            .unique("kernel", keep="first")
-        )
-        launches = launches.join(first.select("correlation_id"), on="correlation_id", how="semi")
-    return pl.concat([named, launches]).select("thread", "start_ns", "end_ns", "base").sort("start_ns")
+    found = pl.concat([named, slow]).select("thread", "start_ns", "end_ns", name=pl.col("base")).unique()
+    duration = pl.col("end_ns") - pl.col("start_ns")
+    ops = ranges.filter(pl.col("domain") == "cpu_op").sort("start_ns")
+    first = ops.group_by("name").agg(
+        pl.col("thread", "start_ns", "end_ns").first(),
+        first_ns=duration.first(),
+        later_ns=duration.slice(1).max(),
+    )
+    first = first.filter(
+        (pl.col("first_ns") >= SLOW_CALL_NS) & (pl.col("first_ns") >= FIRST_CALL_SLOWER * pl.col("later_ns"))
+    )
+    firsts = first.select("thread", "start_ns", "end_ns", name=pl.concat_str(pl.lit("first "), "name"))
+    return pl.concat([found, firsts]).sort("start_ns")
 
 
 def _stall_kind(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.Series:
@@ -400,6 +408,7 @@ class Attributed:
     details: pl.DataFrame
     gpu: pl.DataFrame
     calls: pl.DataFrame
+    startup: pl.DataFrame  # the host's one-time start-up work (`startup_work`), to name its evidence
 
 
 def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
@@ -467,7 +476,7 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
         .with_columns(pl.col("cause").cast(pl.Utf8), pl.col("kind").cast(pl.Utf8))
         .sort("step", "cause", "idle_ns", descending=[False, False, True])
     )
-    top = _name_startup(_name_syncs(_named(top, attributed), syncs), startup_calls(attributed.calls, attributed.gpu))
+    top = _name_startup(_name_syncs(_named(top, attributed), syncs), attributed.startup)
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
     evidence: dict[tuple[int, str], list[Evidence]] = {}
@@ -516,20 +525,24 @@ def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _name_startup(attributed: pl.DataFrame, startup: pl.DataFrame) -> pl.DataFrame:
-    """Start-up evidence named after the start-up call last begun before its end."""
-    if startup.height == 0 or attributed.height == 0:
-        return attributed
+    """Start-up evidence named after the start-up work that overlaps it most (evidence rows are few: a cross join
+    of them with the start-up work is small)."""
     rows = attributed.with_row_index("row")
-    table = startup.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("startup_call")).sort("at_ns")
+    shown = rows.filter(pl.col("cause") == START_UP).select("row", "start_ns", "end_ns")
+    if startup.height == 0 or shown.height == 0:
+        return attributed
+    work = startup.select(pl.col("start_ns").alias("work_start"), pl.col("end_ns").alias("work_end"), "name")
+    overlap = pl.min_horizontal("end_ns", "work_end") - pl.max_horizontal("start_ns", "work_start")
     found = (
-        rows.filter(pl.col("cause") == START_UP)
-        .select("row", (pl.col("end_ns") - 1).alias("at_ns"))
-        .sort("at_ns")
-        .join_asof(table, on="at_ns", strategy="backward")
-        .select("row", "startup_call")
+        shown.join(work, how="cross")
+        .with_columns(overlap_ns=overlap)
+        .filter(pl.col("overlap_ns") > 0)
+        .sort("overlap_ns", "work_start", descending=[True, False])
+        .unique("row", keep="first")
+        .select("row", pl.col("name").alias("startup_work"))
     )
     rows = rows.join(found, on="row", how="left")
-    return rows.with_columns(name=pl.coalesce("startup_call", "name")).drop("row", "startup_call")
+    return rows.with_columns(name=pl.coalesce("startup_work", "name")).drop("row", "startup_work")
 
 
 def pageable_sync_idle(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[int]:
