@@ -143,7 +143,8 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
             "operator slows the launches, so part of the launch-bound idle may not exist unprofiled (time the "
             "step with CUDA events to compare)"
         )
-    path = critical_path(timeline(gpu, calls, representative)) if representative else ()
+    host = causes.classify_host(calls, events.ranges)
+    path = critical_path(timeline(gpu, calls, representative), host) if representative else ()
     return StepsResult(
         schema=STEPS_SCHEMA,
         source=events.source,

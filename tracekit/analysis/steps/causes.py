@@ -27,6 +27,7 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import polars as pl
@@ -168,18 +169,15 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     )
     frame = frame.with_columns(stall_kind=_stall_kind(frame, gpu, calls))
     frame = frame.drop("issue_ns", "returned_ns", "queued_ns", "previous_issue_ns", "previous_thread")
-    threads, by_thread = frame["thread"], merge(syncs, by="thread")
+    host_time = classify_host(calls, ranges)
+    threads, by_thread = frame["thread"], host_time.syncing
     frame = frame.with_columns(_residual_start(frame, by_thread))
     frame = frame.drop("gap_start_ns", "gap_end_ns", "gap_host_end_ns", "since_ns")
     r, h = frame["residual_ns"], frame["host_end_ns"]
-    # launching: a launch, wait or sync call, or an operator that launches; one-time start-up (allocation, module
-    # loading, stream and handle creation) wherever it happens; any other API call outside those is host work
-    issuing, startup = _issuing(calls, ranges), startup_work(calls, ranges).select("thread", "start_ns", "end_ns")
-    syncing = syncs.select("thread", "start_ns", "end_ns")
     frame = frame.with_columns(
         in_sync=measure(by_thread, r, h, threads),
-        in_dispatch=measure(merge(pl.concat([issuing, startup]), by="thread"), r, h, threads),
-        in_startup=measure(merge(pl.concat([syncing, startup]), by="thread"), r, h, threads),
+        in_dispatch=measure(host_time.issuing, r, h, threads),
+        in_startup=measure(host_time.starting, r, h, threads),
     )
     length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
     residual = pl.col("host_end_ns") - pl.col("residual_ns")  # the host time not the syncs' (in this piece)
@@ -336,6 +334,77 @@ def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series
     )
     out.scatter(found["row"], found["at"])
     return out
+
+
+@dataclass(frozen=True)
+class HostTime:
+    """What the host's time is, as the causes judge it, per thread (merged: thread, start_ns, end_ns, before_ns),
+    by priority: in a synchronizing call (synchronization); else in one-time start-up work (start-up); else issuing
+    work, in a launch, wait or sync call or an operator that launches (launch-bound); else host work. Each union
+    holds the ones before it, so the time of each cause in [a, b) is one union's measure less the one before."""
+
+    syncing: pl.DataFrame  # synchronizing calls
+    starting: pl.DataFrame  # those and start-up work
+    issuing: pl.DataFrame  # those and issuing work
+
+    def window(self, start_ns: int, end_ns: int) -> HostSpans:
+        """The three unions inside [start_ns, end_ns), per thread, as sorted lists (one step's, for `split`)."""
+        found: dict[int | None, list[list[tuple[int, int]]]] = {}
+        for k, union in enumerate((self.syncing, self.starting, self.issuing)):
+            rows = union.filter((pl.col("end_ns") > start_ns) & (pl.col("start_ns") < end_ns))
+            for thread, a, b in rows.select("thread", "start_ns", "end_ns").iter_rows():
+                found.setdefault(thread, [[], [], []])[k].append((a, b))
+        return HostSpans(found)
+
+
+@dataclass(frozen=True)
+class HostSpans:
+    """`HostTime` inside one window, per thread: the three unions as sorted, disjoint lists."""
+
+    by_thread: dict[int | None, list[list[tuple[int, int]]]]
+
+    def split(self, thread: int | None, start_ns: int, end_ns: int) -> list[tuple[str, int, int]]:
+        """[start_ns, end_ns) of the thread cut into consecutive (cause, start_ns, end_ns) by HostTime's priority."""
+        if end_ns <= start_ns:
+            return []
+        unions = [_clipped(u, start_ns, end_ns) for u in self.by_thread.get(thread, [[], [], []])]
+        edges = sorted({start_ns, end_ns, *(t for u in unions for a, b in u for t in (a, b))})
+        found: list[tuple[str, int, int]] = []
+        for a, b in zip(edges, edges[1:], strict=False):
+            cause = next(
+                (c for c, u in zip((SYNCHRONIZATION, START_UP, LAUNCH_BOUND), unions, strict=True) if _covers(u, a)),
+                HOST_WORK,
+            )
+            if found and found[-1][0] == cause:
+                found[-1] = (cause, found[-1][1], b)
+            else:
+                found.append((cause, a, b))
+        return found
+
+
+def _clipped(intervals: list[tuple[int, int]], start_ns: int, end_ns: int) -> list[tuple[int, int]]:
+    """The sorted disjoint intervals that overlap [start_ns, end_ns), clipped to it."""
+    lo = max(0, bisect.bisect_right(intervals, (start_ns, FAR)) - 1)
+    hi = bisect.bisect_left(intervals, (end_ns, -FAR))
+    return [(max(a, start_ns), min(b, end_ns)) for a, b in intervals[lo:hi] if b > start_ns]
+
+
+def _covers(intervals: list[tuple[int, int]], at: int) -> bool:
+    """Whether the sorted disjoint intervals hold the instant `at`."""
+    k = bisect.bisect_right(intervals, (at, FAR)) - 1
+    return k >= 0 and intervals[k][0] <= at < intervals[k][1]
+
+
+def classify_host(calls: pl.DataFrame, ranges: pl.DataFrame) -> HostTime:
+    """The host's time by cause (`HostTime`); `calls` carries `call_class` (calls.call_class)."""
+    columns = ("thread", "start_ns", "end_ns")
+    syncs = calls.filter(pl.col("call_class") == SYNC).select(columns)
+    startup = startup_work(calls, ranges).select(columns)
+    return HostTime(
+        syncing=merge(syncs, by="thread"),
+        starting=merge(pl.concat([syncs, startup]), by="thread"),
+        issuing=merge(pl.concat([_issuing(calls, ranges), startup]), by="thread"),
+    )
 
 
 def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:

@@ -89,7 +89,7 @@ class PathSegment:
     name: str
     start_ns: int
     end_ns: int
-    # a GPU activity's binding constraint (stream, host, event); a host link's (host after a sync, host issuing, sync)
+    # a GPU activity's binding constraint (stream, host, event); a host link's idle cause (critical_path)
     reason: str
 
 
