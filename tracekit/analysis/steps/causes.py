@@ -1,7 +1,8 @@
 """Why the GPU idled: every idle gap of a step split among causes that sum to it exactly.
 
 A gap ends when the next GPU activity starts; that activity's API call (found by correlation id; a CUDA graph's
-kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued.
+kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued; a
+launch's work counts as queued once its call returns (while a slow launch call runs, the GPU waits on the host).
 - synchronization: what the host's synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, `.item()`'s
   copy, a synchronous or pageable cudaMemcpy: `calls.py`) cost the gap. Between issuing the work the GPU finished
   when the gap began and issuing the next, the host thread was blocked in them for B; without them it would have
@@ -15,11 +16,20 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
   framework's dispatch) but not as fast as the GPU ran it.
 - kernel wait (HTA's name): the next work was already queued when the gap began, and the GPU itself took the time
   between one activity's end and the next one's start (its launch latency, about 1-2 us a kernel; shorter for
-  kernels replayed from a CUDA graph). No host habit causes it; only fewer kernels remove it. Where the host issued
-  the work inside the gap, the latency after its call is part of launching late (launch-bound), or the syncs' as far
-  as their lead outlasts the gap's host part (without them the work would have been queued).
+  kernels replayed from a CUDA graph), at most the gap's last LAUNCH_LATENCY_NS. No host habit causes it; only
+  fewer kernels remove it. Where the host issued the work inside the gap, the latency after its call is part of
+  launching late (launch-bound), or the syncs' as far as their lead outlasts the gap's host part (without them the
+  work would have been queued).
+- stalled queue: the rest of a queued gap, longer than launch latency explains: something held work already
+  queued. Its evidence is what the trace shows (`_stall_kind`): a CUDA graph's replay (its own dependencies),
+  dropped events (launches with no GPU activity: the GPU ran work the trace lost), or work outside the trace
+  (another process on the GPU). No fix is offered: the trace cannot say which.
 - host work: the host thread was outside every launch, sync or wait call and every launching operator (data
-  loading, Python, a pause, an allocation or module load) while the GPU had nothing queued.
+  loading, Python, a pause) while the GPU had nothing queued.
+- start-up: the host thread was in one-time work (`startup_work`: allocation, module loading, context, stream and
+  handle creation, a slow first call): not a step's habit, and no fix is offered. Time in a sync is the sync's,
+  time in start-up work otherwise start-up, issuing otherwise launch-bound, the rest host work (`HostTime`, which
+  the critical path's host links read too).
 - waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
 - unattributed: a gap whose next activity has no API call in the trace (work issued before the profiler started,
   or a trace without the runtime calls).
@@ -86,7 +96,8 @@ def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> Attributed:
     """Every idle piece split among the causes (see `Attributed`). `calls` carries `call_class`
     (calls.call_class)."""
-    amounts = _amounts(pieces, gpu, calls, ranges)
+    host = classify_host(calls, ranges)
+    amounts = _amounts(pieces, gpu, calls, host)
     # one cause at a time, only its positive pieces (an unpivot of every piece x cause is 5 rows per gap)
     long = pl.concat(
         [
@@ -111,8 +122,7 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.col("stall_kind"))
         .otherwise(pl.lit("call", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
-    startup = startup_work(calls, ranges)
-    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls, startup)
+    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls, host.startup_work)
 
 
 def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -135,7 +145,7 @@ def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> 
     )
 
 
-def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, host_time: HostTime) -> pl.DataFrame:
     """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns,
     next_row and call_row; each intermediate column is dropped once used (a million-gap trace)."""
     frame = _with_previous(_with_next(pieces, gpu, calls), gpu, calls)
@@ -169,7 +179,6 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     )
     frame = frame.with_columns(stall_kind=_stall_kind(frame, gpu, calls))
     frame = frame.drop("issue_ns", "returned_ns", "queued_ns", "previous_issue_ns", "previous_thread")
-    host_time = classify_host(calls, ranges)
     threads, by_thread = frame["thread"], host_time.syncing
     frame = frame.with_columns(_residual_start(frame, by_thread))
     frame = frame.drop("gap_start_ns", "gap_end_ns", "gap_host_end_ns", "since_ns")
@@ -346,6 +355,7 @@ class HostTime:
     syncing: pl.DataFrame  # synchronizing calls
     starting: pl.DataFrame  # those and start-up work
     issuing: pl.DataFrame  # those and issuing work
+    startup_work: pl.DataFrame  # the start-up work itself, named (`startup_work`): what start-up evidence is called
 
     def window(self, start_ns: int, end_ns: int) -> HostSpans:
         """The three unions inside [start_ns, end_ns), per thread, as sorted lists (one step's, for `split`)."""
@@ -399,11 +409,13 @@ def classify_host(calls: pl.DataFrame, ranges: pl.DataFrame) -> HostTime:
     """The host's time by cause (`HostTime`); `calls` carries `call_class` (calls.call_class)."""
     columns = ("thread", "start_ns", "end_ns")
     syncs = calls.filter(pl.col("call_class") == SYNC).select(columns)
-    startup = startup_work(calls, ranges).select(columns)
+    named = startup_work(calls, ranges)
+    startup = named.select(columns)
     return HostTime(
         syncing=merge(syncs, by="thread"),
         starting=merge(pl.concat([syncs, startup]), by="thread"),
         issuing=merge(pl.concat([_issuing(calls, ranges), startup]), by="thread"),
+        startup_work=named,
     )
 
 
