@@ -98,6 +98,19 @@ def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None, pytorch: boo
     return [Suggestion("copy", "pageable copies", fix, point, point, high)]
 
 
+def profiler_warning(options: tuple[str, ...]) -> str | None:
+    """What the profiler's per-operator options (record_shapes, with_stack, ...) may add to the traced step, said
+    whenever one was on: its host work on every operator slows the host, so a step can run 39% longer traced
+    without any cause in it looking host-bound."""
+    if not options:
+        return None
+    return (
+        f"the trace was recorded with {', '.join(options)}: the profiler's own host work per operator slows the "
+        "host, so part of the launch-bound and host-work idle, and of the step, may not exist unprofiled (time the "
+        "step with CUDA events to compare)"
+    )
+
+
 # A step whose kernels all replay from CUDA graphs already has what a graph gives.
 REPLAYED_FIXES = FIXES | {
     LAUNCH_BOUND: "launch fewer, larger kernels: fuse small operators or run a larger batch per launch (the kernels "

@@ -86,6 +86,49 @@ SYNC_CALLS = frozenset(
 )
 WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
+# One-time start-up: allocations (the caching allocator growing), module loading, context, stream and handle
+# creation (cuBLAS and cuDNN handles create streams, events and workspaces through these), graph instantiation.
+STARTUP_CALLS = frozenset(
+    {
+        "cudaMalloc",
+        "cudaMallocHost",
+        "cudaHostAlloc",
+        "cudaMallocManaged",
+        "cudaMallocPitch",
+        "cudaMalloc3D",
+        "cudaHostRegister",
+        "cudaStreamCreate",
+        "cudaStreamCreateWithFlags",
+        "cudaStreamCreateWithPriority",
+        "cudaEventCreate",
+        "cudaEventCreateWithFlags",
+        "cudaGraphInstantiate",
+        "cudaGraphInstantiateWithFlags",
+        "cuMemAlloc",
+        "cuMemAllocHost",
+        "cuMemHostAlloc",
+        "cuMemCreate",
+        "cuMemMap",
+        "cuMemAddressReserve",
+        "cuModuleLoad",
+        "cuModuleLoadData",
+        "cuModuleLoadDataEx",
+        "cuModuleLoadFatBinary",
+        "cuModuleGetFunction",
+        "cuLibraryLoadData",
+        "cuLibraryLoadFromFile",
+        "cuCtxCreate",
+        "cuDevicePrimaryCtxRetain",
+        "cuStreamCreate",
+        "cuGraphInstantiate",
+    }
+)
+# A launch or other non-blocking call this slow did one-time work: the driver loading a kernel's module on its first
+# use (CUDA's lazy loading, the default since CUDA 12.2) or initializing the context on the first call; in steady
+# state such calls take microseconds, profiled tens of them. An operator's first call this slow, and this many
+# times slower than every later call of it, did one-time work too (cuDNN and cuBLAS handles, their libraries loaded).
+SLOW_CALL_NS = 1_000_000
+FIRST_CALL_SLOWER = 10
 _SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
 
 
