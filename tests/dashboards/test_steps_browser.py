@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from tracekit.ingest import ingest
+from tracekit.present import steps as present
+from tracekit.steps import program_of
 from tracekit.store import Store
 
 pytest.importorskip("selenium", minversion="4", reason="browser tests need selenium 4 (pip install 'selenium>=4.20')")
@@ -37,6 +39,13 @@ def test_timeline_and_breakdown_above_the_fold(tmp_path, start_server, browser, 
         assert 0 <= top < fold
     first_row = browser.find_elements(By.CSS_SELECTOR, "#steps-table tbody tr")
     assert first_row and "ProfilerStep#" in first_row[1].text
+    # the step as the program runs it leads the page, as `tracekit step` leads with it, and names its calibration
+    found = program_of(str(result.import_id), None, Store.open(db_url))
+    headline = browser.find_element(By.ID, "steps-program")
+    assert headline.text == present.program_headline(found)
+    assert 0 <= browser.execute_script("return arguments[0].getBoundingClientRect().top", headline) < fold
+    notes = browser.find_element(By.ID, "steps-program-notes").text
+    assert "profiler cost taken out per shipped: NVIDIA H200" in notes
     shots(browser, "steps_page")
 
 

@@ -9,7 +9,7 @@ from tests.dashboards.test_library import by_id
 from tracekit.dashboards import pages_steps
 from tracekit.ingest import ingest
 from tracekit.present import steps as present
-from tracekit.steps import compared, steps_of
+from tracekit.steps import compared, program_of
 from tracekit.store import Store
 
 H200 = Path(__file__).resolve().parents[2] / "sample_traces/steps/h200"
@@ -21,7 +21,9 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
     ref = str(result.import_id)
     page = pages_steps.layout(sqlite_store, ref)
-    expected = steps_of(ref, None, sqlite_store)
+    program = program_of(ref, None, sqlite_store)
+    expected = program.unprofiled  # the page shows the step as the program runs it
+    assert by_id(page, "steps-program").children == present.program_headline(program)
     assert by_id(page, "steps-table").data == present.step_rows(expected)
     step = expected.steps[expected.representative_step]
     assert by_id(page, "steps-causes").data == present.cause_rows(step)
@@ -52,7 +54,7 @@ def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200 / "llama_large_eager.pt.trace.json.gz")
     ref = str(result.import_id)
     line = by_id(pages_steps.layout(sqlite_store, ref), "steps-critical-path").children
-    assert line == present.critical_path_line(steps_of(ref, None, sqlite_store))
+    assert line == present.critical_path_line(program_of(ref, None, sqlite_store).unprofiled)
     assert line.startswith("critical path: ") and "stream" in line
 
 

@@ -11,7 +11,7 @@ from tracekit.ingest import ingest
 from tracekit.present import steps as present
 from tracekit.reports import steps_section
 from tracekit.reports.html import report_html
-from tracekit.steps import steps_of
+from tracekit.steps import program_of
 from tracekit.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,9 +25,12 @@ def test_the_report_shows_the_steps_of_a_trace(sqlite_store: Store):
     assert len(steps) == 1  # the ncu import holds no host timeline
     results = analyze_stored(sqlite_store, sqlite_store.launches(import_id=trace.import_id))
     page = report_html(results, {}, full=set(), steps=steps)
-    expected = steps_of(str(trace.import_id), None, sqlite_store)
+    program = program_of(str(trace.import_id), None, sqlite_store)
+    expected = program.unprofiled  # the section shows the step as the program runs it
     step = expected.steps[expected.representative_step]
     section = page[page.index('<section class="steps">') :]
+    assert html.escape(present.program_headline(program)) in section
+    assert "profiler cost taken out per shipped: NVIDIA H200" in section
     assert html.escape(present.step_heading(step)) in section
     for row in present.step_rows(expected) + present.cause_rows(step) + present.category_rows(step):
         for cell in row.values():
@@ -48,9 +51,11 @@ def test_the_markdown_report_shows_the_same_steps(sqlite_store: Store):
     assert [i for i, _ in found] == [trace.import_id]
     results = analyze_stored(sqlite_store, sqlite_store.launches(import_id=trace.import_id))
     text = report_markdown(results, steps=[r for _, r in found])
-    expected = steps_of(str(trace.import_id), None, sqlite_store)
+    program = program_of(str(trace.import_id), None, sqlite_store)
+    expected = program.unprofiled
     step = expected.steps[expected.representative_step]
-    section = text[text.index(f"### {md(present.title(expected))}") :]
+    assert f"### {md(present.program_headline(program))}" in text
+    section = text[text.index(f"#### {md(present.title(expected))}") :]
     assert section.index("**Idle time by cause**") < section.index("**What to try first**")
     for row in present.step_rows(expected) + present.cause_rows(step) + present.category_rows(step):
         assert "| " + " | ".join(md(cell) for cell in row.values()) + " |" in section

@@ -25,6 +25,18 @@ from tracekit.importers.kineto import read_host_events
 
 STEPS = Path(__file__).resolve().parents[3] / "sample_traces/steps"
 RECORDED = sorted(str(p.relative_to(STEPS)) for p in STEPS.rglob("*.pt.trace.json.gz"))
+# Known misses on the issue-41 set, strict: each fails today and must pass once fixed. The DataLoader's host work
+# before the step's first copy is the causes' largest, but the path reaches the step's start through launch-bound
+# links of the forward pass.
+PATH_MISSES = {
+    "h200_programs/lightning_fabric_resnet18.shapes.pt.trace.json.gz": "path launch-bound, causes host work",
+    "h200_programs/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz": "path launch-bound, causes host work",
+    "h200_programs/tv_resnet18_loader0.shapes.pt.trace.json.gz": "path launch-bound, causes host work",
+}
+RECORDED = [
+    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATH_MISSES[t])) if t in PATH_MISSES else t
+    for t in RECORDED
+]
 PUBLIC = ["kineto_2021_resnet50_nw0_train.pt.trace.json.gz", "kineto_GH200_transformer.pt.trace.json"]
 HOST_CAUSES = (SYNCHRONIZATION, START_UP, LAUNCH_BOUND, HOST_WORK)
 

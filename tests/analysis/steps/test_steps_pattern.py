@@ -22,6 +22,16 @@ MARKED = sorted(
     for p in STEPS.glob("h[12]00*/**/*.pt.trace.json.gz")
     if "cuda_only" not in str(p) and "h200_startup" not in str(p)  # traced without ProfilerStep
 )
+# Known misses on the issue-41 set (workloads written by others), strict: each fails the test today and must pass
+# once fixed. A DataLoader step's host pause is the loading itself, not the step's edge, and Lightning's steps vary.
+PATTERN_MISSES = {
+    "h200_programs/lightning_fabric_resnet18.cpu_cuda.pt.trace.json.gz": "Lightning's steps vary by 2x in one run",
+    "h200_programs/tv_resnet18_loader0.shapes.pt.trace.json.gz": "the loader's pause is inside the step",
+}
+MARKED = [
+    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATTERN_MISSES[t])) if t in PATTERN_MISSES else t
+    for t in MARKED
+]
 CUDA_ONLY = ("h200_cuda_only", "h100_cuda_only")  # the same variants on an H200's host and an H100's
 PROFILED_STEPS = 5  # steps.py's TRACE_ACTIVE
 

@@ -158,6 +158,11 @@ def test_the_cli_leads_with_the_program_and_names_the_calibration(tmp_path):
     assert as_json["schema"] == "tracekit.program-steps/1"
     assert as_json["median_step_ns"] == as_json["unprofiled"]["median_step_ns"]
     assert as_json["traced"]["median_step_ns"] == as_json["traced_step_ns"] > as_json["median_step_ns"]
+    # the Python API gives the same figures, from the same replay
+    import tracekit
+
+    api_found = tracekit.open(str(tmp_path / "api.sqlite")).program_steps(trace)
+    assert api_found.median_step_ns == as_json["median_step_ns"] and api_found.calibration == as_json["calibration"]
     traced = run_cli("step", trace, "--traced")
     assert "without the profiler" not in traced.stdout and "ProfilerStep" in traced.stdout
     # a calibration file of the user's own is named in the output
