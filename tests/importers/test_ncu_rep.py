@@ -283,7 +283,7 @@ def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page raw` of it: same launches, same
     values on every metric both carry, up to the rounding of the printed cell (read from the CSV text here)."""
     report_path, csv_path = sample_trace("h100/samples.ncu-rep.gz"), sample_trace("h100/samples.raw.csv")
-    from tracekit.importers import ncu_csv
+    from tracekit.importers.ncu_csv import reader as ncu_csv
 
     report, csv_import = read_once(report_path), ncu_csv.read(csv_path)
     assert report.launches.height == csv_import.launches.height == 14
@@ -403,7 +403,7 @@ def test_rule_results_match_the_details_page_export(sample_trace) -> None:
     """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page details` of it: per launch the same
     rule rows (name, section, "[type] text" with links rendered as the page prints them) and the same estimated
     speedups, the report's exact, the page's rounded to the digits it prints."""
-    from tracekit.importers import ncu_csv
+    from tracekit.importers.ncu_csv import reader as ncu_csv
 
     report = read_once(sample_trace("h100/samples.ncu-rep.gz"))
     details = ncu_csv.read(sample_trace("h100/samples.details.csv"))

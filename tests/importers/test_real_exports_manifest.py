@@ -139,8 +139,8 @@ def _host_api_words(path: Path) -> tuple[str, ...]:
 # What each manifest kind is: (count of launches, or None when refused; reader module; words the refusal says).
 _Expectation = tuple[Callable[[Path], int] | None, str | None, tuple[str, ...]]
 KINDS: dict[str, _Expectation] = {
-    "ncu-details": (_ncu_table_ids, "ncu_csv", ()),
-    "ncu-raw": (_ncu_table_ids, "ncu_csv", ()),
+    "ncu-details": (_ncu_table_ids, "ncu_csv.reader", ()),
+    "ncu-raw": (_ncu_table_ids, "ncu_csv.reader", ()),
     "ncu-rep": (_ncu_rep_actions, "ncu_rep", ()),
     "nsys-sqlite": (_nsys_kernels, "nsys_sqlite", ()),
     "refuse-nvprof": (_nvprof_kernels, "nvprof", ()),  # read since nvprof's readers

@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_csv_checks import raise_first_bad
-from tracekit.importers.ncu_csv_table import narrow
-from tracekit.importers.ncu_csv_values import NOT_AVAILABLE, integer_expr, non_empty
+from tracekit.importers.ncu_csv.checks import raise_first_bad
+from tracekit.importers.ncu_csv.table import narrow
+from tracekit.importers.ncu_csv.values import NOT_AVAILABLE, integer_expr, non_empty
 from tracekit.parsed import Device
 
 # Columns that describe the launch rather than a metric (raw page: everything else is a metric column).
