@@ -131,7 +131,9 @@ def test_kernel_key_joins_spellings_of_one_kernel_and_keeps_instantiations_apart
 
 
 def test_nsys_timings_borrow_the_profiled_counters(samples_store: Store, sample_trace) -> None:
-    results = analyze_files(samples_store, [sample_trace("h100/samples.sqlite"), sample_trace("h100/samples.ncu-rep.gz")])
+    results = analyze_files(
+        samples_store, [sample_trace("h100/samples.sqlite"), sample_trace("h100/samples.ncu-rep.gz")]
+    )
     timed = [r for r in results if r["source"]["format"] == "nsys-sqlite"]
     profiled = {r["launch_id"]: r for r in results if r["source"]["format"] == "ncu-rep"}
     # Every sample kernel but abs_values (left out of the .ncu-rep) has a profiled twin of the same configuration.
