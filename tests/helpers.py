@@ -18,6 +18,12 @@ import pytest
 from tracekit.importers.units import normalize_unit
 
 IN_CI = bool(os.environ.get("CI"))
+REPO = Path(__file__).resolve().parents[1]
+# ../shared, beside the checkout: real exports and examples from elsewhere, too large or not ours to commit. A test
+# that reads it skips with the reason where it is absent (skip_or_fail) and fails in CI, which has it.
+SHARED = REPO.parent / "shared"
+REAL_EXPORTS = SHARED / "real_exports"
+REGION_EXAMPLES = SHARED / "region_examples"
 # TRACEKIT_TEST_CLI=process: every `run_cli` call starts a real `tracekit` process (as each file's first call does).
 CLI_PROCESSES_ONLY = os.environ.get("TRACEKIT_TEST_CLI") == "process"
 CHROMIUM_FLAGS = [

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import skip_or_fail
+from tests.helpers import REAL_EXPORTS, skip_or_fail
 from tracekit.errors import InputError
 from tracekit.importers import READER_MODULES, read_file
 from tracekit.validate import check_values
 
-REAL_EXPORTS = Path(__file__).resolve().parents[3] / "shared" / "real_exports"
 MANIFESTS = ("MANIFEST_2026-11-23.tsv", "MANIFEST_2026-11-25.tsv", "MANIFEST_2026-11-26.tsv")
 
 
