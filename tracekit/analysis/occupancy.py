@@ -98,7 +98,7 @@ def device_limits(compute_capability: str) -> DeviceLimits:
         compute_capability=arch.compute_capability,
         max_threads_per_block=arch.max_threads_per_block,
         max_threads_per_sm=arch.max_threads_per_sm,
-        max_warps_per_sm=arch.max_threads_per_sm // arch.warp_size,
+        max_warps_per_sm=arch.max_warps_per_sm,
         max_blocks_per_sm=arch.max_blocks_per_sm,
         warp_size=arch.warp_size,
         registers_per_sm=arch.registers_per_sm,

@@ -73,6 +73,10 @@ class Architecture:
     # where consumer and datacenter parts share it)
     assumed: str | None = None
 
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // self.warp_size
+
 
 ARCHITECTURES: tuple[Architecture, ...] = (
     Architecture(
