@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import plain_report
 from tracekit.errors import InputError
 from tracekit.importers import ncu_rep
 from tracekit.store import Store
@@ -32,7 +33,7 @@ def sgemm_path(real_export) -> Path:
 @functools.cache
 def read_once(path: Path):
     """Each read starts a child process; the tests share one parse per file (none of them modifies it)."""
-    return ncu_rep.read(path)
+    return ncu_rep.read(plain_report(path))
 
 
 @pytest.fixture
@@ -220,7 +221,10 @@ def test_reports_read_one_after_another_do_not_leak_into_each_other(sgemm_path: 
         f".metric_by_name({name!r}).unit())\n"
     )
     leaked = subprocess.run(
-        [sys.executable, "-c", script, str(sgemm_path), str(h100)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, str(sgemm_path), str(plain_report(h100))],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert leaked.stdout.strip() == "inst"  # the library alone, loading the RTX 2080 Ti report first
 
@@ -376,7 +380,7 @@ def test_memory_utilizations_and_occupancy_rows_are_kept(sample_trace) -> None:
     sm__memory_throughput) and Nsight's own theoretical occupancy rows, value for value with the library's."""
     path = sample_trace("h100/samples.ncu-rep.gz")
     parsed = read_once(path)
-    action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    action = ncu_report.load_report(str(plain_report(path))).range_by_idx(0).action_by_idx(0)
     first = parsed.metrics.filter(pl.col("launch_key") == 0)
     for name in (
         "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed",
