@@ -1,169 +1,122 @@
-"""Step analysis on a large Kineto trace: peak memory against the file size, time against polars reading the same
-events (issue 28's targets: peak below 2x the file, time within 5x polars' read).
+"""Step figures against the program as it runs (issue 41): on the set of workloads written by others recorded on an
+H200 (`sample_traces/steps/h200_programs/`, README there), each traced at several torch.profiler settings and timed
+without the profiler first (CUDA events), print per trace:
 
-    python benchmarks/bench_steps.py [--kernels N]          # default 2,000,000 kernels (~1 GB of JSON)
-    python benchmarks/bench_steps.py --nsys [--kernels N]   # an Nsight Systems SQLite export of N kernels
+- the trivial answer: the traced step taken as the step (what every trace reader reports);
+- the replay without the profiler at the micro-benchmarks' per-event costs (scale 1);
+- the replay at each setting's fitted scale, in sample (fitted on every workload) and held out (fitted on the other
+  workloads, one workload left out at a time);
+- the savings check: no "what to try" saving above the unprofiled step's idle time; a step >= 90% busy unprofiled
+  called GPU-bound.
 
-The trace is written here (ProfilerStep#N ranges, one launch call, one operator and one kernel per launch, a
-sync at each step's end); each measurement runs in its own process so its peak RSS is its own.
+    python benchmarks/bench_steps.py [DIR] [--grid-csv PATH]
+
+The scales searched and the fit are `tracekit.analysis.steps.calibration`'s; the shipped calibration is this fit.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
+import csv
+import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-PER_STEP = 1000
+from tracekit.analysis.steps import analyze_steps
+from tracekit.analysis.steps.calibration import SCALES, held_out_scales, in_sample_scales
+from tracekit.analysis.steps.profiler_cost import fit, setting_of
+from tracekit.analysis.steps.unprofiled import replay_without_profiler
+from tracekit.steps import read_events
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DIR = HERE.parent / "sample_traces" / "steps" / "h200_programs"
 
 
-def write_trace(path: Path, kernels: int) -> None:
-    with open(path, "w") as out:
-        out.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],\n')
-        out.write('  "traceEvents": [')
-        ts, first = 1_000_000.0, True
-        for k in range(kernels):
-            events = []
-            if k % PER_STEP == 0:
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "user_annotation",
-                        "name": f"ProfilerStep#{k // PER_STEP}",
-                        "pid": 1,
-                        "tid": 1,
-                        "ts": ts,
-                        "dur": PER_STEP * 10.0,
-                    }
+def grid(directory: Path, out: Path | None) -> list[dict[str, object]]:
+    """Each trace replayed at every scale: its median step (ms). With `out`, rows already there are kept and each
+    trace's rows are appended as soon as it is done (a long run can be resumed)."""
+    cost_csv = directory / "profiler_cost.csv"
+    calibration = fit(csv.DictReader(cost_csv.read_text().splitlines()), str(cost_csv))
+    fields = ["workload", "trace", "setting", "scale", "traced_ms", "replayed_ms"]
+    done = list(csv.DictReader(out.read_text().splitlines())) if out and out.exists() else []
+    seen = {(r["workload"], r["trace"]) for r in done}
+    rows: list[dict[str, object]] = [dict(r) for r in done]
+    for path in sorted(directory.glob("*.pt.trace.json.gz")):
+        workload, trace_setting = path.name.split(".")[:2]
+        if (workload, trace_setting) in seen:
+            continue
+        started = time.perf_counter()
+        events = read_events(path)
+        setting = setting_of(events)
+        traced = analyze_steps(events).median_step_ns / 1e6
+        found = []
+        for scale in SCALES:
+            replayed = analyze_steps(replay_without_profiler(events, calibration.for_setting(setting), scale))
+            found.append(
+                dict(
+                    zip(
+                        fields,
+                        (workload, trace_setting, setting, scale, traced, replayed.median_step_ns / 1e6),
+                        strict=True,
+                    )
                 )
-            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": ts, "dur": 6.0})
-            events.append(
-                {
-                    "ph": "X",
-                    "cat": "cuda_runtime",
-                    "name": "cudaLaunchKernel",
-                    "pid": 1,
-                    "tid": 1,
-                    "ts": ts + 1,
-                    "dur": 4.0,
-                    "args": {"correlation": k},
-                }
             )
-            events.append(
-                {
-                    "ph": "X",
-                    "cat": "kernel",
-                    "name": "void at::native::vectorized_elementwise_kernel",
-                    "pid": 0,
-                    "tid": 7,
-                    "ts": ts + 6,
-                    "dur": 3.0,
-                    "args": {"device": 0, "stream": 7, "correlation": k, "grid": [1, 1, 1], "block": [128, 1, 1]},
-                }
-            )
-            for e in events:  # laid out as libkineto writes it: one event per block of lines
-                out.write(("" if first else ",") + "\n  {\n    " + json.dumps(e)[1:-1] + "\n  }")
-                first = False
-            ts += 10.0
-        out.write('\n  ],\n  "traceName": "bench"\n}')
-
-
-def write_nsys(path: Path, kernels: int) -> None:
-    """A minimal Nsight Systems export: StringIds, one runtime call and one kernel per launch (correlated)."""
-    import sqlite3
-
-    db = sqlite3.connect(path)
-    db.executescript(
-        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, contextId INT, streamId INT,"
-        " correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT, gridY INT, gridZ INT,"
-        " blockX INT, blockY INT, blockZ INT, registersPerThread INT, staticSharedMemory INT,"
-        " dynamicSharedMemory INT);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT,"
-        " correlationId INT, nameId INT, returnValue INT, callchainId INT);"
-    )
-    names = [(1, "cudaLaunchKernel_v7000")] + [(2 + i, f"kernel_{i}") for i in range(PER_STEP)]
-    db.executemany("INSERT INTO StringIds VALUES (?, ?)", names)  # a step launches PER_STEP different kernels
-    pid = 4242 << 24
-    step = 10_000
-    for first in range(0, kernels, 500_000):
-        rows = range(first, min(kernels, first + 500_000))
-        db.executemany(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, 1, 0, 0)",
-            ((k * step, k * step + 4000, pid + 1, k) for k in rows),
-        )
-        db.executemany(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 7, ?, ?, ?, ?, 1, 1, 1, 128, 1, 1, 32, 0, 0)",
-            ((k * step + 6000, k * step + 9000, k, pid, 2 + k % PER_STEP, 2 + k % PER_STEP) for k in rows),
-        )
-    db.commit()
-    db.close()
-
-
-def child(mode: str, path: str) -> None:
-    start = time.perf_counter()
-    if mode == "polars-sqlite":
-        import sqlite3
-
-        import polars as pl
-
-        with sqlite3.connect(path) as db:
-            count = pl.read_database("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL", db).height
-            count += pl.read_database("SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME", db).height
-    elif mode == "polars":
-        import polars as pl
-
-        from tracekit.importers.kineto import HOST_HEADER_SCHEMA
-
-        frame = pl.read_json(path, schema=HOST_HEADER_SCHEMA).select(pl.col("traceEvents").explode())
-        count = frame.height
-    elif mode == "read":
-        from tracekit.steps import read_events
-
-        count = read_events(path).gpu.height
-    else:
-        from tracekit.steps import steps_of
-
-        count = len(steps_of(path).steps)
-    elapsed = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"mode": mode, "seconds": elapsed, "peak_bytes": peak, "count": count}))
+        rows += found
+        if out:
+            new = not out.exists()
+            with open(out, "a", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=fields)
+                if new:
+                    writer.writeheader()
+                writer.writerows(found)
+        print(f"  {path.name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return [
+        {**r, "scale": float(r["scale"]), "traced_ms": float(r["traced_ms"]), "replayed_ms": float(r["replayed_ms"])}
+        for r in rows
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kernels", type=int, default=2_000_000)
-    parser.add_argument("--nsys", action="store_true", help="an Nsight Systems SQLite export instead of Kineto")
-    parser.add_argument("--child", nargs=2)
+    parser.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--grid-csv", type=Path, help="keep the replays at every scale here (and resume from it)")
     args = parser.parse_args()
-    if args.child:
-        child(*args.child)
-        return
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / ("big.sqlite" if args.nsys else "big.pt.trace.json")
-        (write_nsys if args.nsys else write_trace)(path, args.kernels)
-        size = path.stat().st_size
-        runs = {}
-        for mode in ("polars-sqlite" if args.nsys else "polars", "read", "steps"):
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", mode, str(path)], capture_output=True, text=True, check=True
-            )
-            runs[mode] = json.loads(done.stdout)
-    steps, polars = runs["steps"], runs["polars-sqlite" if args.nsys else "polars"]
-    print(
-        f"{args.kernels:,} kernels, {size / 1e6:.0f} MB of {'SQLite' if args.nsys else 'JSON'}, {steps['count']} steps"
-    )
-    print(f"polars read: {polars['seconds']:.2f} s, peak {polars['peak_bytes'] / 1e6:.0f} MB")
-    print(f"events read: {runs['read']['seconds']:.2f} s, peak {runs['read']['peak_bytes'] / 1e6:.0f} MB")
-    print(
-        f"steps:       {steps['seconds']:.2f} s ({steps['seconds'] / polars['seconds']:.1f}x polars; target 5x), "
-        f"peak {steps['peak_bytes'] / 1e6:.0f} MB ({steps['peak_bytes'] / size:.2f}x the file; target 2x)"
-    )
+    rows = grid(args.directory, args.grid_csv)
+    timings = (args.directory / "timings.csv").read_text().splitlines()
+    truth = {(r["workload"], r["setting"]): float(r["period_ms"]) for r in csv.DictReader(timings)}
+    fitted = in_sample_scales(rows, truth)
+    held = held_out_scales(rows, truth)
+    print(f"scales fitted in sample (per setting): {fitted}")
+    print(f"{'trace':44s} {'real ms':>8s} {'traced':>8s} {'scale 1':>8s} {'in-sample':>10s} {'held out':>9s}")
+    errors: dict[str, list[float]] = {"traced": [], "scale 1": [], "in-sample": [], "held out": []}
+    by_trace: dict[tuple[str, str], dict[float, float]] = {}
+    for r in rows:
+        by_trace.setdefault((str(r["workload"]), str(r["trace"])), {})[float(r["scale"])] = float(r["replayed_ms"])
+    traced_of = {(str(r["workload"]), str(r["trace"])): float(r["traced_ms"]) for r in rows}
+    setting_of_trace = {(str(r["workload"]), str(r["trace"])): str(r["setting"]) for r in rows}
+    for key, replays in sorted(by_trace.items()):
+        real = truth[key]
+        setting = setting_of_trace[key]
+        figures = {
+            "traced": traced_of[key],
+            "scale 1": replays[1.0],
+            "in-sample": replays[fitted[setting]],
+            "held out": replays[held[key[0]][setting]],
+        }
+        for name, value in figures.items():
+            errors[name].append(abs(value / real - 1))
+        print(
+            f"{key[0] + '.' + key[1]:44s} {real:8.2f} "
+            + " ".join(f"{figures[n]:8.2f}" if n != "in-sample" else f"{figures[n]:10.2f}" for n in figures)
+        )
+    print()
+    for name, values in errors.items():
+        within = sum(v <= 0.10 for v in values)
+        print(
+            f"{name:10s}: within 10% on {within} of {len(values)} ({100 * within / len(values):.0f}%), "
+            f"median error {100 * statistics.median(values):.1f}%"
+        )
 
 
 if __name__ == "__main__":

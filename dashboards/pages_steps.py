@@ -1,6 +1,7 @@
-"""Steps page `/steps?import=<id>`: a stored trace's steps (`tracekit step IMPORT`): the steps table, the
-representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown above the
-fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. With
+"""Steps page `/steps?import=<id>`: a stored trace's steps as the program runs them (`tracekit step IMPORT`: the
+trace replayed without the profiler's own host work; its step time, interval and calibration first): the steps
+table, the representative step's timeline (host calls, GPU streams, idle gaps coloured by cause) and its breakdown
+above the fold, then the idle causes with their evidence, GPU time by category and operator, and what to try first. With
 `&baseline=<id>` the step is set against that import's (`tracekit step IMPORT --baseline BASELINE`): what each part
 took in both and what grew, above the timeline. Without an import it lists the imports that hold a host timeline.
 Everything is read through `tracekit.api` and worded by `tracekit.present.steps`; names from the trace are shown
@@ -17,8 +18,7 @@ from tracekit.api import (
     Store,
     compare_with_baseline,
     imports_with_host_timeline,
-    step_timeline_of_import,
-    steps_of_import,
+    program_view_of_import,
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
@@ -86,10 +86,10 @@ def layout(
         if ref is not None and not ref.isdigit():
             return not_found(f"{ref!r} is not an import id (expected a number, as in /steps?import=3)")
     try:
-        result = steps_of_import(store, import_ref, step_name)
+        program, view = program_view_of_import(store, import_ref, step_name)
+        result = program.unprofiled
         if result.representative_step is None:
             return not_found(f"import {import_ref}: no step")
-        view = step_timeline_of_import(store, import_ref, result)
         headline, against = _comparison(store, baseline_ref, result, step_name) if baseline_ref else ([], [])
     except TracekitError as exc:
         return not_found(str(exc))
@@ -97,7 +97,9 @@ def layout(
     suggestions = [html.Li(present.suggestion_line(s)) for s in result.what_to_try]
     return html.Div(
         [
-            html.H2(present.title(result), id="steps-title"),
+            html.H2(present.program_headline(program), id="steps-program"),
+            html.Ul([html.Li(line.strip()) for line in present.program_lines(program)[1:]], id="steps-program-notes"),
+            html.H3(present.title(result), id="steps-title"),
             html.P(present.step_heading(step), id="steps-heading"),
             *headline,
             dcc.Graph(id="steps-timeline", figure=figures.step_timeline_figure(view), config=GRAPH_CONFIG),

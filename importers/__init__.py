@@ -31,6 +31,7 @@ READER_MODULES = [
     "nsys_stats_csv",
     "warp_trace.reader",
     "nvprof",
+    "ncu_source_csv",  # before ncu_csv: the Source page is a CSV of its own shape
     "ncu_csv.reader",
 ]
 SNIFF_BYTES = 64 * 1024
@@ -108,8 +109,9 @@ NOT_A_FORMAT = (
 )
 _LFS_POINTER = re.compile(rb"^version https://git-lfs\.github\.com/spec/v1\noid sha256:[0-9a-f]{64}\nsize (\d+)\n")
 # Nsight Systems reports (.nsys-rep, and .qdrep before 2021.4) open with this line and the writer's version,
-# `NVIDIA Tegra Profiler Report 2025@2@1@130-...` (year@release@patch@build).
-_NSYS_REPORT = re.compile(rb"^NVIDIA Tegra Profiler Report (\d{4})@(\d+)@(\d+)@(\d+)")
+# `NVIDIA Tegra Profiler Report 2025@2@1@130-...` (year@release@patch@build); old .qdrep files with a format
+# number alone (`NVIDIA Tegra Profiler Report 1.`).
+_NSYS_REPORT = re.compile(rb"^NVIDIA Tegra Profiler Report (?:(\d{4})@(\d+)@(\d+)@(\d+)|\d+\.)")
 # AMD's rocprof: --stats CSV (v1), the kernel trace of v1 (results.csv) and v3 (kernel_trace.csv), and the
 # --hip-trace / --hsa-trace JSON (Chrome trace whose processes are the HIP and HSA API, COPY and GPU<n>).
 _ROCPROF_CSV = re.compile(
@@ -122,8 +124,8 @@ _ROCPROF_JSON = re.compile(rb'"name"\s*:\s*"(?:CPU HIP API|HIP API|CPU HSA API|H
 
 def known_other_output(head: bytes, name: str = "FILE") -> str | None:
     """What a file no reader takes is, when it is something a GPU developer often has at hand, with the one
-    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, nsys stats' console or
-    HTML tables, AMD's rocprof output."""
+    thing to do instead: a Git LFS pointer, an Nsight Systems report not exported yet, a file beside a profile
+    that holds no timeline (`not_profiles`), nsys stats' console or HTML tables, AMD's rocprof output."""
     lfs = _LFS_POINTER.match(head)
     if lfs:
         return (
@@ -132,12 +134,21 @@ def known_other_output(head: bytes, name: str = "FILE") -> str | None:
         )
     report = _NSYS_REPORT.match(head)
     if report:
-        version = ".".join(group.decode() for group in report.groups())
+        written = (
+            f"nsys {'.'.join(group.decode() for group in report.groups())}"
+            if report.group(1)
+            else "an old .qdrep, written before nsys 2021.4"
+        )
         stem = name.rsplit(".", 1)[0] if "." in name else name
         return (
-            f"an Nsight Systems report (nsys {version}), which tracekit reads once exported to SQLite: "
+            f"an Nsight Systems report ({written}), which tracekit reads once exported to SQLite: "
             f"nsys export --type sqlite -o {stem}.sqlite {name}, then import {stem}.sqlite"
         )
+    from tracekit.importers.not_profiles import not_a_profile
+
+    other = not_a_profile(head, name)
+    if other:
+        return other
     from tracekit.importers.nsys_stats_csv import console_reason
 
     nsys_stats = console_reason(head)

@@ -38,7 +38,7 @@ from tracekit.errors import InputError
 from tracekit.host_events import KERNEL as HOST_KERNEL
 from tracekit.host_events import MEMCPY as HOST_MEMCPY
 from tracekit.host_events import MEMSET as HOST_MEMSET
-from tracekit.host_events import HostEvents
+from tracekit.host_events import RECORDERS, HostEvents
 from tracekit.importers.chrome_trace_kinds import no_gpu_activity
 from tracekit.importers.nsys_sqlite import enclosing_range_paths, launch_points
 from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
@@ -49,14 +49,26 @@ FORMAT = "kineto"
 _HEADER = re.compile(rb'"(?:schemaVersion|deviceProperties)"\s*:')
 _CATEGORY = re.compile(
     rb'"cat"\s*:\s*"(?:kernel|Kernel|gpu_memcpy|gpu_memset|Memcpy|Memset|cuda_runtime|Runtime|cpu_op|'
-    rb'Operator|user_annotation|gpu_user_annotation|python_function)"'
+    rb'Operator|user_annotation|gpu_user_annotation|python_function|mtia_ccp_events|mtia_runtime)"'
 )
 _KERNEL_ARGS = re.compile(rb'"grid"\s*:\s*\[.*"block"\s*:\s*\[', re.DOTALL)
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "Memcpy"})
 SET_CATS = frozenset({"gpu_memset", "Memset"})
-CALL_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver"})
+CALL_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime"})
 CPU_RANGE_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
+# What else the profiler recorded on the host, each at a host cost the step replay takes out: Python frames
+# (with_stack) and memory events (profile_memory, instants named "[memory]"), kept as ranges of these domains.
+PYTHON_CATS = frozenset({"python_function"})
+MEMORY_EVENT = "[memory]"
+# Meta's MTIA: the device's activities are `mtia_ccp_events` (its command processor's: kernels by name, DMA
+# transfers as `dma_request`, and the stream event markers, which are no work), its runtime calls `mtia_runtime`.
+MTIA_DEVICE_CAT = "mtia_ccp_events"
+MTIA_MARKERS = ("event_record", "event_wait")
+MTIA_DMA = "dma_request"
+MTIA_DIRECTIONS = {"HOST_TO_DEVICE": "HtoD", "DEVICE_TO_HOST": "DtoH", "DEVICE_TO_DEVICE": "DtoD"}
+# The December 2020 layout named operators `Operator`; the step analysis knows them by today's `cpu_op`.
+RANGE_DOMAINS = {"Operator": "cpu_op"}
 GPU_RANGE_CATS = frozenset({"gpu_user_annotation"})
 ANNOTATION_CATS = frozenset({"user_annotation", "gpu_user_annotation"})
 _COPY_KIND = re.compile(r"Memcpy\s+(\w+)")
@@ -79,15 +91,19 @@ DEVICE_EXTRA = {
 
 def sniff(head: bytes) -> bool:
     """A Chrome trace object whose header or events are Kineto's: `schemaVersion`/`deviceProperties`, a
-    PyTorch-only category (cpu_op, kernel, cuda_runtime...), or kernel events carrying grid and block."""
+    PyTorch-only category (cpu_op, kernel, cuda_runtime...), or kernel events carrying grid and block; or the
+    December 2020 layout, a top-level event array with Kineto's categories (`Kernel`, `Runtime`, `Operator`)."""
     text = plain_head(head).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text.startswith(b"["):
+        return bool(_CATEGORY.search(text))
     if not text.startswith(b"{") or b'"traceEvents"' not in text:
         return False
     return bool(_HEADER.search(text) or _CATEGORY.search(text) or _KERNEL_ARGS.search(text))
 
 
 def _content(path: Path, max_inflated_bytes: int) -> bytes:
-    """The file's bytes, inflated when it is gzip (refused past `max_inflated_bytes`)."""
+    """The file's bytes, inflated when it is gzip (refused past `max_inflated_bytes`), as one JSON object: the
+    2020 layout's top-level event array becomes its `traceEvents`."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -98,6 +114,8 @@ def _content(path: Path, max_inflated_bytes: int) -> bytes:
                 raise InputError(str(path), f"the gzip content inflates past {max_inflated_bytes:,} bytes; refused")
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(str(path), f"unreadable ({getattr(exc, 'strerror', None) or exc})") from None
+    if data.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"["):  # the 2020 layout: the events alone
+        return b'{"traceEvents":' + data.removeprefix(b"\xef\xbb\xbf") + b"}"
     return data
 
 
@@ -137,6 +155,9 @@ def _copy_kind(event: dict[str, Any]) -> str | None:
     """`Memcpy HtoD (Pageable -> Device)` -> HtoD; memsets are "Memset"."""
     if event.get("cat") in SET_CATS:
         return "Memset"
+    if event.get("name") == MTIA_DMA:
+        direction = event["args"].get("direction")
+        return MTIA_DIRECTIONS.get(direction) if isinstance(direction, str) else None
     match = _COPY_KIND.match(str(event.get("name")))
     return match.group(1) if match else None
 
@@ -227,8 +248,11 @@ DEVICE_STRUCT = pl.Struct(
     {"id": _INT, "name": pl.Utf8, "computeMajor": _INT, "computeMinor": _INT, "numSms": _INT}
     | dict.fromkeys(DEVICE_EXTRA, _INT)
 )
+# The numeric args are read as text and made integers after (ROCm writes its HIP calls' `"stream": "0x0"`); a
+# kernel's or copy's that is no integer sends the file to the event-by-event path, whose error names it.
+ARG_NUMBERS = (*KERNEL_ARGS, "bytes", "size")
 ARGS_STRUCT = pl.Struct(
-    dict.fromkeys(KERNEL_ARGS, _INT) | {"grid": pl.List(_INT), "block": pl.List(_INT), "bytes": _INT}
+    dict.fromkeys((*ARG_NUMBERS, "direction"), pl.Utf8) | {"grid": pl.List(_INT), "block": pl.List(_INT)}
 )
 EVENT_STRUCT = pl.Struct(
     {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
@@ -242,6 +266,32 @@ HEADER_SCHEMA: Schema = {
     "deviceProperties": pl.List(DEVICE_STRUCT),
     "traceEvents": pl.List(EVENT_STRUCT),
 }
+
+
+KERNEL_ACTIVITY, COPY_ACTIVITY = "kernel", "copy"
+
+
+def _activity() -> pl.Expr:
+    """What a GPU-side event is: a kernel, a copy or set, or null (not GPU work). MTIA's command-processor events
+    are kernels, but its DMA requests are copies and its stream event markers no work."""
+    mtia = pl.col("cat") == MTIA_DEVICE_CAT
+    dma = mtia & (pl.col("name") == MTIA_DMA)
+    return (
+        pl.when(pl.col("cat").is_in(list(COPY_CATS | SET_CATS)) | dma)
+        .then(pl.lit(COPY_ACTIVITY))
+        .when(pl.col("cat").is_in(list(KERNEL_CATS)) | (mtia & ~pl.col("name").is_in(MTIA_MARKERS)))
+        .then(pl.lit(KERNEL_ACTIVITY))
+    )
+
+
+def _exact(events: pl.DataFrame, keys: tuple[str, ...] | dict[str, str]) -> bool:
+    """Whether each of these args an event has was an integer (its text made one without loss)."""
+    if events.height == 0:
+        return True
+    lost = pl.any_horizontal(
+        pl.col("raw_args").struct.field(key).is_not_null() & pl.col("args").struct.field(key).is_null() for key in keys
+    )
+    return not events.select(lost.any()).item()
 
 
 def _columnar(data: bytes) -> tuple[dict[str, Any], dict[str, pl.DataFrame]] | None:
@@ -265,18 +315,28 @@ def _columnar(data: bytes) -> tuple[dict[str, Any], dict[str, pl.DataFrame]] | N
         )
         .with_columns(thread=(pl.col("pid") * 2**THREAD_BITS) + (pl.col("tid") & 0xFFFFFFFF))
     )
+    events = events.with_columns(
+        pl.col("args").alias("raw_args"),
+        pl.col("args").struct.with_fields(*(pl.field(key).cast(_INT, strict=False) for key in ARG_NUMBERS)),
+        activity=_activity(),
+    )
     arg = pl.col("args").struct.field
-
-    def of(categories: frozenset[str]) -> pl.DataFrame:
-        return events.filter(pl.col("cat").is_in(list(categories)))
-
-    kernels = of(KERNEL_CATS).select(
+    kernels = events.filter(pl.col("activity") == KERNEL_ACTIVITY)
+    copies = events.filter(pl.col("activity") == COPY_ACTIVITY)
+    calls = events.filter(pl.col("cat").is_in(list(CALL_CATS)))
+    if not (_exact(kernels, KERNEL_ARGS) and _exact(copies, ARG_NUMBERS) and _exact(calls, ("correlation",))):
+        return None
+    mtia = pl.col("cat") == MTIA_DEVICE_CAT
+    kernels = kernels.select(
         pl.col("name").alias("kernel_name"),
         "ts",
         "dur",
         "pid",
         "tid",
-        *(arg(key).alias(field) for key, field in KERNEL_ARGS.items()),
+        *(
+            (pl.when(mtia).then(pl.col("pid")).otherwise(arg(key)) if key == "device" else arg(key)).alias(field)
+            for key, field in KERNEL_ARGS.items()
+        ),
         *(
             arg(dims).list.get(i, null_on_oob=True).alias(f"{dims}_{axis}")
             for dims in ("grid", "block")
@@ -284,22 +344,25 @@ def _columnar(data: bytes) -> tuple[dict[str, Any], dict[str, pl.DataFrame]] | N
         ),
         "thread",
     )
+    dma = mtia & (pl.col("name") == MTIA_DMA)
     frames = {
         "kernels": kernels,
-        "calls": of(CALL_CATS).select(arg("correlation").alias("correlation_id"), "ts", "pid", "tid", "thread"),
-        "ranges": of(CPU_RANGE_CATS | GPU_RANGE_CATS).select(
+        "calls": calls.select(arg("correlation").alias("correlation_id"), "ts", "pid", "tid", "thread"),
+        "ranges": events.filter(pl.col("cat").is_in(list(CPU_RANGE_CATS | GPU_RANGE_CATS))).select(
             "name", pl.col("cat").alias("domain"), "ts", "dur", "thread"
         ),
-        "copies": of(COPY_CATS | SET_CATS).select(
+        "copies": copies.select(
             pl.when(pl.col("cat").is_in(list(SET_CATS)))
             .then(pl.lit("Memset"))
+            .when(dma)
+            .then(arg("direction").replace_strict(MTIA_DIRECTIONS, default=None, return_dtype=pl.Utf8))
             .otherwise(pl.col("name").str.extract(_COPY_KIND.pattern, 1))
             .alias("kind"),
-            arg("bytes").alias("size_bytes"),
+            pl.when(dma).then(arg("size")).otherwise(arg("bytes")).alias("size_bytes"),
             "ts",
             "dur",
             arg("stream").alias("stream_id"),
-            arg("device").alias("device_id"),
+            pl.when(mtia).then(pl.col("pid")).otherwise(arg("device")).alias("device_id"),
         ),
     }
     return header, frames
@@ -349,8 +412,9 @@ def _event_frames(path: Path, document: Any) -> dict[str, pl.DataFrame]:
     def complete(categories: frozenset[str]) -> list[dict[str, Any]]:
         return [e for cat in categories for e in buckets.get(cat, ()) if e.get("ph") == "X"]
 
-    kernels, calls = complete(KERNEL_CATS), complete(CALL_CATS)
-    ranges, copies = complete(CPU_RANGE_CATS | GPU_RANGE_CATS), complete(COPY_CATS | SET_CATS)
+    mtia_kernels, mtia_copies = _mtia_activities(complete(frozenset({MTIA_DEVICE_CAT})))
+    kernels, calls = complete(KERNEL_CATS) + mtia_kernels, complete(CALL_CATS)
+    ranges, copies = complete(CPU_RANGE_CATS | GPU_RANGE_CATS), complete(COPY_CATS | SET_CATS) + mtia_copies
     kernel_args, call_args, copy_args = _args(kernels), _args(calls), _args(copies)
     name, ts, dur, pid, tid = _fields(kernels, EVENT_KEYS)
     grid, block, *args = _fields(kernel_args, ("grid", "block", *KERNEL_ARGS))
@@ -396,6 +460,22 @@ def _event_frames(path: Path, document: Any) -> dict[str, pl.DataFrame]:
         },
     ).frame(path, COPY_FIELDS)
     return {"kernels": kernel_frame, "calls": call_frame, "ranges": range_frame, "copies": copy_frame}
+
+
+def _mtia_activities(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """MTIA's command-processor events as Kineto's CUDA ones: kernels, and the DMA requests as copies (`size` as
+    `bytes`), each with its process as its device; the stream event markers are no work and left out."""
+    kernels, copies = [], []
+    for event in events:
+        name, given = event.get("name"), event.get("args")
+        if name in MTIA_MARKERS:
+            continue
+        args: dict[str, Any] = {**(given if isinstance(given, dict) else {}), "device": event.get("pid")}
+        if name == MTIA_DMA:
+            copies.append({**event, "args": {**args, "bytes": args.get("size")}})
+        else:
+            kernels.append({**event, "args": args})
+    return kernels, copies
 
 
 def _assemble(path: Path, document: dict[str, Any], frames: dict[str, pl.DataFrame]) -> ParsedImport:
@@ -525,15 +605,30 @@ def _device(path: Path, document: dict, launches: pl.DataFrame, warnings: list[s
         return None
     major, minor = _int(chosen.get("computeMajor")), _int(chosen.get("computeMinor"))
     threads, warp = _int(chosen.get("maxThreadsPerMultiprocessor")), _int(chosen.get("warpSize"))
-    name = chosen.get("name")
+    name = chosen.get("name") if isinstance(chosen.get("name"), str) else None
+    version = f"{major}.{minor}" if major is not None and minor is not None else None
+    extra: dict[str, object] = {
+        key: chosen[source] for source, key in DEVICE_EXTRA.items() if _int(chosen.get(source)) is not None
+    }
+    sm_count, max_warps = _int(chosen.get("numSms")), threads // warp if threads and warp else None
+    if name and _AMD_DEVICE.search(name):
+        # ROCm's Kineto fills the CUDA-named fields with HIP's: `computeMajor.computeMinor` is the GCN
+        # architecture (9.0 for an MI250's gfx90a), not a CUDA compute capability, and numSms counts compute
+        # units: kept as AMD's, so that no NVIDIA model (occupancy, ceilings) is applied to them
+        extra |= {"vendor": "AMD", "gcn_architecture": version, "compute_units": sm_count}
+        extra |= {"max_wavefronts_per_cu": max_warps}
+        version = sm_count = max_warps = None
     return Device(
-        name=name if isinstance(name, str) else None,
-        compute_capability=f"{major}.{minor}" if major is not None and minor is not None else None,
-        sm_count=_int(chosen.get("numSms")),
+        name=name,
+        compute_capability=version,
+        sm_count=sm_count,
         sm_clock_hz=None,  # Kineto does not record the SM clock
-        max_warps_per_sm=threads // warp if threads and warp else None,
-        extra={key: chosen[source] for source, key in DEVICE_EXTRA.items() if _int(chosen.get(source)) is not None},
+        max_warps_per_sm=max_warps,
+        extra=extra,
     )
+
+
+_AMD_DEVICE = re.compile(r"\b(?:AMD|Radeon|Instinct)\b")
 
 
 def _version(document: dict) -> str | None:
@@ -553,7 +648,10 @@ def _version(document: dict) -> str | None:
 
 # ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
 
-HOST_ARGS_STRUCT = pl.Struct({"device": _INT, "stream": _INT, "correlation": _INT, "bytes": _INT})
+# Read as text, then as integers where they are: ROCm's Kineto writes some args as strings (`"stream": "0x0"` on
+# its HIP calls), and MTIA's DMA requests carry `size` and `direction`.
+HOST_ARG_NUMBERS = ("device", "stream", "correlation", "bytes", "size")
+HOST_ARGS_STRUCT = pl.Struct(dict.fromkeys((*HOST_ARG_NUMBERS, "direction"), pl.Utf8))
 HOST_EVENT_STRUCT = pl.Struct(
     {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
     | {"pid": pl.Utf8, "tid": pl.Utf8, "args": HOST_ARGS_STRUCT}
@@ -585,7 +683,14 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
     options = tuple(key for key in PROFILER_OPTIONS if header.get(key) not in (None, 0, False, "0", "false"))
     return HostEvents(
-        gpu=gpu, calls=calls, ranges=ranges, rank=rank, device_name=name, source=str(path), profiler_options=options
+        gpu=gpu,
+        calls=calls,
+        ranges=ranges,
+        rank=rank,
+        device_name=name,
+        source=str(path),
+        profiler_options=options,
+        recorded_by=RECORDERS[FORMAT],
     ).conformed()
 
 
@@ -617,7 +722,11 @@ def _whole(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFra
 def _host_frames(events: pl.DataFrame) -> HostFrames:
     """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field)."""
     events = (
-        events.filter((pl.col("ph") == "X") & pl.col("cat").is_not_null() & pl.col("ts").is_not_null())
+        events.filter(
+            ((pl.col("ph") == "X") | ((pl.col("ph") == "i") & (pl.col("name") == MEMORY_EVENT)))
+            & pl.col("cat").is_not_null()
+            & pl.col("ts").is_not_null()
+        )
         .with_columns(
             thread=pl.col("pid").cast(_INT, strict=False) * 2**THREAD_BITS
             + (pl.col("tid").cast(_INT, strict=False) & 0xFFFFFFFF),
@@ -626,33 +735,51 @@ def _host_frames(events: pl.DataFrame) -> HostFrames:
         .with_columns(end_ns=pl.col("start_ns") + (pl.col("dur").fill_null(0.0) * NS_PER_US).round().cast(pl.Int64))
     )
     arg = pl.col("args").struct.field
-    gpu_cats = KERNEL_CATS | COPY_CATS | SET_CATS
-    gpu = events.filter(pl.col("cat").is_in(list(gpu_cats))).select(
-        pl.when(pl.col("cat").is_in(list(KERNEL_CATS)))
-        .then(pl.lit(HOST_KERNEL))
-        .when(pl.col("cat").is_in(list(COPY_CATS)))
+    number = {key: arg(key).cast(_INT, strict=False) for key in HOST_ARG_NUMBERS}
+    mtia = pl.col("cat") == MTIA_DEVICE_CAT
+    dma = mtia & (pl.col("name") == MTIA_DMA)
+    gpu_cats = KERNEL_CATS | COPY_CATS | SET_CATS | {MTIA_DEVICE_CAT}
+    gpu = events.filter(pl.col("cat").is_in(list(gpu_cats)) & ~(mtia & pl.col("name").is_in(MTIA_MARKERS))).select(
+        pl.when(pl.col("cat").is_in(list(COPY_CATS)) | dma)
         .then(pl.lit(HOST_MEMCPY))
-        .otherwise(pl.lit(HOST_MEMSET))
+        .when(pl.col("cat").is_in(list(SET_CATS)))
+        .then(pl.lit(HOST_MEMSET))
+        .otherwise(pl.lit(HOST_KERNEL))
         .alias("kind"),
         "name",
-        arg("device").alias("device_id"),
-        arg("stream").alias("stream_id"),
-        arg("correlation").alias("correlation_id"),
+        # an MTIA event's process is its device (`MTIA 17`)
+        pl.when(mtia).then(pl.col("pid").cast(_INT, strict=False)).otherwise(number["device"]).alias("device_id"),
+        number["stream"].alias("stream_id"),
+        number["correlation"].alias("correlation_id"),
         "start_ns",
         "end_ns",
-        arg("bytes").alias("size_bytes"),
+        pl.when(dma).then(number["size"]).otherwise(number["bytes"]).alias("size_bytes"),
         pl.when(pl.col("cat").is_in(list(COPY_CATS)))
         .then(pl.col("name").str.extract(_COPY_KIND.pattern, 1))
+        .when(dma)
+        .then(arg("direction").replace_strict(MTIA_DIRECTIONS, default=None, return_dtype=pl.Utf8))
         .alias("copy_kind"),
         pl.col("name").str.contains("Pageable").alias("pageable"),
     )
     calls = events.filter(pl.col("cat").is_in(list(CALL_CATS))).select(
-        "name", "thread", arg("correlation").alias("correlation_id"), "start_ns", "end_ns"
+        "name", "thread", number["correlation"].alias("correlation_id"), "start_ns", "end_ns"
     )
-    ranges = events.filter(pl.col("cat").is_in(list(CPU_RANGE_CATS)) & pl.col("thread").is_not_null()).select(
-        "name", pl.col("cat").alias("domain"), "thread", "start_ns", "end_ns"
+    recorded = pl.col("cat").is_in(list(CPU_RANGE_CATS | PYTHON_CATS)) | (pl.col("name") == MEMORY_EVENT)
+    ranges = events.filter(recorded & pl.col("thread").is_not_null()).select(
+        "name",
+        pl.when(pl.col("name") == MEMORY_EVENT).then(pl.lit("memory")).otherwise(_range_domain()).alias("domain"),
+        "thread",
+        "start_ns",
+        "end_ns",
     )
     return gpu, calls, ranges
+
+
+def _range_domain() -> pl.Expr:
+    """A CPU range's domain as today's Kineto names it: the 2020-2021 layout's `Operator` is `cpu_op`, except its
+    `ProfilerStep#N`, which that layout recorded as an operator and today's as a user annotation."""
+    step = (pl.col("cat") == "Operator") & pl.col("name").str.contains(STEP_ANNOTATION.pattern)
+    return pl.when(step).then(pl.lit("user_annotation")).otherwise(pl.col("cat").replace(RANGE_DOMAINS))
 
 
 # libkineto's writer (output_json.cpp) puts each event on its own lines at two spaces of indentation: events are

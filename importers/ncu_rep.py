@@ -40,6 +40,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
+from tracekit.importers import ncu_source
 from tracekit.importers.units import normalize_unit
 from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC, LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
 from tracekit.scratch import prefix as scratch_prefix
@@ -165,9 +166,19 @@ def _load_actions(ncu_report, path: Path) -> list[dict[str, Any]]:
                     "nvtx_path": _nvtx_path(action),
                     "metrics": _metrics(action),
                     "rules": _rules(ncu_report, action),
+                    "source": _source(action),
                 }
             )
     return actions
+
+
+def _source(action) -> dict[str, Any] | str:
+    """The Source page's counters by instruction (`ncu_source.instructions`); the error text when the library
+    cannot read them (a warning, not a refusal: the metrics stand)."""
+    try:
+        return ncu_source.instructions(action)
+    except Exception as exc:  # noqa: BLE001 - the SWIG layer raises anything on a damaged source block
+        return f"{type(exc).__name__}: {exc}"
 
 
 def _rules(ncu_report, action) -> list[tuple[str, str | None, str, float | None]] | str:
@@ -311,6 +322,12 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         launch_rows.append(launch)
     launches = conform(pl.DataFrame(launch_rows, infer_schema_length=None), LAUNCH_SCHEMA)
     metrics = pl.DataFrame(metric_rows, schema=METRIC_SCHEMA, orient="row")
+    for key, action in enumerate(actions):
+        if isinstance(action.get("source"), str):
+            warnings.append(f"launch {key + 1}: its source counters could not be read ({action['source']})")
+            action["source"] = {}
+    source_samples, source_files, source_warnings = ncu_source.frames(actions, [a["demangled"] for a in actions])
+    warnings.extend(source_warnings)
     return ParsedImport(
         format=FORMAT,
         tool="Nsight Compute",
@@ -318,6 +335,8 @@ def _parsed(path: Path, actions: list[dict[str, Any]]) -> ParsedImport:
         device=_device(actions, launches, warnings),
         launches=launches,
         metrics=metrics,
+        source_samples=source_samples,
+        source_files=source_files,
         warnings=warnings,
     )
 

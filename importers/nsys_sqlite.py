@@ -12,15 +12,17 @@ and the ranges open on that thread at that time, outermost first, are its path.
 
 from __future__ import annotations
 
+import ast
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import orjson
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.host_events import HostEvents
+from tracekit.host_events import RECORDERS, HostEvents
 from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import (
     LAUNCH_SCHEMA,
@@ -39,7 +41,8 @@ FORMAT = "nsys-sqlite"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
-GPU_ACTIVITY_TABLES = {KERNEL_TABLE, MEMCPY_TABLE}
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+GPU_ACTIVITY_TABLES = {KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE}
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 DIAGNOSTIC_ERROR = 3  # ENUM_DIAGNOSTIC_SEVERITY_LEVEL: 1 Info, 2 Warning, 3 Error
 
@@ -137,7 +140,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
     if KERNEL_TABLE not in tables:
         if not tables & GPU_ACTIVITY_TABLES:
             raise InputError(str(path), _no_gpu_activity_reason(connection, tables))
-        warnings.append(f"no {KERNEL_TABLE} table: the report recorded memory copies but no kernel")
+        warnings.append(f"no {KERNEL_TABLE} table: the report recorded memory copies or sets but no kernel")
         kernels = _no_kernels()
     else:
         kernels = _kernels(connection, tables)
@@ -281,7 +284,45 @@ def _nvtx_events(connection: sqlite3.Connection, tables: set[str], where: str) -
         f'SELECT {event_type}, COALESCE({text}, {text_id}), {domain}, n.start, n."end", n.globalTid '
         f"FROM NVTX_EVENTS AS n WHERE {where} ORDER BY n.start"
     )
-    return _frame(connection, sql, empty.schema)
+    events = _frame(connection, sql, empty.schema)
+    return events.with_columns(name=readable_nvtx_names(events["name"]))
+
+
+def readable_nvtx_names(names: pl.Series) -> pl.Series:
+    """NVTX messages as names: DLProf's PyTorch plugin (nvidia-dlprof-pytorch-nvtx, like pyprof before it) marks
+    each operator with its whole payload as the message, a Python dict of hundreds of characters
+    (`{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [...]}`, or `{'traceMarker': [...], 'funcStack':
+    '/<module>/.../uniform_'}` for the Python call site): such a message is named by its module and op, or by
+    its stack's innermost function. Any other message is kept as written."""
+    payloads = names.filter(names.str.starts_with("{")).unique()
+    if payloads.is_empty():
+        return names
+    readable = {payload: _payload_name(payload) for payload in payloads.to_list()}
+    return names.replace({k: v for k, v in readable.items() if v is not None})
+
+
+MAX_PAYLOAD_CHARS = 64 * 1024  # a longer message is no operator's payload: not parsed as a Python literal
+
+
+def _payload_name(message: str) -> str | None:
+    """The op a DLProf/pyprof NVTX payload names (None when the message is not one)."""
+    try:
+        payload = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        if len(message) > MAX_PAYLOAD_CHARS:
+            return None
+        try:
+            payload = ast.literal_eval(message)  # the plugin writes str(dict): Python's quotes and tuples
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(payload, dict):
+        return None
+    op, module, stack = payload.get("op"), payload.get("mod"), payload.get("funcStack")
+    if isinstance(op, str) and op:
+        return f"{module}.{op}" if isinstance(module, str) and module else op
+    if isinstance(stack, str) and stack.strip("/"):
+        return stack.rstrip("/").rsplit("/", 1)[-1]
+    return None
 
 
 def _nvtx_ranges(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
@@ -445,20 +486,29 @@ def _short_memcpy_kind(enum_name: str) -> str:
 
 
 def _memcpys(connection: sqlite3.Connection, tables: set[str]) -> pl.DataFrame:
-    if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables:
+    """The copies and the sets (kind "Memset", as the Kineto reader and the step timeline name them), in start
+    order: both are GPU memory operations `summary` counts beside the kernels."""
+    frames = []
+    for table in (MEMCPY_TABLE, MEMSET_TABLE):
+        if table not in tables:
+            continue
+        columns = set(_columns(connection, table))
+        present = {source: field for source, field in MEMCPY_COLUMNS.items() if source in columns}
+        select = ", ".join(f'"{source}"' for source in present)
+        frame = _frame(
+            connection, f"SELECT {select} FROM {table} ORDER BY start", dict.fromkeys(present.values(), pl.Int64)
+        )
+        if table == MEMSET_TABLE:
+            frame = frame.with_columns(kind=pl.lit("Memset"))
+        elif "copy_kind" in frame.columns:
+            kinds = _memcpy_kind_names(connection, tables)
+            frame = frame.with_columns(
+                kind=pl.col("copy_kind").replace_strict(kinds, default=None, return_dtype=pl.Utf8)
+            )
+        frames.append(conform(frame, MEMCPY_SCHEMA))
+    if not frames:
         return empty_frame(MEMCPY_SCHEMA)
-    columns = set(_columns(connection, "CUPTI_ACTIVITY_KIND_MEMCPY"))
-    present = {source: field for source, field in MEMCPY_COLUMNS.items() if source in columns}
-    select = ", ".join(f'"{source}"' for source in present)
-    frame = _frame(
-        connection,
-        f"SELECT {select} FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start",
-        dict.fromkeys(present.values(), pl.Int64),
-    )
-    if "copy_kind" in frame.columns:
-        kinds = _memcpy_kind_names(connection, tables)
-        frame = frame.with_columns(kind=pl.col("copy_kind").replace_strict(kinds, default=None, return_dtype=pl.Utf8))
-    return conform(frame, MEMCPY_SCHEMA)
+    return pl.concat(frames).sort("start_ns", maintain_order=True)
 
 
 def _gpu_rows(connection: sqlite3.Connection, tables: set[str]) -> list[dict[str, Any]]:
@@ -543,7 +593,6 @@ def _tool_version(connection: sqlite3.Connection, tables: set[str]) -> str | Non
 # ---- host events: the whole timeline for the step analysis (tracekit.analysis.steps) ----------------------------
 
 BATCH_ROWS = 100_000  # rows fetched per batch: a 10M-kernel export is never held as Python tuples at once
-MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 # CUpti_ActivityMemoryKind (files without ENUM_CUDA_MEM_KIND): 1 is pageable host memory
 CUPTI_PAGEABLE = 1
 
@@ -570,7 +619,7 @@ def read_host_events(path: Path) -> HostEvents:
 
 def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "StringIds" not in tables or not tables & (GPU_ACTIVITY_TABLES | {MEMSET_TABLE}):
+    if "StringIds" not in tables or not tables & GPU_ACTIVITY_TABLES:
         raise InputError(str(path), "no GPU activity (kernel, memcpy or memset tables) in this export")
     gpu_schema: dict[str, DType] = {
         "kind": pl.Utf8,
@@ -648,7 +697,7 @@ def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
         "name", pl.lit("nvtx").alias("domain"), pl.col("global_tid").alias("thread"), "start_ns", "end_ns"
     )
     gpu = gpu.with_columns(annotation_path=_annotations(gpu, calls, ranges))
-    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, source=str(path)).conformed()
+    return HostEvents(gpu=gpu, calls=calls, ranges=ranges, source=str(path), recorded_by=RECORDERS[FORMAT]).conformed()
 
 
 def _pageable_ids(connection: sqlite3.Connection, tables: set[str]) -> str:

@@ -137,6 +137,14 @@ def read(path: Path, **options: Any) -> ParsedImport:
         )
     if dropped:
         warnings.append(f"{dropped:,} nodes below kernels (instruction-level samples) are not imported")
+    if not launches and not (len(document) > 1 and isinstance(document[1], dict) and document[1]):
+        # no kernel and no Proton device table: a Hatchet literal of another profiler (a CPU call tree)
+        raise InputError(
+            str(path),
+            "a Hatchet call-tree literal with no GPU kernel node and no Proton device table: a CPU profile "
+            "(hatchet.GraphFrame.from_literal reads it), not a GPU profile; profile the GPU work with Triton's "
+            "Proton or torch.profiler and import that",
+        )
     if not launches:
         warnings.append("no kernel nodes: the profile holds scopes only")
     frame = pl.DataFrame(launches, schema={**dict(LAUNCH_SCHEMA), "device_type": pl.Utf8}) if launches else None

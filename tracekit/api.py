@@ -47,6 +47,7 @@ from tracekit.analysis.region_timeline import (
 from tracekit.analysis.steps import StepsResult
 from tracekit.analysis.steps.compare import compare_steps
 from tracekit.analysis.steps.critical_path import StepTimeline
+from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.types import Step, Suggestion
 from tracekit.analysis.steps.whatif import LaunchSpeedup, StepWhatIf, step_line
 from tracekit.analysis.steps.whatif import step_what_if as replay_on_step
@@ -61,11 +62,13 @@ from tracekit.kernel_key import neutral_kernel_name
 from tracekit.notebook import NotebookDisplay
 from tracekit.parsed import WARP_SCHEMA, empty_frame
 from tracekit.steps import (
-    analyze_events,
     compared,
     events_of,
     import_trace,
+    program_of,
+    program_of_events,
     read_events,
+    replayed_events,
     steps_of,
     stored_events,
 )
@@ -411,6 +414,11 @@ class TraceAnalysis:
         time, idle causes, categories, operators, critical path, what to try first (`tracekit.steps.steps_of`)."""
         return steps_of(path, step)
 
+    def program_steps(self, path: str, step: str | None = None, step_time: str | None = None) -> ProgramSteps:
+        """The steps as the program runs them: the trace replayed without the profiler's own host work, beside the
+        traced steps (`tracekit step`); `step_time` (22.7ms, 44/s), the program's own, anchors the replay."""
+        return program_steps(self.store, path, step, step_time)
+
     def compare_steps(self, baseline: str, path: str, step: str | None = None) -> Any:
         """The step of `path` (with a change) against the same step of `baseline` (without it): each part before
         and after, and what grew most (`tracekit step PATH --baseline BASELINE`)."""
@@ -657,10 +665,41 @@ def steps_of_import(store: Store, import_ref: str, step: str | None = None) -> A
     return steps_of(import_ref, step, store)
 
 
+def program_steps(
+    store: Store | None, source: str | Path, step: str | None = None, step_time: str | None = None
+) -> ProgramSteps:
+    """A trace's or stored import's steps replayed without the profiler (`tracekit.steps.program_of`)."""
+    from tracekit import format as fmt
+
+    anchor_ns = fmt.parse_step_time(step_time) if step_time is not None else None
+    return program_of(source, step, store, anchor_ns)
+
+
+def program_of_import(store: Store, import_ref: str, step: str | None = None) -> ProgramSteps:
+    """A stored import's steps without the profiler (`tracekit step IMPORT`)."""
+    return program_of(import_ref, step, store)
+
+
+def program_view_of_import(store: Store, import_ref: str, step: str | None = None) -> tuple[ProgramSteps, Any]:
+    """A stored import's steps without the profiler and the timeline of the step shown, on the replay's clock."""
+    found = program_of(import_ref, step, store)
+    return found, program_timeline_of_import(store, import_ref, found)
+
+
+def program_timeline_of_import(store: Store, import_ref: str, found: ProgramSteps) -> Any:
+    """The timeline of the step `found` shows, on the replay's clock (None without a step)."""
+    from tracekit.analysis.steps.timeline import step_timeline
+
+    shown = found.unprofiled.representative_step
+    if shown is None:
+        return None
+    return step_timeline(replayed_events(events_of(import_ref, store), found), found.unprofiled.steps[shown])
+
+
 def compare_with_baseline(store: Store, baseline_ref: str, result: Any, step: str | None = None) -> Any:
     """A step already analysed (`steps_of_import`) against a baseline import's (`tracekit step IMPORT --baseline
     BASELINE`): the baseline is read and analysed, the step is not again."""
-    return compare_steps(steps_of(baseline_ref, step, store), result)
+    return compare_steps(program_of(baseline_ref, step, store).unprofiled, result)
 
 
 def step_timeline_of_import(store: Store, import_ref: str, result: Any) -> Any:
@@ -702,12 +741,15 @@ def _trace_step(store: Store, trace: str | Path, profiles: Sequence[str | Path],
     import_id = import_trace(store, trace)
     kept = stored_events(store, import_id)  # the timeline the import kept: the trace is not parsed again
     events = dataclasses.replace(kept, source=str(trace)) if kept is not None else read_events(trace)
-    result = analyze_events(events, trace, step)
+    # the step as the program runs it: what-if and kernel suggestions replay the same timeline `tracekit step` shows
+    program = program_of_events(events, trace, step)
+    replayed = replayed_events(events, program)
+    result = program.unprofiled
     spans = tuple(s.span_ns for s in result.steps)
     if result.representative_step is None:
         return _TraceStep(import_id, result, None, None, spans)
     chosen = result.steps[result.representative_step]
-    return _TraceStep(import_id, result, chosen, step_line(events, chosen), spans)
+    return _TraceStep(import_id, result, chosen, step_line(replayed, chosen), spans)
 
 
 def _step_launches(store: Store, traced: _TraceStep) -> pl.DataFrame:
@@ -849,3 +891,33 @@ def steps_with_kernels(
     result = traced.result
     ranked = sorted([*result.what_to_try, *kernels], key=lambda s: -s.saves_ns)
     return dataclasses.replace(result, what_to_try=tuple(ranked))
+
+
+def job(sources: Sequence[str | Path], scheduler: str | None = None, workers: int | None = None) -> Any:
+    """A multi-rank job (a folder of rank traces, or the files) read on Dask: the straggler, its cause, its cost
+    (`tracekit job`; a JobResult)."""
+    from tracekit.job.run import run_job
+
+    return run_job(sources, scheduler=scheduler, workers=workers)
+
+
+def source_lines(store: Store, launch_id: int, top: int | None = None) -> dict[str, Any] | None:
+    """A launch's source lines (issue 45): ranked with their kind, the lines holding the verdict's limiter and what
+    fixing the top one buys, as `tracekit lines --json` prints it; None when the launch has no source samples."""
+    from tracekit.analysis.source_lines import analyze_source_lines
+    from tracekit.present.source_lines import to_json
+    from tracekit.store.source_lines import launch_source_files, launch_source_samples
+
+    samples = launch_source_samples(store, launch_id)
+    if samples.height == 0:
+        return None
+    launch = store.launches(launch_ids=[launch_id]).row(0, named=True)
+    limiter = None
+    if launch.get("duration_ns") is not None:  # a Source-page CSV alone has no counters for a verdict
+        limiter = analyze_stored(store, [launch_id])[0].classification.limiter
+    result = analyze_source_lines(samples, launch.get("duration_ns"), limiter, top)
+    if result is None:
+        return None
+    return to_json(
+        launch_id, launch.get("kernel_name"), result, launch_source_files(store, launch_id), launch.get("duration_ns")
+    )

@@ -13,6 +13,7 @@ request; a mangled name (`_Z10vector_addPKfS0_Pfi`) is demangled first, with lib
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
@@ -20,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from tracekit.cxx_name import demangle  # the kernel-name grammar's home
+from tracekit.errors import TracekitError
 from tracekit.kernel_key import base_name
 
 MISSING = "n/a"
@@ -208,3 +210,19 @@ def kernel_name(name: str | None, style: NameStyle | str = NameStyle.base) -> st
     if NameStyle(style) is NameStyle.full:
         return readable
     return base_name(readable) or readable
+
+
+_STEP_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s|/s|it/s|steps/s)\s*$")
+_NS_PER = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_step_time(text: str) -> int:
+    """A step time as a training log prints it, in ns: a duration with its unit (22.7ms, 0.5 s, 850us) or a rate
+    of steps per second (44/s, 3.2 it/s)."""
+    found = _STEP_TIME.match(text)
+    if not found or float(found.group(1)) <= 0:
+        raise TracekitError(
+            f"--step-time {text!r}: expected a positive duration with its unit (22.7ms, 0.5s) or a rate (44/s)"
+        )
+    value, unit = float(found.group(1)), found.group(2)
+    return round(1e9 / value) if unit.endswith("/s") else round(value * _NS_PER[unit])

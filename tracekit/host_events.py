@@ -46,14 +46,19 @@ CALL_SCHEMA: ColumnTypes = {
 # One row per CPU range: an operator (cpu_op), a user annotation (record_function, ProfilerStep#N) or an NVTX range.
 RANGE_SCHEMA: ColumnTypes = {
     "name": pl.Utf8,
-    "domain": pl.Utf8,  # cpu_op | user_annotation | nvtx:<domain>
+    "domain": pl.Utf8,  # cpu_op | user_annotation | nvtx:<domain> | python_function | memory (an instant)
     "thread": pl.Int64,
     "start_ns": pl.Int64,
     "end_ns": pl.Int64,
 }
 
+TORCH_PROFILER, NSYS = "torch.profiler", "nsys"
+RECORDERS = {"kineto": TORCH_PROFILER, "nsys-sqlite": NSYS}  # by the format of the file read
+
 OPERATOR_DOMAIN = "cpu_op"
 ANNOTATION_DOMAIN = "user_annotation"
+PYTHON_DOMAIN = "python_function"  # a Python frame with_stack recorded
+MEMORY_DOMAIN = "memory"  # an allocation or free profile_memory recorded
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class HostEvents:
     device_name: str | None = None
     source: str | None = None  # the file or import it was read from, for messages
     profiler_options: tuple[str, ...] = ()  # what the profiler recorded beyond the timeline (record_shapes, ...)
+    recorded_by: str | None = None  # the profiler that wrote it (RECORDERS' values), whose own cost is in the trace
 
     def conformed(self) -> HostEvents:
         """The same events with every frame in its schema, sorted by start."""
@@ -78,6 +84,7 @@ class HostEvents:
             device_name=self.device_name,
             source=self.source,
             profiler_options=self.profiler_options,
+            recorded_by=self.recorded_by,
         )
 
 

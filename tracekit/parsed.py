@@ -83,6 +83,44 @@ REGION_SCHEMA: ColumnTypes = {
     "end_cycles": pl.Int64,
 }
 
+# One row per SASS instruction of a launch with its source-correlated counters (Nsight Compute's Source page):
+# where it is (function, PC offset from the function's start, SASS, file and line where the code was built with
+# -lineinfo) and what it cost. `stall_samples` is a JSON object {stall reason: warp-state samples}. Counters a
+# source lacks stay null. `inline_chain` names the inlined functions an instruction came through, outermost first,
+# where the source says (" > "-joined).
+SOURCE_SAMPLE_SCHEMA: ColumnTypes = {
+    "launch_key": pl.Int64,
+    "function": pl.Utf8,
+    "pc_offset": pl.Int64,
+    "sass": pl.Utf8,
+    "file": pl.Utf8,
+    "line": pl.Int64,
+    "inline_chain": pl.Utf8,
+    "samples": pl.Int64,
+    "stall_samples": pl.Utf8,
+    "inst_executed": pl.Int64,
+    "thread_inst_executed": pl.Int64,
+    "thread_inst_executed_true": pl.Int64,  # predicated on: the lanes that did the work
+    "l2_sectors_global": pl.Int64,
+    "l2_sectors_global_ideal": pl.Int64,
+    "l2_sectors_global_excess": pl.Int64,
+    "l1_requests_global": pl.Int64,
+    "shared_wavefronts": pl.Int64,
+    "shared_wavefronts_ideal": pl.Int64,
+    "shared_wavefronts_excess": pl.Int64,
+    "shared_conflicts_nway": pl.Float64,
+    "divergent_branches": pl.Int64,
+    "address_space": pl.Utf8,  # global | shared | local | constant | generic
+    "operation": pl.Utf8,  # load | store | atomic | reduction | barrier | branch ...
+}
+
+# The text of a source file a launch's samples point to, where the report embedded it (ncu --import-source yes).
+SOURCE_FILE_SCHEMA: ColumnTypes = {
+    "launch_key": pl.Int64,
+    "path": pl.Utf8,
+    "text": pl.Utf8,
+}
+
 # Nsight Systems extras: NVTX ranges and memory copies.
 NVTX_SCHEMA: ColumnTypes = {
     "name": pl.Utf8,
@@ -139,6 +177,8 @@ class ParsedImport:
     nvtx_ranges: pl.DataFrame = field(default_factory=lambda: empty_frame(NVTX_SCHEMA))
     memcpys: pl.DataFrame = field(default_factory=lambda: empty_frame(MEMCPY_SCHEMA))
     regions: pl.DataFrame = field(default_factory=lambda: empty_frame(REGION_SCHEMA))
+    source_samples: pl.DataFrame = field(default_factory=lambda: empty_frame(SOURCE_SAMPLE_SCHEMA))
+    source_files: pl.DataFrame = field(default_factory=lambda: empty_frame(SOURCE_FILE_SCHEMA))
     warnings: list[str] = field(default_factory=list)
 
     def conformed(self) -> ParsedImport:
@@ -154,5 +194,7 @@ class ParsedImport:
             nvtx_ranges=conform(self.nvtx_ranges, NVTX_SCHEMA),
             memcpys=conform(self.memcpys, MEMCPY_SCHEMA),
             regions=conform(self.regions, REGION_SCHEMA),
+            source_samples=conform(self.source_samples, SOURCE_SAMPLE_SCHEMA),
+            source_files=conform(self.source_files, SOURCE_FILE_SCHEMA),
             warnings=list(self.warnings),
         )

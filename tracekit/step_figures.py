@@ -14,7 +14,13 @@ from tracekit.analysis.steps.categories import CATEGORIES
 from tracekit.analysis.steps.timeline import StepTimeline
 from tracekit.analysis.steps.types import CAUSES, Step
 
-CAUSE_COLORS = dict(zip(CAUSES, ("#d62728", "#ff9896", "#9467bd", "#ff7f0e", "#8c564b", "#7f7f7f"), strict=True))
+CAUSE_COLORS = dict(
+    zip(
+        CAUSES,
+        ("#d62728", "#ff9896", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"),
+        strict=True,
+    )
+)
 CATEGORY_COLORS = dict(
     zip(
         CATEGORIES,

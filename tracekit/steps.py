@@ -5,12 +5,16 @@ which calls these functions for the CLI's `tracekit step`, `TraceAnalysis.steps(
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
+from tracekit.analysis.steps.calibration import shipped
 from tracekit.analysis.steps.compare import StepComparison, compare_steps
+from tracekit.analysis.steps.profiler_cost import Calibration
+from tracekit.analysis.steps.program import ProgramSteps, analyze_program
 from tracekit.analysis.steps.ranks import AlignedStep, align
 from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
@@ -104,5 +108,66 @@ def compared(
     before: str | Path, after: str | Path, step: str | None = None, store: Store | None = None
 ) -> StepComparison:
     """The step of `after` (with a change) set against the step of `before` (without it): trace files or stored
-    imports."""
-    return compare_steps(steps_of(before, step, store), steps_of(after, step, store))
+    imports, each replayed without the profiler (the same replay every step figure comes from)."""
+    return compare_steps(program_of(before, step, store).unprofiled, program_of(after, step, store).unprofiled)
+
+
+CALIBRATION_FILE = "profiler-calibration.json"  # what `tracekit calibrate --profiler` writes in the data folder
+
+
+def default_calibration_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("tracekit", appauthor=False)) / CALIBRATION_FILE
+
+
+def calibration_of(path: str | Path | None = None) -> Calibration:
+    """The profiler calibration to take out: the file given, else this machine's (`tracekit calibrate
+    --profiler`), else the shipped one."""
+    from tracekit.analysis.steps.profiler_cost import calibration_from_dict
+
+    chosen = Path(path) if path is not None else default_calibration_path()
+    if path is None and not chosen.is_file():
+        return shipped()
+    try:
+        data = json.loads(chosen.read_text(encoding="utf-8"))
+        return calibration_from_dict(data, str(chosen))
+    except FileNotFoundError:
+        raise InputError(str(chosen), "no such calibration file") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            str(chosen), f"not a profiler calibration written by tracekit calibrate --profiler ({exc})"
+        ) from None
+
+
+def program_of(
+    source: str | Path,
+    step: str | None = None,
+    store: Store | None = None,
+    anchor_ns: int | None = None,
+    calibration: Calibration | None = None,
+) -> ProgramSteps:
+    """One trace's steps as the program runs them (the replay without the profiler) beside the traced ones."""
+    return program_of_events(events_of(source, store), source, step, anchor_ns, calibration)
+
+
+def program_of_events(
+    events: HostEvents,
+    source: str | Path,
+    step: str | None = None,
+    anchor_ns: int | None = None,
+    calibration: Calibration | None = None,
+) -> ProgramSteps:
+    """`program_of` on a host timeline already read from `source` (named in the one line a failure gives)."""
+    try:
+        return analyze_program(events, calibration or calibration_of(), step, anchor_ns)
+    except StepError as exc:
+        raise TracekitError(f"{source}: {exc}") from None
+
+
+def replayed_events(events: HostEvents, found: ProgramSteps, calibration: Calibration | None = None) -> HostEvents:
+    """The timeline `found` was analysed on: `events` replayed without the profiler at its setting and scale."""
+    from tracekit.analysis.steps.unprofiled import replay_without_profiler
+
+    chosen = (calibration or calibration_of()).for_setting(found.setting)
+    return replay_without_profiler(events, chosen, found.cost_scale)

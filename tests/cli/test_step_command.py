@@ -20,10 +20,13 @@ def tracekit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_is_the_analysis(real_export):
+    """--traced --json: the trace's own steps; plain --json holds the same as its `traced` member."""
     path = real_export("kineto_GH200_transformer.pt.trace.json")
-    done = tracekit("step", str(path), "--json")
+    done = tracekit("step", str(path), "--traced", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
+    program = json.loads(tracekit("step", str(path), "--json").stdout)
+    assert program["schema"] == "tracekit.program-steps/1" and program["traced"] == data
     expected = analyze_steps(read_host_events(path))
     assert data["schema"] == "tracekit.steps/1"
     assert [s["busy_ns"] for s in data["steps"]] == [s.busy_ns for s in expected.steps]
@@ -79,7 +82,9 @@ def test_a_stored_import_is_a_source_and_is_deleted_with_it(tmp_path):
     stored = tracekit("step", "1", "--json", "--db", db)
     assert stored.returncode == 0, stored.stderr
     from_import = json.loads(stored.stdout)
-    assert from_import["steps"] == from_file["steps"]
+    assert from_import["unprofiled"]["steps"] == from_file["unprofiled"]["steps"]
+    assert from_import["traced"]["steps"] == from_file["traced"]["steps"]
+    assert from_import["setting"] == from_file["setting"] and from_import["calibration"] == from_file["calibration"]
     refused = tracekit("step", "import:2", "--db", db)
     assert refused.returncode == 2 and "holds no host timeline" in refused.stderr
     assert tracekit("rm", "1", "--db", db).returncode == 0
@@ -95,5 +100,6 @@ def test_a_stored_import_keeps_what_the_profiler_recorded(tmp_path):
     assert tracekit("import", str(trace), "--db", db).returncode == 0
     from_file = json.loads(tracekit("step", str(trace), "--json").stdout)
     from_import = json.loads(tracekit("step", "1", "--json", "--db", db).stdout)
-    assert any("record_shapes" in w for w in from_file["warnings"])
-    assert from_import["warnings"] == from_file["warnings"]
+    assert any("record_shapes" in w for w in from_file["traced"]["warnings"])
+    assert from_import["traced"]["warnings"] == from_file["traced"]["warnings"]
+    assert from_import["setting"] == from_file["setting"] == "shapes"

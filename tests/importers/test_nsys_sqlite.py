@@ -35,8 +35,15 @@ def query(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
         connection.close()
 
 
-# kernel count, memcpy count, kernel-table columns (README: 26 in 2021, 38 in 2025.5)
-COUNTS = {MORDRED: (12, 48, 26), MEMFUSION: (36, 4, 27), CUTLASS: (6, 4, 27), T4: (3689, 89, 28), RTX3060: (1, 3, 38)}
+# kernel count, copies and sets (the 2021 file's 48 copies and 12 sets), kernel-table columns (README: 26 in 2021,
+# 38 in 2025.5)
+COUNTS = {
+    MORDRED: (12, 48 + 12, 26),
+    MEMFUSION: (36, 4, 27),
+    CUTLASS: (6, 4, 27),
+    T4: (3689, 89, 28),
+    RTX3060: (1, 3, 38),
+}
 
 
 @pytest.mark.parametrize("name", list(COUNTS))
@@ -162,16 +169,20 @@ def test_device_is_the_gpu_the_kernels_ran_on_in_a_multi_gpu_box(real_export) ->
 def test_memcpy_kinds_and_sizes(real_export) -> None:
     # CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD; the 2021 file has no ENUM table (built-in map).
     for name, expected in [
-        (MORDRED, {"HtoD": 45, "DtoH": 3}),
+        (MORDRED, {"HtoD": 45, "DtoH": 3, "Memset": 12}),
         (MEMFUSION, {"DtoD": 4}),
         (T4, {"DtoH": 89}),
         (RTX3060, {"HtoD": 2, "DtoH": 1}),
     ]:
         path = real_export(name)
         by_kind = dict(query(path, "SELECT copyKind, count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY copyKind"))
-        assert by_kind == {{"HtoD": 1, "DtoH": 2, "DtoD": 8}[kind]: n for kind, n in expected.items()}
+        [[sets]] = query(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET") if name == MORDRED else [[0]]
+        copies = {kind: n for kind, n in expected.items() if kind != "Memset"}
+        assert by_kind == {{"HtoD": 1, "DtoH": 2, "DtoD": 8}[kind]: n for kind, n in copies.items()}
+        assert sets == expected.get("Memset", 0)
         memcpys = nsys_sqlite.read(path).memcpys
         assert dict(memcpys["kind"].value_counts().rows()) == expected
+        memcpys = memcpys.filter(pl.col("kind") != "Memset")
         [(total_bytes, first_start)] = query(path, "SELECT sum(bytes), min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY")
         assert memcpys["size_bytes"].sum() == total_bytes
         assert memcpys["start_ns"].to_list()[0] == first_start
@@ -418,3 +429,23 @@ def test_h100_sample(sample_trace) -> None:
         parsed.tool_version
         == query(path, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'")[0][0]
     )
+
+
+def test_dlprof_nvtx_payloads_are_named_by_their_op(real_export) -> None:
+    """DLProf's PyTorch plugin writes each NVTX message as a whole Python dict: the ranges and the kernels' paths
+    carry the op it names (`torch.nn.functional.conv2d`), never the payload."""
+    path = real_export("nsys_2022.1_RTX2070S_dlprof_training.sqlite")
+    messages = [
+        row[0] for row in query(path, 'SELECT text FROM NVTX_EVENTS WHERE "end" IS NOT NULL AND text IS NOT NULL')
+    ]
+    payloads = [m for m in messages if m.startswith("{")]
+    assert payloads and max(len(m) for m in payloads) > 200
+    parsed = nsys_sqlite.read(path)
+    names = parsed.nvtx_ranges["name"].drop_nulls().to_list()
+    assert len(names) == len(messages)
+    assert max(map(len, names)) < 60  # DLProf's short `{"model_config": ...}` marker, no op's, kept as written
+    ops = sum("'op': " in m for m in payloads)
+    assert ops and sum(name.startswith(("Tensor.", "torch.")) for name in names) == ops
+    assert "torch.nn.functional.conv2d" in names
+    paths = parsed.launches["nvtx_path"].drop_nulls().to_list()
+    assert paths and not any("{" in p for p in paths)

@@ -102,3 +102,22 @@ def test_bad_profiles_are_refused_in_one_line(tmp_path, content: str, message: s
     assert proton_hatchet.sniff(path.read_bytes())
     with pytest.raises(InputError, match=message):
         proton_hatchet.read(path)
+
+
+def test_a_hatchet_literal_of_a_cpu_profile_is_refused_for_what_it_is(tmp_path):
+    """Hatchet's literal format (GraphFrame.from_literal's documented example): a call tree whose metrics are
+    times, without a kernel node or Proton's device table."""
+    literal = [
+        {
+            "frame": {"name": "foo", "type": "function"},
+            "metrics": {"time (inc)": 130.0, "time": 0.0},
+            "children": [{"frame": {"name": "bar"}, "metrics": {"time (inc)": 20.0, "time": 5.0}, "children": []}],
+        }
+    ]
+    path = tmp_path / "cpu.hatchet"
+    path.write_text(json.dumps(literal), encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_file(path)
+    message = str(refused.value)
+    assert "a Hatchet call-tree literal with no GPU kernel node" in message and "\n" not in message
+    assert str(path) in message

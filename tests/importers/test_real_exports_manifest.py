@@ -18,16 +18,25 @@ from tracekit.errors import InputError
 from tracekit.importers import READER_MODULES, read_file
 from tracekit.validate import check_values
 
-MANIFESTS = ("MANIFEST_2026-11-23.tsv", "MANIFEST_2026-11-25.tsv", "MANIFEST_2026-11-26.tsv")
+MANIFESTS = (
+    "MANIFEST_2026-11-23.tsv",
+    "MANIFEST_2026-11-25.tsv",
+    "MANIFEST_2026-11-26.tsv",
+    "MANIFEST_2026-11-29.tsv",
+)
 
 
 def _manifest_rows() -> list[tuple[str, str]]:
+    """(file, kind) of every listed file; 2026-11-29's manifest names them `file` and `format`."""
     rows: list[tuple[str, str]] = []
     for manifest in MANIFESTS:
         path = REAL_EXPORTS / manifest
         if path.exists():
             with open(path, newline="") as handle:
-                rows += [(row["local_name"], row["kind"]) for row in csv.DictReader(handle, delimiter="\t")]
+                rows += [
+                    (row.get("local_name") or row["file"], row.get("kind") or row["format"])
+                    for row in csv.DictReader(handle, delimiter="\t")
+                ]
         else:
             rows.append((manifest, "manifest"))
     return rows
@@ -59,11 +68,15 @@ def _ncu_rep_actions(path: Path) -> int:
 
 
 def _nsys_kernels(path: Path) -> int:
+    """The kernel table's rows; none where the export has no kernel table (a run of copies and sets only)."""
+    if not _sql(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"):
+        return 0
     return _sql(path, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
 
 
 def _kineto_kernels(path: Path) -> int:
-    return sum(1 for event in json.loads(path.read_text())["traceEvents"] if event.get("cat") == "kernel")
+    """Kernel events (`Kernel` in the 2020-2021 layout), in the object's traceEvents or the 2020 top-level array."""
+    return sum(1 for event in _chrome_events(path) if event.get("cat") in ("kernel", "Kernel"))
 
 
 def _hatchet_kernels(path: Path) -> int:
@@ -151,6 +164,10 @@ KINDS: dict[str, _Expectation] = {
     "refuse-notable": (None, None, ("no Nsight Compute table", "import that .ncu-rep")),
     "refuse-nsysrep": (None, None, ("an Nsight Systems report", "nsys export --type sqlite -o")),
     "refuse-rocprof": (None, None, ("AMD rocprof output", "rocprof-compute")),
+    # 2026-11-29's formats
+    "kineto": (_kineto_kernels, "kineto", ()),
+    "nsys-rep": (None, None, ("an Nsight Systems report", "nsys export --type sqlite -o")),
+    "other": (None, None, ()),  # each file's words in REFUSAL_OVERRIDES
 }
 KINDS["nvprof-text"] = (_nvprof_kernels, "nvprof", ())
 # Files whose kind's refusal differs: an nsys export with API calls but no GPU activity says so; a PyTorch trace
@@ -173,6 +190,23 @@ FILE_KINDS: dict[str, _Expectation] = {
     "other_ebpf_cuda_chrome_trace.json": (None, None, ()),
 }
 REFUSAL_OVERRIDES["other_ebpf_cuda_chrome_trace.json"] = _host_api_words
+REFUSAL_OVERRIDES |= {
+    "qdrep_dynvit_nsys_profile.qdrep": (
+        "an Nsight Systems report (an old .qdrep",
+        "nsys export --type sqlite -o qdrep_dynvit_nsys_profile.sqlite qdrep_dynvit_nsys_profile.qdrep",
+    ),
+    "other_pytorch_execution_trace_resnet.json": (
+        "a PyTorch Execution Trace",
+        "no GPU timing",
+        "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])",
+    ),
+    "other_tensorboard_events.tfevents": ("a TensorBoard event file", "not a profile", ".pt.trace.json"),
+    "other_tf_profiler_overview_page.pb": (
+        "a TensorFlow profiler protobuf (overview_page.pb",
+        "TensorBoard's Profile tab",
+        "nsys profile --trace=cuda",
+    ),
+}
 
 
 @pytest.mark.parametrize(("name", "kind"), _manifest_rows())
@@ -191,6 +225,7 @@ def test_every_listed_file_imports_or_is_refused_in_one_line(name: str, kind: st
         message = str(refused.value)
         assert "\n" not in message, message
         expected = REFUSAL_OVERRIDES.get(name, refusal)
+        assert expected, f"{name}: a refused file of kind {kind!r} needs the words of its refusal here"
         for words in expected(path) if callable(expected) else expected:
             assert words in message, message
         for internal in ("layout None", "device None", "deviceProperties"):  # never a reader's inner state

@@ -39,6 +39,53 @@ def _from_raw(path: Path) -> dict[str, Any]:
     return profile
 
 
+def _calibrate_profiler(output: Path | None, as_json: bool) -> None:
+    """The profiler's per-event costs on this machine, each setting measured in a fresh process, fitted and scaled
+    as the shipped calibration is (`analysis.steps.calibration`), written where `tracekit step` finds it."""
+    import datetime
+    import platform
+    import subprocess
+
+    from tracekit.analysis.steps.calibration import SHIPPED_SCALES
+    from tracekit.analysis.steps.profiler_cost import Calibration, ProfilerCost, calibration_to_dict, fit
+    from tracekit.profiler_cost_bench import SETTINGS
+    from tracekit.steps import default_calibration_path
+
+    rows = []
+    for setting in SETTINGS:
+        print(f"calibrate: measuring the profiler at {setting}", file=sys.stderr, flush=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise TracekitError(f"calibrate --profiler needs PyTorch with a CUDA GPU here: {last}")
+        rows += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    name = f"measured on {platform.node()} ({platform.processor() or platform.machine()}), {stamp}"
+    measured = fit(rows, name)
+    scaled = Calibration(
+        name,
+        {
+            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name)
+            for s, c in measured.costs.items()
+        },
+    )
+    target = output or default_calibration_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(calibration_to_dict(scaled), indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise TracekitError(f"{target}: cannot write the calibration: {exc.strerror}") from None
+    if as_json:
+        print_json(calibration_to_dict(scaled))
+        return
+    print(f"calibrate: wrote {target}", file=sys.stderr, flush=True)
+    for setting, cost in scaled.costs.items():
+        parts = ", ".join(f"{kind} {ns / 1e3:.2f} us" for kind, ns in cost.cost_ns.items() if ns)
+        print(f"  {setting}: {parts}")
+
+
 def calibrate_command(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Profile to write (default: ceilings-<device>.json).")
@@ -54,12 +101,24 @@ def calibrate_command(
         Path | None,
         typer.Option("--from-raw", help="Summarize a raw output written by --raw again (no GPU needed)."),
     ] = None,
+    profiler: Annotated[
+        bool,
+        typer.Option(
+            "--profiler",
+            help="Measure instead what the PyTorch profiler costs the host per recorded event, at each setting "
+            "(needs PyTorch and a CUDA GPU); tracekit step takes it out of every step figure.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Measure this machine's GPU ceilings (DRAM stream and scattered, L2, shared, FP32/FP64/tensor, block launch,
     launch overhead, DRAM loaded latency) with nvcc-built microbenchmarks and write them as a profile."""
     from tracekit.ceilings.calibrate import calibrate
     from tracekit.cli.ceilings_command import _print
+
+    if profiler:
+        _calibrate_profiler(output, as_json)
+        return
 
     if from_raw is not None:
         profile, raw_output = _from_raw(from_raw), None

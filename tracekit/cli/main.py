@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": ("calibrate_command", "calibrate_command"),
     "ceilings": ("ceilings_command", "ceilings_command"),
     "step": ("step_command", "step_command"),
+    "job": ("job_command", "job_command"),
+    "lines": ("lines_command", "lines_command"),
 }
 
 

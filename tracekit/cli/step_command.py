@@ -9,6 +9,7 @@ import typer
 
 from tracekit import format as fmt
 from tracekit.analysis.steps.compare import StepComparison
+from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.ranks import AlignedStep
 from tracekit.analysis.steps.types import Step, StepsResult
 from tracekit.analysis.steps.whatif import StepWhatIf
@@ -154,12 +155,39 @@ def _compare(baseline: str, sources: list[str], step: str | None, db: str | None
         console.print(line, markup=False)
 
 
+def program_dict(found: ProgramSteps) -> dict[str, Any]:
+    """The --json object: `tracekit.program-steps/1`, the replay without the profiler and the traced steps."""
+    data = dataclasses.asdict(found)
+    data["unprofiled"], data["traced"] = steps_dict(found.unprofiled), steps_dict(found.traced)
+    data["profiler_slowdown"] = found.profiler_slowdown
+    return data
+
+
+def program_lines(found: ProgramSteps) -> list[str]:
+    return [*present.program_lines(found), "", *result_lines(found.unprofiled)]
+
+
+def _program(
+    source: str, step: str | None, store: Any, step_time: str | None, calibration: str | None, as_json: bool
+) -> None:
+    from tracekit.steps import calibration_of, program_of
+
+    anchor_ns = fmt.parse_step_time(step_time) if step_time is not None else None
+    with busy("replaying the steps without the profiler"):
+        found = program_of(source, step, store, anchor_ns, calibration_of(calibration))
+    if as_json:
+        print_json(program_dict(found))
+        return
+    for line in program_lines(found):
+        console.print(line, markup=False)
+
+
 def step_command(
     sources: Annotated[
         list[str],
         typer.Argument(
-            help="A PyTorch profiler trace or nsys SQLite export, or a stored import of one (7, import:7); several: "
-            "one per rank."
+            help="A PyTorch profiler trace or nsys SQLite export, or a stored import of one (7, import:7); several, "
+            "or a folder of them: one per rank."
         ),
     ],
     step: Annotated[
@@ -186,10 +214,34 @@ def step_command(
             "step with it. Prints what each part took in both and which grew.",
         ),
     ] = None,
+    traced: Annotated[
+        bool,
+        typer.Option(
+            "--traced",
+            help="Show the steps as the profiler recorded them (its own host work included) instead of the replay "
+            "without it.",
+        ),
+    ] = False,
+    step_time: Annotated[
+        str | None,
+        typer.Option(
+            "--step-time",
+            help="Your program's own step time (22.7ms, 0.5s) or rate (44/s), from its log: pins the replay "
+            "without the profiler to it.",
+        ),
+    ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            "--calibration",
+            help="A profiler calibration (tracekit calibrate --profiler); default: this machine's, else the shipped.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Where each step's time goes: GPU busy and idle, idle causes, categories, operators, what to try first."""
+    """Where each step's time goes as the program runs it (the trace replayed without the profiler's own host
+    work): GPU busy and idle, idle causes, categories, operators, what to try first."""
     from tracekit.steps import ranks_of
 
     if baseline is not None:
@@ -215,9 +267,17 @@ def step_command(
             console.print(line, markup=False)
         return
 
+    from tracekit.job.run import rank_files
     from tracekit.steps import is_import_ref
 
+    expanded: list[str] = []  # a folder stands for the rank traces in it
+    for source in sources:
+        expanded += [source] if is_import_ref(source) else [str(path) for path in rank_files([source])]
+    sources = expanded
     store = open_store(db) if any(is_import_ref(source) for source in sources) else None
+    if len(sources) == 1 and not traced:
+        _program(sources[0], step, store, step_time, calibration, as_json)
+        return
     with busy(f"reading {fmt.plural(len(sources), 'trace')}"):
         results, aligned = ranks_of(list(sources), step, store)
     if as_json:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from tracekit import format as fmt
 from tracekit.analysis.steps.compare import StepComparison
+from tracekit.analysis.steps.profiler_cost import CPU_CUDA, CUDA_ONLY, MEMORY, SHAPES, STACK
+from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
+from tracekit.host_events import NSYS
 
 STEP_COLUMNS = ("step", "span", "GPU busy", "busy", "idle", "kernels", "largest idle cause")
 
@@ -118,6 +121,8 @@ def suggestion_line(s: Suggestion) -> str:
     if s.kind == "copy" and s.saves_low_ns > 0:
         saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
         return f"{s.what}: {saved}: {s.fix}"
+    if s.kind == "kernel" and not s.saves_high_ns:  # a GPU-bound step's kernel, no change predicted for it yet
+        return f"kernel {fmt.kernel_name(s.what)}: {s.fix}"
     if s.kind == "kernel":
         saved = f"{fmt.duration(s.saves_ns)} ({fmt.duration(s.saves_low_ns)} to {fmt.duration(s.saves_high_ns)})"
         return f"kernel {fmt.kernel_name(s.what)}: {saved}: {s.fix}"
@@ -168,3 +173,50 @@ def comparison_rows(c: StepComparison) -> list[dict[str, str]]:
         {"part": name, "before": fmt.duration(a), "after": fmt.duration(b), "change": _signed_duration(b - a)}
         for name, a, b in [*totals, *parts]
     ]
+
+
+SETTING_WORDS = {
+    CUDA_ONLY: "CUDA activity only",
+    CPU_CUDA: "CPU operators and CUDA activity",
+    SHAPES: "CPU operators with record_shapes",
+    MEMORY: "CPU operators with profile_memory",
+    STACK: "CPU operators with with_stack",
+    NSYS: "Nsight Systems",
+}
+
+
+def program_headline(p: ProgramSteps) -> str:
+    """The step as the program runs it, first: its time without the profiler beside the traced one, its GPU busy
+    share, and where to look. A trace with no repeating step is said to have none, and measured whole."""
+    if p.unprofiled.detected_by == "whole trace":
+        return (
+            f"no repeating step found (not a training or inference loop): the whole trace, "
+            f"{fmt.duration(p.median_step_ns)} without the profiler ({fmt.duration(p.traced_step_ns)} traced); "
+            f"GPU busy {fmt.percent(p.busy_pct)}"
+        )
+    line = (
+        f"step {fmt.duration(p.median_step_ns)} without the profiler ({fmt.duration(p.traced_step_ns)} traced, "
+        f"{p.profiler_slowdown:.2f}x); GPU busy {fmt.percent(p.busy_pct)}"
+    )
+    if p.gpu_bound:
+        return f"{line}: GPU-bound, so speed up the kernels (the top kernels below)"
+    idle = p.unprofiled.steps[p.unprofiled.representative_step].idle_ns if p.unprofiled.steps else 0
+    return f"{line}: the GPU idles {fmt.duration(idle)} a step (what to try below)"
+
+
+def program_lines(p: ProgramSteps) -> list[str]:
+    """The headline, the interval, and which profiler setting and calibration the replay took out."""
+    lines = [
+        program_headline(p),
+        f"  interval {fmt.duration(p.low_ns)} to {fmt.duration(p.high_ns)} (the profiler's costs at 0.5x to 1.5x "
+        "the calibration's, and the recorded steps' own variation)",
+        f"  recorded with {SETTING_WORDS.get(p.setting, p.setting)}; profiler cost taken out per {p.calibration}",
+    ]
+    if p.anchor_ns is not None and p.replay_alone_ns is not None:
+        off = 100.0 * (p.replay_alone_ns / p.anchor_ns - 1) if p.anchor_ns else 0.0
+        lines.append(
+            f"  anchored on your step time {fmt.duration(p.anchor_ns)}: the replay alone gave "
+            f"{fmt.duration(p.replay_alone_ns)} ({off:+.1f}%); the profiler's costs scaled {p.cost_scale:.2f}x "
+            "to meet it"
+        )
+    return lines

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.steps.types import StepsResult
+from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present import steps as present_steps
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
@@ -83,13 +83,16 @@ def _rows_table(title: str, rows: list[dict[str, str]]) -> list[str]:
     return render_table(Table(title, list(rows[0]), [list(row.values()) for row in rows]))
 
 
-def steps_lines(result: StepsResult) -> list[str]:
-    """One import's whole-step section: the HTML report's and `tracekit step`'s tables and lines
-    (`tracekit.present.steps`), without the charts."""
+def steps_lines(program: ProgramSteps) -> list[str]:
+    """One import's whole-step section as the program runs it: the HTML report's and `tracekit step`'s tables and
+    lines (`tracekit.present.steps`), without the charts."""
+    result = program.unprofiled
     if result.representative_step is None:
         return []
     step = result.steps[result.representative_step]
-    lines = [f"### {md(present_steps.title(result))}", "", md(present_steps.step_heading(step)), ""]
+    lines = [f"### {md(present_steps.program_headline(program))}", ""]
+    lines += [f"- {md(line.strip())}" for line in present_steps.program_lines(program)[1:]] + [""]
+    lines += [f"#### {md(present_steps.title(result))}", "", md(present_steps.step_heading(step)), ""]
     lines += _rows_table("Steps", present_steps.step_rows(result))
     lines += _rows_table("Idle time by cause", present_steps.cause_rows(step))
     lines += _rows_table("GPU time by category", present_steps.category_rows(step))
@@ -106,7 +109,7 @@ def report_markdown(
     results: Sequence[LaunchAnalysis],
     title: str = "tracekit report",
     tries: Mapping[int, Tries] | None = None,
-    steps: Sequence[StepsResult] = (),
+    steps: Sequence[ProgramSteps] = (),
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
     find it); `steps`: the whole-step results of the imports that hold a host timeline

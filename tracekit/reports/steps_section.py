@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracekit import figures
-from tracekit.api import Store, imports_with_host_timeline, step_timeline_of_import, steps_of_import
+from tracekit.api import Store, imports_with_host_timeline, program_of_import, program_timeline_of_import
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
 
@@ -21,20 +21,20 @@ def gather_steps(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any
     found = []
     for import_id in sorted(set(import_ids) & holding):
         try:
-            result = steps_of_import(store, str(import_id))
+            result = program_of_import(store, str(import_id))
         except TracekitError:
             continue
-        if result.representative_step is not None:
+        if result.unprofiled.representative_step is not None:
             found.append((import_id, result))
     return found
 
 
 def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
-    """(steps, timeline of the representative step) of each import `gather_steps` finds."""
+    """(steps without the profiler, timeline of the step shown) of each import `gather_steps` finds."""
     found = []
-    for import_id, result in gather_steps(store, import_ids):
+    for import_id, program in gather_steps(store, import_ids):
         try:
-            found.append((result, step_timeline_of_import(store, str(import_id), result)))
+            found.append((program, program_timeline_of_import(store, str(import_id), program)))
         except TracekitError:
             continue
     return found
@@ -48,13 +48,16 @@ def _table(rows: list[dict[str, str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render(result: Any, view: Any, sink: Any) -> str:
-    """One import's steps section; `sink` embeds the figures (`reports.html.FigureSink`)."""
+def render(program: Any, view: Any, sink: Any) -> str:
+    """One import's steps section, as the program runs them; `sink` embeds the figures (`reports.html.FigureSink`)."""
+    result = program.unprofiled
     step = result.steps[result.representative_step]
+    notes = "".join(f"<li>{html.escape(line.strip())}</li>" for line in present.program_lines(program)[1:])
     tries = "".join(f"<li>{html.escape(present.suggestion_line(s))}</li>" for s in result.what_to_try)
     warnings = "".join(f'<p class="note">warning: {html.escape(w)}</p>' for w in result.warnings)
     return (
-        f'<section class="steps"><h2>{html.escape(present.title(result))}</h2>'
+        f'<section class="steps"><h2>{html.escape(present.program_headline(program))}</h2><ul>{notes}</ul>'
+        f"<h3>{html.escape(present.title(result))}</h3>"
         f"<p>{html.escape(present.step_heading(step))}</p>"
         + sink.embed(figures.step_timeline_figure(view))
         + sink.embed(figures.step_breakdown_figure(step))

@@ -8,7 +8,7 @@ import io
 import polars as pl
 from sqlalchemy import Connection, insert, select
 
-from tracekit.host_events import CALL_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, HostEvents
+from tracekit.host_events import CALL_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, RECORDERS, HostEvents
 from tracekit.store import schema
 
 ENCODING = "arrow-ipc-zstd"
@@ -74,9 +74,11 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         rank = row_rank
     frames = {name: pl.concat(found) if found else pl.DataFrame(schema=FRAMES[name]) for name, found in parts.items()}
     found_import = connection.execute(
-        select(schema.imports.c.device_name, schema.imports.c.source_path).where(schema.imports.c.id == import_id)
+        select(schema.imports.c.device_name, schema.imports.c.source_path, schema.imports.c.format).where(
+            schema.imports.c.id == import_id
+        )
     ).first()
-    device, source = (found_import[0], found_import[1]) if found_import else (None, None)
+    device, source, fmt = (found_import[0], found_import[1], found_import[2]) if found_import else (None, None, None)
     return HostEvents(
         gpu=frames["gpu"],
         calls=frames["calls"],
@@ -84,6 +86,7 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         rank=rank,
         device_name=device,
         profiler_options=options,
+        recorded_by=RECORDERS.get(fmt or ""),
         source=f"import {import_id} ({source})" if source else f"import {import_id}",
     )
 

@@ -18,14 +18,14 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_REVISION = "0007"  # the Alembic head this code expects
+SCHEMA_REVISION = "0008"  # the Alembic head this code expects
 
 # Metrics and warps arrive by the million; a foreign-key check per row more than doubles the time of a COPY, so
 # these tables carry an index on launch_id instead, and `Store.delete_import` deletes their rows explicitly.
 # Since 0005 a launch's warps and its full metric vector live in `bulk_chunks` (columnar); `metrics` keeps only
 # the catalog's metrics (`tracekit.store.columnar.CATALOG_METRICS`) and `warps` stays empty (older stores are
 # converted by migration 0005).
-BULK_TABLES = ("metrics", "warps", "regions", "bulk_chunks")
+BULK_TABLES = ("metrics", "warps", "regions", "bulk_chunks", "source_samples", "source_files")
 
 # What Alembic compares against; the tables are SQLAlchemy Core (no ORM is loaded: a command that only reads the
 # store does not pay for the mapper).
@@ -155,6 +155,49 @@ regions = Table(
     Column("end_ns", BigInteger),
     Column("start_cycles", BigInteger),
     Column("end_cycles", BigInteger),
+)
+
+
+# One SASS instruction of a launch with its Source-page counters (`tracekit.parsed.SOURCE_SAMPLE_SCHEMA`; migration
+# 0008). Few thousand rows per launch; no foreign key (see BULK_TABLES).
+source_samples = Table(
+    "source_samples",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("launch_id", Integer, index=True, nullable=False),
+    Column("function", Text),
+    Column("pc_offset", BigInteger),
+    Column("sass", Text),
+    Column("file", Text),
+    Column("line", Integer),
+    Column("inline_chain", Text),
+    Column("samples", BigInteger),
+    Column("stall_samples", Text),  # JSON object: stall reason -> warp-state samples
+    Column("inst_executed", BigInteger),
+    Column("thread_inst_executed", BigInteger),
+    Column("thread_inst_executed_true", BigInteger),
+    Column("l2_sectors_global", BigInteger),
+    Column("l2_sectors_global_ideal", BigInteger),
+    Column("l2_sectors_global_excess", BigInteger),
+    Column("l1_requests_global", BigInteger),
+    Column("shared_wavefronts", BigInteger),
+    Column("shared_wavefronts_ideal", BigInteger),
+    Column("shared_wavefronts_excess", BigInteger),
+    Column("shared_conflicts_nway", Double),
+    Column("divergent_branches", BigInteger),
+    Column("address_space", String(20)),
+    Column("operation", String(40)),
+)
+
+
+# The text of a source file a launch's samples point to, where the report embedded it (ncu --import-source yes).
+source_files = Table(
+    "source_files",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("launch_id", Integer, index=True, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("text", Text),
 )
 
 

@@ -153,6 +153,8 @@ class Store:
         columnar.write(connection, columnar.WARPS, warps)
         regions = _with_launch_ids(parsed.regions, keys, launch_ids)
         bulk_insert(connection, schema.regions, regions)
+        bulk_insert(connection, schema.source_samples, _with_launch_ids(parsed.source_samples, keys, launch_ids))
+        bulk_insert(connection, schema.source_files, _with_launch_ids(parsed.source_files, keys, launch_ids))
         for table, frame in (
             (schema.nvtx_ranges, parsed.nvtx_ranges),
             (schema.memcpys, parsed.memcpys),
@@ -224,7 +226,8 @@ class Store:
         """Delete an import with its launches and everything under them, in one transaction."""
         launch_ids = select(schema.launches.c.id).where(schema.launches.c.import_id == import_id)
         with self.transaction() as connection:
-            for table in (schema.warps, schema.metrics, schema.regions):  # no foreign key to cascade from
+            # no foreign key to cascade from
+            for table in (schema.warps, schema.metrics, schema.regions, schema.source_samples, schema.source_files):
                 connection.execute(delete(table).where(table.c.launch_id.in_(launch_ids)))
             columnar.delete_launches(connection, launch_ids)
             deleted = connection.execute(delete(schema.imports).where(schema.imports.c.id == import_id)).rowcount

@@ -32,9 +32,10 @@ def test_step_what_if_replays_the_paired_prediction(tmp_path):
 
 
 def test_kernel_suggestions_rank_by_step_time_saved(tmp_path):
-    """With torch_step's Nsight Compute results, each kernel's best predicted change is replayed on the step: the
-    layer norm, issued late by the host (its operator dispatch takes milliseconds), saves the step nothing; the
-    GEMMs that run back to back at the end save the step time; suggestions come largest saving first."""
+    """With torch_step's Nsight Compute results, each kernel's best predicted change is replayed on the step (as the
+    program runs it, without the profiler): the layer norm, issued late by the host (its operator dispatch takes
+    milliseconds), saves the step less than the GEMMs that run back to back at the end; suggestions come largest
+    saving first."""
     from tracekit.api import steps_with_kernels
 
     session = api.open(str(tmp_path / "store.sqlite"))
@@ -43,7 +44,9 @@ def test_kernel_suggestions_rank_by_step_time_saved(tmp_path):
     )
     kernels = {s.what: s for s in found.what_to_try if s.kind == "kernel"}
     assert [s.saves_ns for s in found.what_to_try] == sorted((s.saves_ns for s in found.what_to_try), reverse=True)
-    layer_norm = next(s for name, s in kernels.items() if "layer_norm" in name)
-    assert layer_norm.saves_ns == 0
     gemm = next(s for name, s in kernels.items() if "tilesize128x128x8" in name)
     assert gemm.saves_low_ns <= gemm.saves_ns <= gemm.saves_high_ns and gemm.saves_ns > 0
+    # on the step replayed without the profiler (the host still issues the layer norm late): it saves less than
+    # the GEMM, or too little to be among the five kernels shown
+    layer_norm = next((s for name, s in kernels.items() if "layer_norm" in name), None)
+    assert layer_norm is None or layer_norm.saves_ns < gemm.saves_ns

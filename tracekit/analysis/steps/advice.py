@@ -38,6 +38,26 @@ FIXES = {
 }
 
 
+# The same fixes in a CUDA program's terms (CUDA C++ Best Practices Guide: asynchronous transfers from pinned memory,
+# overlapping transfers and kernels on streams, CUDA graphs for sequences of short kernels).
+CUDA_FIXES = {
+    SYNCHRONIZATION: "remove the synchronization (cudaDeviceSynchronize, cudaStreamSynchronize, a blocking "
+    "cudaMemcpy): wait on events only where a result is needed, and copy from pinned memory with cudaMemcpyAsync",
+    LAUNCH_BOUND: "launch fewer, larger kernels: capture the sequence in a CUDA graph (stream capture, "
+    "cudaGraphLaunch), fuse short kernels, or give each launch more work",
+    KERNEL_WAIT: "run fewer kernels: fuse short kernels or replay them from a CUDA graph, which shortens the GPU's "
+    "gap between the kernels it replays",
+    HOST_WORK: "overlap the host's work with the GPU's: queue the GPU's work asynchronously on streams and do the "
+    "host's part while it runs",
+    WAITING: "check the cross-stream dependency (cudaStreamWaitEvent): record the event earlier or run the two on "
+    "one stream",
+}
+CUDA_PAGEABLE_FIX = (
+    "copy from pinned host memory (cudaMallocHost or cudaHostRegister) with cudaMemcpyAsync: the driver stages a "
+    "pageable copy through its own pinned buffer, at a fraction of the link's rate, and the host waits for it"
+)
+
+
 # A pinned copy this large moves at the host link's rate (smaller ones are dominated by their fixed latency).
 PINNED_REFERENCE_BYTES = 1 << 20
 PAGEABLE_FIX = (
@@ -62,7 +82,7 @@ def pinned_rate(gpu: pl.DataFrame) -> float | None:
     return float(pinned.select((pl.col("size_bytes") / (pl.col("end_ns") - pl.col("start_ns"))).max()).item())
 
 
-def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Suggestion]:
+def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None, pytorch: bool = True) -> list[Suggestion]:
     """Copies of pageable host memory: their own busy time that pinned memory shortens, and the synchronization
     idle the host's wait on them cost (`pageable_sync_idle_ns`: a pinned, non-blocking copy returns at once). With
     a pinned copy in the trace to go by, the busy part saved is the copies' time less what the same bytes take at
@@ -71,10 +91,24 @@ def copy_suggestions(step: Step, pinned_bytes_per_ns: float | None) -> list[Sugg
         return []
     waited = step.pageable_sync_idle_ns
     high = step.pageable_copy_ns + waited
+    fix = PAGEABLE_FIX if pytorch else CUDA_PAGEABLE_FIX
     if not pinned_bytes_per_ns:
-        return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, high, waited, high)]
+        return [Suggestion("copy", "pageable copies", fix, high, waited, high)]
     point = waited + max(0, int(step.pageable_copy_ns - step.pageable_copy_bytes / pinned_bytes_per_ns))
-    return [Suggestion("copy", "pageable copies", PAGEABLE_FIX, point, point, high)]
+    return [Suggestion("copy", "pageable copies", fix, point, point, high)]
+
+
+def profiler_warning(options: tuple[str, ...]) -> str | None:
+    """What the profiler's per-operator options (record_shapes, with_stack, ...) may add to the traced step, said
+    whenever one was on: its host work on every operator slows the host, so a step can run 39% longer traced
+    without any cause in it looking host-bound."""
+    if not options:
+        return None
+    return (
+        f"the trace was recorded with {', '.join(options)}: the profiler's own host work per operator slows the "
+        "host, so part of the launch-bound and host-work idle, and of the step, may not exist unprofiled (time the "
+        "step with CUDA events to compare)"
+    )
 
 
 # A step whose kernels all replay from CUDA graphs already has what a graph gives.
@@ -96,9 +130,12 @@ def worth_trying(found: list[Suggestion], step: Step, spread_ns: int) -> list[Su
     return [s for s in found if s.saves_high_ns >= min(MIN_STEP_SHARE * step.span_ns, spread_ns)]
 
 
-def idle_suggestions(step: Step) -> list[Suggestion]:
-    """Every named cause of the step's idle time with its fix, largest first."""
+def idle_suggestions(step: Step, pytorch: bool = True) -> list[Suggestion]:
+    """Every named cause of the step's idle time with its fix (in PyTorch's terms or a CUDA program's), largest
+    first."""
     fixes = REPLAYED_FIXES if step.kernels and step.graph_kernels == step.kernels else FIXES
+    if not pytorch:
+        fixes = CUDA_FIXES
     found = []
     for cause in step.causes:
         # the pageable copies' share of the synchronization is theirs (copy_suggestions), with pinned memory's fix

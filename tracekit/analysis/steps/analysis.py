@@ -9,7 +9,8 @@ from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
 from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
-from tracekit.analysis.steps.types import LAUNCH_BOUND, STEPS_SCHEMA, IdleCause, Step, StepsResult
+from tracekit.analysis.steps.framework import is_pytorch
+from tracekit.analysis.steps.types import STEPS_SCHEMA, IdleCause, Step, StepsResult
 from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
 
 
@@ -53,8 +54,9 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     if gpu.height == 0:
         raise StepError("the trace holds no GPU activity (kernels, copies or sets): no step to measure")
     calls = call_class(events.calls, gpu)
+    pytorch = is_pytorch(events)
     try:
-        windows_found = detect(gpu, calls, events.ranges, step)
+        windows_found = detect(gpu, calls, events.ranges, step, pattern=pytorch)
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
@@ -127,7 +129,8 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     typical = advice.typical_step(run, representative) if representative else None
     found = (
         advice.worth_trying(
-            advice.idle_suggestions(typical) + advice.copy_suggestions(typical, advice.pinned_rate(gpu)),
+            advice.idle_suggestions(typical, pytorch)
+            + advice.copy_suggestions(typical, advice.pinned_rate(gpu), pytorch),
             typical,
             spans[-1] - spans[0],
         )
@@ -135,15 +138,11 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         else []
     )
     tries = tuple(sorted(found, key=lambda s: -s.saves_ns))
-    host_launch = sum(c.idle_ns for c in representative.causes if c.cause == LAUNCH_BOUND) if representative else 0
-    # the host issuing late (not the GPU's latency between queued kernels) is most of the idle
-    if representative and 2 * host_launch > representative.idle_ns and events.profiler_options:
-        warnings.append(
-            f"the trace was recorded with {', '.join(events.profiler_options)}: the profiler's own host work per "
-            "operator slows the launches, so part of the launch-bound idle may not exist unprofiled (time the "
-            "step with CUDA events to compare)"
-        )
-    path = critical_path(timeline(gpu, calls, representative)) if representative else ()
+    profiler = advice.profiler_warning(events.profiler_options)
+    if profiler:
+        warnings.append(profiler)
+    host = causes.classify_host(calls, events.ranges)
+    path = critical_path(timeline(gpu, calls, representative), host) if representative else ()
     return StepsResult(
         schema=STEPS_SCHEMA,
         source=events.source,

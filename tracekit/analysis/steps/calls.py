@@ -1,4 +1,4 @@
-"""What a CUDA API call does to the GPU's queue: the one home of the call names the step analysis knows.
+"""What a CUDA (or HIP) API call does to the GPU's queue: the one home of the call names the step analysis knows.
 
 A launch call enqueues work and returns (the host runs ahead of the GPU); a synchronizing call blocks the host
 until the GPU has drained what it waits for (CUDA Runtime API, "API synchronization behavior": cudaMemcpy, and
@@ -39,6 +39,17 @@ LAUNCH_CALLS = frozenset(
         "cuMemsetD32Async",
         "cudaEventRecord",
         "cuEventRecord",
+        # HIP (ROCm's Kineto traces), the same semantics under AMD's names
+        "hipLaunchKernel",
+        "hipExtLaunchKernel",
+        "hipModuleLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipLaunchCooperativeKernel",
+        "hipGraphLaunch",
+        "hipMemcpyAsync",
+        "hipMemcpy2DAsync",
+        "hipMemsetAsync",
+        "hipEventRecord",
     }
 )
 SYNC_CALLS = frozenset(
@@ -64,10 +75,60 @@ SYNC_CALLS = frozenset(
         "cudaFree",
         "cudaFreeHost",
         "cuMemFree",
+        "hipDeviceSynchronize",
+        "hipStreamSynchronize",
+        "hipEventSynchronize",
+        "hipMemcpy",
+        "hipMemcpyWithStream",  # HIP: returns once the copy is done
+        "hipMemset",
+        "hipFree",
     }
 )
-WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
-GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
+# One-time start-up: allocations (the caching allocator growing), module loading, context, stream and handle
+# creation (cuBLAS and cuDNN handles create streams, events and workspaces through these), graph instantiation.
+STARTUP_CALLS = frozenset(
+    {
+        "cudaMalloc",
+        "cudaMallocHost",
+        "cudaHostAlloc",
+        "cudaMallocManaged",
+        "cudaMallocPitch",
+        "cudaMalloc3D",
+        "cudaHostRegister",
+        "cudaStreamCreate",
+        "cudaStreamCreateWithFlags",
+        "cudaStreamCreateWithPriority",
+        "cudaEventCreate",
+        "cudaEventCreateWithFlags",
+        "cudaGraphInstantiate",
+        "cudaGraphInstantiateWithFlags",
+        "cuMemAlloc",
+        "cuMemAllocHost",
+        "cuMemHostAlloc",
+        "cuMemCreate",
+        "cuMemMap",
+        "cuMemAddressReserve",
+        "cuModuleLoad",
+        "cuModuleLoadData",
+        "cuModuleLoadDataEx",
+        "cuModuleLoadFatBinary",
+        "cuModuleGetFunction",
+        "cuLibraryLoadData",
+        "cuLibraryLoadFromFile",
+        "cuCtxCreate",
+        "cuDevicePrimaryCtxRetain",
+        "cuStreamCreate",
+        "cuGraphInstantiate",
+    }
+)
+# A launch or other non-blocking call this slow did one-time work: the driver loading a kernel's module on its first
+# use (CUDA's lazy loading, the default since CUDA 12.2) or initializing the context on the first call; in steady
+# state such calls take microseconds, profiled tens of them. An operator's first call this slow, and this many
+# times slower than every later call of it, did one-time work too (cuDNN and cuBLAS handles, their libraries loaded).
+SLOW_CALL_NS = 1_000_000
+FIRST_CALL_SLOWER = 10
 _SUFFIX = r"(_v\d+)?(_ptsz|_ptds)?(_v\d+)?$"
 
 

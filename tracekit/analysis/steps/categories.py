@@ -22,6 +22,11 @@ ELEMENTWISE = "elementwise"
 COPIES = "copies and sets"
 OTHER = "other"
 CATEGORIES = (GEMM, ATTENTION, CONVOLUTION, ELEMENTWISE, REDUCTION, COPIES, COMMUNICATION, OTHER)
+# A step's time with two streams busy at once is counted once, for the first of these categories running then
+# (`operators.categories`): computation before copies before communication, so the copies' time is what ran with
+# no kernel beside it, and communication's what computation did not hide (exposed communication); the shares add
+# up to the step's busy time.
+COUNTED_FIRST = (GEMM, ATTENTION, CONVOLUTION, ELEMENTWISE, REDUCTION, OTHER, COPIES, COMMUNICATION)
 
 RULES: tuple[tuple[str, str], ...] = (
     (COMMUNICATION, r"(?i)^(void\s+)?nccl|ncclDevKernel|ncclKernel|all_?reduce|allgather|reduce_?scatter|cross_device"),

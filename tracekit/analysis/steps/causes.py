@@ -1,7 +1,8 @@
 """Why the GPU idled: every idle gap of a step split among causes that sum to it exactly.
 
 A gap ends when the next GPU activity starts; that activity's API call (found by correlation id; a CUDA graph's
-kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued.
+kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for and when the work was issued; a
+launch's work counts as queued once its call returns (while a slow launch call runs, the GPU waits on the host).
 - synchronization: what the host's synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, `.item()`'s
   copy, a synchronous or pageable cudaMemcpy: `calls.py`) cost the gap. Between issuing the work the GPU finished
   when the gap began and issuing the next, the host thread was blocked in them for B; without them it would have
@@ -15,11 +16,20 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
   framework's dispatch) but not as fast as the GPU ran it.
 - kernel wait (HTA's name): the next work was already queued when the gap began, and the GPU itself took the time
   between one activity's end and the next one's start (its launch latency, about 1-2 us a kernel; shorter for
-  kernels replayed from a CUDA graph). No host habit causes it; only fewer kernels remove it. Where the host issued
-  the work inside the gap, the latency after its call is part of launching late (launch-bound), or the syncs' as far
-  as their lead outlasts the gap's host part (without them the work would have been queued).
+  kernels replayed from a CUDA graph), at most the gap's last LAUNCH_LATENCY_NS. No host habit causes it; only
+  fewer kernels remove it. Where the host issued the work inside the gap, the latency after its call is part of
+  launching late (launch-bound), or the syncs' as far as their lead outlasts the gap's host part (without them the
+  work would have been queued).
+- stalled queue: the rest of a queued gap, longer than launch latency explains: something held work already
+  queued. Its evidence is what the trace shows (`_stall_kind`): a CUDA graph's replay (its own dependencies),
+  dropped events (launches with no GPU activity: the GPU ran work the trace lost), or work outside the trace
+  (another process on the GPU). No fix is offered: the trace cannot say which.
 - host work: the host thread was outside every launch, sync or wait call and every launching operator (data
-  loading, Python, a pause, an allocation or module load) while the GPU had nothing queued.
+  loading, Python, a pause) while the GPU had nothing queued.
+- start-up: the host thread was in one-time work (`startup_work`: allocation, module loading, context, stream and
+  handle creation, a slow first call): not a step's habit, and no fix is offered. Time in a sync is the sync's,
+  time in start-up work otherwise start-up, issuing otherwise launch-bound, the rest host work (`HostTime`, which
+  the critical path's host links read too).
 - waiting on stream/event: the next activity was queued behind a cudaStreamWaitEvent.
 - unattributed: a gap whose next activity has no API call in the trace (work issued before the profiler started,
   or a trace without the runtime calls).
@@ -27,17 +37,29 @@ kernels by their cudaGraphLaunch) says which host thread the GPU was waiting for
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.steps.calls import LAUNCH, OTHER, SYNC, WAIT
+from tracekit.analysis.steps.calls import (
+    FIRST_CALL_SLOWER,
+    GRAPH_LAUNCH_CALLS,
+    LAUNCH,
+    OTHER,
+    SLOW_CALL_NS,
+    STARTUP_CALLS,
+    SYNC,
+    WAIT,
+)
 from tracekit.analysis.steps.intervals import contains, measure, measure_before, merge
 from tracekit.analysis.steps.types import (
     CAUSES,
     HOST_WORK,
     KERNEL_WAIT,
     LAUNCH_BOUND,
+    STALLED_QUEUE,
+    START_UP,
     SYNCHRONIZATION,
     UNATTRIBUTED,
     WAITING,
@@ -48,8 +70,11 @@ from tracekit.analysis.steps.types import (
 EVIDENCE_PER_CAUSE = 3
 CAUSE_TYPE = pl.Enum(CAUSES)  # one byte a row where a gap's causes are listed, not a string
 CLASS_TYPE = pl.Enum((LAUNCH, SYNC, WAIT, OTHER))  # the same for the class of each gap's launch call
-KIND_TYPE = pl.Enum(("call", "host gap", "queued"))
+KIND_TYPE = pl.Enum(("call", "host gap", "queued", "graph replay", "dropped events", "outside the trace"))
 FAR = 2**62
+# The most a queued activity waits on the GPU's own launch latency: 1-3 us between queued kernels on an H100 or
+# H200, at most 12 us in the recorded steps (sample_traces/steps), profiled; a longer wait is a stalled queue.
+LAUNCH_LATENCY_NS = 50_000
 
 
 def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -71,7 +96,8 @@ def dispatch_ranges(ranges: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> Attributed:
     """Every idle piece split among the causes (see `Attributed`). `calls` carries `call_class`
     (calls.call_class)."""
-    amounts = _amounts(pieces, gpu, calls, ranges)
+    host = classify_host(calls, ranges)
+    amounts = _amounts(pieces, gpu, calls, host)
     # one cause at a time, only its positive pieces (an unpivot of every piece x cause is 5 rows per gap)
     long = pl.concat(
         [
@@ -80,6 +106,7 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
                 "step",
                 "start_ns",
                 "end_ns",
+                "stall_kind",
                 pl.lit(cause, CAUSE_TYPE).alias("cause"),
                 pl.col(cause).alias("idle_ns"),
             )
@@ -91,9 +118,11 @@ def attribute(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, rang
         .then(pl.lit("host gap", KIND_TYPE))
         .when(pl.col("cause") == KERNEL_WAIT)
         .then(pl.lit("queued", KIND_TYPE))
+        .when(pl.col("cause") == STALLED_QUEUE)
+        .then(pl.col("stall_kind"))
         .otherwise(pl.lit("call", KIND_TYPE)),
     ).select("piece", "step", "cause", "idle_ns", "kind", "start_ns", "end_ns")
-    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls)
+    return Attributed(long, amounts.select("piece", "next_row", "call_row"), gpu, calls, host.startup_work)
 
 
 def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -116,12 +145,16 @@ def _with_next(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> 
     )
 
 
-def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, host_time: HostTime) -> pl.DataFrame:
     """Each piece's idle time per cause (one column per cause), with piece, step, start_ns, end_ns,
     next_row and call_row; each intermediate column is dropped once used (a million-gap trace)."""
     frame = _with_previous(_with_next(pieces, gpu, calls), gpu, calls)
     main = _main_thread(calls)
     no_call = pl.col("issue_ns").is_null()
+    # a launch's work is queued once its call returns: while the call runs (a slow first launch, a lock), the GPU
+    # waits on the host issuing it, not on its own latency
+    queued = pl.when(pl.col("call_class") == LAUNCH).then(pl.max_horizontal("issue_ns", "returned_ns"))
+    frame = frame.with_columns(queued_ns=queued.otherwise("issue_ns").fill_null(pl.lit(FAR)))
     # no activity after the gap in the trace: judged on the thread that issued the work the GPU finished last (the
     # one it was following), else the main launching thread; an activity whose call is not in the trace (issued
     # before the profiler started): unattributed
@@ -136,19 +169,24 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     syncs = calls.filter(pl.col("call_class") == SYNC)
     # a gap that began inside a sync whose next activity's call is unknown: the sync's (no thread to judge on)
     drained = contains(merge(syncs), frame["gap_start_ns"])
-    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "issue_ns"))
-    gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "issue_ns"))
+    host_end = pl.min_horizontal("end_ns", pl.max_horizontal("start_ns", "queued_ns"))
+    gap_host_end = pl.min_horizontal("gap_end_ns", pl.max_horizontal("gap_start_ns", "queued_ns"))
     since = pl.min_horizontal(pl.col("previous_issue_ns").fill_null(pl.col("gap_start_ns")), "gap_start_ns")
-    frame = frame.with_columns(drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since)
-    frame = frame.drop("issue_ns", "previous_issue_ns", "previous_thread")
-    threads, by_thread = frame["thread"], merge(syncs, by="thread")
+    # the part of the piece in the last LAUNCH_LATENCY_NS of its gap: what launch latency can explain
+    recent = (pl.col("end_ns") - pl.max_horizontal("start_ns", pl.col("gap_end_ns") - LAUNCH_LATENCY_NS)).clip(0)
+    frame = frame.with_columns(
+        drained=drained, host_end_ns=host_end, gap_host_end_ns=gap_host_end, since_ns=since, recent_ns=recent
+    )
+    frame = frame.with_columns(stall_kind=_stall_kind(frame, gpu, calls))
+    frame = frame.drop("issue_ns", "returned_ns", "queued_ns", "previous_issue_ns", "previous_thread")
+    threads, by_thread = frame["thread"], host_time.syncing
     frame = frame.with_columns(_residual_start(frame, by_thread))
     frame = frame.drop("gap_start_ns", "gap_end_ns", "gap_host_end_ns", "since_ns")
     r, h = frame["residual_ns"], frame["host_end_ns"]
-    # launching: a launch, wait or sync call, or an operator that launches; any other API call (allocation,
-    # module loading, stream creation) outside those is host work
     frame = frame.with_columns(
-        in_sync=measure(by_thread, r, h, threads), in_dispatch=measure(_issuing(calls, ranges), r, h, threads)
+        in_sync=measure(by_thread, r, h, threads),
+        in_dispatch=measure(host_time.issuing, r, h, threads),
+        in_startup=measure(host_time.starting, r, h, threads),
     )
     length, host = pl.col("end_ns") - pl.col("start_ns"), pl.col("host_end_ns") - pl.col("start_ns")
     residual = pl.col("host_end_ns") - pl.col("residual_ns")  # the host time not the syncs' (in this piece)
@@ -157,9 +195,12 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
     # launch's latency on the GPU (a sync in progress did not cause it)
     sync_gpu = pl.when(pl.col("call_class") == SYNC).then(gpu_part).otherwise(0)
     wait_gpu = pl.when(pl.col("waited") & (pl.col("call_class") != SYNC)).then(gpu_part).otherwise(0)
-    # the launch's latency on the GPU: the GPU's own (kernel wait) where the work was queued before the gap began;
-    # part of launching late where the host issued it inside the gap
+    # the launch's latency on the GPU: the GPU's own (kernel wait) where the work was queued before the gap began,
+    # as far as launch latency explains it (the rest a stalled queue); part of launching late where the host issued
+    # it inside the gap
     latency = gpu_part - sync_gpu - wait_gpu
+    queued_wait = pl.when(host == 0).then(pl.min_horizontal(latency, "recent_ns")).otherwise(0)
+    start_up = pl.col("in_startup") - pl.col("in_sync")  # the start-up calls' time outside syncs
     judged = pl.col("thread").is_not_null() & pl.col("known")
     traced = pl.col("drained") | judged
     # issued late: the latency is the syncs' as far as their lead outlasts the host part, the rest launching late
@@ -169,10 +210,14 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
         SYNCHRONIZATION: pl.when(judged).then(host - residual + pl.col("in_sync")).otherwise(host)
         + sync_gpu
         + late_sync,
-        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_sync")).otherwise(0) + late - late_sync,
-        KERNEL_WAIT: pl.when(host == 0).then(latency).otherwise(0),
+        LAUNCH_BOUND: pl.when(judged).then(pl.col("in_dispatch") - pl.col("in_startup")).otherwise(0)
+        + late
+        - late_sync,
+        KERNEL_WAIT: queued_wait,
+        STALLED_QUEUE: pl.when(host == 0).then(latency).otherwise(0) - queued_wait,
         WAITING: wait_gpu,
         HOST_WORK: pl.when(judged).then(residual - pl.col("in_dispatch")).otherwise(0),
+        START_UP: pl.when(judged).then(start_up).otherwise(0),
     }
     shares = frame.select(
         "piece",
@@ -181,6 +226,7 @@ def _amounts(pieces: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame, range
         "end_ns",
         "next_row",
         "call_row",
+        "stall_kind",
         **{cause: pl.when(traced).then(value).otherwise(0).fill_null(0) for cause, value in named.items()},
     )
     return shares.with_columns(
@@ -299,12 +345,138 @@ def _after_free(merged: pl.DataFrame, free_before: pl.Series, amounts: pl.Series
     return out
 
 
+@dataclass(frozen=True)
+class HostTime:
+    """What the host's time is, as the causes judge it, per thread (merged: thread, start_ns, end_ns, before_ns),
+    by priority: in a synchronizing call (synchronization); else in one-time start-up work (start-up); else issuing
+    work, in a launch, wait or sync call or an operator that launches (launch-bound); else host work. Each union
+    holds the ones before it, so the time of each cause in [a, b) is one union's measure less the one before."""
+
+    syncing: pl.DataFrame  # synchronizing calls
+    starting: pl.DataFrame  # those and start-up work
+    issuing: pl.DataFrame  # those and issuing work
+    startup_work: pl.DataFrame  # the start-up work itself, named (`startup_work`): what start-up evidence is called
+
+    def window(self, start_ns: int, end_ns: int) -> HostSpans:
+        """The three unions inside [start_ns, end_ns), per thread, as sorted lists (one step's, for `split`)."""
+        found: dict[int | None, list[list[tuple[int, int]]]] = {}
+        for k, union in enumerate((self.syncing, self.starting, self.issuing)):
+            rows = union.filter((pl.col("end_ns") > start_ns) & (pl.col("start_ns") < end_ns))
+            for thread, a, b in rows.select("thread", "start_ns", "end_ns").iter_rows():
+                found.setdefault(thread, [[], [], []])[k].append((a, b))
+        return HostSpans(found)
+
+
+@dataclass(frozen=True)
+class HostSpans:
+    """`HostTime` inside one window, per thread: the three unions as sorted, disjoint lists."""
+
+    by_thread: dict[int | None, list[list[tuple[int, int]]]]
+
+    def split(self, thread: int | None, start_ns: int, end_ns: int) -> list[tuple[str, int, int]]:
+        """[start_ns, end_ns) of the thread cut into consecutive (cause, start_ns, end_ns) by HostTime's priority."""
+        if end_ns <= start_ns:
+            return []
+        unions = [_clipped(u, start_ns, end_ns) for u in self.by_thread.get(thread, [[], [], []])]
+        edges = sorted({start_ns, end_ns, *(t for u in unions for a, b in u for t in (a, b))})
+        found: list[tuple[str, int, int]] = []
+        for a, b in zip(edges, edges[1:], strict=False):
+            cause = next(
+                (c for c, u in zip((SYNCHRONIZATION, START_UP, LAUNCH_BOUND), unions, strict=True) if _covers(u, a)),
+                HOST_WORK,
+            )
+            if found and found[-1][0] == cause:
+                found[-1] = (cause, found[-1][1], b)
+            else:
+                found.append((cause, a, b))
+        return found
+
+
+def _clipped(intervals: list[tuple[int, int]], start_ns: int, end_ns: int) -> list[tuple[int, int]]:
+    """The sorted disjoint intervals that overlap [start_ns, end_ns), clipped to it."""
+    lo = max(0, bisect.bisect_right(intervals, (start_ns, FAR)) - 1)
+    hi = bisect.bisect_left(intervals, (end_ns, -FAR))
+    return [(max(a, start_ns), min(b, end_ns)) for a, b in intervals[lo:hi] if b > start_ns]
+
+
+def _covers(intervals: list[tuple[int, int]], at: int) -> bool:
+    """Whether the sorted disjoint intervals hold the instant `at`."""
+    k = bisect.bisect_right(intervals, (at, FAR)) - 1
+    return k >= 0 and intervals[k][0] <= at < intervals[k][1]
+
+
+def classify_host(calls: pl.DataFrame, ranges: pl.DataFrame) -> HostTime:
+    """The host's time by cause (`HostTime`); `calls` carries `call_class` (calls.call_class)."""
+    columns = ("thread", "start_ns", "end_ns")
+    syncs = calls.filter(pl.col("call_class") == SYNC).select(columns)
+    named = startup_work(calls, ranges)
+    startup = named.select(columns)
+    return HostTime(
+        syncing=merge(syncs, by="thread"),
+        starting=merge(pl.concat([syncs, startup]), by="thread"),
+        issuing=merge(pl.concat([_issuing(calls, ranges), startup]), by="thread"),
+        startup_work=named,
+    )
+
+
 def _issuing(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
-    """The union, per thread, of the host's time issuing work: launch, wait and sync calls and the operators that
-    launch kernels."""
+    """The host's time issuing work (thread, start_ns, end_ns; overlapping): launch, wait and sync calls and the
+    operators that launch kernels."""
     issuing = calls.filter(pl.col("call_class").is_in([LAUNCH, WAIT, SYNC])).select("thread", "start_ns", "end_ns")
     dispatch = dispatch_ranges(ranges, calls)
-    return merge(pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")]), by="thread")
+    return pl.concat([issuing, dispatch.select("thread", "start_ns", "end_ns")])
+
+
+def startup_work(calls: pl.DataFrame, ranges: pl.DataFrame) -> pl.DataFrame:
+    """The host's one-time start-up work (thread, start_ns, end_ns, name): STARTUP_CALLS; launch and other
+    non-blocking calls of SLOW_CALL_NS or more; and each operator's first call where it took SLOW_CALL_NS or more
+    and FIRST_CALL_SLOWER times each of its later calls (an operator called once is not judged; one name called from
+    several places, a copy in and a copy out, has later calls as slow as its first)."""
+    named = calls.filter(pl.col("base").is_in(list(STARTUP_CALLS)))
+    slow = calls.filter(
+        pl.col("call_class").is_in([LAUNCH, OTHER]) & (pl.col("end_ns") - pl.col("start_ns") >= SLOW_CALL_NS)
+    )
+    found = pl.concat([named, slow]).select("thread", "start_ns", "end_ns", name=pl.col("base")).unique()
+    duration = pl.col("end_ns") - pl.col("start_ns")
+    ops = ranges.filter(pl.col("domain") == "cpu_op").sort("start_ns")
+    first = ops.group_by("name").agg(
+        pl.col("thread", "start_ns", "end_ns").first(),
+        first_ns=duration.first(),
+        later_ns=duration.slice(1).max(),
+    )
+    first = first.filter(
+        (pl.col("first_ns") >= SLOW_CALL_NS) & (pl.col("first_ns") >= FIRST_CALL_SLOWER * pl.col("later_ns"))
+    )
+    firsts = first.select("thread", "start_ns", "end_ns", name=pl.concat_str(pl.lit("first "), "name"))
+    return pl.concat([found, firsts]).sort("start_ns")
+
+
+def _stall_kind(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> pl.Series:
+    """What a piece's queued work may have waited on, were it stalled (the evidence of a stalled queue): a CUDA
+    graph's own dependencies where it was replayed from one; dropped events where launch calls on its thread since
+    the previous work's issue have no GPU activity in the trace (the profiler lost them: the GPU ran them then);
+    else work outside the trace (another process on the GPU)."""
+    graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
+    from_graph = gpu.select(
+        pl.col("graph_id").is_not_null() | pl.col("correlation_id").is_in(graph_ids.implode()).fill_null(False)
+    ).to_series()
+    missing = calls.filter(
+        (pl.col("call_class") == LAUNCH)
+        & pl.col("correlation_id").is_not_null()
+        & ~pl.col("base").str.contains("EventRecord")
+        & ~pl.col("correlation_id").is_in(gpu["correlation_id"].drop_nulls().implode())
+    ).select("thread", "start_ns", end_ns=pl.col("start_ns") + 1)
+    until = pl.min_horizontal("issue_ns", "gap_end_ns")
+    dropped = measure(merge(missing, by="thread"), frame["since_ns"], frame.select(until).to_series(), frame["thread"])
+    graph = from_graph.gather(frame["next_row"]).fill_null(False)
+    kinds = pl.DataFrame({"graph": graph, "dropped": dropped > 0}).select(
+        pl.when("graph")
+        .then(pl.lit("graph replay", KIND_TYPE))
+        .when("dropped")
+        .then(pl.lit("dropped events", KIND_TYPE))
+        .otherwise(pl.lit("outside the trace", KIND_TYPE))
+    )
+    return kinds.to_series().alias("stall_kind")
 
 
 @dataclass(frozen=True)
@@ -317,6 +489,7 @@ class Attributed:
     details: pl.DataFrame
     gpu: pl.DataFrame
     calls: pl.DataFrame
+    startup: pl.DataFrame  # the host's one-time start-up work (`startup_work`), to name its evidence
 
 
 def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
@@ -326,12 +499,18 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
     found = top.join(attributed.details, on="piece", how="left")
     found = found.join(gpu, on="next_row", how="left").join(calls, on="call_row", how="left")
     return found.with_columns(
-        name=pl.when(pl.col("cause") == HOST_WORK)
-        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
+        name=pl.when((pl.col("cause") == HOST_WORK) & pl.col("next_row").is_null())
+        .then(pl.lit("after the trace's last GPU activity"))  # no activity ended the gap
+        .when(pl.col("cause") == HOST_WORK)
+        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("an unnamed activity"))))
         .when(pl.col("cause") == WAITING)
         .then(pl.lit("cudaStreamWaitEvent"))
         .when(pl.col("cause") == SYNCHRONIZATION)
         .then(pl.lit("synchronizing call"))  # named after the call in `summarize`
+        .when((pl.col("cause") == STALLED_QUEUE) & (pl.col("kind") != "graph replay"))
+        .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
+        .when(pl.col("cause") == START_UP)
+        .then(pl.lit("start-up call"))  # named after the call in `summarize`
         .otherwise(pl.coalesce("base", "next_name", pl.lit("")))
     )
 
@@ -339,7 +518,7 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
 def _waited(calls: pl.DataFrame) -> pl.DataFrame:
     """Each launch call with its thread, issue time, class, plain name and whether a cudaStreamWaitEvent on its
     thread came after the previous launch (the work it issues may wait on another stream)."""
-    ordered = calls.select("thread", "start_ns", "correlation_id", "call_class").with_row_index("call_row")
+    ordered = calls.select("thread", "start_ns", "end_ns", "correlation_id", "call_class").with_row_index("call_row")
     ordered = ordered.sort("thread", "start_ns")
     last_wait = pl.when(pl.col("call_class") == WAIT).then(pl.col("start_ns")).forward_fill().over("thread")
     prev_launch = (
@@ -354,6 +533,7 @@ def _waited(calls: pl.DataFrame) -> pl.DataFrame:
         "correlation_id",
         "thread",
         pl.col("start_ns").alias("issue_ns"),
+        pl.col("end_ns").alias("returned_ns"),
         pl.col("call_class").cast(CLASS_TYPE),
         "call_row",
         "waited",
@@ -379,7 +559,7 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
         .with_columns(pl.col("cause").cast(pl.Utf8), pl.col("kind").cast(pl.Utf8))
         .sort("step", "cause", "idle_ns", descending=[False, False, True])
     )
-    top = _name_syncs(_named(top, attributed), syncs)
+    top = _name_startup(_name_syncs(_named(top, attributed), syncs), attributed.startup)
     by_step: list[tuple[IdleCause, ...]] = []
     total_rows = {(s, c): (n, g) for s, c, n, g in totals.select("step", "cause", "idle_ns", "gaps").iter_rows()}
     evidence: dict[tuple[int, str], list[Evidence]] = {}
@@ -425,6 +605,27 @@ def _name_syncs(attributed: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
     rows = attributed.with_row_index("row")
     rows = rows.join(_sync_calls(rows, syncs).drop("pageable_copy"), on="row", how="left")
     return rows.with_columns(name=pl.coalesce("sync_call", "name")).drop("row", "sync_call")
+
+
+def _name_startup(attributed: pl.DataFrame, startup: pl.DataFrame) -> pl.DataFrame:
+    """Start-up evidence named after the start-up work that overlaps it most (evidence rows are few: a cross join
+    of them with the start-up work is small)."""
+    rows = attributed.with_row_index("row")
+    shown = rows.filter(pl.col("cause") == START_UP).select("row", "start_ns", "end_ns")
+    if startup.height == 0 or shown.height == 0:
+        return attributed
+    work = startup.select(pl.col("start_ns").alias("work_start"), pl.col("end_ns").alias("work_end"), "name")
+    overlap = pl.min_horizontal("end_ns", "work_end") - pl.max_horizontal("start_ns", "work_start")
+    found = (
+        shown.join(work, how="cross")
+        .with_columns(overlap_ns=overlap)
+        .filter(pl.col("overlap_ns") > 0)
+        .sort("overlap_ns", "work_start", descending=[True, False])
+        .unique("row", keep="first")
+        .select("row", pl.col("name").alias("startup_work"))
+    )
+    rows = rows.join(found, on="row", how="left")
+    return rows.with_columns(name=pl.coalesce("startup_work", "name")).drop("row", "startup_work")
 
 
 def pageable_sync_idle(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[int]:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.steps.calls import SYNC
-from tracekit.analysis.steps.types import PathSegment, Step
+from tracekit.analysis.steps.causes import HostSpans, HostTime
+from tracekit.analysis.steps.types import SYNCHRONIZATION, PathSegment, Step
 
 EVENT_TOLERANCE_NS = 2_000  # a cross-stream wait is inferred when another stream's work ended this close before
 NONE = -(2**62)
@@ -96,7 +97,7 @@ def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, step: Step) -> StepTimeline
 def _constraints(ops: list[Op]) -> None:
     """Each activity's stream predecessor, inferred event dependency, binding constraint and fixed latency."""
     last_on: dict[int, int] = {}
-    ended: list[tuple[int, int]] = []  # (end, index), sorted, for the event inference
+    ended_on: dict[int, list[tuple[int, int]]] = {}  # stream -> (end, index), sorted, for the event inference
     for op in ops:
         op.prev = last_on.get(op.stream)
         last_on[op.stream] = op.index
@@ -104,16 +105,21 @@ def _constraints(ops: list[Op]) -> None:
         stream = ops[op.prev].end if op.prev is not None else NONE
         ready = max(host, stream)
         if op.start - ready > EVENT_TOLERANCE_NS:
-            at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
-            while at >= 0 and ops[ended[at][1]].stream == op.stream:
-                at -= 1
-            if at >= 0 and op.start - ended[at][0] <= EVENT_TOLERANCE_NS:
-                op.dep = ended[at][1]
+            # the activity of another stream that ended last before this one started (one look-up per stream)
+            latest: tuple[int, int] | None = None
+            for other, ended in ended_on.items():
+                if other == op.stream:
+                    continue
+                at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
+                if at >= 0 and (latest is None or ended[at] > latest):
+                    latest = ended[at]
+            if latest is not None and op.start - latest[0] <= EVENT_TOLERANCE_NS:
+                op.dep = latest[1]
         event = ops[op.dep].end if op.dep is not None else NONE
         ready = max(host, stream, event)
         op.binding = "event" if ready == event and event != NONE else "stream" if ready == stream else "host"
         op.latency = max(0, op.start - ready) if ready != NONE else 0
-        bisect.insort(ended, (op.end, op.index))
+        bisect.insort(ended_on.setdefault(op.stream, []), (op.end, op.index))
 
 
 def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:
@@ -167,11 +173,15 @@ def _apply_sync(sync, ends_sorted, new_end, shifts, shift) -> None:  # type: ign
     values.append(new_return - end)
 
 
-def critical_path(line: StepTimeline) -> tuple[PathSegment, ...]:
-    """The chain of binding constraints that ends at the step's last activity, first link first."""
+def critical_path(line: StepTimeline, host: HostTime) -> tuple[PathSegment, ...]:
+    """The chain of binding constraints that ends at the step's last activity, first link first. A host link, the
+    host's time before it issued an activity the chain waited on, is read as the causes read a gap's host part
+    (`_host_links`), so the path and the causes tell one story."""
     ops = line.ops
     if not ops:
         return ()
+    spans = host.window(line.window_start_ns, max(line.host_end_ns, max(op.end for op in ops)))
+    issued = sorted((op.issue, op.index) for op in ops if op.issue is not None)
     current: int | None = max(ops, key=lambda o: (o.end, o.index)).index
     path: list[PathSegment] = []
     seen = set()
@@ -188,15 +198,38 @@ def critical_path(line: StepTimeline) -> tuple[PathSegment, ...]:
             before = [s for s in line.syncs if s[0] == op.thread and s[2] <= op.issue]
             if before:
                 thread, s_start, s_end = before[-1]
-                path.append(PathSegment("host", "host", s_end, op.issue, "host after a sync"))
+                path.extend(_host_links(spans, issued, ops, s_end, op.issue))
                 waited = [o for o in ops if s_start <= o.end <= s_end]
                 current = max(waited, key=lambda o: o.end).index if waited else None
                 if current is not None:
-                    path.append(PathSegment("host", "synchronizing call", s_start, s_end, "sync"))
+                    path.append(PathSegment("host", "synchronizing call", s_start, s_end, SYNCHRONIZATION))
             else:
-                if op.issue > line.window_start_ns:  # issued before the step began: the chain starts at the op
-                    path.append(PathSegment("host", "host", line.window_start_ns, op.issue, "host issuing"))
+                # issued before the step began: the chain starts at the op
+                path.extend(_host_links(spans, issued, ops, line.window_start_ns, op.issue))
                 current = None
         else:
             current = None
     return tuple(reversed(path))
+
+
+def _host_links(
+    spans: HostSpans, issued: list[tuple[int, int]], ops: tuple[Op, ...], start_ns: int, end_ns: int
+) -> list[PathSegment]:
+    """The host's time [start_ns, end_ns) on the path, last link first (the path is built backwards): each stretch
+    up to an activity's issue judged on the thread that issued it, as the causes judge a gap on the thread that
+    issued the activity ending it, and cut by what that thread did (`causes.HostTime`: synchronization in a
+    synchronizing call, start-up, launch-bound while issuing, host work otherwise), one link per run of a cause."""
+    lo = bisect.bisect_right(issued, (start_ns, len(ops)))
+    hi = bisect.bisect_left(issued, (end_ns, -1))
+    cuts = [(at, ops[index].thread) for at, index in issued[lo:hi]]
+    last_thread = ops[issued[hi][1]].thread if hi < len(issued) else None
+    pieces: list[tuple[str, int, int]] = []
+    at = start_ns
+    for until, thread in [*cuts, (end_ns, last_thread)]:
+        for cause, a, b in spans.split(thread, at, until):
+            if pieces and pieces[-1][0] == cause and pieces[-1][2] == a:
+                pieces[-1] = (cause, pieces[-1][1], b)
+            else:
+                pieces.append((cause, a, b))
+        at = until
+    return [PathSegment("host", "host", a, b, cause) for cause, a, b in reversed(pieces)]

@@ -35,8 +35,11 @@ class Windows:
     host_ends_ns: tuple[int, ...]  # when the host left step i's range
 
 
-def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None) -> Windows:
-    """The steps' windows (see the module docstring); `step`: the name of the range that marks one step."""
+def detect(
+    gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None, pattern: bool = True
+) -> Windows:
+    """The steps' windows (see the module docstring); `step`: the name of the range that marks one step; `pattern`:
+    whether a repeating pattern of kernels may be taken for steps (a training or inference loop's)."""
     if step is not None:
         pattern = f"^{pl.escape_regex(step)}([#\\s]\\d+)?$"
         chosen = ranges.filter(pl.col("name").str.contains(pattern))
@@ -46,7 +49,7 @@ def detect(gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: s
     marked = ranges.filter(pl.col("name").str.contains(PROFILER_STEP))
     if marked.height:
         return _from_ranges("ProfilerStep", marked, gpu, calls)
-    found = _from_pattern(gpu, calls)
+    found = _from_pattern(gpu, calls) if pattern else None
     if found is not None:
         return found
     start = min(_min(gpu["start_ns"]), _min(calls["start_ns"]))
@@ -129,34 +132,56 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
 
     codes = launches["name"].cast(pl.Categorical).to_physical().to_numpy()[:PATTERN_SAMPLE]
     size = len(codes)
-    period = None
+    period, settled = None, 0
     for p in range(1, min(MAX_PERIOD, size // MIN_REPEATS) + 1):
-        if np.mean(codes[p:] == codes[:-p]) >= MATCH_FRACTION:
-            period = p
+        found = _settled(codes[p:] == codes[:-p], p)
+        if found is not None:
+            period, settled = p, found
             break
-    if period is None or n // period < MIN_REPEATS:
+    if period is None or (n - settled) // period < MIN_REPEATS:
         return None
     at = launches["at_ns"].to_numpy()
     left = launches["left_ns"].to_numpy()
+    # a warm-up before the loop settled (its first calls load modules, create handles, take other branches) is not
+    # a step: the steps are whole periods after it, beginning where the host paused longest (as where the launches
+    # are not a whole number of periods)
+    steady = n - settled
     phase = 0
-    if n % period:
-        pause = np.diff(at, prepend=at[0])
-        usable = (n // period) * period
+    if settled or steady % period:
+        pause = np.diff(at, prepend=at[0])[settled:]
+        usable = (steady // period) * period
         phase = int(np.argmax(pause[:usable].reshape(-1, period).mean(axis=0)))
-    whole = (n - phase) // period
-    firsts = [int(at[phase + k * period]) for k in range(whole)]
+    begin = settled + phase
+    whole = (n - begin) // period
+    firsts = [int(at[begin + k * period]) for k in range(whole)]
     # Between one step's last launch and the next step's first, the host finishes the step (a sync, a copy back)
     # and begins the next (data loading, a copy in): the step changes where the host paused longest.
     thread = launches["thread"][0]
     host = calls.filter(pl.col("thread") == thread).sort("start_ns") if thread is not None else calls.clear()
     starts_at, ends_at = host["start_ns"].to_numpy(), host["end_ns"].to_numpy()
-    edges = [int(left[phase + k * period - 1]) if phase + k * period > 0 else None for k in range(whole + 1)]
-    nexts = [*firsts, int(at[phase + whole * period]) if phase + whole * period < n else None]
+    edges = [int(left[begin + k * period - 1]) if begin + k * period > 0 else None for k in range(whole + 1)]
+    nexts = [*firsts, int(at[begin + whole * period]) if begin + whole * period < n else None]
     starts = [_host_edge(starts_at, ends_at, edges[k], nexts[k], firsts[k]) for k in range(whole)]
     last = _host_edge(starts_at, ends_at, edges[whole], nexts[whole], None)
     ends = [*starts[1:], max(last, firsts[-1])]
     labels = [str(i) for i in range(len(firsts))]  # headed "step 2" as a ProfilerStep#N is "step ProfilerStep#N"
     return windows_of("repeating pattern", labels, starts, ends, gpu, calls)
+
+
+def _settled(matches: np.ndarray, period: int) -> int | None:
+    """Where a loop of this period settles: the first launch from which MATCH_FRACTION of the launches repeat one
+    period later, with at least half of the launches and MIN_REPEATS periods after it (a warm-up, or the program's
+    set-up, may come first); None where it never does."""
+    import numpy as np  # as `_from_pattern`: only a trace without step ranges needs it
+
+    size = len(matches)
+    misses = np.cumsum(~matches[::-1])[::-1]  # mismatches from each launch on
+    after = size - np.arange(size)
+    enough = (misses <= (1 - MATCH_FRACTION) * after) & (
+        after + period >= max(MIN_REPEATS * period, (size + period) / 2)
+    )
+    found = np.flatnonzero(enough)
+    return int(found[0]) if len(found) else None
 
 
 def _host_edge(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.analysis.steps.categories import COMMUNICATION, COPIES
-from tracekit.analysis.steps.intervals import merge
+from tracekit.analysis.steps.categories import COMMUNICATION, COPIES, COUNTED_FIRST
+from tracekit.analysis.steps.intervals import measure, merge
 from tracekit.analysis.steps.types import CategoryTime, OperatorTime
 
 TOP_OPERATORS = 10
@@ -24,7 +24,27 @@ def clipped(gpu: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
 
 
 def categories(assigned: pl.DataFrame, steps: int) -> list[tuple[CategoryTime, ...]]:
-    totals = assigned.group_by("step", "category").agg(pl.col("gpu_ns").sum(), pl.len().alias("count"))
+    """Per step, each category's GPU time with time two streams were busy at once counted once, for the first
+    category of COUNTED_FIRST running then: a category's time is what the union of it and the categories before it
+    adds to theirs (each activity clipped to its step's window), so the times add up to at most the step's busy
+    time; `count` is every activity of the category that starts in the step."""
+    counts = assigned.group_by("step", "category").agg(pl.len().alias("count"))
+    intervals = assigned.select(
+        "step",
+        rank=pl.col("category").replace_strict(COUNTED_FIRST, range(len(COUNTED_FIRST)), return_dtype=pl.Int64),
+        start_ns=pl.max_horizontal("start_ns", "w0"),
+        end_ns=pl.min_horizontal("end_ns", "w1"),
+    )
+    windows = assigned.select("step", "w0", "w1").unique("step").sort("step")
+    covered_before = pl.repeat(0, windows.height, dtype=pl.Int64, eager=True)
+    parts = []
+    for rank, label in enumerate(COUNTED_FIRST):
+        covered = measure(merge(intervals.filter(pl.col("rank") <= rank)), windows["w0"], windows["w1"])
+        parts.append(
+            windows.select("step", category=pl.lit(label), gpu_ns=(covered - covered_before).clip(lower_bound=0))
+        )
+        covered_before = covered
+    totals = pl.concat(parts).join(counts, on=["step", "category"], how="inner")
     found: list[list[CategoryTime]] = [[] for _ in range(steps)]
     for step, label, gpu_ns, count in totals.sort(["gpu_ns", "category"], descending=[True, False]).iter_rows():
         found[step].append(CategoryTime(label, int(gpu_ns), int(count)))
@@ -48,8 +68,6 @@ def operators(assigned: pl.DataFrame, steps: int) -> list[tuple[OperatorTime, ..
 def communication_overlap(gpu: pl.DataFrame, windows: pl.DataFrame) -> tuple[list[int], list[int]]:
     """Per step: the union of communication kernels, and the part of it during which computation (any other
     kernel) ran: |comm| + |compute| - |comm ∪ compute|."""
-    from tracekit.analysis.steps.intervals import measure
-
     comm = gpu.filter(pl.col("category") == COMMUNICATION)
     compute = gpu.filter((pl.col("category") != COMMUNICATION) & (pl.col("category") != COPIES))
     if comm.height == 0:

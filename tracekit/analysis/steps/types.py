@@ -16,7 +16,7 @@ LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED = (
     "waiting on stream/event",
     "unattributed",
 )
-CAUSES = (LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
+CAUSES: tuple[str, ...] = (LAUNCH_BOUND, KERNEL_WAIT, SYNCHRONIZATION, HOST_WORK, WAITING, UNATTRIBUTED)
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class IdleCause:
 @dataclass(frozen=True)
 class CategoryTime:
     category: str
-    gpu_ns: int  # summed durations inside the step (overlap on several streams counted on each)
+    gpu_ns: int  # inside the step, time two streams overlap counted once (categories.COUNTED_FIRST)
     count: int
 
 
@@ -89,7 +89,7 @@ class PathSegment:
     name: str
     start_ns: int
     end_ns: int
-    # a GPU activity's binding constraint (stream, host, event); a host link's (host after a sync, host issuing, sync)
+    # a GPU activity's binding constraint (stream, host, event); a host link's idle cause (critical_path)
     reason: str
 
 
@@ -120,3 +120,9 @@ class StepsResult:
     critical_path: tuple[PathSegment, ...]
     what_to_try: tuple[Suggestion, ...]
     warnings: tuple[str, ...]
+
+
+# Issue 43 (causes.py says what each is): queued work that started later than launch latency explains, and the
+# process's one-time start-up; judged before unattributed.
+STALLED_QUEUE, START_UP = "stalled queue", "start-up"
+CAUSES = (*CAUSES[:-1], STALLED_QUEUE, START_UP, UNATTRIBUTED)

@@ -1,0 +1,115 @@
+"""A whole job through a Dask LocalCluster: wall time against polars reading the same files in one process, each
+worker's peak memory against 1.5x the largest rank file, and the same job with 1 and 2 workers (issue 44).
+
+    python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
+
+The ranks are SYNTHETIC (tracekit.job.synthetic: the recorded DDP rank's step, a loader straggler on one rank,
+clock offsets up to 500 us, a cpu_op and a flow event beside every launch as a full Kineto trace has), plain JSON
+of about --mb MB each, written to --folder and deleted at the end. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPT_FLOOR = """
+import sys, time, polars as pl
+from tracekit.importers.kineto import HOST_HEADER_SCHEMA
+start = time.perf_counter()
+rows = 0
+for path in sys.argv[1:]:
+    rows += pl.read_json(path, schema=HOST_HEADER_SCHEMA).select(pl.col("traceEvents").explode()).height
+import resource
+print(time.perf_counter() - start, rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def peak_rss_bytes() -> int:
+    """The process's own peak (VmHWM: ru_maxrss survives exec, so a spawned worker would report its parent's)."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def current_rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        import os
+
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def write(folder: Path, ranks: int, mb: float) -> list[Path]:
+    from tracekit.job.synthetic import SyntheticJob, load_template, write_job
+
+    template = load_template()
+    probe = SyntheticJob(ranks=2, steps=2, cause="loader", straggler=1, host_ops=True)
+    sized = write_job(probe, folder / "probe", template, compress=False)
+    per_step = sized[0].stat().st_size / 2
+    shutil.rmtree(folder / "probe")
+    steps = max(3, round(mb * 1e6 / per_step))
+    job = SyntheticJob(ranks=ranks, steps=steps, cause="loader", straggler=ranks // 2, host_ops=True)
+    return write_job(job, folder / "ranks", template, compress=False)
+
+
+def run(files: list[Path], workers: int) -> dict[str, float]:
+    from tracekit.job.run import dask_client, run_job
+
+    with dask_client(workers=workers) as client:
+        client.wait_for_workers(workers)
+        idle = client.run(current_rss_bytes)
+        start = time.perf_counter()
+        result = run_job(files, client=client)
+        seconds = time.perf_counter() - start
+        peaks = client.run(peak_rss_bytes)
+    return {
+        "seconds": seconds,
+        "peak": max(peaks.values()),
+        "growth": max(peaks[w] - idle[w] for w in peaks),
+        "straggler": result.straggler.rank if result.straggler.rank is not None else -1,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--mb", type=float, default=100.0)
+    parser.add_argument("--folder", default="/tmp/tracekit-bench-job")
+    args = parser.parse_args()
+    folder = Path(args.folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        start = time.perf_counter()
+        files = write(folder, args.ranks, args.mb)
+        sizes = [p.stat().st_size for p in files]
+        print(
+            f"SYNTHETIC job: {len(files)} ranks, {sum(sizes) / 1e9:.2f} GB of Kineto JSON, largest rank file "
+            f"{max(sizes) / 1e6:.0f} MB (written in {time.perf_counter() - start:.0f} s)"
+        )
+        floor = subprocess.run(
+            [sys.executable, "-c", SCRIPT_FLOOR, *map(str, files)], capture_output=True, text=True, check=True
+        ).stdout.split()
+        print(
+            f"floor: polars read_json of the same files in one process: {float(floor[0]):.1f} s "
+            f"({int(floor[1])} events), peak {int(floor[2]) / 1e6:.0f} MB"
+        )
+        for workers in (2, 1):
+            found = run(files, workers)
+            print(
+                f"tracekit job, LocalCluster of {workers} worker{'s' if workers > 1 else ''}: {found['seconds']:.1f} s "
+                f"({found['seconds'] / float(floor[0]):.1f}x the floor); peak RSS per worker {found['peak'] / 1e6:.0f} "
+                f"MB, of which {found['growth'] / 1e6:.0f} MB grown during the job, against 1.5x the largest file "
+                f"{1.5 * max(sizes) / 1e6:.0f} MB; straggler found: rank {int(found['straggler'])}"
+            )
+        print(f"client peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6:.0f} MB")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""Judge `tracekit.analysis.source_lines` on the source-lines set: python sample_traces/source_lines/evaluate.py.
+
+Ground truth comes from the kernels' own sources and the timing pass, never from the tool: the problem line of each
+case is the one its source marks `[case: limiter]` (the fix's line `[case: fixed]`), its kind is cases.csv's, the
+measured gain is (before - after) / before of the median times in h200/timings.csv, recorded before any profile.
+Prints one row per case and the issue's four figures; `evaluate()` returns them for tests/analysis."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+MARKER = re.compile(r"\[(\w+): (limiter|fixed)\]")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: str
+    kind: str
+    limiter_line: tuple[str, int]
+    top_before: tuple[str | None, int | None, str]
+    ranks_first: bool
+    top_after: tuple[str | None, int | None, str]
+    still_first_after: bool
+    measured_gain: float
+    estimated_gain: float | None
+    estimated_low: float | None
+    estimated_high: float | None
+
+    @property
+    def within_25pct(self) -> bool:
+        return self.estimated_gain is not None and abs(self.estimated_gain - self.measured_gain) <= 0.25 * abs(
+            self.measured_gain
+        )
+
+    @property
+    def interval_holds(self) -> bool:
+        return (
+            self.estimated_low is not None
+            and self.estimated_high is not None
+            and self.estimated_low <= self.measured_gain <= self.estimated_high
+        )
+
+
+def markers() -> dict[tuple[str, str], tuple[str, int]]:
+    """(case, "limiter" | "fixed") -> (file name, line), from the sources' comments."""
+    found: dict[tuple[str, str], tuple[str, int]] = {}
+    for path in sorted((HERE / "src").glob("*.cu")):
+        for number, text in enumerate(path.read_text().splitlines(), start=1):
+            for case, role in MARKER.findall(text):
+                found.setdefault((case, role), (path.name, number))
+    return found
+
+
+def evaluate(samples: pl.DataFrame, launches: pl.DataFrame) -> list[CaseResult]:
+    """`samples`/`launches`: the ncu-rep's import (`ParsedImport.source_samples`, `.launches`)."""
+    from tracekit.analysis.source_lines import analyze_source_lines
+
+    timings = {(r["case"], r["variant"]): r for r in csv.DictReader(open(HERE / "h200" / "timings.csv"))}
+    cases = list(csv.DictReader(open(HERE / "cases.csv")))
+    marks = markers()
+    key_of = {str(name).split("(")[0]: key for key, name in launches.select("launch_key", "kernel_name").rows()}
+    duration = dict(launches.select("launch_key", "duration_ns").rows())
+
+    def ranked(kernel: str):
+        key = key_of[kernel]
+        result = analyze_source_lines(samples.filter(pl.col("launch_key") == key), duration[key])
+        assert result is not None
+        return result
+
+    out = []
+    for case in cases:
+        name, kind = case["case"], case["kind"]
+        before, after = timings[(name, "before")], timings[(name, "after")]
+        measured = (float(before["median_ns"]) - float(after["median_ns"])) / float(before["median_ns"])
+        limiter, fixed = marks[(name, "limiter")], marks[(name, "fixed")]
+        first = ranked(before["kernel"])
+        top = first.lines[0]
+        top_before = (_base(top.file), top.line, top.kind)
+        marked = next((x for x in first.lines if (_base(x.file), x.line) == limiter), None)
+        second = ranked(after["kernel"]).lines[0]
+        top_after = (_base(second.file), second.line, second.kind)
+        out.append(
+            CaseResult(
+                case=name,
+                kind=kind,
+                limiter_line=limiter,
+                top_before=top_before,
+                ranks_first=top_before == (*limiter, kind),
+                top_after=top_after,
+                still_first_after=top_after == (*fixed, kind),
+                measured_gain=measured,
+                estimated_gain=marked.gain_share if marked else None,
+                estimated_low=marked.gain_share_low if marked else None,
+                estimated_high=marked.gain_share_high if marked else None,
+            )
+        )
+    return out
+
+
+def _base(path: str | None) -> str | None:
+    return path.rsplit("/", 1)[-1] if path else None
+
+
+def figures(results: list[CaseResult]) -> dict[str, float]:
+    n = len(results)
+    return {
+        "ranks_first_with_kind": sum(r.ranks_first for r in results) / n,
+        "not_first_once_fixed": sum(not r.still_first_after for r in results) / n,
+        "gain_within_25pct": sum(r.within_25pct for r in results) / n,
+        "interval_holds": sum(r.interval_holds for r in results) / n,
+    }
+
+
+def main() -> None:
+    import gzip
+    import shutil
+    import tempfile
+
+    from tracekit.importers import ncu_rep
+
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "source_lines.ncu-rep"
+        with gzip.open(HERE / "h200" / "source_lines.ncu-rep.gz") as src, open(report, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        parsed = ncu_rep.read(report)
+    results = evaluate(parsed.source_samples, parsed.launches)
+    print("case | marked line (kind) | ranked first | measured gain | estimate [interval] | after: first line")
+    for r in results:
+        est = (
+            f"{r.estimated_gain:.2f} [{r.estimated_low:.2f}, {r.estimated_high:.2f}]"
+            if r.estimated_gain is not None and r.estimated_low is not None and r.estimated_high is not None
+            else "none"
+        )
+        print(
+            f"{r.case} | {r.limiter_line[0]}:{r.limiter_line[1]} ({r.kind}) | "
+            f"{'yes' if r.ranks_first else 'no: ' + str(r.top_before)} | {r.measured_gain:.2f} | {est} | "
+            f"{r.top_after}{' (still first)' if r.still_first_after else ''}"
+        )
+    for name, value in figures(results).items():
+        print(f"{name}: {value:.0%}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

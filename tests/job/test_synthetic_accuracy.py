@@ -1,0 +1,91 @@
+"""The job analysis on SYNTHETIC jobs (tracekit.job.synthetic: a recorded DDP rank with one injected cause, clock
+offsets up to 500 us): the straggler named with the right cause in >= 95% of the steps late beyond the noise, none
+where none was injected, offsets within 10 us, a sampled rank flagged. The map runs in this process here (the
+Dask path has its own tests); every rank still goes through its gzipped trace file."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tracekit.analysis.job.analysis import analyze_job
+from tracekit.analysis.job.rank import rank_tables
+from tracekit.analysis.job.types import COMMUNICATION, COMPUTE, LOADER, SYNC, JobResult
+from tracekit.job.read import read_rank
+from tracekit.job.synthetic import SyntheticJob, load_template, offsets, write_job
+
+EXPECTED = {"compute": COMPUTE, "loader": LOADER, "sync": SYNC, "link": COMMUNICATION}
+
+
+@pytest.fixture(scope="module")
+def small_template():
+    return load_template(kernels_per_group=3)
+
+
+def analyzed(job: SyntheticJob, folder, template) -> JobResult:
+    tables = [rank_tables(read_rank(path)) for path in write_job(job, folder, template)]
+    kernels = pl.concat([t.kernels for t in tables]).filter(~pl.col("collective"))
+    kernel_time = kernels.group_by("rank", "step", "name").agg(
+        (pl.col("end_ns") - pl.col("start_ns")).sum().alias("gpu_ns")
+    )
+    return analyze_job(
+        pl.concat([t.summary for t in tables]),
+        pl.concat([t.steps for t in tables]),
+        pl.concat([t.collectives for t in tables]),
+        lambda ranks: kernel_time.filter(pl.col("rank").is_in(ranks)),
+    )
+
+
+def offset_error_ns(job: SyntheticJob, result: JobResult) -> int:
+    injected = offsets(job)
+    assert max(abs(int(v)) for v in injected) > 100_000  # the offsets drawn are large, not all near zero
+    return max(abs(clock.offset_ns - int(injected[clock.rank])) for clock in result.clocks)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "cause"),
+    [(8, "compute"), (8, "loader"), (8, "sync"), (8, "link"), (64, "compute"), (64, "link"), (512, "sync")],
+)
+def test_the_injected_straggler_and_cause_are_named(tmp_path, small_template, ranks, cause):
+    job = SyntheticJob(ranks=ranks, steps=5, cause=cause, straggler=ranks - 3, delay_ns=2_000_000, seed=ranks)
+    result = analyzed(job, tmp_path, small_template)
+    late = [s for s in result.step_stragglers if s.spread_ns > s.noise_ns]
+    assert len(late) == job.steps
+    right = [s for s in late if s.rank == job.straggler and s.cause == EXPECTED[cause]]
+    assert len(right) >= 0.95 * len(late)
+    assert result.straggler.rank == job.straggler
+    assert result.straggler.cause == EXPECTED[cause]
+    # the gain of setting it to the median: about the injected delay a step
+    assert 0.8 * job.delay_ns < result.straggler.gain_ns < 1.2 * job.delay_ns
+    assert offset_error_ns(job, result) <= 10_000
+    if cause == "compute":
+        assert result.step_stragglers[0].longer_kernels[0].excess_ns > 0.9 * job.delay_ns
+
+
+@pytest.mark.parametrize("ranks", [8, 64])
+def test_no_straggler_where_none_was_injected(tmp_path, small_template, ranks):
+    job = SyntheticJob(ranks=ranks, steps=5, cause=None, seed=100 + ranks)
+    result = analyzed(job, tmp_path, small_template)
+    assert result.straggler.rank is None
+    assert all(s.rank is None for s in result.step_stragglers)
+    assert not any(c.significant for c in result.collectives)
+    assert offset_error_ns(job, result) <= 10_000
+
+
+def test_a_sampled_rank_is_flagged_and_its_dropped_spans_are_not_idle(tmp_path, small_template):
+    job = SyntheticJob(ranks=8, steps=4, cause=None, sampled_rank=2, seed=5)
+    result = analyzed(job, tmp_path, small_template)
+    flagged = [c.rank for c in result.clocks if c.sampled]
+    assert flagged == [2]
+    sampled = next(c for c in result.clocks if c.rank == 2)
+    # the second group's kernels (3 of them a step, dropped with their launches kept) leave one gap a step
+    group_ns = sum(d for _, d in small_template.groups[1])
+    assert sampled.missing_launches == 3 * job.steps
+    assert abs(sampled.dropped_ns - job.steps * group_ns) < 0.1 * job.steps * group_ns
+    cells = {(c.rank, c.step): c for c in result.cells}
+    for step in range(job.steps):
+        # its idle is that of an unsampled rank (the loader's), not the dropped gap's
+        assert cells[(2, step)].idle_ns < cells[(3, step)].idle_ns + 200_000
+        assert cells[(2, step)].dropped_ns > 0.9 * group_ns
+    assert result.straggler.rank is None
+    assert any("rank 2" in w and "not counted as idle" in w for w in result.warnings)

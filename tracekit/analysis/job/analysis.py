@@ -1,0 +1,160 @@
+"""The job put together from its ranks' tables (`rank.rank_tables`, concatenated by the reduce): clocks aligned,
+the straggler of each step and of the job, its cause, and what the job would gain without it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import polars as pl
+
+from tracekit.analysis.job import align, cause, straggler
+from tracekit.analysis.job.types import (
+    CAUSE_GROUPS,
+    COMPUTE,
+    JOB_SCHEMA,
+    CollectiveArrival,
+    JobResult,
+    JobStraggler,
+    RankClock,
+    RankStepCell,
+    StepStraggler,
+)
+
+
+class JobError(ValueError):
+    """Ranks that cannot be lined up (fewer than two, no collective in common)."""
+
+
+def _clocks(summary: pl.DataFrame, offsets: pl.DataFrame) -> tuple[RankClock, ...]:
+    rows = summary.join(offsets, on="rank", how="left").sort("rank")
+    return tuple(
+        RankClock(
+            rank=row["rank"],
+            offset_ns=row["offset_ns"] or 0,
+            collectives=row["collectives"] or 0,
+            source=row["source"],
+            sampled=row["sampled"],
+            missing_launches=row["missing_launches"],
+            dropped_ns=row["dropped_ns"],
+        )
+        for row in rows.iter_rows(named=True)
+    )
+
+
+def _cells(late: pl.DataFrame, steps: pl.DataFrame) -> tuple[RankStepCell, ...]:
+    per_step = late.group_by("rank", "step").agg(pl.col("late_ns").clip(lower_bound=0).sum())
+    rows = steps.join(per_step, on=["rank", "step"], how="left").sort("step", "rank")
+    return tuple(
+        RankStepCell(r["rank"], r["step"], r["late_ns"] or 0, r["busy_ns"], r["idle_ns"], r["dropped_ns"])
+        for r in rows.iter_rows(named=True)
+    )
+
+
+def _typical_rank(late: pl.DataFrame, exclude: int | None) -> int:
+    """The rank whose arrivals stay nearest the median."""
+    distance = late.group_by("rank").agg(pl.col("late_ns").abs().sum()).sort("late_ns", "rank")
+    ranks = [r for r in distance["rank"] if r != exclude]
+    return int(ranks[0] if ranks else distance["rank"][0])
+
+
+def analyze_job(
+    summary: pl.DataFrame,
+    steps: pl.DataFrame,
+    collectives: pl.DataFrame,
+    kernel_time: Callable[[list[int]], pl.DataFrame],
+) -> JobResult:
+    """`summary`, `steps`, `collectives`: the ranks' tables concatenated; `kernel_time(ranks)`: rank, step, name,
+    gpu_ns of the ranks asked (the stragglers and a typical rank), read only for them."""
+    ranks = summary["rank"].n_unique()
+    if ranks < 2:
+        raise JobError(f"a job needs two ranks or more, got {ranks}")
+    shared = align.matched(collectives)
+    if shared.height == 0:
+        raise JobError("the ranks share no collective (process group, kind and sequence): not one job's traces")
+    offsets = align.clock_offsets(shared)
+    late = straggler.arrivals(align.corrected(shared, offsets))
+    table = straggler.collective_table(late)
+    per_step = straggler.step_stragglers(table)
+    job_rank, share = straggler.job_straggler(table)
+    typical = _typical_rank(late, job_rank)
+    named = sorted({int(r) for r in per_step["rank"].drop_nulls()})
+    kernels = kernel_time(sorted({*named, typical}))
+    spans = steps.group_by("step").agg((pl.col("end_ns") - pl.col("start_ns")).median().alias("span_ns"))
+    per_step = per_step.join(spans, on="step", how="left")
+
+    step_rows = []
+    for row in per_step.iter_rows(named=True):
+        rank = row["rank"]
+        shares = cause.excess_by_cause(late, table, rank, row["step"]) if rank is not None else ()
+        found = cause.cause_of(shares)
+        step_rows.append(
+            StepStraggler(
+                step=row["step"],
+                span_ns=round(row["span_ns"] or 0),
+                rank=rank,
+                late_ns=row["late_ns"],
+                collectives_last=row["collectives_last"],
+                spread_ns=row["spread_ns"],
+                noise_ns=row["noise_ns"],
+                cause=found,
+                causes=shares,
+                longer_kernels=cause.longer_kernels(kernels, rank, row["step"]) if found == COMPUTE else (),
+                gain_ns=row["gain_ns"],
+            )
+        )
+    mine = [s for s in step_rows if job_rank is not None and s.rank == job_rank]
+    causes = Counter(s.cause for s in mine if s.cause)
+    job_cause = causes.most_common(1)[0][0] if causes else None
+    gain = round(sum(s.gain_ns for s in mine) / len(step_rows)) if step_rows else 0
+    median_step = float(spans["span_ns"].median() or 0)  # type: ignore[arg-type]
+    job = JobStraggler(
+        rank=job_rank,
+        share=share,
+        steps_named=len(mine),
+        cause=job_cause,
+        cause_group=CAUSE_GROUPS.get(job_cause) if job_cause else None,
+        gain_ns=gain,
+        gain_pct=100.0 * gain / median_step if median_step else 0.0,
+    )
+    arrivals = tuple(
+        CollectiveArrival(
+            step=r["step"],
+            process_group=r["process_group"],
+            collective=r["collective"],
+            sequence=r["sequence"],
+            ranks=r["ranks"],
+            last_rank=r["last_rank"],
+            late_ns=r["late_ns"],
+            ahead_of_next_ns=r["ahead_of_next_ns"] or 0,
+            noise_ns=r["noise_ns"],
+            significant=r["significant"],
+        )
+        for r in table.iter_rows(named=True)
+    )
+    clocks = _clocks(summary, offsets)
+    warnings = [
+        f"rank {c.rank} ({c.source}): {c.missing_launches} launches have no GPU activity in the trace (sampled "
+        f"or dropped events); {c.dropped_ns} ns of GPU gaps they would fill are not counted as idle"
+        for c in clocks
+        if c.sampled
+    ]
+    unmatched = sorted(set(summary["rank"]) - set(offsets["rank"]))
+    if unmatched:
+        warnings.append(f"ranks {unmatched} share no collective with the others and are left out")
+    by_order = "order" in set(summary["matched_by"])
+    if by_order:
+        warnings.append("collectives matched by their order in each step (the traces' record_param_comms carry no Seq)")
+    return JobResult(
+        schema=JOB_SCHEMA,
+        ranks=ranks,
+        steps=len(step_rows),
+        matched_by="order" if by_order else "sequence",
+        clocks=clocks,
+        straggler=job,
+        step_stragglers=tuple(step_rows),
+        collectives=arrivals,
+        cells=_cells(late, steps),
+        typical_rank=typical,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,240 @@
+"""One rank's part of a job (the map's polars work): its steps, its collectives with what the rank did before
+each (computation, and GPU idle split by what the host was doing), its kernels by step, and whether its profiler
+dropped events.
+
+A collective's *window* on a rank runs from the end of the rank's previous synchronizing collective (all-reduce,
+all-gather, reduce-scatter, all-to-all, barrier: no rank leaves one before the last arrives) to its arrival at
+this one (the start of its NCCL kernel): the only part of the step the rank spends on its own, so the part that makes it
+late. Idle in a window is GPU time with no activity, classed by the host: a DataLoader range over it (data
+loading), a synchronizing call returning at its start (sync), or anything else (Python and other host work). A
+gap where the rank's own launches say kernels ran but the trace holds none of them was dropped by the profiler
+(sampled or lost events) and is never counted as idle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tracekit.analysis.job.frames import RankFrames
+from tracekit.analysis.steps import intervals
+
+IDLE_CLASSES = ("loader", "sync", "host", "dropped")
+SYNC_TOLERANCE_NS = 20_000  # a gap begun up to this long before a sync returned still follows it
+SEQUENCE_STRIDE = 1_000_000  # order-matched collectives: step * stride + their order within the step
+NCCL_KIND = r"nccl(?:Dev)?Kernel_([A-Za-z]+)"
+# the collectives no rank leaves before every rank has arrived (a broadcast's or a send's root may leave early)
+SYNCHRONIZING = r"(?i)all|reduce_?scatter|barrier"
+# a trace is flagged sampled when more of its launches than this have no GPU activity
+MISSING_LAUNCHES_FLAG = 0.01
+
+
+class RankError(ValueError):
+    """A rank's trace the job analysis cannot use (no steps, no GPU activity)."""
+
+
+@dataclass(frozen=True)
+class RankTables:
+    summary: pl.DataFrame  # one row: rank, world_size, source, launches, missing_launches, dropped_ns, sampled, ...
+    steps: pl.DataFrame  # rank, step, start_ns, end_ns, busy_ns, idle_ns, dropped_ns
+    collectives: pl.DataFrame  # rank, step, position, process_group, collective, sequence, start_ns, end_ns,
+    # window_start_ns, compute_ns and the IDLE_CLASSES' _ns
+    kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
+
+
+def _steps(frames: RankFrames) -> pl.DataFrame:
+    marked = frames.ranges.filter(pl.col("kind") == "step")
+    if marked.height:
+        return (
+            marked.select(
+                pl.col("name").str.extract(r"(\d+)$").cast(pl.Int64).alias("step"),
+                "start_ns",
+                "end_ns",
+            )
+            .unique("step", keep="first")
+            .sort("start_ns")
+        )
+    if frames.gpu.height == 0:
+        raise RankError("no GPU activity and no ProfilerStep ranges")
+    return frames.gpu.select(
+        pl.lit(0, pl.Int64).alias("step"), pl.col("start_ns").min(), pl.col("end_ns").max()
+    )  # one step: the whole trace
+
+
+def _with_step(rows: pl.DataFrame, steps: pl.DataFrame, at: str) -> pl.DataFrame:
+    """Each row's step: the step range holding `at` (rows outside every step dropped)."""
+    bounds = steps.select(pl.col("start_ns").alias("_from"), pl.col("end_ns").alias("_to"), "step")
+    return (
+        rows.sort(at)
+        .join_asof(bounds.sort("_from"), left_on=at, right_on="_from", strategy="backward")
+        .filter(pl.col(at) <= pl.col("_to"))
+        .drop("_from", "_to")
+    )
+
+
+def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
+    """GPU activities with their step, found from the launch call's time (GPU work runs after the host's step
+    range ends when the host runs ahead), else from their own start. Where the trace holds launch calls, an
+    activity whose launch it lacks was launched before the profiler recorded the host (its warm-up) and is left
+    out: its step is not known."""
+    launched = (
+        frames.calls.filter(pl.col("kind") == "launch")
+        .select("correlation_id", pl.col("start_ns").alias("launch_ns"))
+        .drop_nulls()
+        .unique("correlation_id", keep="first")
+    )
+    gpu = frames.gpu.join(launched, on="correlation_id", how="left").with_columns(
+        pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
+        (pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")).alias("is_collective"),
+        pl.coalesce(pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()).alias("collective"),
+    )
+    if launched.height:
+        gpu = gpu.filter(pl.col("launch_ns").is_not_null() | pl.col("correlation_id").is_null())
+    return _with_step(gpu, steps, "at_ns").drop("launch_ns")
+
+
+def _missing_launches(frames: RankFrames) -> pl.DataFrame:
+    """Launch calls whose GPU activity the trace lacks (before its last activity: the end of a trace cuts the
+    rest)."""
+    if frames.gpu.height == 0:
+        return frames.calls.clear()
+    last = frames.gpu["start_ns"].max()
+    return frames.calls.filter(
+        (pl.col("kind") == "launch")
+        & pl.col("correlation_id").is_not_null()
+        & ~pl.col("correlation_id").is_in(frames.gpu["correlation_id"].drop_nulls().implode())
+        & (pl.col("start_ns") < last)
+    )
+
+
+def _idle(frames: RankFrames, busy: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
+    """The GPU's idle gaps in [start_ns, end_ns) classed by IDLE_CLASSES: start_ns, end_ns, idle_class."""
+    gaps = intervals.gaps(busy, start_ns, end_ns).rename({"gap_start_ns": "start_ns", "gap_end_ns": "end_ns"})
+    if gaps.height == 0:
+        return gaps.with_columns(pl.lit("host").alias("idle_class"))
+    # a missing launch's kernel would have run in the first gap that ends after its call
+    missing = _missing_launches(frames).select(pl.col("start_ns").alias("call_ns")).sort("call_ns")
+    dropped = (
+        missing.join_asof(
+            gaps.with_row_index("gap").sort("end_ns"), left_on="call_ns", right_on="end_ns", strategy="forward"
+        )["gap"]
+        .drop_nulls()
+        .unique()
+    )
+    loaders = intervals.merge(frames.ranges.filter(pl.col("kind") == "loader"))
+    loading = intervals.measure(loaders, gaps["start_ns"], gaps["end_ns"])
+    sync_ends = frames.calls.filter(pl.col("kind") == "sync")["end_ns"].sort()
+    syncs_in = sync_ends.search_sorted(gaps["end_ns"], side="right").cast(pl.Int64) - sync_ends.search_sorted(
+        gaps["start_ns"] - SYNC_TOLERANCE_NS, side="left"
+    ).cast(pl.Int64)
+    length = gaps["end_ns"] - gaps["start_ns"]
+    gap_index = pl.int_range(0, gaps.height, eager=True)
+    return gaps.with_columns(
+        pl.when(gap_index.is_in(dropped.implode()))
+        .then(pl.lit("dropped"))
+        .when(loading * 2 > length)
+        .then(pl.lit("loader"))
+        .when(syncs_in > 0)
+        .then(pl.lit("sync"))
+        .otherwise(pl.lit("host"))
+        .alias("idle_class")
+    )
+
+
+def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> dict[str, pl.Series]:
+    measured = {}
+    for name in IDLE_CLASSES:
+        merged = intervals.merge(idle.filter(pl.col("idle_class") == name))
+        measured[f"{name}_ns"] = intervals.measure(merged, starts, ends)
+    return measured
+
+
+def rank_tables(frames: RankFrames) -> RankTables:
+    """The rank's tables for the job (all times on the rank's own clock)."""
+    steps = _steps(frames)
+    gpu = _gpu_by_step(frames, steps)
+    if gpu.height == 0:
+        raise RankError("no GPU activity inside its steps")
+    rank = pl.lit(frames.rank, pl.Int64).alias("rank")
+    busy = intervals.merge(gpu)
+    compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
+    first = int(steps["start_ns"].min())  # type: ignore[arg-type]
+    last = int(pl.concat([steps["end_ns"], gpu["end_ns"]]).max())  # type: ignore[arg-type]
+    idle = _idle(frames, busy, first, last)
+
+    collectives = gpu.filter(pl.col("is_collective")).sort("start_ns")
+    sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
+    collectives = collectives.join(sequences, on="external_id", how="left").with_columns(
+        pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing")
+    )
+    if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
+        collectives = collectives.filter("synchronizing")
+    by_order = collectives["sequence"].null_count() > 0
+    order = pl.int_range(pl.len()).over("step", "process_group", "collective")
+    step_start = steps.select("step", pl.col("start_ns").alias("_step_start"))
+    collectives = (
+        collectives.with_columns(
+            (pl.col("step") * SEQUENCE_STRIDE + order).alias("sequence") if by_order else pl.col("sequence"),
+            pl.int_range(pl.len()).over("step").alias("position"),
+            pl.col("end_ns").shift(1).alias("_previous_end"),
+        )
+        .join(step_start, on="step", how="left")
+        .with_columns(pl.coalesce("_previous_end", "_step_start").alias("window_start_ns"))
+        .with_columns(pl.min_horizontal("window_start_ns", "start_ns").alias("window_start_ns"))
+    )
+    starts, ends = collectives["window_start_ns"], collectives["start_ns"]
+    collectives = collectives.with_columns(
+        intervals.measure(compute, starts, ends).alias("compute_ns"), **_measure_classes(idle, starts, ends)
+    ).select(
+        rank,
+        "step",
+        "position",
+        pl.col("process_group").fill_null(""),
+        "collective",
+        "sequence",
+        "start_ns",
+        "end_ns",
+        "window_start_ns",
+        pl.col("_previous_end").alias("previous_end_ns"),  # null for the trace's first: no collective before it
+        "compute_ns",
+        *(f"{name}_ns" for name in IDLE_CLASSES),
+    )
+
+    step_ends = steps["end_ns"]
+    idle_by_class = _measure_classes(idle, steps["start_ns"], step_ends)
+    step_rows = steps.select(
+        rank,
+        "step",
+        "start_ns",
+        "end_ns",
+        intervals.measure(compute, steps["start_ns"], step_ends).alias("busy_ns"),
+        (idle_by_class["loader_ns"] + idle_by_class["sync_ns"] + idle_by_class["host_ns"]).alias("idle_ns"),
+        idle_by_class["dropped_ns"].alias("dropped_ns"),
+    )
+    launches = frames.calls.filter(pl.col("kind") == "launch").height
+    missing = _missing_launches(frames).height
+    summary = pl.DataFrame(
+        {
+            "rank": [frames.rank],
+            "world_size": [frames.world_size],
+            "source": [frames.source],
+            "launches": [launches],
+            "missing_launches": [missing],
+            "dropped_ns": [int(step_rows["dropped_ns"].sum())],
+            "sampled": [launches > 0 and missing > MISSING_LAUNCHES_FLAG * launches],
+            "matched_by": ["order" if by_order else "sequence"],
+        },
+        schema_overrides={"world_size": pl.Int64},
+    )
+    kernels = gpu.select(
+        rank,
+        "step",
+        "kind",
+        "name",
+        "stream_id",
+        "start_ns",
+        "end_ns",
+        pl.col("is_collective").alias("collective"),
+    )
+    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels)

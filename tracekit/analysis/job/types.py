@@ -1,0 +1,107 @@
+"""The typed result of the job analysis: frozen dataclasses whose field names are the JSON keys of
+`tracekit.job/1` (units in the names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+JOB_SCHEMA = "tracekit.job/1"
+
+# What made a rank late at a collective, from its own window compared with the other ranks'.
+COMPUTE, LOADER, SYNC, HOST, COMMUNICATION = "compute", "data loading", "host sync", "host (Python)", "communication"
+CAUSES = (COMPUTE, LOADER, SYNC, HOST, COMMUNICATION)
+CAUSE_GROUPS = {COMPUTE: "compute", LOADER: "host", SYNC: "host", HOST: "host", COMMUNICATION: "communication"}
+
+
+@dataclass(frozen=True)
+class RankClock:
+    """A rank's clock offset from the reference rank's (the lowest), from the ends of the collectives it shares."""
+
+    rank: int
+    offset_ns: int  # subtract from the rank's times to put them on the reference rank's clock
+    collectives: int  # collectives matched on this rank
+    source: str
+    sampled: bool  # the trace lacks GPU activity its own launches say ran (sampled or dropped events)
+    missing_launches: int
+    dropped_ns: int  # GPU gaps the missing launches would have filled: not counted as idle
+
+
+@dataclass(frozen=True)
+class CollectiveArrival:
+    """One collective matched across ranks: who arrived last and by how much (on the corrected clocks)."""
+
+    step: int
+    process_group: str
+    collective: str
+    sequence: int
+    ranks: int
+    last_rank: int
+    late_ns: int  # the last arrival minus the median arrival
+    ahead_of_next_ns: int  # the last arrival minus the one before it: what the others would gain without it
+    noise_ns: int  # what the ranks' own step-to-step variation makes of a last arrival at this collective
+    significant: bool  # late_ns beyond noise_ns
+
+
+@dataclass(frozen=True)
+class CauseShare:
+    cause: str  # one of CAUSES
+    excess_ns: int  # the straggler's time of this kind minus the other ranks' median, over its late collectives
+
+
+@dataclass(frozen=True)
+class KernelExcess:
+    name: str
+    excess_ns: int  # the straggler's GPU time in this kernel in the step minus a typical rank's
+
+
+@dataclass(frozen=True)
+class StepStraggler:
+    step: int
+    span_ns: int  # the median rank's step span
+    rank: int | None  # None: no collective's last arrival beyond the noise
+    late_ns: int  # its summed lateness over the collectives it was last to reach beyond the noise
+    collectives_last: int
+    spread_ns: int  # the largest lateness of any collective in the step
+    noise_ns: int
+    cause: str | None
+    causes: tuple[CauseShare, ...]  # largest first
+    longer_kernels: tuple[KernelExcess, ...]  # compute: the kernels that ran longer, largest first
+    gain_ns: int  # the step's time saved were the straggler at the median (the next arrival starts each)
+
+
+@dataclass(frozen=True)
+class RankStepCell:
+    """One rank in one step, for the ranks-by-step heat map."""
+
+    rank: int
+    step: int
+    late_ns: int  # summed (arrival minus median arrival) over the step's collectives, >= 0
+    busy_ns: int
+    idle_ns: int
+    dropped_ns: int
+
+
+@dataclass(frozen=True)
+class JobStraggler:
+    rank: int | None  # None: no rank last at half of the significant collectives, or none significant
+    share: float  # of the collectives late beyond the noise, the part it was last to reach
+    steps_named: int  # steps whose straggler it was
+    cause: str | None
+    cause_group: str | None  # compute | host | communication
+    gain_ns: int  # mean step time saved with it at the median
+    gain_pct: float  # of the median step
+
+
+@dataclass(frozen=True)
+class JobResult:
+    schema: str
+    ranks: int
+    steps: int
+    matched_by: str  # sequence (record_param_comms' Seq) | order (the collective's order in its step)
+    clocks: tuple[RankClock, ...]
+    straggler: JobStraggler
+    step_stragglers: tuple[StepStraggler, ...]
+    collectives: tuple[CollectiveArrival, ...]
+    cells: tuple[RankStepCell, ...]
+    typical_rank: int  # the rank whose steps are nearest the median (the dashboard's timeline beside the straggler)
+    warnings: tuple[str, ...]

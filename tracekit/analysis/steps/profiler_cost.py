@@ -1,0 +1,143 @@
+"""What the PyTorch profiler costs the host, per event it records, for the setting a trace was recorded with.
+
+A traced step runs slower than the program: every operator, Python frame, annotation and memory event the profiler
+records, and every CUDA runtime call CUPTI intercepts, takes host time the program does not spend. The cost is
+measured by loops whose events are known (an operator alone, an operator that launches a kernel, the same under
+eight Python frames, an annotated operator: `sample_traces/steps/src/workloads.py cost`), each timed bare and under
+one setting, in a process of its own (a profiler that has run once leaves the process slower). The events each
+profiled loop recorded are counted from its own trace, and the per-event costs are the non-negative least-squares
+fit of the extra host time to those counts (`fit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from tracekit.host_events import (
+    ANNOTATION_DOMAIN,
+    MEMORY_DOMAIN,
+    NSYS,
+    OPERATOR_DOMAIN,
+    PYTHON_DOMAIN,
+    HostEvents,
+)
+
+# the event kinds a cost is measured for (a CUDA runtime call is `cuda_runtime`; the others are range domains)
+RUNTIME = "cuda_runtime"
+KINDS = (OPERATOR_DOMAIN, PYTHON_DOMAIN, ANNOTATION_DOMAIN, RUNTIME, MEMORY_DOMAIN)
+# torch.profiler settings, from the leanest: CUDA activity only; CPU operators; with record_shapes; with
+# profile_memory; with with_stack (which also records shapes where it was measured)
+CUDA_ONLY, CPU_CUDA, SHAPES, MEMORY, STACK = "cuda_only", "cpu_cuda", "shapes", "memory", "stack"
+SETTINGS = (CUDA_ONLY, CPU_CUDA, SHAPES, MEMORY, STACK)
+# Nsight Systems: its cost is not calibrated (nsys hangs on a PyTorch process on the calibration machine), so a
+# replay of its trace takes nothing out and says so
+UNCALIBRATED = "uncalibrated: {setting} (no calibration measured for it: the figures are the traced ones)"
+
+
+@dataclass(frozen=True)
+class ProfilerCost:
+    """The host time one recorded event of each kind costs under one setting, and where the figures come from."""
+
+    setting: str
+    cost_ns: Mapping[str, float]  # by kind (KINDS)
+    source: str  # the calibration: machine, versions and date, or the file it was read from
+
+    def of(self, kind: str) -> float:
+        return float(self.cost_ns.get(kind, 0.0))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One per-event cost per setting (`tracekit calibrate --profiler`, or the shipped one)."""
+
+    name: str  # "shipped: H200, torch 2.11, ..." or the file a user's calibration was read from
+    costs: Mapping[str, ProfilerCost]
+
+    def for_setting(self, setting: str) -> ProfilerCost:
+        """The setting's costs; a setting this calibration has none for costs nothing, named as uncalibrated."""
+        found = self.costs.get(setting)
+        return found if found is not None else ProfilerCost(setting, {}, UNCALIBRATED.format(setting=setting))
+
+
+def setting_of(events: HostEvents) -> str:
+    """The setting a trace was recorded with, from what it holds: Python frames mean with_stack, memory events
+    profile_memory, recorded shapes record_shapes (Kineto writes the flag into the trace), CPU operators the CPU
+    activity; none of those, CUDA activity only."""
+    if events.recorded_by == NSYS:
+        return NSYS
+    domains = set(events.ranges["domain"].unique().to_list()) if events.ranges.height else set()
+    if PYTHON_DOMAIN in domains:
+        return STACK
+    if MEMORY_DOMAIN in domains:
+        return MEMORY
+    if OPERATOR_DOMAIN not in domains:
+        return CUDA_ONLY
+    return SHAPES if "record_shapes" in events.profiler_options else CPU_CUDA
+
+
+def fit(rows: Iterable[Mapping[str, object]], source: str) -> Calibration:
+    """Per-event costs per setting from the cost loops' rows (`profiler_cost.csv`: loop, setting, host_ms, `of` the
+    setting whose bare runs a `none` row is, and the events counted per kind): each loop's extra host time over its
+    bare run is fitted to its event counts by non-negative least squares (scipy's NNLS: no kind costs less than
+    nothing)."""
+    from scipy.optimize import nnls
+
+    frame = pl.DataFrame(list(rows)).with_columns(host_ms=pl.col("host_ms").cast(pl.Float64))
+    costs = {}
+    for setting in SETTINGS:
+        bare = dict(
+            frame.filter((pl.col("setting") == "none") & (pl.col("of") == setting))
+            .select("loop", "host_ms")
+            .iter_rows()
+        )
+        profiled = frame.filter(pl.col("setting") == setting)
+        if not bare or profiled.height == 0:
+            continue
+        counts = np.array([[float(row[k] or 0) for k in KINDS] for row in profiled.iter_rows(named=True)])
+        extra_ns = np.array([(row["host_ms"] - bare[row["loop"]]) * 1e6 for row in profiled.iter_rows(named=True)])
+        solved, _ = nnls(counts, np.maximum(extra_ns, 0.0))
+        costs[setting] = ProfilerCost(setting, dict(zip(KINDS, (float(c) for c in solved), strict=True)), source)
+    return Calibration(source, costs)
+
+
+def recorded_cost_ns(events: HostEvents, cost: ProfilerCost, threads: Iterable[int]) -> pl.DataFrame:
+    """Every event the profiler recorded on `threads` with the host time recording it cost: `start_ns`, `cost_ns`,
+    sorted by start (a runtime call's cost is its own: it is taken from the call's duration, not from the gaps)."""
+    wanted = list(threads)
+    ranges = events.ranges.filter(pl.col("thread").is_in(wanted)).select(
+        "start_ns", cost_ns=pl.col("domain").replace_strict({k: cost.of(k) for k in KINDS}, default=0.0)
+    )
+    return ranges.filter(pl.col("cost_ns") > 0).sort("start_ns")
+
+
+CALIBRATION_SCHEMA = "tracekit.profiler-calibration/1"
+
+
+def calibration_to_dict(calibration: Calibration) -> dict[str, object]:
+    return {
+        "schema": CALIBRATION_SCHEMA,
+        "name": calibration.name,
+        "costs_ns": {setting: dict(cost.cost_ns) for setting, cost in calibration.costs.items()},
+    }
+
+
+def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibration:
+    """A calibration as `calibration_to_dict` wrote it (`source`: the file, named in its name)."""
+    if data.get("schema") != CALIBRATION_SCHEMA:
+        raise ValueError(f"schema {data.get('schema')!r}, expected {CALIBRATION_SCHEMA}")
+    costs = data["costs_ns"]
+    if not isinstance(costs, Mapping):
+        raise TypeError("costs_ns is not an object")
+    name = f"{data.get('name')} ({source})"
+    return Calibration(
+        name,
+        {
+            setting: ProfilerCost(setting, {k: float(v) for k, v in dict(per_kind).items() if k in KINDS}, name)
+            for setting, per_kind in costs.items()
+            if setting in SETTINGS
+        },
+    )

@@ -1,0 +1,149 @@
+"""The steps as the program runs them, not as the profiler recorded them.
+
+A traced step runs 1.15-3.4x slower than the program: the profiler's host work per event is part of every gap the
+trace shows. `analyze_program` replays the trace without it (`unprofiled.replay_without_profiler`, the costs of the
+setting the trace was recorded with from a `Calibration`), and analyses the replayed timeline exactly as it
+analyses a trace: every figure the views lead with (step time, GPU busy share, idle by cause, critical path, what
+to try) comes from that one replay; the traced analysis is kept beside it.
+
+The interval of the unprofiled step is the replay with the costs at half and at one and a half times the
+calibration's (the held-out error of the fitted scale lies within it on the recorded set), widened by the recorded
+steps' own variation (`whatif.step_spread_ns`). Given the user's own step time (`anchor_ns`: a training log's
+figure), the replay is pinned to it: the cost scale is the one at which the replayed median step equals it
+(bisection; the replay's step falls as the scale grows), and how far the replay alone was from it is reported.
+
+A step busy >= GPU_BOUND_PCT of its time without the profiler is GPU-bound: its idle is no longer where the time
+goes, and what to try is about the kernels (the top kernels by GPU time in the step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from tracekit.analysis.steps.analysis import analyze_steps
+from tracekit.analysis.steps.profiler_cost import UNCALIBRATED, Calibration, setting_of
+from tracekit.analysis.steps.types import StepsResult, Suggestion
+from tracekit.analysis.steps.unprofiled import replay_without_profiler
+from tracekit.analysis.steps.whatif import step_spread_ns
+from tracekit.host_events import KERNEL, HostEvents
+
+PROGRAM_SCHEMA = "tracekit.program-steps/1"
+GPU_BOUND_PCT = 90.0
+COST_LOW, COST_HIGH = 0.5, 1.5  # the cost scales the interval is replayed at, times the calibration's
+MAX_SCALE = 16.0  # the anchor's bisection searches scales up to this (past it the host's own work is all that is left)
+ANCHOR_ITERATIONS = 10
+TOP_KERNELS = 3
+KERNEL_FIX = (
+    "{share} of the step's GPU time, and the step is GPU-bound without the profiler: speed this kernel up "
+    "(`tracekit step --kernel NAME --ncu PROFILE` predicts what a change buys the step)"
+)
+
+
+@dataclass(frozen=True)
+class ProgramSteps:
+    """One trace's steps without the profiler (`unprofiled`, what the views lead with) and as traced."""
+
+    schema: str
+    setting: str  # the profiler setting the trace was recorded with (profiler_cost.SETTINGS)
+    calibration: str  # which calibration's per-event costs were taken out (or why none were)
+    cost_scale: float  # the costs' scale used: 1, or the one that meets the anchor
+    unprofiled: StepsResult
+    traced: StepsResult
+    median_step_ns: int  # the unprofiled median step
+    low_ns: int  # its interval (see the module)
+    high_ns: int
+    traced_step_ns: int
+    gpu_bound: bool
+    busy_pct: float  # the unprofiled representative step's GPU busy share
+    anchor_ns: int | None = None  # the user's own step time, if given
+    replay_alone_ns: int | None = None  # the replay at the calibration's costs (scale 1), when anchored
+
+    @property
+    def profiler_slowdown(self) -> float:
+        return self.traced_step_ns / self.median_step_ns if self.median_step_ns else 1.0
+
+
+def _replayed(
+    events: HostEvents, calibration: Calibration, setting: str, scale: float, step: str | None
+) -> StepsResult:
+    return analyze_steps(replay_without_profiler(events, calibration.for_setting(setting), scale), step)
+
+
+def _anchored_scale(
+    events: HostEvents, calibration: Calibration, setting: str, step: str | None, anchor_ns: int
+) -> tuple[float, StepsResult]:
+    """The cost scale whose replay's median step is nearest `anchor_ns` (bisection over [0, MAX_SCALE])."""
+    low, high = 0.0, MAX_SCALE
+    best = (abs(float("inf")), 1.0, None)
+    for _ in range(ANCHOR_ITERATIONS):
+        middle = (low + high) / 2
+        result = _replayed(events, calibration, setting, middle, step)
+        distance = abs(result.median_step_ns - anchor_ns)
+        if distance < best[0]:
+            best = (distance, middle, result)
+        if result.median_step_ns > anchor_ns:
+            low = middle  # still slower than the program: take more cost out
+        else:
+            high = middle
+    assert best[2] is not None
+    return best[1], best[2]
+
+
+def kernel_suggestions(events: HostEvents, traced: StepsResult) -> tuple[Suggestion, ...]:
+    """A GPU-bound step's advice: its top kernels by GPU time over the recorded steps, each with its share (the
+    saving is unknown until a change is predicted for it: 0 here; `tracekit step --kernel` replays one)."""
+    if not traced.steps:
+        return ()
+    start, end = traced.steps[0].start_ns, traced.steps[-1].end_ns
+    kernels = (
+        events.gpu.filter((pl.col("kind") == KERNEL) & (pl.col("start_ns") >= start) & (pl.col("start_ns") < end))
+        .group_by("name")
+        .agg(gpu_ns=(pl.col("end_ns") - pl.col("start_ns")).sum())
+        .sort("gpu_ns", "name", descending=[True, False])
+    )
+    total = kernels["gpu_ns"].sum() or 1
+    return tuple(
+        Suggestion("kernel", name or "", KERNEL_FIX.format(share=f"{100 * gpu_ns / total:.0f}%"), 0, 0, 0)
+        for name, gpu_ns in kernels.head(TOP_KERNELS).iter_rows()
+    )
+
+
+def analyze_program(
+    events: HostEvents, calibration: Calibration, step: str | None = None, anchor_ns: int | None = None
+) -> ProgramSteps:
+    """The trace's steps without the profiler and as traced (see the module)."""
+    setting = setting_of(events)
+    traced = analyze_steps(events, step)
+    alone = _replayed(events, calibration, setting, 1.0, step)
+    scale, unprofiled = (
+        (1.0, alone) if anchor_ns is None else _anchored_scale(events, calibration, setting, step, anchor_ns)
+    )
+    fast = _replayed(events, calibration, setting, scale * COST_HIGH, step).median_step_ns
+    slow = _replayed(events, calibration, setting, scale * COST_LOW, step).median_step_ns
+    spread = step_spread_ns([s.span_ns for s in unprofiled.steps[1:] or unprofiled.steps])
+    shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
+    busy_pct = shown.busy_pct if shown else 0.0
+    gpu_bound = busy_pct >= GPU_BOUND_PCT
+    if gpu_bound:
+        unprofiled = replace(unprofiled, what_to_try=kernel_suggestions(events, traced))
+    median = unprofiled.median_step_ns
+    return ProgramSteps(
+        schema=PROGRAM_SCHEMA,
+        setting=setting,
+        calibration=calibration.for_setting(setting).source
+        if calibration.for_setting(setting).cost_ns
+        else UNCALIBRATED.format(setting=setting),
+        cost_scale=scale,
+        unprofiled=unprofiled,
+        traced=traced,
+        median_step_ns=median,
+        low_ns=max(0, min(fast, median) - spread),
+        high_ns=max(slow, median) + spread,
+        traced_step_ns=traced.median_step_ns,
+        gpu_bound=gpu_bound,
+        busy_pct=busy_pct,
+        anchor_ns=anchor_ns,
+        replay_alone_ns=alone.median_step_ns if anchor_ns is not None else None,
+    )

@@ -1,0 +1,63 @@
+"""`tracekit lines`: which source lines of a launch hold its limiter, of what kind, and what fixing the top one buys."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracekit import format as fmt
+from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json
+from tracekit.errors import NotFoundError
+
+
+def lines_command(
+    launch: Annotated[int, typer.Argument(help="Launch id (tracekit show IMPORT lists them).", show_default=False)],
+    top: Annotated[int, typer.Option("--top", help="Lines to show.")] = 10,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Source lines of a launch: the limiter's lines, each line's kind and stalls, what fixing the top one buys."""
+    from tracekit.api import source_lines
+
+    store = open_store(db)
+    if store.launches(launch_ids=[launch]).height == 0:
+        raise NotFoundError(f"no launch with id {launch} in {store.url}")
+    result = source_lines(store, launch, top=top)
+    if result is None:
+        raise NotFoundError(
+            f"launch {launch} has no source samples: profile it with ncu --set full --import-source yes "
+            "(SourceCounters), built with nvcc -lineinfo"
+        )
+    if as_json:
+        print_json(result)
+        return
+    console.print(
+        f"Launch {launch}: {fmt.kernel_name(result['kernel_name'])}, "
+        + fmt.plural(result["total_samples"], "warp sample")
+    )
+    if result["limiter"]:
+        console.print(result["limiter"]["sentence"])
+    if result["fix"] and result["fix"]["sentence"]:
+        console.print(result["fix"]["sentence"])
+    for note in result["notes"]:
+        console.print(f"Note: {note}")
+    table = Table("#", "line", "kind", "samples", "top stalls", "evidence", "fixing it buys", "source")
+    for row in result["lines"]:
+        marker = " *" if row["holds_limiter"] else ""
+        place = row["place"] + marker
+        if row["inline_chain"]:
+            place += " (inlined " + ", ".join(row["inline_chain"]) + ")"
+        table.add_row(
+            str(row["rank"]),
+            place,
+            row["kind"],
+            fmt.percent(100 * row["samples_share"]),
+            row["stall_words"],
+            row["evidence"],
+            row["gain_words"],
+            (row["text"] or row["sass"] or "")[:80],
+        )
+    console.print(table)
+    console.print("* holds the limiter")

@@ -1,0 +1,177 @@
+"""A whole job on Dask: one task per rank reads its trace in bounded memory and writes its tables as Parquet
+partitioned by rank and step; the reduce reads back the small tables (steps, collective windows) of every rank
+and the kernels of the few ranks the analysis asks for, and lines the ranks up (`tracekit.analysis.job`).
+
+The cluster is `dask.distributed`'s: a LocalCluster of worker processes by default, or the scheduler at
+`--scheduler ADDRESS` (else `DASK_SCHEDULER_ADDRESS`); on a cluster the Parquet folder must be one every worker
+and the client can reach. The same code serves two ranks and a thousand.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tracekit.analysis.job.analysis import JobError, analyze_job
+from tracekit.analysis.job.rank import RankError, rank_tables
+from tracekit.analysis.job.types import JobResult
+from tracekit.errors import InputError, TracekitError
+
+TABLES = ("steps", "collectives", "kernels")
+TRACE_SUFFIXES = (".json", ".json.gz")
+SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"
+
+
+def _natural(path: Path) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+def rank_files(sources: Sequence[str | Path]) -> list[Path]:
+    """The trace files named, a folder standing for the PyTorch traces in it (rank 2 before rank 10)."""
+    found: list[Path] = []
+    for source in sources:
+        path = Path(source)
+        if path.is_dir():
+            inside = sorted(
+                (p for p in path.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)), key=_natural
+            )
+            if not inside:
+                raise InputError(str(path), "a folder with no trace files (*.json, *.json.gz)")
+            found += inside
+        else:
+            found.append(path)
+    return found
+
+
+def map_rank(path: str, position: int, parquet_dir: str) -> dict[str, Any]:
+    """One rank (a Dask task): its trace read and its tables written under `parquet_dir`/TABLE/rank=R/step=S/.
+    Returns the rank's one-row summary as a dict (all that travels back to the client)."""
+    from tracekit.job.read import read_rank
+
+    try:
+        tables = rank_tables(read_rank(path, position))
+    except RankError as exc:
+        raise TracekitError(f"{path}: {exc}") from None
+    except TracekitError as exc:  # re-raised as the base class: its one argument pickles back to the client
+        raise TracekitError(str(exc)) from None
+    root = Path(parquet_dir)
+    rank = int(tables.summary["rank"][0])
+    for name in TABLES:
+        frame = getattr(tables, name)
+        if frame.height:
+            frame.write_parquet(root / name, partition_by=["rank", "step"])
+    (root / "ranks").mkdir(parents=True, exist_ok=True)
+    tables.summary.write_parquet(root / "ranks" / f"rank={rank}.parquet")
+    summary: dict[str, Any] = tables.summary.row(0, named=True)
+    return summary
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A client of the scheduler at `scheduler` (or DASK_SCHEDULER_ADDRESS), else of a LocalCluster of `workers`
+    single-threaded processes (default: one per core)."""
+    from dask.distributed import Client, LocalCluster
+
+    address = scheduler or os.environ.get(SCHEDULER_VARIABLE)
+    if address:
+        try:
+            client = Client(address, timeout="20s")
+        except OSError as exc:
+            raise TracekitError(f"no Dask scheduler answers at {address}: {exc}") from None
+        with client:
+            yield client
+        return
+    count = workers or os.cpu_count() or 1
+    with (
+        # the workers' own logs stay quiet: a task's failure reaches the user once, as the client's one line
+        LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def _read(parquet_dir: Path, table: str) -> pl.LazyFrame:
+    return pl.scan_parquet(parquet_dir / table / "**" / "*.parquet", hive_partitioning=True)
+
+
+def reduce_job(parquet_dir: str | Path) -> JobResult:
+    """The job from the Parquet the ranks wrote."""
+    root = Path(parquet_dir)
+    summary = pl.read_parquet(root / "ranks" / "*.parquet")
+    steps = _read(root, "steps").collect()
+    collectives = _read(root, "collectives").collect()
+
+    def kernel_time(ranks: list[int]) -> pl.DataFrame:
+        return (
+            _read(root, "kernels")
+            .filter(pl.col("rank").is_in(ranks) & ~pl.col("collective"))
+            .group_by("rank", "step", "name")
+            .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("gpu_ns"))
+            .collect()
+        )
+
+    try:
+        return analyze_job(summary, steps, collectives, kernel_time)
+    except JobError as exc:
+        raise TracekitError(str(exc)) from None
+
+
+def _map(client: Any, files: list[Path], root: Path) -> list[dict[str, Any]]:
+    futures = client.map(map_rank, [str(p) for p in files], range(len(files)), parquet_dir=str(root), pure=False)
+    summaries: list[dict[str, Any]] = client.gather(futures)
+    return summaries
+
+
+def run_job(
+    sources: Sequence[str | Path],
+    scheduler: str | None = None,
+    workers: int | None = None,
+    parquet_dir: str | Path | None = None,
+    client: Any = None,
+) -> JobResult:
+    """Every rank's trace mapped on Dask into Parquet (kept in `parquet_dir` when given), then reduced; on
+    `client` when given (a dask.distributed Client), else on one made for the job."""
+    files = rank_files(sources)
+    if len(files) < 2:
+        raise TracekitError("a job needs two rank traces or more (a folder of them, or the files)")
+    for path in files:
+        if not path.is_file():
+            raise InputError(str(path), "no such file" if not path.exists() else "not a regular file")
+    keep = parquet_dir is not None
+    root = Path(parquet_dir) if parquet_dir is not None else Path(tempfile.mkdtemp(prefix="tracekit-job-"))
+    if keep and any(root.iterdir() if root.exists() else ()):
+        raise TracekitError(f"{root}: the Parquet folder must be new or empty")
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        if client is not None:
+            summaries = _map(client, files, root)
+        else:
+            with dask_client(scheduler, workers) as made:
+                summaries = _map(made, files, root)
+        seen: dict[int, str] = {}
+        for summary in summaries:
+            if summary["rank"] in seen:
+                raise TracekitError(
+                    f"{summary['source']}: rank {summary['rank']} again (also {seen[summary['rank']]}): "
+                    "one trace per rank"
+                )
+            seen[summary["rank"]] = summary["source"]
+        return reduce_job(root)
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
