@@ -29,10 +29,10 @@ READER_MODULES = [
     "proton_chrome",
     "chrome_regions",
     "nsys_stats_csv",
-    "warp_trace",
+    "warp_trace.reader",
     "nvprof",
     "ncu_source_csv",  # before ncu_csv: the Source page is a CSV of its own shape
-    "ncu_csv",
+    "ncu_csv.reader",
 ]
 SNIFF_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
@@ -94,7 +94,7 @@ def _read_inflated(path: Path, module: ModuleType, options: dict[str, Any]) -> P
     """A gzip file whose reader takes plain files (an ncu CSV page, an nsys SQLite export, ...): read from a
     temporary inflated copy (bounded like every gzip tracekit inflates), errors naming the file given."""
     from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES
-    from tracekit.importers.warp_trace_content import plain_content
+    from tracekit.importers.warp_trace.content import plain_content
 
     with plain_content(path, DEFAULT_MAX_INFLATED_BYTES) as plain:
         try:

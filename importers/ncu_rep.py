@@ -76,7 +76,7 @@ LAUNCH_METRICS = {
     "launch__device_id": "device_id",
 }
 DURATION_METRIC = "gpu__time_duration.sum"
-RULE_PREFIX = "rule:"  # as importers/ncu_csv.py names rule rows
+RULE_PREFIX = "rule:"  # as importers/ncu_csv/reader.py names rule rows
 # ncu_report's MsgType -> the "Rule Type" cell ncu's details page prints (NONE prints no type).
 RULE_TYPES = {"MsgType_OK": "INF", "MsgType_OPTIMIZATION": "OPT", "MsgType_WARNING": "WRN", "MsgType_ERR": "ERR"}
 # Link markup in rule messages: @url:<text>:<link>@, @section:<id>:<text>@, @sass:<address>:<text>@,

@@ -20,12 +20,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from tests.helpers import IN_CI, skip_or_fail  # noqa: E402
+from tests.helpers import IN_CI, REAL_EXPORTS, skip_or_fail  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_traces"
-REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 POSTGRES_ADMIN_URL = os.environ.get("TRACEKIT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 

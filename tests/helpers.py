@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gzip
 import io
 import os
 import shutil
@@ -18,6 +21,12 @@ import pytest
 from tracekit.importers.units import normalize_unit
 
 IN_CI = bool(os.environ.get("CI"))
+REPO = Path(__file__).resolve().parents[1]
+# ../shared, beside the checkout: real exports and examples from elsewhere, too large or not ours to commit. A test
+# that reads it skips with the reason where it is absent (skip_or_fail) and fails in CI, which has it.
+SHARED = REPO.parent / "shared"
+REAL_EXPORTS = SHARED / "real_exports"
+REGION_EXAMPLES = SHARED / "region_examples"
 # TRACEKIT_TEST_CLI=process: every `run_cli` call starts a real `tracekit` process (as each file's first call does).
 CLI_PROCESSES_ONLY = os.environ.get("TRACEKIT_TEST_CLI") == "process"
 CHROMIUM_FLAGS = [
@@ -63,10 +72,25 @@ def headless_chromium(profile_dir: Path):
     return driver
 
 
+@functools.cache
+def plain_report(path: Path) -> Path:
+    """A .ncu-rep as NVIDIA's ncu_report loads it: a gzipped one (sample_traces/h100/samples.ncu-rep.gz) inflated once
+    per process into a temporary folder, removed at exit (the library reads no gzip; `tracekit import` inflates
+    it itself)."""
+    if path.suffix != ".gz":
+        return path
+    folder = Path(tempfile.mkdtemp(prefix="tk-test-ncu-rep-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    plain = folder / path.name.removesuffix(".gz")
+    with gzip.open(path, "rb") as source, plain.open("wb") as target:
+        shutil.copyfileobj(source, target)
+    return plain
+
+
 def ncu_rep_action(path: Path):
     """The first launch of a real .ncu-rep, read with NVIDIA's ncu_report module (the independent view)."""
     ncu_report = pytest.importorskip("ncu_report")
-    return ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    return ncu_report.load_report(str(plain_report(path))).range_by_idx(0).action_by_idx(0)
 
 
 def ncu_rep_metrics(action) -> pl.DataFrame:

@@ -3,10 +3,12 @@ the real RTX 2080 Ti sgemm report and T4 copy CSV."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
-from tests.helpers import ncu_rep_action, ncu_rep_metrics
+from tests.helpers import ncu_rep_action, ncu_rep_metrics, plain_report
 from tracekit import format as fmt
 from tracekit.analysis.classification import SATURATION_PCT, ClassificationInputs, classify
 from tracekit.analysis.sweep import fit_occupancy_sweep
@@ -341,7 +343,7 @@ def h100_launches(sample_trace) -> list:
     path = str(sample_trace(H100_REPORT))
     if path not in _H100_LAUNCHES:
         ncu_report = pytest.importorskip("ncu_report")
-        launches = ncu_report.load_report(path).range_by_idx(0)
+        launches = ncu_report.load_report(str(plain_report(Path(path)))).range_by_idx(0)
         actions = [launches.action_by_idx(i) for i in range(launches.num_actions())]
         _H100_LAUNCHES[path] = [(action, ncu_rep_metrics(action)) for action in actions]
     return _H100_LAUNCHES[path]

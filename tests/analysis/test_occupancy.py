@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.helpers import skip_or_fail
+from tests.helpers import plain_report, skip_or_fail
 from tracekit.analysis.occupancy import (
     carveout_bytes_from_percent,
     compact_cliffs,
@@ -482,7 +482,7 @@ def _check_ncu_rep_action(action) -> None:
 
 def _check_ncu_rep(path: Path) -> int:
     ncu_report = pytest.importorskip("ncu_report")
-    context = ncu_report.load_report(str(path))
+    context = ncu_report.load_report(str(plain_report(path)))
     checked = 0
     for range_index in range(context.num_ranges()):
         report_range = context.range_by_idx(range_index)
@@ -525,7 +525,7 @@ def test_registers_curve_of_the_rtx2080ti_report(real_export):
 
 
 def _sample_reports() -> list[Path]:
-    return sorted(SAMPLES.glob("**/*.ncu-rep"))
+    return sorted([*SAMPLES.glob("**/*.ncu-rep"), *SAMPLES.glob("**/*.ncu-rep.gz")])  # gzipped, as the H100's
 
 
 @pytest.mark.gpu_samples

@@ -10,12 +10,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import REGION_EXAMPLES as EXAMPLES
 from tests.helpers import skip_or_fail
 from tracekit.analysis.regions import NO_REGION, analyze_regions, littles_law_in, region_intervals, region_occupancy
 from tracekit.importers import read_file
 from tracekit.parsed import REGION_SCHEMA, conform
-
-EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "region_examples"
 
 # SM 0: block 0 warp 0 runs A [0,100) with B [10,40) and B [50,70) inside; block 0 warp 1 runs C [20,120).
 # SM 1: block 1 warp 0 runs A [30,90) with B [40,60) inside.

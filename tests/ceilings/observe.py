@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
 
+from tests.helpers import REAL_EXPORTS  # noqa: E402
 from tracekit.analysis.types import LaunchAnalysis  # noqa: E402
 from tracekit.api import analyze_stored  # noqa: E402
 from tracekit.errors import TracekitError  # noqa: E402
@@ -35,7 +36,6 @@ from tracekit.ingest import ingest  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 
 SAMPLES = REPO / "sample_traces"
-REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 PROFILES = REPO / "tracekit" / "ceilings" / "profiles"
 # A unit may run this far above its achievable ceiling (the run-to-run spread of a measured plateau, docs/ceilings.md)
 TOLERANCE = 1.03

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REGION_EXAMPLES as EXAMPLES
 from tests.helpers import run_cli, skip_or_fail
 
 REPO = Path(__file__).resolve().parents[2]
 REGIONS = REPO / "sample_traces" / "regions"
 H100 = REPO / "sample_traces" / "h100"
-EXAMPLES = REPO.parent / "shared" / "region_examples"
 
 
 def tracekit(*args: str, db: Path) -> subprocess.CompletedProcess:

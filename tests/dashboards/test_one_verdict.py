@@ -22,7 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy import text
 
-from tests.helpers import run_cli, skip_or_fail
+from tests.helpers import REAL_EXPORTS, run_cli, skip_or_fail
 from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
 from tracekit.api import analysis_dict, analyze_stored
@@ -32,7 +32,6 @@ from tracekit.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_traces"
-REAL_EXPORTS = ROOT.parent / "shared" / "real_exports"
 # Every trace, each profiled set once (the .ncu-rep of the latency-hiding samples, the raw page of the verdict
 # cases), the Nsight Systems export and the region recordings.
 SAMPLE_FILES = [

@@ -20,9 +20,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tests.helpers import REAL_EXPORTS
+
 REPO = Path(__file__).resolve().parents[2]
 NCU_CSV_DATA = REPO / "tests" / "importers" / "data" / "ncu_csv"
-REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 NCU_REP_EXPORT = REAL_EXPORTS / "ncu_rep_2020_RTX3080_montecarlopi.ncu-rep"
 # The hostile test runs tracekit with this inflation cap, so a gzip bomb needs only 256 MiB to go past it.
 BOMB_CAP_BYTES = 32 * 2**20

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
-from tests.helpers import run_cli
-from tests.hostile.cases import BOMB_CAP_BYTES, Case, all_cases, warp_csv
+from tests.helpers import run_cli, skip_or_fail
+from tests.hostile.cases import BOMB_CAP_BYTES, NCU_REP_EXPORT, Case, all_cases, warp_csv
 from tracekit.cli.common import escape_control
 from tracekit.store import Store
 from tracekit.store import schema as store_schema
@@ -30,6 +30,15 @@ def test_there_are_at_least_100_cases_across_every_importer():
     assert len(CASES) >= 100
     importers = {case.importer for case in CASES}
     assert {"warp-trace", "nsys-sqlite", "ncu-csv", "ncu-rep", "any"} <= importers
+
+
+def test_the_real_ncu_rep_cut_and_corrupted_is_among_the_cases():
+    """The three cases made from a real .ncu-rep of ../shared are generated only where it is: its absence is a skip
+    with the reason outside CI (where cases.py fails the collection instead)."""
+    if not NCU_REP_EXPORT.exists():
+        skip_or_fail(f"{NCU_REP_EXPORT} is absent (the shared real exports live beside the checkout)")
+    ids = {case.case_id for case in CASES}
+    assert {"ncu-rep-truncated-half", "ncu-rep-truncated-64", "ncu-rep-corrupt-middle"} <= ids
 
 
 def run_import(args: list[str], tmp_dir: Path, cwd: Path, real_process: bool = True) -> subprocess.CompletedProcess:

@@ -15,8 +15,8 @@ from tests.hostile.cases import WARP_COLUMNS, kernel_row, ncu_details, nsys_sqli
 from tracekit.cli.common import UNSAFE_CHARACTERS, escape_control
 from tracekit.dashboards.security import Settings, _host_name, _is_ip_literal
 from tracekit.errors import InputError
-from tracekit.importers import warp_trace
 from tracekit.importers.units import normalize_unit
+from tracekit.importers.warp_trace import reader as warp_trace
 from tracekit.ingest import read_checked
 from tracekit.validate import LAUNCH_BOUNDS
 

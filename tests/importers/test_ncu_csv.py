@@ -15,7 +15,8 @@ import pytest
 
 from tracekit.analysis.occupancy import printed_rounding_bytes, theoretical_occupancy
 from tracekit.errors import InputError
-from tracekit.importers import detect_format, ncu_csv, read_file
+from tracekit.importers import detect_format, read_file
+from tracekit.importers.ncu_csv import reader as ncu_csv
 from tracekit.importers.ncu_names import DISPLAY_TO_METRIC_ID, metric_id
 from tracekit.ingest import ingest
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import plain_report
 from tracekit.errors import InputError
 from tracekit.importers import ncu_rep
 from tracekit.store import Store
@@ -32,7 +33,7 @@ def sgemm_path(real_export) -> Path:
 @functools.cache
 def read_once(path: Path):
     """Each read starts a child process; the tests share one parse per file (none of them modifies it)."""
-    return ncu_rep.read(path)
+    return ncu_rep.read(plain_report(path))
 
 
 @pytest.fixture
@@ -220,7 +221,10 @@ def test_reports_read_one_after_another_do_not_leak_into_each_other(sgemm_path: 
         f".metric_by_name({name!r}).unit())\n"
     )
     leaked = subprocess.run(
-        [sys.executable, "-c", script, str(sgemm_path), str(h100)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, str(sgemm_path), str(plain_report(h100))],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert leaked.stdout.strip() == "inst"  # the library alone, loading the RTX 2080 Ti report first
 
@@ -283,7 +287,7 @@ def test_sample_report_matches_its_raw_csv_export(sample_trace) -> None:
     """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page raw` of it: same launches, same
     values on every metric both carry, up to the rounding of the printed cell (read from the CSV text here)."""
     report_path, csv_path = sample_trace("h100/samples.ncu-rep.gz"), sample_trace("h100/samples.raw.csv")
-    from tracekit.importers import ncu_csv
+    from tracekit.importers.ncu_csv import reader as ncu_csv
 
     report, csv_import = read_once(report_path), ncu_csv.read(csv_path)
     assert report.launches.height == csv_import.launches.height == 14
@@ -376,7 +380,7 @@ def test_memory_utilizations_and_occupancy_rows_are_kept(sample_trace) -> None:
     sm__memory_throughput) and Nsight's own theoretical occupancy rows, value for value with the library's."""
     path = sample_trace("h100/samples.ncu-rep.gz")
     parsed = read_once(path)
-    action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    action = ncu_report.load_report(str(plain_report(path))).range_by_idx(0).action_by_idx(0)
     first = parsed.metrics.filter(pl.col("launch_key") == 0)
     for name in (
         "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed",
@@ -403,7 +407,7 @@ def test_rule_results_match_the_details_page_export(sample_trace) -> None:
     """The H100 samples' report and `ncu --import samples.ncu-rep --csv --page details` of it: per launch the same
     rule rows (name, section, "[type] text" with links rendered as the page prints them) and the same estimated
     speedups, the report's exact, the page's rounded to the digits it prints."""
-    from tracekit.importers import ncu_csv
+    from tracekit.importers.ncu_csv import reader as ncu_csv
 
     report = read_once(sample_trace("h100/samples.ncu-rep.gz"))
     details = ncu_csv.read(sample_trace("h100/samples.details.csv"))

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import skip_or_fail
+from tests.helpers import REAL_EXPORTS, skip_or_fail
 from tracekit.errors import InputError
 from tracekit.importers import READER_MODULES, read_file
 from tracekit.validate import check_values
 
-REAL_EXPORTS = Path(__file__).resolve().parents[3] / "shared" / "real_exports"
 MANIFESTS = (
     "MANIFEST_2026-11-23.tsv",
     "MANIFEST_2026-11-25.tsv",
@@ -152,8 +151,8 @@ def _host_api_words(path: Path) -> tuple[str, ...]:
 # What each manifest kind is: (count of launches, or None when refused; reader module; words the refusal says).
 _Expectation = tuple[Callable[[Path], int] | None, str | None, tuple[str, ...]]
 KINDS: dict[str, _Expectation] = {
-    "ncu-details": (_ncu_table_ids, "ncu_csv", ()),
-    "ncu-raw": (_ncu_table_ids, "ncu_csv", ()),
+    "ncu-details": (_ncu_table_ids, "ncu_csv.reader", ()),
+    "ncu-raw": (_ncu_table_ids, "ncu_csv.reader", ()),
     "ncu-rep": (_ncu_rep_actions, "ncu_rep", ()),
     "nsys-sqlite": (_nsys_kernels, "nsys_sqlite", ()),
     "refuse-nvprof": (_nvprof_kernels, "nvprof", ()),  # read since nvprof's readers

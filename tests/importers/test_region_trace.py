@@ -14,12 +14,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import REGION_EXAMPLES as EXAMPLES
 from tests.helpers import skip_or_fail
 from tracekit.errors import InputError
 from tracekit.importers import detect_format, read_file
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO.parent / "shared" / "region_examples"
 SAMPLES = REPO / "sample_traces" / "regions"
 WARPS_PER_BLOCK = {5: 4, 6: 6}
 

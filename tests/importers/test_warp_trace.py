@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tracekit.errors import InputError
-from tracekit.importers import warp_trace
-from tracekit.importers.warp_trace import read, sniff
+from tracekit.importers.warp_trace import reader as warp_trace
+from tracekit.importers.warp_trace.reader import read, sniff
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 
@@ -641,7 +641,7 @@ def test_module_constants():
 
 
 def test_duplicate_warps_are_found_in_any_row_order() -> None:
-    from tracekit.importers.warp_trace_validate import first_duplicate
+    from tracekit.importers.warp_trace.validate import first_duplicate
 
     def rows(triples: list[tuple[int, int, int]]) -> pl.DataFrame:
         return pl.DataFrame(triples, schema=["launch_key", "block_id", "warp_in_block"], orient="row")

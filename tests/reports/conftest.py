@@ -23,7 +23,7 @@ Warp = tuple[int, int, int, int, int, int]
 def write_trace(
     path: Path, kernel: str, warps: list[Warp], sm_count: int = 2, grid: str = "4,1,1", block: str = "64,1,1"
 ) -> Path:
-    """A `tracekit-warp-trace v1` CSV (the layout documented in importers/warp_trace.py)."""
+    """A `tracekit-warp-trace v1` CSV (the layout documented in importers/warp_trace/reader.py)."""
     header = [
         "# tracekit-warp-trace v1",
         f"# kernel: {kernel}",

@@ -51,6 +51,7 @@ from tracekit.analysis.types import (
     Warps,
 )
 from tracekit.analysis.warp_occupancy import launch_steps, mean_occupancy, relative_times, trace_vs_counter
+from tracekit.ceilings.devices import WARP_SIZE
 from tracekit.ceilings.types import DeviceCeilings
 from tracekit.errors import TracekitError
 from tracekit.kernel_key import KernelKey, kernel_key, product
@@ -63,7 +64,6 @@ TRACED = "profiled run of a traced launch: the trace's point stands for it"
 UNMEASURED = "no measured occupancy and throughput"
 REPEATED = "the same measurement as a fitted launch (one run in two exports)"
 
-WARP_SIZE = 32
 ACHIEVED_OCCUPANCY_METRIC = "sm__warps_active.avg.pct_of_peak_sustained_active"
 
 

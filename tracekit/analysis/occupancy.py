@@ -40,27 +40,10 @@ from dataclasses import asdict, dataclass, replace
 
 import polars as pl
 
-from tracekit.ceilings.devices import ARCHITECTURES
+from tracekit.ceilings.devices import ARCHITECTURE_BY_CC
 from tracekit.errors import TracekitError
 
 KB = 1024
-WARP_SIZE = 32
-
-# cc: (max threads per SM, max blocks per SM, shared memory per SM KB, max shared memory per block KB (opt-in),
-#      max registers per block, carveouts KB (None: fixed), barrier slots per block slot (CC >= 9.0)), from the one
-# device table (tracekit/ceilings/devices.py), where a new GPU enters
-_SPECS: dict[str, tuple[int, int, int, int, int, tuple[int, ...] | None, int | None]] = {
-    a.compute_capability: (
-        a.max_threads_per_sm,
-        a.max_blocks_per_sm,
-        a.shared_mem_per_sm_kb,
-        a.max_shared_mem_per_block_kb,
-        a.max_registers_per_block,
-        a.carveouts_kb,
-        a.barriers_per_block_slot,
-    )
-    for a in ARCHITECTURES
-}
 
 LIMIT_NAMES = ("warps", "blocks", "registers", "shared_memory")  # tie order for naming the limiter
 KNOB_COLUMNS = {
@@ -72,7 +55,8 @@ KNOB_COLUMNS = {
 
 @dataclass(frozen=True)
 class DeviceLimits:
-    """What one SM of a compute capability offers, and how it hands it out."""
+    """What one SM of a compute capability offers, and how it hands it out: the device table's entry
+    (`tracekit.ceilings.devices`) in bytes and warps."""
 
     compute_capability: str
     max_threads_per_block: int
@@ -93,14 +77,15 @@ class DeviceLimits:
     shared_mem_carveouts_bytes: tuple[int, ...]  # one value where the split is fixed
     barriers_per_sm: int | None  # block barrier slots; None where they do not limit occupancy (CC < 9.0)
     carveout_configurable: bool = True  # False on CC 5.x / 6.x: shared memory per SM is fixed
+    unified_l1_bytes: int | None = None  # L1 data cache and shared memory together; None: loads bypass L1
 
 
 def _parse_cc(compute_capability: str) -> str:
     text = str(compute_capability).strip().lower().removeprefix("sm_").removeprefix("sm")
     if "." not in text and text.isdigit() and len(text) >= 2:
         text = f"{text[:-1]}.{text[-1]}"  # "90" -> "9.0", "120" -> "12.0"
-    if text not in _SPECS:
-        known = ", ".join(_SPECS)
+    if text not in ARCHITECTURE_BY_CC:
+        known = ", ".join(ARCHITECTURE_BY_CC)
         raise TracekitError(f"unknown compute capability {compute_capability!r}: known are {known}")
     return text
 
@@ -108,29 +93,30 @@ def _parse_cc(compute_capability: str) -> str:
 @functools.lru_cache(maxsize=64)
 def device_limits(compute_capability: str) -> DeviceLimits:
     """Per-SM limits for a compute capability such as "9.0" (also "sm_90", "90")."""
-    cc = _parse_cc(compute_capability)
-    threads_per_sm, blocks_per_sm, smem_sm_kb, smem_block_kb, regs_per_block, carveouts_kb, barrier_factor = _SPECS[cc]
-    major = int(cc.split(".")[0])
+    arch = ARCHITECTURE_BY_CC[_parse_cc(compute_capability)]
     return DeviceLimits(
-        compute_capability=cc,
-        max_threads_per_block=1024,
-        max_threads_per_sm=threads_per_sm,
-        max_warps_per_sm=threads_per_sm // WARP_SIZE,
-        max_blocks_per_sm=blocks_per_sm,
-        warp_size=WARP_SIZE,
-        registers_per_sm=65536,
-        max_registers_per_block=regs_per_block,
-        max_registers_per_thread=255,
-        register_allocation_unit=256,
-        sub_partitions=2 if cc == "6.0" else 4,
-        shared_mem_per_sm_bytes=smem_sm_kb * KB,
-        max_shared_mem_per_block_bytes=smem_block_kb * KB,
-        default_shared_mem_per_block_bytes=48 * KB,
-        shared_mem_allocation_unit_bytes=256 if major <= 7 else 128,
-        reserved_shared_mem_per_block_bytes=1 * KB if major >= 8 else 0,
-        shared_mem_carveouts_bytes=tuple(kb * KB for kb in (carveouts_kb or (smem_sm_kb,))),
-        barriers_per_sm=None if barrier_factor is None else barrier_factor * blocks_per_sm,
-        carveout_configurable=carveouts_kb is not None,
+        compute_capability=arch.compute_capability,
+        max_threads_per_block=arch.max_threads_per_block,
+        max_threads_per_sm=arch.max_threads_per_sm,
+        max_warps_per_sm=arch.max_warps_per_sm,
+        max_blocks_per_sm=arch.max_blocks_per_sm,
+        warp_size=arch.warp_size,
+        registers_per_sm=arch.registers_per_sm,
+        max_registers_per_block=arch.max_registers_per_block,
+        max_registers_per_thread=arch.max_registers_per_thread,
+        register_allocation_unit=arch.register_allocation_unit,
+        sub_partitions=arch.sub_partitions,
+        shared_mem_per_sm_bytes=arch.shared_mem_per_sm_kb * KB,
+        max_shared_mem_per_block_bytes=arch.max_shared_mem_per_block_kb * KB,
+        default_shared_mem_per_block_bytes=arch.default_shared_mem_per_block_kb * KB,
+        shared_mem_allocation_unit_bytes=arch.shared_mem_allocation_unit_bytes,
+        reserved_shared_mem_per_block_bytes=arch.reserved_shared_mem_per_block_bytes,
+        shared_mem_carveouts_bytes=tuple(kb * KB for kb in (arch.carveouts_kb or (arch.shared_mem_per_sm_kb,))),
+        barriers_per_sm=None
+        if arch.barriers_per_block_slot is None
+        else arch.barriers_per_block_slot * arch.max_blocks_per_sm,
+        carveout_configurable=arch.carveouts_kb is not None,
+        unified_l1_bytes=None if arch.unified_l1_kb is None else arch.unified_l1_kb * KB,
     )
 
 

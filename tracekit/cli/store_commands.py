@@ -71,7 +71,8 @@ def reader_formats() -> list[tuple[str, str]]:
 
     found = []
     for module in assigned((folder / "__init__.py").read_text(encoding="utf-8"), "READER_MODULES") or []:
-        source = (folder / f"{module}.py").read_text(encoding="utf-8")
+        # a family's reader lies in its subpackage: "ncu_csv.reader" is ncu_csv/reader.py
+        source = (folder / f"{module.replace('.', '/')}.py").read_text(encoding="utf-8")
         found.append((str(assigned(source, "FORMAT")), _first_sentence(docstring(source))))
     return found
 

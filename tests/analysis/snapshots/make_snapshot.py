@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[3]
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
 
+from tests.helpers import REAL_EXPORTS  # noqa: E402
 from tracekit.api import analyze_stored  # noqa: E402
 from tracekit.errors import TracekitError  # noqa: E402
 from tracekit.ingest import ingest  # noqa: E402
@@ -46,7 +47,6 @@ from tracekit.store import Store  # noqa: E402
 
 SNAPSHOT = Path(__file__).with_name("engine_snapshot.json.gz")
 SAMPLES = REPO / "sample_traces"
-REAL_EXPORTS = REPO.parent / "shared" / "real_exports"
 MAX_LAUNCHES = 200
 # Store ids, not analysis: they follow the order of imports.
 ID_KEYS = frozenset(

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.helpers import run_cli, skip_or_fail
+from tests.helpers import REAL_EXPORTS, run_cli, skip_or_fail
 from tracekit.analysis.steps import analyze_steps
 from tracekit.analysis.steps.calibration import shipped
 from tracekit.analysis.steps.profiler_cost import (
@@ -30,7 +30,6 @@ from tracekit.host_events import HostEvents
 from tracekit.steps import read_events
 
 PROGRAMS = Path(__file__).resolve().parents[3] / "sample_traces" / "steps" / "h200_programs"
-REAL_EXPORTS = Path(__file__).resolve().parents[4] / "shared" / "real_exports"
 WORKLOADS = (
     "hf_gpt2_compile",
     "hf_gpt2_cudagraph",

@@ -20,26 +20,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tracekit.analysis.occupancy import KB, device_limits
+from tracekit.analysis.occupancy import device_limits
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.occupancy_step import Config
 from tracekit.analysis.predict.types import Finding, PredictInputs
+from tracekit.ceilings.devices import ARCHITECTURE_BY_CC
 
-# The unified L1 data cache and shared memory of one SM, by compute capability (CUDA C++ Programming Guide,
-# "Compute Capabilities": the unified data cache size; the carveout the driver gives shared memory is taken out
-# of it). Before Volta global loads bypass L1 by default: no entry, no footprint.
-UNIFIED_L1_BYTES = {
-    "7.0": 128 * KB,
-    "7.2": 128 * KB,
-    "7.5": 96 * KB,
-    "8.0": 192 * KB,
-    "8.6": 128 * KB,
-    "8.7": 192 * KB,
-    "8.9": 128 * KB,
-    "9.0": 256 * KB,
-    "10.0": 256 * KB,
-    "12.0": 128 * KB,
-}
 # L1 serving this share of global loads or more: a footprint that a change of rows per SM can move.
 L1_FOOTPRINT_SHARE = 0.2
 
@@ -60,13 +46,16 @@ def _resident_blocks(inputs: PredictInputs, config: Config) -> int:
 
 
 def _l1_bytes(inputs: PredictInputs, config: Config, carveout: float | None) -> float | None:
-    """The SM's unified L1 less the shared-memory carveout: the measured one, else the smallest carveout that
-    holds the resident blocks' shared memory and the driver's reserve per block."""
-    unified = UNIFIED_L1_BYTES.get(inputs.compute_capability)
+    """The SM's unified L1 (the device table's, `unified_l1_kb`) less the shared-memory carveout: the measured one,
+    else the smallest carveout that holds the resident blocks' shared memory and the driver's reserve per block.
+    None where the table has no L1 size (before Volta global loads bypass L1 by default: no footprint)."""
+    if inputs.compute_capability not in ARCHITECTURE_BY_CC:
+        return None
+    limits = device_limits(inputs.compute_capability)
+    unified = limits.unified_l1_bytes
     if unified is None:
         return None
     if carveout is None:
-        limits = device_limits(inputs.compute_capability)
         needed = _resident_blocks(inputs, config) * (
             config.shared_mem_per_block_bytes + limits.reserved_shared_mem_per_block_bytes
         )

@@ -20,6 +20,7 @@ from tracekit.analysis.predict.types import (
 )
 from tracekit.analysis.roofline import launch_work, work_pattern
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.ceilings.devices import WARP_SIZE
 from tracekit.ceilings.types import NOMINAL, Ceiling, DeviceCeilings
 
 _FMA_PIPE = (
@@ -307,7 +308,7 @@ def inputs_from_result(
 def _instructions_per_warp(metrics: pl.DataFrame, grid_blocks: int, threads_per_block: int) -> float | None:
     """The warp instructions each warp ran on average (smsp__inst_executed.sum over the launch's warps)."""
     executed = c.metric(metrics, "smsp__inst_executed.sum", "inst_executed")
-    warps = grid_blocks * math.ceil(threads_per_block / 32)
+    warps = grid_blocks * math.ceil(threads_per_block / WARP_SIZE)
     return executed / warps if executed and warps > 0 else None
 
 

@@ -13,6 +13,7 @@ from tracekit.analysis import model
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.occupancy_step import Config
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
+from tracekit.ceilings.devices import WARP_SIZE
 
 # Block starts that take this share of a launch's time or more bind it ("launch" regime): below it the SMs' work
 # hides them (the sharp min), above it the scheduler, not the slots, sets how many warps are resident.
@@ -99,8 +100,8 @@ def arrival_scale(inputs: PredictInputs, now: Config, new: Config, terms: Launch
     busy = inputs.duration_ns - terms.overhead_ns
     if busy <= 0 or terms.launch_now_ns < LAUNCH_BOUND_SHARE * busy:
         return None
-    warps_now = math.ceil(now.threads_per_block / 32) * terms.rate_now[0]
-    warps_new = math.ceil(new.threads_per_block / 32) * terms.rate_new[0]
+    warps_now = math.ceil(now.threads_per_block / WARP_SIZE) * terms.rate_now[0]
+    warps_new = math.ceil(new.threads_per_block / WARP_SIZE) * terms.rate_new[0]
     return warps_new / warps_now
 
 

@@ -12,6 +12,7 @@ from tracekit.analysis import model
 from tracekit.analysis.occupancy import OccupancyResult, device_limits, theoretical_occupancy
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
+from tracekit.ceilings.devices import WARP_SIZE
 from tracekit.errors import TracekitError
 
 
@@ -168,7 +169,7 @@ def residency(keep: float, block_now: int, block_new: int, waves_now: float, tri
     (the whole gap taken as end spread, so an upper bound: block starts cost some too); only a launch of two or more
     waves shows it. A warp that runs `trips` times the loop iterations (the same work over fewer threads) sums that
     many iteration times, so its spread shrinks as 1 / sqrt(trips) (central limit)."""
-    k_now, k_new = max(1, math.ceil(block_now / 32)), max(1, math.ceil(block_new / 32))
+    k_now, k_new = max(1, math.ceil(block_now / WARP_SIZE)), max(1, math.ceil(block_new / WARP_SIZE))
     s_now, s_new = expected_max_normal(k_now), expected_max_normal(k_new)
     if (k_new == k_now and abs(trips - 1.0) < 1e-9) or s_now <= 0 or waves_now < 2 or keep >= 0.999:
         return Residency(keep, None, k_now, k_new, trips)
@@ -219,9 +220,9 @@ def achieved_step(
         if arrival_scale is not None:
             # The launch rate hid the blocks' own residency: the new blocks keep 1 / (1 + cv x s_k) at the warp-time
             # spread assumed where a launch cannot show its own (WARP_CV).
-            k_new = max(1, math.ceil(new.threads_per_block / 32))
+            k_new = max(1, math.ceil(new.threads_per_block / WARP_SIZE))
             keep = 1.0 / (1.0 + WARP_CV * expected_max_normal(k_new))
-            res = Residency(keep, WARP_CV, max(1, math.ceil(now.threads_per_block / 32)), k_new, loops)
+            res = Residency(keep, WARP_CV, max(1, math.ceil(now.threads_per_block / WARP_SIZE)), k_new, loops)
             return min(new.theoretical_warps_per_sm * keep * held, measured * arrival_scale), res
         res = residency(kept(smear), now.threads_per_block, new.threads_per_block, now.waves, loops)
         return new.theoretical_warps_per_sm * res.kept * held, res

@@ -16,6 +16,7 @@ from functools import lru_cache
 from tracekit.analysis import model
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.types import DramCurve, Finding, PredictInputs, PredictionRefused, UnitUse
+from tracekit.ceilings.devices import WARP_SIZE
 
 MIN_SWEEP_OCCUPANCIES = 3
 MIN_SWEEP_SPAN = 2.0
@@ -116,7 +117,7 @@ FIXED_EXPONENTS = (0.5, 0.0, 1.0)
 
 def warp_lifetime_ns(inputs: PredictInputs) -> float | None:
     """A warp's mean lifetime by Little's law on warps: resident warps x SMs x duration / warps launched."""
-    warps = inputs.grid_blocks * math.ceil(inputs.threads_per_block / 32)
+    warps = inputs.grid_blocks * math.ceil(inputs.threads_per_block / WARP_SIZE)
     if not inputs.achieved_warps_per_sm or warps <= 0:
         return None
     return inputs.achieved_warps_per_sm * inputs.sm_count * inputs.duration_ns / warps

@@ -42,14 +42,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tracekit.analysis.occupancy import device_limits
 from tracekit.analysis.predict.findings import finding
 from tracekit.analysis.predict.footprint import L1_FOOTPRINT_SHARE
 from tracekit.analysis.predict.occupancy_step import WARP_CV_HIGH, Config, expected_max_normal, trips
 from tracekit.analysis.predict.throughput import KNEE_SHARE
 from tracekit.analysis.predict.types import Change, Finding, PredictInputs, PredictionRefused
+from tracekit.ceilings.devices import WARP_SIZE
 
-# Registers a thread can address (PTX ISA: 255 per thread on every CUDA architecture since Kepler).
-MAX_REGISTERS_PER_THREAD = 255
 # The units whose requests leave the SM (the rest, shared memory, pipes and issue, do the SM's own work).
 MEMORY_UNITS = ("dram", "l2")
 # A tensor pipe at this share of its peak or more does the kernel's work: its tile shape sets its speed.
@@ -147,7 +147,7 @@ def unseen_effects(
 ) -> tuple[list[Unseen], list[Finding]]:
     """The effects of this change the model cannot see, each with its reach and its finding."""
     effects: list[Unseen] = []
-    k_now, k_new = math.ceil(now.threads_per_block / 32), math.ceil(new.threads_per_block / 32)
+    k_now, k_new = math.ceil(now.threads_per_block / WARP_SIZE), math.ceil(new.threads_per_block / WARP_SIZE)
     # One warp per block shows no barrier, used or not: a block of several may need them to share a row.
     if (inputs.uses_barriers or k_now == 1) and k_new != k_now:
         factor = (1 + WARP_CV_HIGH * expected_max_normal(k_new)) / (1 + WARP_CV_HIGH * expected_max_normal(k_now))
@@ -175,8 +175,9 @@ def unseen_effects(
             )
         )
     grows = new.ilp / now.ilp
-    if grows > 1.0 + 1e-9 and now.registers_per_thread * grows > MAX_REGISTERS_PER_THREAD:
-        capped = new.registers_per_thread >= MAX_REGISTERS_PER_THREAD
+    most_registers = device_limits(inputs.compute_capability).max_registers_per_thread  # a thread can address
+    if grows > 1.0 + 1e-9 and now.registers_per_thread * grows > most_registers:
+        capped = new.registers_per_thread >= most_registers
         middle = math.sqrt(grows) if capped else 1.0
         effects.append(
             Unseen(
@@ -184,7 +185,7 @@ def unseen_effects(
                 middle,
                 grows / middle,
                 f"{grows:.3g}x the elements per thread at {now.registers_per_thread} registers now would need more "
-                f"than the {MAX_REGISTERS_PER_THREAD} a thread can hold: the compiler "
+                f"than the {most_registers} a thread can hold: the compiler "
                 + (
                     f"put the configuration at that cap, so it spills to local memory; the point is "
                     f"{middle:.3g}x slower, the geometric middle of up to {grows:.3g}x"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from tracekit import counters as c
 from tracekit.analysis.rules.base import Finding, RuleContext, values
+from tracekit.ceilings.devices import WARP_SIZE
 from tracekit.counters import metric_row
 
 RULE_ID = "divergence"
 INPUTS = ("metrics",)
 FLAGS: tuple[str, ...] = ("branch-divergence",)  # the flags it can raise
 DIVERGENCE_THREADS_FRACTION = 0.9  # fewer than 90% of 32 threads active per instruction
-WARP_SIZE = 32
 
 
 def apply(ctx: RuleContext) -> list[Finding]:

@@ -1,6 +1,6 @@
 """Warp traces as records: Parquet with the CSV's columns, and tracekit's JSON (`{"metadata", "warps"}`).
 
-A JSON document with a `times` list is cuda_scheduling_examiner's log (`warp_trace_examiner`).
+A JSON document with a `times` list is cuda_scheduling_examiner's log (`examiner`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace_columns import Table, resolve_columns, typed
-from tracekit.importers.warp_trace_examiner import read_scheduling_examiner
-from tracekit.importers.warp_trace_metadata import KNOWN_METADATA
+from tracekit.importers.warp_trace.columns import Table, resolve_columns, typed
+from tracekit.importers.warp_trace.examiner import read_scheduling_examiner
+from tracekit.importers.warp_trace.metadata import KNOWN_METADATA
 
 
 def read_parquet(path: Path, content: Path, column_map: dict[str, str] | None) -> Table:

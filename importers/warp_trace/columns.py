@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace import REQUIRED
+from tracekit.importers.warp_trace.reader import REQUIRED
 
 FIELDS = ("launch", "kernel", "sm_id", "block_id", "warp_in_block", "start_ns", "end_ns", "start_cycles", "end_cycles")
 INT_FIELDS = tuple(name for name in FIELDS if name != "kernel")

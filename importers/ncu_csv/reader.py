@@ -24,7 +24,7 @@ when every launch's value in that column is), else "float". Metric-instance list
 mean of the instances as value. Units go through `normalize_unit` with values scaled; a per-block or per-thread
 unit keeps its denominator ("Kbyte/block" -> "byte/block", x1000). Shared-memory sizes that the details page
 prints rounded (Kbyte with two decimals) are made exact where they can be (the carveout and the driver's reserve
-are whole KiB); a static or dynamic size that cannot keeps the printed cell and unit in text_value (`ncu_csv_values`).
+are whole KiB); a static or dynamic size that cannot keeps the printed cell and unit in text_value (`values`).
 
 Launches are keyed by (Host Name, Process ID, ID) where those columns exist, since IDs repeat across processes.
 Grid and block dimensions come from the "Grid Size"/"Block Size" columns, else from `launch__grid_dim_*` /
@@ -38,19 +38,19 @@ lines are kept as warnings.
 The device is the first launch's: `CC`, `device__attribute_*` (clock_rate is in kHz) with the per-SM limits in
 `Device.extra`, else "# SMs" and, for max_warps_per_sm, Theoretical Active Warps per SM / Theoretical Occupancy.
 
-The reader is split by concern: `ncu_csv_table` finds the table (the text, the header, tool lines; the rows as a
-frame) and `ncu_csv_refusals` says what a file without one is; `ncu_csv_layouts` turns the details, summary and raw
-pages into launches and metric rows, `ncu_csv_values` parses cells and units, `ncu_csv_launches` fills the launch
-fields and the device, and `ncu_csv_checks` refuses short rows and cells that must be numbers.
+The reader is split by concern, one module each in this package: `table` finds the table (the text, the header,
+tool lines; the rows as a frame) and `refusals` says what a file without one is; `layouts` turns the details, summary
+and raw pages into launches and metric rows, `values` parses cells and units, `launches` fills the launch fields and
+the device, and `checks` refuses short rows and cells that must be numbers.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tracekit.importers.ncu_csv_launches import fill_launch_fields, first_device, launch_metric_values
-from tracekit.importers.ncu_csv_layouts import details_page, raw_page, summary_page
-from tracekit.importers.ncu_csv_table import TOOL_LINE, decode_bytes, locate_table, parse_rows, read_bytes
+from tracekit.importers.ncu_csv.launches import fill_launch_fields, first_device, launch_metric_values
+from tracekit.importers.ncu_csv.layouts import details_page, raw_page, summary_page
+from tracekit.importers.ncu_csv.table import TOOL_LINE, decode_bytes, locate_table, parse_rows, read_bytes
 from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, ParsedImport, conform
 
 FORMAT = "ncu-csv"

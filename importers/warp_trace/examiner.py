@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace_columns import Table, typed_column
+from tracekit.importers.warp_trace.columns import Table, typed_column
 
 
 def read_scheduling_examiner(path: Path, document: dict[str, Any]) -> Table:

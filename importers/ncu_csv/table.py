@@ -2,7 +2,7 @@
 the tool lines (==PROF==, ==WARNING==...) and application output set aside, and the rows read into a frame.
 
 A clean file (ASCII, a quoted header and only quoted rows after it) is read straight from its bytes; anything
-else line by line. A file without a header is refused with the reason `ncu_csv_refusals` gives.
+else line by line. A file without a header is refused with the reason `refusals` gives.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import overload
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_csv_refusals import no_table_reason
+from tracekit.importers.ncu_csv.refusals import no_table_reason
 from tracekit.parsed import ColumnTypes
 
 TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO|WARN)==")

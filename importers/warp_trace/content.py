@@ -18,7 +18,7 @@ from typing import IO, cast
 from isal import isal_zlib
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace import GZIP_MAGIC, HEAD_BYTES
+from tracekit.importers.warp_trace.reader import GZIP_MAGIC, HEAD_BYTES
 from tracekit.scratch import prefix, scratch_dir
 
 # ISA-L's inflate error class (its stub declares `error` as an instance, not a class)

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_csv_checks import parse_integers, require_fields, require_last_row
-from tracekit.importers.ncu_csv_launches import (
+from tracekit.importers.ncu_csv.checks import parse_integers, require_fields, require_last_row
+from tracekit.importers.ncu_csv.launches import (
     LAUNCH_COLUMNS,
     LAUNCH_METRICS,
     NVTX_MARKERS,
@@ -19,8 +19,8 @@ from tracekit.importers.ncu_csv_launches import (
     launch_columns,
     launch_metric_values,
 )
-from tracekit.importers.ncu_csv_table import CsvTable, csv_fields, dtypes, narrow, parse_rows, unique_names
-from tracekit.importers.ncu_csv_values import normalized_unit, numeric_metrics, uses_dot_grouping
+from tracekit.importers.ncu_csv.table import CsvTable, csv_fields, dtypes, narrow, parse_rows, unique_names
+from tracekit.importers.ncu_csv.values import normalized_unit, numeric_metrics, uses_dot_grouping
 from tracekit.importers.ncu_names import DISPLAY_TO_METRIC_ID
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace import FORMAT, REQUIRED
-from tracekit.importers.warp_trace_clock import clock_bits, cycle_durations, cycles_to_ns, wrap_warnings
-from tracekit.importers.warp_trace_columns import Fail, Table, first_true, row_error
-from tracekit.importers.warp_trace_launches import check_complete, launch_table, with_launch_keys
-from tracekit.importers.warp_trace_metadata import device, parse_metadata
+from tracekit.importers.warp_trace.clock import clock_bits, cycle_durations, cycles_to_ns, wrap_warnings
+from tracekit.importers.warp_trace.columns import Fail, Table, first_true, row_error
+from tracekit.importers.warp_trace.launches import check_complete, launch_table, with_launch_keys
+from tracekit.importers.warp_trace.metadata import device, parse_metadata
+from tracekit.importers.warp_trace.reader import FORMAT, REQUIRED
 from tracekit.parsed import WARP_SCHEMA, ParsedImport, conform
 
 INT32_MAX = 2**31 - 1

@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_csv_checks import raise_first_bad
-from tracekit.importers.ncu_csv_table import narrow
-from tracekit.importers.ncu_csv_values import NOT_AVAILABLE, integer_expr, non_empty
+from tracekit.importers.ncu_csv.checks import raise_first_bad
+from tracekit.importers.ncu_csv.table import narrow
+from tracekit.importers.ncu_csv.values import NOT_AVAILABLE, integer_expr, non_empty
 from tracekit.parsed import Device
 
 # Columns that describe the launch rather than a metric (raw page: everything else is a metric column).
@@ -74,7 +74,11 @@ _KHZ_EXTRA = {"memory_clock_rate": "memory_clock_hz"}
 
 def launch_columns(path: Path, rows: pl.DataFrame, identity: list[str]) -> pl.DataFrame:
     """One row per launch_key with the launch fields its identity columns give (IDs, stream, dims, NVTX)."""
-    rows = narrow(rows, ["launch_key", "_line", *identity])
+    # A launch's rows repeat its identity cells (about 100 rows a launch on the details page): each distinct row is
+    # parsed and checked once, the first in file order, so an error still names the first line that holds it.
+    rows = narrow(rows, ["launch_key", "_line", *identity]).unique(
+        ["launch_key", *identity], keep="first", maintain_order=True
+    )
     dims = [
         (column, prefix) for column, prefix in (("Grid Size", "grid"), ("Block Size", "block")) if column in identity
     ]

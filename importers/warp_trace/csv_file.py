@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace import MAGIC, PREAMBLE_LIMIT_BYTES, SUPPORTED_VERSIONS
-from tracekit.importers.warp_trace_columns import Table, resolve_columns, typed
-from tracekit.importers.warp_trace_content import open_content
+from tracekit.importers.warp_trace.columns import Table, resolve_columns, typed
+from tracekit.importers.warp_trace.content import open_content
+from tracekit.importers.warp_trace.reader import MAGIC, PREAMBLE_LIMIT_BYTES, SUPPORTED_VERSIONS
 
 
 def read_csv(path: Path, content: Path, head: bytes, column_map: dict[str, str] | None) -> Table:

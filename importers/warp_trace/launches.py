@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace_columns import Fail, Table
-from tracekit.importers.warp_trace_metadata import HeaderMetadata
+from tracekit.importers.warp_trace.columns import Fail, Table
+from tracekit.importers.warp_trace.metadata import HeaderMetadata
 from tracekit.parsed import LAUNCH_SCHEMA, conform
 
 

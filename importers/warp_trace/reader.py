@@ -68,10 +68,10 @@ columns, empty or binary files, truncated or corrupt gzip, and gzip that inflate
 streaming, so a gzip bomb is never inflated whole).
 
 This module is what detection imports (`sniff`, with nothing but zlib); `read` loads the rest, one module per
-concern: `warp_trace_content` (plain or gzip content), `warp_trace_csv`, `warp_trace_records` (Parquet, JSON)
-and `warp_trace_examiner` (cuda_scheduling_examiner) read a container into typed rows (`warp_trace_columns`);
-`warp_trace_metadata` types the metadata; `warp_trace_validate` checks the rows and assembles the import, with
-`warp_trace_clock` (cycles as time) and `warp_trace_launches` (launches and their completeness).
+concern in this package: `content` (plain or gzip content), `csv_file`, `records` (Parquet, JSON) and `examiner`
+(cuda_scheduling_examiner) read a container into typed rows (`columns`); `metadata` types the metadata; `validate`
+checks the rows and assembles the import, with `clock` (cycles as time) and `launches` (launches and their
+completeness).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ import zlib
 from pathlib import Path
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace_metadata import KNOWN_METADATA
+from tracekit.importers.warp_trace.metadata import KNOWN_METADATA
 from tracekit.parsed import ParsedImport
 
 __all__ = ["FORMAT", "KNOWN_METADATA", "read", "sniff"]
@@ -147,10 +147,10 @@ def read(
     A launch with fewer warps than its grid and block launch (a truncated trace) is refused, or with
     `allow_incomplete` imported with an "incomplete" warning that the store keeps with the import."""
     # here, not at the top: detection imports this module for `sniff` alone
-    from tracekit.importers.warp_trace_content import inflate, is_gzip, plain_content
-    from tracekit.importers.warp_trace_csv import read_csv
-    from tracekit.importers.warp_trace_records import read_json, read_parquet
-    from tracekit.importers.warp_trace_validate import assemble
+    from tracekit.importers.warp_trace.content import inflate, is_gzip, plain_content
+    from tracekit.importers.warp_trace.csv_file import read_csv
+    from tracekit.importers.warp_trace.records import read_json, read_parquet
+    from tracekit.importers.warp_trace.validate import assemble
 
     path = Path(path)
     if max_inflated_bytes is None:

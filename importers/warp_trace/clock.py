@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.warp_trace_columns import Fail
-from tracekit.importers.warp_trace_metadata import HeaderMetadata
+from tracekit.importers.warp_trace.columns import Fail
+from tracekit.importers.warp_trace.metadata import HeaderMetadata
 
 WRAP_32 = 2**32
 

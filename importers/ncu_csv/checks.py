@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.errors import InputError
-from tracekit.importers.ncu_csv_table import CsvTable, csv_fields
-from tracekit.importers.ncu_csv_values import integer_expr, non_empty
+from tracekit.importers.ncu_csv.table import CsvTable, csv_fields
+from tracekit.importers.ncu_csv.values import integer_expr, non_empty
 
 
 def require_fields(path: Path, table: CsvTable, rows: pl.DataFrame, mask: pl.Expr, expected: str) -> None:
