@@ -1,4 +1,4 @@
-"""Nsight Systems SQLite exports (`nsys export -t sqlite`, schemas of nsys 2021 to 2025.5).
+"""Nsight Systems SQLite exports (`nsys export -t sqlite`, schemas of nsys 2021 to 2026.2).
 
 Kernel launches come from CUPTI_ACTIVITY_KIND_KERNEL, names from StringIds, the device from TARGET_INFO_GPU,
 memory copies from CUPTI_ACTIVITY_KIND_MEMCPY and NVTX ranges from NVTX_EVENTS. Column sets grew over the

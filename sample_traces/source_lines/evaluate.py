@@ -62,8 +62,10 @@ def evaluate(samples: pl.DataFrame, launches: pl.DataFrame) -> list[CaseResult]:
     """`samples`/`launches`: the ncu-rep's import (`ParsedImport.source_samples`, `.launches`)."""
     from tracekit.analysis.source_lines import analyze_source_lines
 
-    timings = {(r["case"], r["variant"]): r for r in csv.DictReader(open(HERE / "h200" / "timings.csv"))}
-    cases = list(csv.DictReader(open(HERE / "cases.csv")))
+    timings = {
+        (r["case"], r["variant"]): r for r in csv.DictReader((HERE / "h200" / "timings.csv").read_text().splitlines())
+    }
+    cases = list(csv.DictReader((HERE / "cases.csv").read_text().splitlines()))
     marks = markers()
     key_of = {str(name).split("(")[0]: key for key, name in launches.select("launch_key", "kernel_name").rows()}
     duration = dict(launches.select("launch_key", "duration_ns").rows())

@@ -200,7 +200,8 @@ def program_headline(p: ProgramSteps) -> str:
     )
     if p.gpu_bound:
         return f"{line}: GPU-bound, so speed up the kernels (the top kernels below)"
-    idle = p.unprofiled.steps[p.unprofiled.representative_step].idle_ns if p.unprofiled.steps else 0
+    shown = p.unprofiled.representative_step
+    idle = p.unprofiled.steps[shown].idle_ns if shown is not None else 0
     return f"{line}: the GPU idles {fmt.duration(idle)} a step (what to try below)"
 
 

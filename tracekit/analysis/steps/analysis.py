@@ -56,7 +56,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     calls = call_class(events.calls, gpu)
     pytorch = is_pytorch(events)
     try:
-        windows_found = detect(gpu, calls, events.ranges, step, pattern=pytorch)
+        windows_found = detect(gpu, calls, events.ranges, step, by_pattern=pytorch)
     except LookupError as exc:
         raise StepError(str(exc)) from None
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)

@@ -36,9 +36,9 @@ class Windows:
 
 
 def detect(
-    gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None, pattern: bool = True
+    gpu: pl.DataFrame, calls: pl.DataFrame, ranges: pl.DataFrame, step: str | None = None, by_pattern: bool = True
 ) -> Windows:
-    """The steps' windows (see the module docstring); `step`: the name of the range that marks one step; `pattern`:
+    """The steps' windows (see the module docstring); `step`: the name of the range that marks one step; `by_pattern`:
     whether a repeating pattern of kernels may be taken for steps (a training or inference loop's)."""
     if step is not None:
         pattern = f"^{pl.escape_regex(step)}([#\\s]\\d+)?$"
@@ -49,7 +49,7 @@ def detect(
     marked = ranges.filter(pl.col("name").str.contains(PROFILER_STEP))
     if marked.height:
         return _from_ranges("ProfilerStep", marked, gpu, calls)
-    found = _from_pattern(gpu, calls) if pattern else None
+    found = _from_pattern(gpu, calls) if by_pattern else None
     if found is not None:
         return found
     start = min(_min(gpu["start_ns"]), _min(calls["start_ns"]))

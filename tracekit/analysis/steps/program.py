@@ -76,7 +76,7 @@ def _anchored_scale(
 ) -> tuple[float, StepsResult]:
     """The cost scale whose replay's median step is nearest `anchor_ns` (bisection over [0, MAX_SCALE])."""
     low, high = 0.0, MAX_SCALE
-    best = (abs(float("inf")), 1.0, None)
+    best: tuple[float, float, StepsResult | None] = (float("inf"), 1.0, None)
     for _ in range(ANCHOR_ITERATIONS):
         middle = (low + high) / 2
         result = _replayed(events, calibration, setting, middle, step)

@@ -42,7 +42,7 @@ class Mark:
 
 def _host_threads(calls: pl.DataFrame) -> list[int]:
     launches = calls.filter(pl.col("call_class") == "launch").group_by("thread").len()
-    total = launches["len"].sum() or 0
+    total = int(launches["len"].sum() or 0)
     return sorted(t for t, n in launches.iter_rows() if t is not None and n >= LAUNCHING_SHARE * total)
 
 
@@ -145,10 +145,10 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     # activities not launched from the chain (another thread's, or queued before the trace began), in time order
     unchained = sorted((op.start, op.index) for op in ops if op.correlation not in chained)
     pending = 0
-    prev_orig_end, prev_new_end = None, None
+    previous: tuple[int, int] | None = None  # the last mark's end, recorded and replayed
     correlations = chain["correlation_id"].to_list()
     for k, mark in enumerate(marks):
-        new_start = mark.start_ns if prev_orig_end is None else clock.after(prev_orig_end, prev_new_end, mark.start_ns)
+        new_start = mark.start_ns if previous is None else clock.after(previous[0], previous[1], mark.start_ns)
         while pending < len(unchained) and unchained[pending][0] <= mark.start_ns:
             index = unchained[pending][1]
             issue = ops[index].issue
@@ -165,7 +165,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
                 schedule(waited, None)
             new_end = max(new_start + MIN_CALL_NS, new_op_end[waited] + (mark.end_ns - ops[waited].end))
         clock.new_start[k], clock.new_end[k] = new_start, new_end
-        prev_orig_end, prev_new_end = mark.end_ns, new_end
+        previous = (mark.end_ns, new_end)
     for _, index in unchained[pending:]:
         issue = ops[index].issue
         schedule(index, clock.map_one(issue) if issue is not None else None)
