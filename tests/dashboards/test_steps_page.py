@@ -30,7 +30,8 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
     assert by_id(page, "steps-heading").children == present.step_heading(step)
     timeline = by_id(page, "steps-timeline").figure
     names = {trace.name for trace in timeline.data}
-    assert {"idle: launch-bound", "idle: synchronization", "convolution", "launch call"} <= names
+    # replayed without the profiler the host issues ahead of this GPU-bound step: its idle is the .item() sync's
+    assert {"idle: synchronization", "convolution", "launch call"} <= names
     lanes = {y for trace in timeline.data for y in trace.y}
     assert "GPU idle" in lanes and any(lane.startswith("stream ") for lane in lanes)
     assert any(lane.startswith("thread ") for lane in lanes)
@@ -60,14 +61,16 @@ def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
 
 def test_a_step_against_its_baseline_shows_what_the_cli_shows(sqlite_store: Store):
     """/steps?import=A&baseline=B: the comparison's headline and table are `tracekit step A --baseline B`'s, the
-    built-in .item() sync named as what grew; the page links every other stored trace as a baseline."""
+    built-in .item() sync among what grew; the page links every other stored trace as a baseline."""
     base, _ = ingest(sqlite_store, H200_B512 / "resnet_baseline.pt.trace.json.gz")
     synced, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
     page = pages_steps.layout(sqlite_store, str(synced.import_id), None, str(base.import_id))
     expected = compared(str(base.import_id), str(synced.import_id), None, sqlite_store)
     assert by_id(page, "steps-compare").data == present.comparison_rows(expected)
     headline = by_id(page, "steps-compare-headline").children
-    assert headline.endswith(present.comparison_headline(expected)) and "grew most: idle synchronization" in headline
+    assert headline.endswith(present.comparison_headline(expected))
+    sync = next(c for c in expected.changes if c.part == "synchronization")
+    assert sync.change_ns > 0 and expected.after_step_ns > expected.before_step_ns
     assert f"/steps?import={synced.import_id}&baseline={base.import_id}" in str(
         pages_steps.layout(sqlite_store, str(synced.import_id))
     )
