@@ -17,6 +17,7 @@ from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 from tracekit import figures
 from tracekit import format as display
 from tracekit.api import (
+    Knobs,
     MAX_WARP_BARS,
     LaunchAnalysis,
     Prediction,
@@ -149,19 +150,20 @@ def sweep_note(result: LaunchAnalysis) -> str:
 
 def what_if_knobs(
     result: LaunchAnalysis, threads: int, registers: int, smem: int, ilp: float | None, grid: int | None
-) -> dict[str, int | float]:
+) -> Knobs:
     """The knobs of `api.predict_stored` the user changed: a value equal to the launch's own is no change."""
     prefill = what_if_prefill(result)
-    typed: dict[str, tuple[int | float | None, int | None]] = {
-        "block": (threads, prefill["threads_per_block"]),
-        "regs": (registers, prefill["registers_per_thread"]),
-        "smem": (smem, prefill["shared_mem_per_block_bytes"]),
-        "grid": (grid, prefill["grid_blocks"]),
-    }
-    knobs: dict[str, int | float] = {k: v for k, (v, now) in typed.items() if v is not None and v != now}
-    if ilp is not None:
-        knobs["ilp"] = ilp
-    return knobs
+
+    def changed(value: int | None, now: int | None) -> int | None:
+        return value if value != now else None
+
+    return Knobs(
+        block=changed(threads, prefill["threads_per_block"]),
+        regs=changed(registers, prefill["registers_per_thread"]),
+        smem=changed(smem, prefill["shared_mem_per_block_bytes"]),
+        grid=changed(grid, prefill["grid_blocks"]),
+        ilp=ilp,
+    )
 
 
 def what_if_view(

@@ -22,6 +22,7 @@ from tracekit.dashboards.app import create_app
 from tracekit.dashboards.panels import NEEDS_COUNTERS
 from tracekit.ingest import ingest
 from tracekit.present.prediction import prediction_text
+from tracekit.stored import analyses
 
 VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
 SM_COUNT = 132  # the traces' header: an H100 SXM
@@ -283,13 +284,13 @@ def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_sto
     """The engine's results are cached in the store: page builds and callbacks recompute nothing until the
     launch's context changes (here: two more occupancies of its kernel make a sweep)."""
     calls: list[list[int]] = []
-    real = api.analyze
+    real = analyses.analyze
 
     def counting(inputs, targets=None, overrides=None, **options):
         calls.append(sorted(targets or []))
         return real(inputs, targets=targets, overrides=overrides, **options)
 
-    monkeypatch.setattr(api, "analyze", counting)
+    monkeypatch.setattr(analyses, "analyze", counting)
     ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
     cache = AnalysisCache(sqlite_store)
     pages_launch.layout(sqlite_store, cache, ids[0])

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from tracekit import format as fmt
-from tracekit.api import analyze_stored, predict_stored
+from tracekit.api import Knobs, analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
@@ -74,8 +74,7 @@ def predict_command(
     launches = launches.unique("id", keep="first", maintain_order=True)
     with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
         results = analyze_stored(store, launches)
-    knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "ilp": ilp, "grid": grid}
-    knobs = {k: v for k, v in knobs.items() if v is not None}
+    knobs = Knobs(block=block, regs=regs, smem=smem, warps_per_sm=warps_per_sm, ilp=ilp, grid=grid)
     predictions = [predict_stored(store, result, ceilings, **knobs) for result in results]
     if as_json:
         print_json([prediction_dict(p) for p in predictions])
