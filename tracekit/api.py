@@ -43,7 +43,9 @@ from tracekit.analysis.timeline import warps_in_window as warps_in_window  # the
 from tracekit.analysis.types import LaunchAnalysis as LaunchAnalysis
 from tracekit.analysis.what_if import WhatIf
 from tracekit.analysis.what_if import what_if as occupancy_what_if
-from tracekit.ingest import FileOutcome, ingest, ingest_batch
+from tracekit.ingest import BatchError as BatchError  # the upload page says which file failed
+from tracekit.ingest import FileOutcome as FileOutcome
+from tracekit.ingest import ingest, ingest_batch
 from tracekit.steps import compared, events_of, steps_of
 from tracekit.store import Store
 from tracekit.store import host_events as stored_host_events
@@ -197,9 +199,12 @@ class TraceAnalysis:
         launch_ids: Iterable[int] | pl.DataFrame | None = None,
         import_id: int | None = None,
         pairs: Mapping[int, int] | None = None,
+        catalog: pl.DataFrame | None = None,
     ) -> AnalysisResults:
-        """The analyses of the given launches (ids or a `launches()` frame), or of an import's, or of all."""
-        return analyze_stored(self.store, self.launches(import_id) if launch_ids is None else launch_ids, pairs)
+        """The analyses of the given launches (ids or a `launches()` frame), or of an import's, or of all;
+        `catalog`: `catalog()` when the caller has just read it."""
+        chosen = self.launches(import_id) if launch_ids is None else launch_ids
+        return analyze_stored(self.store, chosen, pairs, catalog=catalog)
 
     def cached(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis | None:
         return cached_result(self.store, launch_id, pair)

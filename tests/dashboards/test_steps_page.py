@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.dashboards.test_library import by_id
+from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_steps
 from tracekit.ingest import ingest
 from tracekit.present import steps as present
@@ -20,7 +21,7 @@ H200_B512 = H200.parent / "h200_b512"
 def test_steps_page_shows_the_analysis(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
     ref = str(result.import_id)
-    page = pages_steps.layout(sqlite_store, ref)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), ref)
     expected = steps_of(ref, None, sqlite_store)
     assert by_id(page, "steps-table").data == present.step_rows(expected)
     step = expected.steps[expected.representative_step]
@@ -42,16 +43,16 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
 
 def test_chooser_and_refusals(sqlite_store: Store):
     ingest(sqlite_store, H200 / "llama_small_cudagraph.pt.trace.json.gz")
-    chooser = pages_steps.layout(sqlite_store, None)
+    chooser = pages_steps.layout(TraceAnalysis(sqlite_store), None)
     assert "import 1" in str(chooser)
-    assert "not an import id" in str(pages_steps.layout(sqlite_store, "x"))
-    assert "no import with id 9" in str(pages_steps.layout(sqlite_store, "9"))
+    assert "not an import id" in str(pages_steps.layout(TraceAnalysis(sqlite_store), "x"))
+    assert "no import with id 9" in str(pages_steps.layout(TraceAnalysis(sqlite_store), "9"))
 
 
 def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200 / "llama_large_eager.pt.trace.json.gz")
     ref = str(result.import_id)
-    line = by_id(pages_steps.layout(sqlite_store, ref), "steps-critical-path").children
+    line = by_id(pages_steps.layout(TraceAnalysis(sqlite_store), ref), "steps-critical-path").children
     assert line == present.critical_path_line(steps_of(ref, None, sqlite_store))
     assert line.startswith("critical path: ") and "stream" in line
 
@@ -61,13 +62,15 @@ def test_a_step_against_its_baseline_shows_what_the_cli_shows(sqlite_store: Stor
     built-in .item() sync named as what grew; the page links every other stored trace as a baseline."""
     base, _ = ingest(sqlite_store, H200_B512 / "resnet_baseline.pt.trace.json.gz")
     synced, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
-    page = pages_steps.layout(sqlite_store, str(synced.import_id), None, str(base.import_id))
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, str(base.import_id))
     expected = compared(str(base.import_id), str(synced.import_id), None, sqlite_store)
     assert by_id(page, "steps-compare").data == present.comparison_rows(expected)
     headline = by_id(page, "steps-compare-headline").children
     assert headline.endswith(present.comparison_headline(expected)) and "grew most: idle synchronization" in headline
     assert f"/steps?import={synced.import_id}&baseline={base.import_id}" in str(
-        pages_steps.layout(sqlite_store, str(synced.import_id))
+        pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id))
     )
-    assert "not an import id" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "x"))
-    assert "no import with id 9" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "9"))
+    assert "not an import id" in str(pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, "x"))
+    assert "no import with id 9" in str(
+        pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, "9")
+    )

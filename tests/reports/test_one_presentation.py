@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers import run_cli
 from tracekit import format as fmt
-from tracekit.api import analyze_stored, what_to_try_for
+from tracekit.api import TraceAnalysis, analyze_stored, what_to_try_for
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -288,7 +288,7 @@ def test_a_comparison_reads_the_same_in_every_view(store_path):
     assert "| " + " | ".join(row) in markdown.replace("\\", "")
     cells = "".join(f"<td>{cell}</td>" for cell in row)
     assert cells in compare_html([pair], []).replace('<td class="num">', "<td>")
-    cache = AnalysisCache(store)
+    cache = AnalysisCache(TraceAnalysis(store))
     dashboard = difference_table({"A": cache.get(a), "B": cache.get(b)})
     table_rows = [[c.children for c in tr.children] for tr in dashboard[0].children[1].children]
     assert row in [r[:5] for r in table_rows]
@@ -354,7 +354,7 @@ def test_the_launch_figures_are_one_plotly_dict_in_every_layout(tmp_path):
     for key, figure in spec.items():
         assert figure in embedded, key
     # The launch page: the same dicts in its graphs (from the aggregates it keeps in the store).
-    page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
     graph_ids = {
         "warp_timeline": "warp-timeline",
         "occupancy_time": "occupancy-time-figure",
@@ -447,7 +447,7 @@ def test_the_comparison_charts_are_one_plotly_dict_in_every_layout(vector_add_st
         assert f"<h3>{html_text.escape(chart.title)}</h3>" in page
         assert chart.note is None or html_text.escape(chart.note) in page
     # The dashboard's compare page: the same dicts in its graphs, under the same titles.
-    layout = pages_compare.layout(store, AnalysisCache(store), str(a), str(b))
+    layout = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
     for chart in charts.figures:
         assert json.loads(json.dumps(_graph(layout, f"compare-{chart.key}-figure").figure)) == spec[chart.key]
         assert chart.title in _texts(layout)
@@ -495,7 +495,7 @@ def test_the_region_charts_are_one_plotly_dict_in_every_layout(tmp_path):
     for chart in charts:
         assert spec[chart.key] in embedded, chart.key
         assert f"<h3>{chart.title}</h3>" in page
-    launch_page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    launch_page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
     texts = _texts(launch_page)
     for chart, graph_id in zip(charts, ("region-timeline", "region-occupancy"), strict=True):
         assert json.loads(json.dumps(_graph(launch_page, graph_id).figure)) == spec[chart.key], graph_id
