@@ -17,18 +17,13 @@ from tracekit.present.launch import answer_figures, region_table
 from tracekit.present.prediction import prediction_text
 from tracekit.present.sections import Figure, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
+from tracekit.present.verdict import BLOCK_LIMITS, limit_label, verdict_text
 
 ANALYSIS_RUNNING = "Analysing..."
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
 NEEDS_REGIONS = "Needs named regions recorded inside the kernel (Proton, WARP_REGION_BEGIN/END, a Chrome trace)."
 NEEDS_STALLS = (
     "Needs Nsight Compute's warp stall metrics (the WarpStateStats section, smsp__average_warps_issue_stalled_*)."
-)
-LIMIT_LABELS = (
-    ("registers", "registers"),
-    ("shared_memory", "shared memory"),
-    ("warps", "warps"),
-    ("blocks", "block slots"),
 )
 
 
@@ -95,15 +90,6 @@ NO_FLOPS = (
 GRAPH_CONFIG: Any = {"displaylogo": False}
 
 
-def verdict_line(result: LaunchAnalysis) -> str:
-    """Mode and limiter, as the engine decided them (and the units tied with the limiter)."""
-    verdict = result.classification
-    line = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
-    if verdict.tied_limiters:
-        line += f" (tied with {', '.join(verdict.tied_limiters)})"
-    return line
-
-
 def try_first_div(section: TryFirst) -> html.Div:
     """What to try first: the predicted changes, best first, each with its basis; or why there are none."""
     if not section.items:
@@ -129,8 +115,8 @@ def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | No
     page's other sections left out for lack of data)."""
     verdict = result.classification
     body: list = [
-        html.P(verdict.headline or verdict_line(result), id="verdict-headline", className="headline"),
-        html.P(verdict_line(result), id="verdict-mode", className="verdict"),
+        html.P(verdict.headline or verdict_text(verdict), id="verdict-headline", className="headline"),
+        html.P(verdict_text(verdict), id="verdict-mode", className="verdict"),
     ]
     missing: list[str] = []
     drawn = answer_figures(result)  # plotly dicts, drawn as the report and a notebook draw them
@@ -475,8 +461,8 @@ def what_if_body(
         return [html.P(error or "", className="error", id="whatif-occupancy")]
     occupancy = change.occupancy
     limits = occupancy.limits_blocks_per_sm
-    limiter = occupancy.limiter + (
-        f" (also {', '.join(occupancy.limiters[1:])})" if len(occupancy.limiters) > 1 else ""
+    limiter = limit_label(occupancy.limiter) + (
+        f" (also {', '.join(limit_label(k) for k in occupancy.limiters[1:])})" if len(occupancy.limiters) > 1 else ""
     )
     headline = (
         f"Theoretical occupancy {occupancy.theoretical_warps_per_sm} of {occupancy.max_warps_per_sm} warps "
@@ -486,8 +472,8 @@ def what_if_body(
         headline += f"; the launch as run: {change.current_warps_per_sm} warps per SM."
     rows = [
         (
-            "blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
-            " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS),
+            "blocks per SM allowed by " + " / ".join(limit_label(key) for key in BLOCK_LIMITS),
+            " / ".join(fmt(limits.get(key)) for key in BLOCK_LIMITS),
         ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("warps per block", fmt(occupancy.warps_per_block)),

@@ -21,8 +21,14 @@ from typing import Unpack
 import polars as pl
 
 from tracekit.analysis.comparison import Comparison, compare_results
-from tracekit.analysis.gpu_time import GpuTime, gpu_time
+from tracekit.analysis.comparison import evaluate_gate as evaluate_gate  # `tracekit compare --fail-if`
+from tracekit.analysis.comparison import parse_gate as parse_gate
+from tracekit.analysis.gpu_time import GpuTime as GpuTime
+from tracekit.analysis.gpu_time import TimeRow as TimeRow
+from tracekit.analysis.gpu_time import gpu_time
 from tracekit.analysis.metric_comparison import metric_comparison
+from tracekit.analysis.occupancy_plan import KNOB_COLUMNS as KNOB_COLUMNS
+from tracekit.analysis.occupancy_plan import occupancy_plan as occupancy_plan  # `tracekit occupancy`
 from tracekit.analysis.predict import NOTHING_TO_PREDICT as NOTHING_TO_PREDICT
 from tracekit.analysis.predict import Knobs as Knobs
 from tracekit.analysis.predict import Prediction as Prediction  # typed by the launch page's what-if
@@ -46,9 +52,11 @@ from tracekit.analysis.what_if import what_if as occupancy_what_if
 from tracekit.ingest import BatchError as BatchError  # the upload page says which file failed
 from tracekit.ingest import FileOutcome as FileOutcome
 from tracekit.ingest import ingest, ingest_batch
+from tracekit.matching import match_launches as match_launches  # `tracekit compare`'s groups
 from tracekit.steps import compared, events_of, steps_of
 from tracekit.store import Store
 from tracekit.store import host_events as stored_host_events
+from tracekit.store.parquet_export import export_parquet as export_parquet  # `tracekit export --parquet`
 from tracekit.store.regions import launch_regions
 from tracekit.stored.aggregates import MAX_WARP_BARS as MAX_WARP_BARS
 from tracekit.stored.aggregates import figure_aggregates as figure_aggregates
@@ -70,6 +78,7 @@ from tracekit.stored.predictions import predict_stored as predict_stored
 from tracekit.stored.predictions import what_to_try_all as what_to_try_all
 from tracekit.stored.predictions import what_to_try_for as what_to_try_for
 from tracekit.stored.predictions import what_to_try_stored as what_to_try_stored
+from tracekit.stored.slices import launch_slices as launch_slices  # `tracekit export`'s traces
 from tracekit.stored.step_kernels import step_what_if as step_what_if
 from tracekit.stored.step_kernels import steps_with_kernels as steps_with_kernels
 

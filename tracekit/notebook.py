@@ -57,11 +57,11 @@ def launch_figure(result: LaunchAnalysis, name: str, aggregates: Mapping[str, An
 
 def _tries(result: LaunchAnalysis) -> list[Any] | str:
     """The predictor's changes from the result alone (a notebook has no store), or why there are none."""
-    from tracekit.analysis.predict import what_to_try
+    from tracekit.analysis.predict import NOTHING_TO_PREDICT, predictable, what_to_try
     from tracekit.errors import TracekitError
 
-    if not result.classification.utilization:
-        return "no Nsight Compute counters to predict from"
+    if not predictable(result):
+        return NOTHING_TO_PREDICT
     try:
         return what_to_try(result)
     except (TracekitError, ValueError, TypeError) as exc:
@@ -70,9 +70,11 @@ def _tries(result: LaunchAnalysis) -> list[Any] | str:
 
 def launch_html(result: LaunchAnalysis) -> str:
     """The result as a notebook shows it: escaped text, the charts as plotly HTML (plotly.js from the CDN)."""
+    from tracekit.present.verdict import verdict_text
+
     verdict = result.classification
     name = html.escape(result.kernel.name or f"launch {result.launch_id}")
-    mode = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
+    mode = verdict_text(verdict)
     parts = [
         '<div class="tracekit-result">',
         f"<h3 style='font-family:monospace'>{name}</h3>",

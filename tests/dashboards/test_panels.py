@@ -113,7 +113,7 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
     assert by_id(page, "whatif-grid").value == 2048 and by_id(page, "whatif-ilp").value is None
     # 232,448 + the 1 KB reserve = 233,472 B per block = all of an H100 SM's 228 KB: 1 block of 8 warps.
     assert by_id(page, "whatif-occupancy").children.startswith(
-        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory"
+        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared memory"
     )
 
     client = create_app(sqlite_store.url).server.test_client()
@@ -270,7 +270,7 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
     sign = "-" if relative < 0 else "+"
     assert rows["duration"][3] == sign + f"{float(f'{abs(relative):.3g}'):g}" + "%"
     assert rows["duration"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
-    assert rows["occupancy limiter"][:2] == ["shared_memory", "warps"]
+    assert rows["occupancy limiter"][:2] == ["shared memory", "warps"]
     occupancy = plotted(by_id(page, "compare-occupancy-figure").figure)
     assert occupancy.layout.xaxis2.matches == "x"  # zooming one side zooms the other
     assert [trace.name for trace in occupancy.data] == ["A", "B"]

@@ -16,9 +16,15 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, launch_aggregates
+from tracekit.api import (
+    LaunchAnalysis,
+    analyze_stored,
+    compare_launches,
+    evaluate_gate,
+    launch_aggregates,
+    match_launches,
+    parse_gate,
+)
 from tracekit.cli.common import (
     DbOption,
     JsonOption,
@@ -32,7 +38,6 @@ from tracekit.cli.common import (
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
-from tracekit.matching import match_launches
 from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading, side_launch
 from tracekit.selection import resolve_launches
 
@@ -101,7 +106,7 @@ def compare_command(
     pairs = []
     for group_a, group_b in match_launches(launches_a, launches_b, kernel_a, kernel_b):
         results_a, results_b = analyze_stored(store, group_a), analyze_stored(store, group_b)
-        pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b, names=names)
+        pair = ComparedPair(a, b, compare_launches(results_a, results_b), results_a, results_b, names=names)
         if fmt is CompareFormat.html:
             pair.views_a, pair.views_b = _first_views(store, results_a), _first_views(store, results_b)
         pairs.append(pair)

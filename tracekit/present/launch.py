@@ -15,12 +15,13 @@ from typing import Any
 import polars as pl
 
 from tracekit import format as fmt
-from tracekit.analysis.classification import Classification
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
+from tracekit.present.verdict import BLOCK_LIMITS, limit_label
+from tracekit.present.verdict import verdict_text as verdict_text  # the one verdict line
 
 MISSING = fmt.MISSING
 
@@ -56,11 +57,6 @@ duration = fmt.duration
 def warp_rate(per_ns: float | None) -> str:
     """Warps per ns per SM, read per µs: 0.4755 warps/µs per SM."""
     return MISSING if per_ns is None else f"{fmt.per_ns_rate(per_ns, 'warps')} per SM"
-
-
-def verdict_text(classification: Classification) -> str:
-    limiter = classification.limiter
-    return f"{classification.mode} by {limiter}" if limiter else classification.mode
 
 
 # ---- one launch -------------------------------------------------------------------------------------------------
@@ -101,16 +97,11 @@ def _occupancy_table(result: LaunchAnalysis) -> Table:
             f"({number(occupancy.theoretical_warps_per_sm)} of {number(occupancy.max_warps_per_sm)}"
             f" warps per SM)",
         ],
-        ["limiter", limiter or MISSING],
+        ["limiter", limit_label(limiter)],
     ]
-    for key, label in (
-        ("registers", "registers"),
-        ("shared_memory", "shared memory"),
-        ("warps", "warps"),
-        ("blocks", "blocks"),
-    ):
+    for key in BLOCK_LIMITS:
         mark = " (limiter)" if key == limiter else ""
-        rows.append([f"block limit: {label}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
+        rows.append([f"block limit: {limit_label(key)}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
     rows += [
         ["active blocks per SM", number(occupancy.active_blocks_per_sm)],
         [

@@ -9,16 +9,15 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction, knob_of
+from tracekit.analysis.predict import Prediction
+from tracekit.analysis.predict.json import prediction_dict as prediction_dict  # the one JSON shape
 from tracekit.analysis.rules.render import unit_name
-from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.analysis.types import LaunchAnalysis
 
 # A ceilings profile as the predictor's sentences cite it: "(measured: tracekit/ceilings/profiles/h100.json)".
 _PROFILE = re.compile(r"\(measured: ([^()]+)\)")
-PREDICTION_SCHEMA = "tracekit.prediction/1"
 _REGIMES = {"throughput": "throughput-bound", "latency": "latency-bound", "launch": "bound by block launches"}
 
 
@@ -146,15 +145,3 @@ def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: s
 def profiles_of(texts: Iterable[PredictionText]) -> list[str]:
     """The measured ceilings files a set of predictions cite, each once, in order."""
     return list(dict.fromkeys(path for text in texts for path in text.profiles))
-
-
-def prediction_dict(p: Prediction) -> dict[str, Any]:
-    """A prediction as JSON, one shape wherever it is printed (`predict --json`, `what_to_try` in `analyze --json`,
-    the report's JSON, the HTTP API, `results.to_dicts()`); docs/analysis-schema.md documents each field. Exact
-    values (NaN and infinities as null); `knob` and `description` name the change for a reader of a list."""
-    return {
-        "schema": PREDICTION_SCHEMA,
-        "knob": knob_of(p.change),
-        "description": p.change.describe(),
-        **to_json_dict(p),
-    }

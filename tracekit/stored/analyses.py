@@ -16,6 +16,7 @@ import polars as pl
 from tracekit.analysis.engine import analyze
 from tracekit.analysis.pairing import pairing_candidates
 from tracekit.analysis.predict import NOTHING_TO_PREDICT, Knobs, Prediction
+from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.types import Device, LaunchAnalysis, to_json_dict
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
@@ -28,7 +29,7 @@ from tracekit.stored.cache import (
     launch_catalog,
 )
 from tracekit.stored.inputs import load_inputs
-from tracekit.stored.predictions import predict_stored, what_to_try_all, with_tries
+from tracekit.stored.predictions import predict_stored, what_to_try_all
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
         if self.store is None:
             return [to_json_dict(result) for result in self.results]
         tries = what_to_try_all(self.store, self.results)
-        return [with_tries(r, tries.get(int(r.launch_id or 0), NOTHING_TO_PREDICT)) for r in self.results]
+        return [analysis_with_tries(r, tries.get(int(r.launch_id or 0), NOTHING_TO_PREDICT)) for r in self.results]
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dicts(), indent=indent, allow_nan=False)

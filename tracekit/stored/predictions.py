@@ -21,7 +21,8 @@ from tracekit.analysis.predict import (
     predictable,
     what_to_try,
 )
-from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.analysis.predict.json import analysis_with_tries
+from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
 from tracekit.store import Store
@@ -107,12 +108,4 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
 def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
     """One launch's "tracekit.analysis/2" object with its `what_to_try` (null when nothing can be predicted):
     `tracekit analyze --json`, `report --format json` and `GET /api/launches/<id>/analysis` print exactly this."""
-    return with_tries(result, what_to_try_for(store, result))
-
-
-def with_tries(result: LaunchAnalysis, found: Tries) -> dict[str, Any]:
-    """The "tracekit.analysis/2" object of `result` with `found` as its `what_to_try`."""
-    from tracekit.present.prediction import prediction_dict  # each entry is the prediction's one JSON shape
-
-    tries = [prediction_dict(p) for p in found] if isinstance(found, list) else None
-    return {**to_json_dict(result), "what_to_try": tries}
+    return analysis_with_tries(result, what_to_try_for(store, result))
