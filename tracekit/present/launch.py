@@ -86,7 +86,7 @@ def _launch_table(result: LaunchAnalysis) -> Table:
     return Table("Launch", ["field", "value"], rows)
 
 
-def _occupancy_table(result: LaunchAnalysis) -> Table:
+def occupancy_table(result: LaunchAnalysis) -> Table:
     occupancy, warps = result.occupancy, result.warps
     limits = occupancy.limits_blocks_per_sm
     limiter = occupancy.limiter
@@ -117,7 +117,7 @@ def _occupancy_table(result: LaunchAnalysis) -> Table:
     return Table("Occupancy", ["field", "value"], rows)
 
 
-def _warps_table(warps: Warps) -> Table:
+def warps_table(warps: Warps) -> Table:
     return Table(
         "Warps (trace)",
         ["field", "value"],
@@ -141,7 +141,7 @@ def _warps_table(warps: Warps) -> Table:
     )
 
 
-def _tail_table(tail: TailEffect) -> Table:
+def tail_table(tail: TailEffect) -> Table:
     """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
     last block start (when no new warps arrive) is shown beside it."""
     return Table(
@@ -173,7 +173,7 @@ def _tail_table(tail: TailEffect) -> Table:
     )
 
 
-def _stalls_table(stalls: Stalls) -> Table | None:
+def stalls_table(stalls: Stalls) -> Table | None:
     if not stalls.by_reason:
         return None
     rows = [[reason, number(cycles)] for reason, cycles in sorted(stalls.by_reason.items(), key=lambda rv: -rv[1])]
@@ -189,7 +189,7 @@ def _stalls_table(stalls: Stalls) -> Table | None:
     )
 
 
-def _sweep_table(sweep: Sweep) -> Table:
+def sweep_table(sweep: Sweep) -> Table:
     rows = [
         [
             number(p.launch_id),
@@ -404,19 +404,19 @@ def launch_content(
     content.try_first = try_first(result, tries)
     if figures:
         content.figures = answer_figures(result) + launch_figures(result, frames)
-    content.tables += [_launch_table(result), _occupancy_table(result)]
+    content.tables += [_launch_table(result), occupancy_table(result)]
     if result.warps:
-        content.tables.append(_warps_table(result.warps))
+        content.tables.append(warps_table(result.warps))
     law = littles_law_table(result)
     if law is not None:
         content.tables.append(law)
     if result.tail:
-        content.tables.append(_tail_table(result.tail))
-    stalls = _stalls_table(result.stalls)
+        content.tables.append(tail_table(result.tail))
+    stalls = stalls_table(result.stalls)
     if stalls:
         content.tables.append(stalls)
     if result.sweep:
-        content.tables.append(_sweep_table(result.sweep))
+        content.tables.append(sweep_table(result.sweep))
     if result.regions:
         content.tables.append(region_table(result.regions))
     return content
