@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.dashboards.test_app import plotted
 from tests.dashboards.test_library import by_id
 from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_steps
@@ -27,13 +28,13 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
     step = expected.steps[expected.representative_step]
     assert by_id(page, "steps-causes").data == present.cause_rows(step)
     assert by_id(page, "steps-heading").children == present.step_heading(step)
-    timeline = by_id(page, "steps-timeline").figure
+    timeline = plotted(by_id(page, "steps-timeline").figure)
     names = {trace.name for trace in timeline.data}
     assert {"idle: launch-bound", "idle: synchronization", "convolution", "launch call"} <= names
     lanes = {y for trace in timeline.data for y in trace.y}
     assert "GPU idle" in lanes and any(lane.startswith("stream ") for lane in lanes)
     assert any(lane.startswith("thread ") for lane in lanes)
-    breakdown = by_id(page, "steps-breakdown").figure
+    breakdown = plotted(by_id(page, "steps-breakdown").figure)
     idle = sum(t.x[0] for t in breakdown.data if t.y[0] == "idle by cause")
     assert abs(idle - step.idle_ns / 1e6) < 1e-9
     # kernel names reach the figure escaped (plotly reads a subset of HTML in hover text)
