@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tracekit.analysis.comparison import Comparison
     from tracekit.analysis.predict import Prediction
     from tracekit.analysis.types import LaunchAnalysis
+    from tracekit.present.sections import Table
 
 FIGURES = (
     "speed_of_light",
@@ -82,7 +83,7 @@ def launch_html(result: LaunchAnalysis) -> str:
     ]
     import plotly.io as pio
 
-    from tracekit.present.launch import ANSWER_FIGURE_HEIGHT, answer_figures
+    from tracekit.present.launch import ANSWER_FIGURE_HEIGHT, answer_figures, launch_tables
     from tracekit.present.try_first import try_first
 
     script: str | bool = "cdn"
@@ -106,6 +107,7 @@ def launch_html(result: LaunchAnalysis) -> str:
         parts.append(f"<h4>{html.escape(section.heading)}</h4><ol>{items}</ol>")
     else:
         parts.append(f"<h4>{html.escape(section.heading)}</h4><p>{html.escape(section.note or '')}</p>")
+    parts += [table_html(table) for table in launch_tables(result)]
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -133,13 +135,16 @@ def comparison_html(comparison: Comparison) -> str:
     """A comparison as a notebook shows it: the table `tracekit compare` prints (present.comparison)."""
     from tracekit.present.comparison import comparison_table
 
-    table = comparison_table(comparison)
+    return f'<div class="tracekit-comparison">{table_html(comparison_table(comparison))}</div>'
+
+
+def table_html(table: Table) -> str:
+    """A table `tracekit.present` decided, as a notebook shows it: its title, columns, rows and note, escaped."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
     note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
     return (
-        f'<div class="tracekit-comparison"><h4>{html.escape(table.title)}</h4>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}</div>"
+        f"<h4>{html.escape(table.title)}</h4><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import html as html_text
+import html.parser as html_parser
 import os
 from pathlib import Path
 
@@ -500,3 +501,177 @@ def test_the_region_charts_are_one_plotly_dict_in_every_layout(tmp_path):
     for chart, graph_id in zip(charts, ("region-timeline", "region-occupancy"), strict=True):
         assert json.loads(json.dumps(_graph(launch_page, graph_id).figure)) == spec[chart.key], graph_id
         assert chart.title in texts
+
+
+# ---- whole tables: every view lays out the tables `tracekit.present` decided, cell for cell ---------------------
+
+
+class _HtmlTables(html_parser.HTMLParser):
+    """The tables of an HTML page, each as its rows of cell texts (header row first), entities decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def html_tables(page: str) -> list[list[list[str]]]:
+    parser = _HtmlTables()
+    parser.feed(page)
+    return parser.tables
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Each run of `| ... |` lines as a table (the `---` line left out), cells unescaped."""
+    tables: list[list[list[str]]] = []
+    previous = False
+    for line in text.splitlines():
+        is_row = line.startswith("|")
+        if is_row and not set(line) <= set("|-: "):
+            cells = [c.strip().replace("\\", "") for c in line.strip().strip("|").split(" | ")]
+            if not previous:
+                tables.append([])
+            tables[-1].append(cells)
+        previous = is_row
+    return tables
+
+
+def terminal_tables(text: str) -> list[list[list[str]]]:
+    """The tables rich printed (at their natural width: the output is piped), each as header and rows."""
+    tables: list[list[list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("┏"):
+            tables.append([])
+        elif line.startswith(("┃", "│")):
+            tables[-1].append([c.strip() for c in line.strip()[1:-1].split(line.strip()[0])])
+    return tables
+
+
+def dash_tables(node) -> list[list[list[str]]]:
+    """The `html.Table`s of a Dash tree, each as its rows of cell texts."""
+    from dash import html as dash_html
+
+    found: list[list[list[str]]] = []
+
+    def rows(table) -> list[list[str]]:
+        out: list[list[str]] = []
+
+        def walk(child):
+            if isinstance(child, dash_html.Tr):
+                out.append([" ".join(_texts(cell)).strip() for cell in child.children])
+            elif isinstance(child, list | tuple):
+                for c in child:
+                    walk(c)
+            elif getattr(child, "children", None) is not None:
+                walk(child.children)
+
+        walk(table.children)
+        return out
+
+    def visit(child):
+        if isinstance(child, dash_html.Table):
+            found.append(rows(child))
+        elif isinstance(child, list | tuple):
+            for c in child:
+                visit(c)
+        elif getattr(child, "children", None) is not None:
+            visit(child.children)
+
+    visit(node)
+    return found
+
+
+def whole(table) -> list[list[str]]:
+    return [list(table.columns), *[list(row) for row in table.rows]]
+
+
+def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
+    """vector_add at 8 warps per SM (a trace of a four-occupancy sweep): each table `present.launch.launch_tables`
+    decides (launch, occupancy, warps, Little's law, tail, sweep) is in `tracekit analyze --tables`, the Markdown
+    and HTML reports and the notebook whole, cell for cell; the launch page lays out the same tables for the
+    panels it has (all but the launch table, which it shows from the stored row)."""
+    from tracekit.dashboards import pages_launch
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.notebook import launch_html
+    from tracekit.present.launch import launch_tables
+    from tracekit.reports.html import report_html
+    from tracekit.reports.markdown import report_markdown
+
+    db, ids = vector_add_store
+    launch_id = ids[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    expected = {table.title: whole(table) for table in launch_tables(result)}
+    assert set(expected) == {
+        "Launch",
+        "Occupancy",
+        "Warps (trace)",
+        "Little's law: occupancy = latency x throughput",
+        "Tail",
+        "Occupancy sweep: throughput = min(n / L, B)",
+    }
+    tries = {launch_id: what_to_try_for(store, result)}
+    shown = {
+        "cli": terminal_tables(cli("analyze", f"launch:{launch_id}", "--tables", db=db)),
+        "markdown": markdown_tables(report_markdown([result], tries=tries)),
+        "html": html_tables(report_html([result], {}, tries=tries)),
+        "notebook": html_tables(launch_html(result)),
+    }
+    for view, tables in shown.items():
+        for title, rows in expected.items():
+            assert rows in tables, (view, title)
+    page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
+    on_page = dash_tables(page)
+    for title, rows in expected.items():
+        if title != "Launch":
+            assert rows in on_page, title
+    # The numbers are the trace's: its warp count, read with the csv module.
+    warps = dict(row for row in expected["Warps (trace)"][1:])
+    assert warps["warps"] == fmt.number(_warps_in(8))
+
+
+def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store):
+    """vector_add at 8 against 64 warps per SM: the whole of `present.comparison.comparison_table` in `tracekit
+    compare`, the Markdown and HTML comparisons, the compare page and the notebook, cell for cell."""
+    from tracekit.dashboards import pages_compare
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.notebook import comparison_html
+    from tracekit.present.comparison import ComparedPair, comparison_table
+    from tracekit.reports.html import compare_html
+    from tracekit.reports.markdown import compare_markdown
+
+    db, ids = vector_add_store
+    a, b = ids[0], ids[3]
+    store = Store.open(str(db))
+    result_a, result_b = analyze_stored(store, [a, b])
+    comparison = compare_results_of([result_a], [result_b])
+    expected = whole(comparison_table(comparison))
+    assert expected[1][0] == "duration" and len(expected) > 10
+    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b])
+    page = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
+    shown = {
+        "cli": terminal_tables(cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)),
+        "markdown": markdown_tables(compare_markdown([pair], [])),
+        "html": html_tables(compare_html([pair], [])),
+        "dashboard": dash_tables(page),
+        "notebook": html_tables(comparison_html(comparison)),
+    }
+    for view, tables in shown.items():
+        assert expected in tables, view

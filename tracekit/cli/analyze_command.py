@@ -10,9 +10,10 @@ import typer
 
 from tracekit import format as fmt
 from tracekit.api import LaunchAnalysis, analyze_stored
-from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json, print_table
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
+from tracekit.present.launch import launch_tables
 from tracekit.present.prediction import cite_once
 from tracekit.present.try_first import TryFirst, try_first
 from tracekit.present.verdict import limited_by, verdict_text
@@ -103,6 +104,9 @@ def analyze_command(
     names: NamesOption = NameStyle.base,
     db: DbOption = None,
     as_json: JsonOption = False,
+    tables: Annotated[
+        bool, typer.Option("--tables", help="Each launch's tables too, as the report and the launch page show them.")
+    ] = False,
 ) -> None:
     """Explain each launch: occupancy, latency, throughput, Little's law, tail, and what bounds it."""
     pairs = parse_pairs(pair)
@@ -122,5 +126,7 @@ def analyze_command(
         print_summary(result, names)
         for line in try_first_lines(try_first(result, what_to_try_for(store, result)), profiles):
             console.print(line, markup=False)
+        for table in launch_tables(result) if tables else []:
+            print_table(table)
     for line in ceilings_lines(profiles):
         console.print(line, markup=False)

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from tracekit.api import (
@@ -34,6 +33,7 @@ from tracekit.cli.common import (
     err_console,
     json_text,
     open_store,
+    print_table,
 )
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
@@ -65,11 +65,7 @@ def _print_text(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]]
         table = comparison_table(pair.comparison)
         console.print(Text(pair_heading(pair), style="bold"))
         console.print(Text(f"A = {pair.reference_a}, B = {pair.reference_b}"))
-        rich_table = RichTable(*table.columns)
-        for row in table.rows:
-            rich_table.add_row(*(Text(cell) for cell in row))  # Text: names are never read as rich markup
-        console.print(rich_table)
-        console.print(Text(table.note or ""))
+        print_table(table, console, title=False)
     for failed, message in gate_messages:
         console.print(Text(message, style="bold red" if failed else "green"))
 

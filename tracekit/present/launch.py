@@ -404,22 +404,21 @@ def launch_content(
     content.try_first = try_first(result, tries)
     if figures:
         content.figures = answer_figures(result) + launch_figures(result, frames)
-    content.tables += [_launch_table(result), occupancy_table(result)]
-    if result.warps:
-        content.tables.append(warps_table(result.warps))
-    law = littles_law_table(result)
-    if law is not None:
-        content.tables.append(law)
-    if result.tail:
-        content.tables.append(tail_table(result.tail))
-    stalls = stalls_table(result.stalls)
-    if stalls:
-        content.tables.append(stalls)
-    if result.sweep:
-        content.tables.append(sweep_table(result.sweep))
-    if result.regions:
-        content.tables.append(region_table(result.regions))
+    content.tables = launch_tables(result)
     return content
+
+
+def launch_tables(result: LaunchAnalysis) -> list[Table]:
+    """The launch's tables in reading order, the ones its data has: launch, occupancy, warps, Little's law, tail,
+    stalls, sweep, regions. Every view that shows a launch's tables shows these."""
+    found = [_launch_table(result), occupancy_table(result)]
+    found += [warps_table(result.warps)] if result.warps else []
+    found += [table for table in (littles_law_table(result),) if table is not None]
+    found += [tail_table(result.tail)] if result.tail else []
+    found += [table for table in (stalls_table(result.stalls),) if table is not None]
+    found += [sweep_table(result.sweep)] if result.sweep else []
+    found += [region_table(result.regions)] if result.regions else []
+    return found
 
 
 def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]) -> Table:
