@@ -22,7 +22,7 @@ from tracekit.present.launch import (
     tail_table,
     warps_table,
 )
-from tracekit.present.prediction import prediction_text
+from tracekit.present.prediction import prediction_table, prediction_text
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label, verdict_text
@@ -438,18 +438,11 @@ def prediction_body(p: Prediction, result: LaunchAnalysis | None = None) -> list
     and after, basis, Nsight Compute's estimate, what would narrow it), the occupancy after the change, the
     measured ceilings cited once, and the derivation folded. `result`: the launch, for what binds it now."""
     text = prediction_text(p, result)
-    rows = [("binds", text.binds), ("occupancy after the change", text.occupancy), ("basis", text.basis)]
-    if text.nsight:
-        rows.append(("Nsight Compute", text.nsight))
-    if text.narrow:
-        rows.append(("to narrow it", text.narrow))
-    if text.note:
-        rows.append(("note", text.note))
-    if text.profiles:
-        rows.append(("measured ceilings", ", ".join(text.profiles)))
+    profiles = [html.P(f"measured ceilings: {', '.join(text.profiles)}", className="hint")] if text.profiles else []
     return [
         html.P(text.answer, id="whatif-prediction", className="verdict"),
-        fields_table(rows, "whatif-prediction-table"),
+        table_view(prediction_table(text), "whatif-prediction-table"),
+        *profiles,
         html.Details(
             [
                 html.Summary("How: each step of the reasoning"),

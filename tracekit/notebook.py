@@ -115,17 +115,14 @@ def launch_html(result: LaunchAnalysis) -> str:
 def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None) -> str:
     """A prediction as a notebook shows it: the answer, what binds before and after, the basis, and the derivation
     folded (`present.prediction`, the words `tracekit predict` prints)."""
-    from tracekit.present.prediction import prediction_text
+    from tracekit.present.prediction import prediction_table, prediction_text
 
     text = prediction_text(prediction, result)
-    lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [
-        line for line in (text.nsight, text.narrow, text.note and f"note: {text.note}") if line
-    ]
-    lines += [f"measured ceilings: {path}" for path in text.profiles]
+    lines = [f"measured ceilings: {path}" for path in text.profiles]
     steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)
     return (
-        '<div class="tracekit-prediction">'
-        f"<h4>{html.escape(text.title)}</h4><p><b>{html.escape(text.answer)}</b></p>"
+        f'<div class="tracekit-prediction"><p><b>{html.escape(text.answer)}</b></p>'
+        + table_html(prediction_table(text))
         + "".join(f"<p>{html.escape(line)}</p>" for line in lines)
         + f"<details><summary>How</summary><ul>{steps}</ul></details></div>"
     )

@@ -675,3 +675,31 @@ def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store)
     }
     for view, tables in shown.items():
         assert expected in tables, view
+
+
+def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
+    """The copy at 8 warps per SM, its best change: `present.prediction.prediction_table` (what binds, occupancy
+    after, basis, Nsight Compute's estimate, what would narrow it) whole under the answer in `tracekit predict`,
+    the launch page's what-if and the notebook (the reports list a launch's predictions under What to try first,
+    one line each: `test_a_prediction_reads_the_same_in_every_view`)."""
+    from tracekit.analysis.predict import knob_of
+    from tracekit.dashboards import panels
+    from tracekit.notebook import prediction_html
+    from tracekit.present.prediction import prediction_table, prediction_text
+
+    db = store_path
+    launch_id = launch_ids(db, "stream_copy")[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    found = what_to_try_for(store, result)
+    assert isinstance(found, list) and found
+    best = found[0]
+    table = prediction_table(prediction_text(best, result))
+    expected = whole(table)
+    assert [row[0] for row in expected[1:4]] == ["binds", "basis", "occupancy after the change"]
+    knob, value = knob_of(best.change), next(v for v in vars(best.change).values() if v is not None)
+    printed = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", str(value), db=db).splitlines()
+    rows = [line.strip().split(": ", 1) for line in printed[2:] if line.startswith("  ") and ": " in line]
+    assert [list(table.columns), *rows] == expected
+    assert expected in dash_tables(panels.prediction_body(best, result))
+    assert expected in html_tables(prediction_html(best, result))
