@@ -703,3 +703,56 @@ def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
     assert [list(table.columns), *rows] == expected
     assert expected in dash_tables(panels.prediction_body(best, result))
     assert expected in html_tables(prediction_html(best, result))
+
+
+def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
+    """A ResNet step with a `.item()` sync (batch 512 on an H200): the steps table and the idle causes
+    (`present.steps.step_rows`, `cause_rows`) whole in the Markdown and HTML reports and on the steps page; `tracekit
+    step` prints each row's cells at fixed widths (a long label cut at 24 characters). A notebook gets the
+    `StepsResult` itself (`TraceAnalysis.steps`)."""
+    from tracekit.dashboards import pages_steps
+    from tracekit.present import steps as present_steps
+    from tracekit.reports import steps_section
+    from tracekit.reports.html import report_html
+    from tracekit.reports.markdown import report_markdown
+
+    db = tmp_path / "s.sqlite"
+    store = Store.open(str(db))
+    trace = REPO / "sample_traces" / "steps" / "h200_b512" / "resnet_item_sync.pt.trace.json.gz"
+    import_id = int(ingest(store, trace)[0].import_id)
+    traces = TraceAnalysis(store)
+    result = traces.steps(str(import_id))
+    step = result.steps[result.representative_step or 0]
+    expected = {
+        "steps": present_steps.step_rows(result),
+        "causes": present_steps.cause_rows(step),
+    }
+    assert len(expected["steps"]) > 1 and expected["causes"]
+
+    def as_table(rows: list[dict[str, str]]) -> list[list[str]]:
+        return [list(rows[0]), *[list(row.values()) for row in rows]]
+
+    shown = {
+        "markdown": markdown_tables(report_markdown([], steps=[result])),
+        "html": html_tables(report_html([], {}, steps=steps_section.gather(store, [import_id]))),
+    }
+    for view, tables in shown.items():
+        for name, rows in expected.items():
+            assert as_table(rows) in tables, (view, name)
+    page = pages_steps.layout(traces, str(import_id))
+    for table_id, rows in (("steps-table", expected["steps"]), ("steps-causes", expected["causes"])):
+        assert _by_id(page, table_id).data == rows
+    printed = cli("step", f"import:{import_id}", db=db).splitlines()
+    for row in expected["steps"]:
+        assert any(all(cell[:24] in line for cell in row.values()) for line in printed), row
+
+
+def _by_id(node, component_id: str):
+    if getattr(node, "id", None) == component_id:
+        return node
+    children = getattr(node, "children", None) if not isinstance(node, list | tuple) else node
+    for child in children if isinstance(children, list | tuple) else [children] if children is not None else []:
+        found = _by_id(child, component_id)
+        if found is not None:
+            return found
+    return None
