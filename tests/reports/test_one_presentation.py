@@ -209,6 +209,20 @@ def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_pat
         assert "What to try first" in view and "Nothing predicted:" in view, name
 
 
+def best_change(db: Path):
+    """The copy at 8 warps per SM in the store at `db`: (store, launch id, its analysis, its predicted changes,
+    the best one's knob and value as `tracekit predict` takes them)."""
+    from tracekit.analysis.predict import knob_of
+
+    launch_id = launch_ids(db, "stream_copy")[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    found = what_to_try_for(store, result)
+    assert isinstance(found, list) and found
+    value = str(next(v for v in vars(found[0].change).values() if v is not None))
+    return store, launch_id, result, found, knob_of(found[0].change), value
+
+
 def test_a_prediction_reads_the_same_in_every_view(store_path):
     """The copy at 8 warps per SM: its best predicted change, worded once, in `tracekit predict`, under What to try
     first in `analyze`, the Markdown and HTML reports, the launch page and the notebook, and in the what-if panel
@@ -216,18 +230,11 @@ def test_a_prediction_reads_the_same_in_every_view(store_path):
     import json
 
     from dashboards import panels
-    from tracekit.analysis.predict import knob_of
     from tracekit.notebook import prediction_html
 
     db = store_path
-    launch_id = launch_ids(db, "stream_copy")[0]
-    store = Store.open(str(db))
-    [result] = analyze_stored(store, [launch_id])
-    found = what_to_try_for(store, result)
-    assert isinstance(found, list) and found
+    store, launch_id, result, found, knob, value = best_change(db)
     best = found[0]
-    knob = knob_of(best.change)
-    value = str(next(v for v in vars(best.change).values() if v is not None))
     [p] = json.loads(cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, "--json", db=db))
     got = p["predicted"]
     now_ms = raw_metric(CASES, "stream_copy", "gpu__time_duration.sum")  # the CSV's unit row: ms
@@ -682,23 +689,17 @@ def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
     after, basis, Nsight Compute's estimate, what would narrow it) whole under the answer in `tracekit predict`,
     the launch page's what-if and the notebook (the reports list a launch's predictions under What to try first,
     one line each: `test_a_prediction_reads_the_same_in_every_view`)."""
-    from tracekit.analysis.predict import knob_of
     from tracekit.dashboards import panels
     from tracekit.notebook import prediction_html
     from tracekit.present.prediction import prediction_table, prediction_text
 
     db = store_path
-    launch_id = launch_ids(db, "stream_copy")[0]
-    store = Store.open(str(db))
-    [result] = analyze_stored(store, [launch_id])
-    found = what_to_try_for(store, result)
-    assert isinstance(found, list) and found
+    _, launch_id, result, found, knob, value = best_change(db)
     best = found[0]
     table = prediction_table(prediction_text(best, result))
     expected = whole(table)
     assert [row[0] for row in expected[1:4]] == ["binds", "basis", "occupancy after the change"]
-    knob, value = knob_of(best.change), next(v for v in vars(best.change).values() if v is not None)
-    printed = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", str(value), db=db).splitlines()
+    printed = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db).splitlines()
     rows = [line.strip().split(": ", 1) for line in printed[2:] if line.startswith("  ") and ": " in line]
     assert [list(table.columns), *rows] == expected
     assert expected in dash_tables(panels.prediction_body(best, result))
