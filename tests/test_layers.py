@@ -241,3 +241,23 @@ def test_the_store_check_sees_a_store_read(tmp_path):
     page = tmp_path / "page.py"
     page.write_text('TEXT = "not in the store."\n\n\ndef f(store, cache):\n    return store.launches(), cache.store\n')
     assert _store_uses(page) == [5, 5]
+
+
+def test_the_door_is_thin():
+    """`tracekit.api` forwards, as HTA's `TraceAnalysis` does: under 300 lines, no `Any` in a signature, each
+    function and method a docstring and at most three statements (the work is in `tracekit.stored` and the
+    analysis)."""
+    source = (REPO / "tracekit/api.py").read_text()
+    assert len(source.splitlines()) < 300
+    tree = ast.parse(source)
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    assert len(functions) > 30
+    for function in functions:
+        annotations = [a.annotation for a in (*function.args.args, *function.args.kwonlyargs) if a.annotation]
+        annotations += [a.annotation for a in (function.args.vararg, function.args.kwarg) if a and a.annotation]
+        annotations += [function.returns] if function.returns else []
+        names = {n.id for a in annotations for n in ast.walk(a) if isinstance(n, ast.Name)}
+        names |= {n.value for a in annotations for n in ast.walk(a) if isinstance(n, ast.Constant)}
+        assert "Any" not in names and not any("Any" in str(n) for n in names), function.name
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        assert len(body) <= 3, function.name
