@@ -1,6 +1,6 @@
 """Per-process caches for the pages: a launch's warps (for zooming) and its figure frames.
 
-The analysis itself comes from the one engine (`tracekit.api.analyze_stored`), which caches results in the store:
+The analysis itself comes from the one engine (`tracekit.api.TraceAnalysis.analyze`), which caches results in the store:
 the launch page shows exactly what `tracekit analyze` prints for the launch. A launch's own data never changes
 (an import is immutable), so its warps and figure frames are cached here by launch id; its analysis is asked of
 the engine on each page build, which recomputes it only when its context (pairing candidates, sweep family)
@@ -19,14 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from tracekit.api import (
-    LaunchAnalysis,
-    Store,
-    analyze_stored,
-    cached_result,
-    figure_aggregates,
-    relative_warps,
-)
+from tracekit.api import LaunchAnalysis, TraceAnalysis
 from tracekit.errors import TracekitError
 
 log = logging.getLogger(__name__)
@@ -83,12 +76,12 @@ class LruCache(Generic[Value]):
 class WarpCache:
     """The last few launches' warps, in relative time: zooming re-reads nothing from the store."""
 
-    def __init__(self, store: Store, size: int = 4):
-        self.store = store
+    def __init__(self, traces: TraceAnalysis, size: int = 4):
+        self.traces = traces
         self.cache: LruCache[pl.DataFrame] = LruCache(size)
 
     def get(self, launch_id: int) -> pl.DataFrame:
-        return self.cache.get(launch_id, lambda: relative_warps(self.store, launch_id))
+        return self.cache.get(launch_id, lambda: self.traces.relative_warps(launch_id))
 
 
 @dataclass(frozen=True)
@@ -107,9 +100,9 @@ class LaunchPage:
 class AnalysisCache:
     """The pages' view of launches: the engine's result with the figure frames of the launch's own data."""
 
-    def __init__(self, store: Store, size: int = 16, warp_cache_size: int = 4):
-        self.store = store
-        self.warps = WarpCache(store, warp_cache_size)
+    def __init__(self, traces: TraceAnalysis, size: int = 16, warp_cache_size: int = 4):
+        self.traces = traces
+        self.warps = WarpCache(traces, warp_cache_size)
         self.frames: LruCache[tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]] = LruCache(size)
         self.figures: LruCache[Any] = LruCache(size)  # pages' costly figures of a launch's own data, by launch id
         self.regions: LruCache[Any] = LruCache(warp_cache_size)  # region_views: a launch's region layout, by id
@@ -118,13 +111,13 @@ class AnalysisCache:
     def result(self, launch_id: int, pair: int | None = None) -> LaunchAnalysis:
         """The engine's result for one launch (what `GET /api/launches/<id>/analysis` serves); `pair` names the
         profiled launch to take the counters from, as `--pair` does on the command line."""
-        return analyze_stored(self.store, [launch_id], {launch_id: pair} if pair is not None else None)[0]
+        return self.traces.analyze([launch_id], pairs={launch_id: pair} if pair is not None else None)[0]
 
     def get(self, launch_id: int, pair: int | None = None, defer: bool = False) -> LaunchPage | None:
         """The launch's page data; None when the store has no such launch. With `defer`, a launch of more than
         DEFER_ANALYSIS_WARPS warps whose analysis the store does not hold yet comes without it (`pending_warps`),
         so that its page is drawn at once."""
-        found = self.store.launches(launch_ids=[launch_id])
+        found = self.traces.launches(launch_ids=[launch_id])
         if found.height == 0:
             return None
         launch = found.row(0, named=True)
@@ -132,7 +125,7 @@ class AnalysisCache:
         aggregates = self.aggregates(launch)
         warp_count = aggregates.warp_count if aggregates else 0
         if defer and warp_count > DEFER_ANALYSIS_WARPS:
-            result = cached_result(self.store, launch_id, pair)
+            result = self.traces.cached(launch_id, pair)
             if result is None:
                 return LaunchPage(launch, metrics, None, None, curve, histogram, pending_warps=warp_count)
             return LaunchPage(launch, metrics, result, None, curve, histogram)
@@ -148,7 +141,7 @@ class AnalysisCache:
 
     def _frames(self, launch: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
         launch_id = launch["id"]
-        metrics = self.store.metrics([launch_id])
+        metrics = self.traces.metrics(launch_id)
         aggregates = self.aggregates(launch)
         if aggregates is None:
             return metrics, None, None
@@ -160,7 +153,7 @@ class AnalysisCache:
         return self.launch_aggregates.get(launch["id"], lambda: self._aggregates(launch))
 
     def _aggregates(self, launch: dict[str, Any]) -> LaunchAggregates | None:
-        frames = figure_aggregates(self.store, launch, lambda: self.warps.get(int(launch["id"])))
+        frames = self.traces.figure_aggregates(launch, lambda: self.warps.get(int(launch["id"])))
         if frames is None:
             return None
         sms = frames["sms"]

@@ -10,7 +10,6 @@ import json
 
 from flask import Flask, Response, request
 
-from tracekit.api import analysis_dict
 from tracekit.errors import TracekitError
 
 from .analysis_cache import AnalysisCache
@@ -19,7 +18,7 @@ from .analysis_cache import AnalysisCache
 def register_api(server: Flask, cache: AnalysisCache) -> None:
     @server.get("/api/launches/<int:launch_id>/analysis")
     def launch_analysis(launch_id: int) -> Response:
-        if cache.store.launches(launch_ids=[launch_id]).height == 0:
+        if cache.traces.launches(launch_ids=[launch_id]).height == 0:
             return _json({"error": f"no launch {launch_id} in the store"}, 404)
         pair = request.args.get("pair")
         if pair is not None and not pair.isdigit():
@@ -28,7 +27,7 @@ def register_api(server: Flask, cache: AnalysisCache) -> None:
             result = cache.result(launch_id, int(pair) if pair is not None else None)
         except TracekitError as exc:
             return _json({"error": str(exc)}, 422)
-        return _json(analysis_dict(cache.store, result), 200)
+        return _json(cache.traces.analysis_dict(result), 200)
 
 
 def _json(payload: object, status: int) -> Response:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs
 
 from dash import Dash, Input, Output, dcc, html
 
-from tracekit.api import Store
+from tracekit import api
 from tracekit.scratch import remove_stale
 
 from . import pages_compare, pages_launch, pages_library, pages_steps, pages_upload, region_views
@@ -50,9 +50,9 @@ def create_app(
     """
     settings = settings or Settings()
     read_only = settings.read_only
-    store = Store.open(db_url)
+    traces = api.open(db_url)
     remove_stale()  # uploads a killed worker left behind
-    cache = AnalysisCache(store)  # one per app: a worker computes each launch's analysis once
+    cache = AnalysisCache(traces)  # one per app: a worker computes each launch's analysis once
     app = Dash(
         __name__,
         title="tracekit",
@@ -78,7 +78,7 @@ def create_app(
         path = (pathname or "/").rstrip("/") or "/"
         query = {key: values[-1] for key, values in parse_qs((search or "").lstrip("?")).items()}
         if path in ("/", "/library"):
-            return pages_library.layout(store, read_only)
+            return pages_library.layout(traces, read_only)
         if path == "/upload":
             return pages_upload.layout(max_upload_bytes, read_only)
         if path.startswith("/launch/"):
@@ -86,16 +86,16 @@ def create_app(
             if not launch_id.isdigit():
                 return not_found(f"{launch_id!r} is not a launch id (expected a number, as in /launch/12)")
             pair = query.get("pair")
-            return pages_launch.layout(store, cache, int(launch_id), int(pair) if pair and pair.isdigit() else None)
+            return pages_launch.layout(traces, cache, int(launch_id), int(pair) if pair and pair.isdigit() else None)
         if path == "/compare":
-            return pages_compare.layout(store, cache, query.get("a"), query.get("b"))
+            return pages_compare.layout(traces, cache, query.get("a"), query.get("b"))
         if path == "/steps":
-            return pages_steps.layout(store, query.get("import"), query.get("step"), query.get("baseline"))
+            return pages_steps.layout(traces, query.get("import"), query.get("step"), query.get("baseline"))
         return not_found(f"no page at {path}")
 
     if not read_only:  # read-only: the callbacks that change the store do not exist at all
-        pages_upload.register_callbacks(app, store, max_upload_bytes)
-    pages_library.register_callbacks(app, store, read_only)
+        pages_upload.register_callbacks(app, traces, max_upload_bytes)
+    pages_library.register_callbacks(app, traces, read_only)
     pages_launch.register_callbacks(app, cache)
     region_views.register_callbacks(app, cache)
     register_api(app.server, cache)

@@ -10,7 +10,7 @@ from dash.dash_table.Format import Format, Group, Scheme, Trim
 
 from tracekit import figures
 from tracekit import format as display
-from tracekit.api import Store, compare_launches, shared_metrics
+from tracekit.api import TraceAnalysis, compare_launches, shared_metrics
 from tracekit.present.comparison import comparison_charts, comparison_table
 from tracekit.present.launch import TraceFrames, verdict_text
 
@@ -118,7 +118,7 @@ def comparison_figures(analyses: dict[str, LaunchPage]) -> list:
     return body
 
 
-def layout(store: Store, cache: AnalysisCache, a: str | None, b: str | None) -> html.Div:
+def layout(traces: TraceAnalysis, cache: AnalysisCache, a: str | None, b: str | None) -> html.Div:
     page: list = [html.H2("Compare two launches"), _chooser(a, b)]
     ids = {"A": _launch_id(a), "B": _launch_id(b)}
     if a is None and b is None:

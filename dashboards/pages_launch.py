@@ -18,15 +18,14 @@ from tracekit import figures
 from tracekit import format as display
 from tracekit.api import (
     MAX_WARP_BARS,
+    Knobs,
     LaunchAnalysis,
     Prediction,
-    Store,
+    TraceAnalysis,
     binned_activity,
     full_view_bins,
     occupancy_change,
-    predict_stored,
     warps_in_window,
-    what_to_try_for,
 )
 from tracekit.errors import TracekitError
 from tracekit.present.launch import TraceFrames, latency_chart, launch_figures, occupancy_chart, timeline_chart
@@ -149,23 +148,24 @@ def sweep_note(result: LaunchAnalysis) -> str:
 
 def what_if_knobs(
     result: LaunchAnalysis, threads: int, registers: int, smem: int, ilp: float | None, grid: int | None
-) -> dict[str, int | float]:
+) -> Knobs:
     """The knobs of `api.predict_stored` the user changed: a value equal to the launch's own is no change."""
     prefill = what_if_prefill(result)
-    typed: dict[str, tuple[int | float | None, int | None]] = {
-        "block": (threads, prefill["threads_per_block"]),
-        "regs": (registers, prefill["registers_per_thread"]),
-        "smem": (smem, prefill["shared_mem_per_block_bytes"]),
-        "grid": (grid, prefill["grid_blocks"]),
-    }
-    knobs: dict[str, int | float] = {k: v for k, (v, now) in typed.items() if v is not None and v != now}
-    if ilp is not None:
-        knobs["ilp"] = ilp
-    return knobs
+
+    def changed(value: int | None, now: int | None) -> int | None:
+        return value if value != now else None
+
+    return Knobs(
+        block=changed(threads, prefill["threads_per_block"]),
+        regs=changed(registers, prefill["registers_per_thread"]),
+        smem=changed(smem, prefill["shared_mem_per_block_bytes"]),
+        grid=changed(grid, prefill["grid_blocks"]),
+        ilp=ilp,
+    )
 
 
 def what_if_view(
-    store: Store,
+    traces: TraceAnalysis,
     analysis: LaunchPage,
     threads_per_block: int | None,
     registers_per_thread: int | None,
@@ -202,7 +202,7 @@ def what_if_view(
     grid = int(grid_blocks) if grid_blocks is not None else None
     prediction: Prediction | str
     try:
-        prediction = predict_stored(store, result, **what_if_knobs(result, threads, registers, smem, ilp, grid))
+        prediction = traces.predict(result, **what_if_knobs(result, threads, registers, smem, ilp, grid))
     except TracekitError as exc:
         prediction = str(exc)
     static = int(result.kernel.static_shared_mem_per_block_bytes or 0)
@@ -221,13 +221,13 @@ def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | str:
     input): What to try first says so."""
 
     def predict() -> list | str:
-        return what_to_try_for(cache.store, result, top=3)
+        return cache.traces.what_to_try(result, top=3)
 
     return cache.figures.get(("what-to-try", result.launch_id, result.engine_version, result.pairing), predict)
 
 
 def analysis_sections(
-    store: Store, analysis: LaunchPage, regions: RegionView | None = None, tries: list | str | None = None
+    traces: TraceAnalysis, analysis: LaunchPage, regions: RegionView | None = None, tries: list | str | None = None
 ) -> list[html.Section]:
     """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, What
     to try first), the findings by cost, stalls, occupancy and its calculator, the trace's figures, the sweep and
@@ -238,7 +238,7 @@ def analysis_sections(
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
     prefill = what_if_prefill(result)
     initial = what_if_view(
-        store,
+        traces,
         analysis,
         prefill["threads_per_block"],
         prefill["registers_per_thread"],
@@ -391,14 +391,14 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
     tries = what_to_try(cache, analysis.result) if analysis.result else None
-    sections = analysis_sections(cache.store, analysis, regions, tries)
+    sections = analysis_sections(cache.traces, analysis, regions, tries)
     if analysis.result is None:
         return sections[0], sections[1:]
     first = 3 if analysis.result.stalls.by_reason else 2  # the answer, the findings and the stalls lead
     return html.Div(sections[:first]), sections[first:]
 
 
-def layout(store: Store, cache: AnalysisCache, launch_id: int, pair: int | None = None) -> html.Div:
+def layout(traces: TraceAnalysis, cache: AnalysisCache, launch_id: int, pair: int | None = None) -> html.Div:
     analysis = cache.get(launch_id, pair, defer=True)
     if analysis is None:
         return not_found(f"no launch {launch_id} in the store")
@@ -511,7 +511,7 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         prevent_initial_call=True,
     )
     def redraw_timeline(relayout: dict | None, sm_choice: str, launch_id: int):
-        found = cache.store.launches(launch_ids=[int(launch_id)])
+        found = cache.traces.launches(launch_ids=[int(launch_id)])
         if found.height == 0 or cache.aggregates(found.row(0, named=True)) is None:
             return no_update, no_update
         sm_id = None if sm_choice in (None, ALL_SMS) else int(sm_choice)
@@ -566,4 +566,4 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         analysis = cache.get(int(launch_id))
         if analysis is None or analysis.result is None:
             return no_update
-        return what_if_view(cache.store, analysis, threads, registers, smem, ilp, grid)
+        return what_if_view(cache.traces, analysis, threads, registers, smem, ilp, grid)

@@ -11,7 +11,7 @@ from dash import Dash, Input, Output, State, dcc, html, no_update
 from dash.dash_table.Format import Format, Group, Scheme, Symbol, Trim
 
 from tracekit import format as display
-from tracekit.api import Store, analyze_stored, gpu_time_of, launch_catalog
+from tracekit.api import TraceAnalysis
 from tracekit.errors import NotFoundError, TracekitError
 
 from .common import TABLE_STYLE, DataTable, DataTableClass
@@ -68,8 +68,8 @@ TIME_FORMATS = {
 }
 
 
-def import_rows(store: Store) -> list[dict]:
-    imports = store.imports()
+def import_rows(traces: TraceAnalysis) -> list[dict]:
+    imports = traces.imports()
     rows = imports.select([name for name, _, _ in IMPORT_COLUMNS]).to_dicts()
     for row in rows:
         row["imported_at"] = str(row["imported_at"])[:19]
@@ -82,11 +82,13 @@ PAGED_LAUNCHES = int(os.environ.get("TRACEKIT_PAGED_LAUNCHES", "2000"))
 PAGE_SIZE = 25
 
 
-def verdicts(store: Store, launches: pl.DataFrame, catalog: pl.DataFrame | None = None) -> dict[int, tuple[str, str]]:
+def verdicts(
+    traces: TraceAnalysis, launches: pl.DataFrame, catalog: pl.DataFrame | None = None
+) -> dict[int, tuple[str, str]]:
     """launch id -> (verdict, limiter) from the engine (results cached in the store); a launch the engine
     cannot analyze shows "n/a". `catalog`: the store's launches, when already read."""
     try:
-        results = analyze_stored(store, launches, catalog=catalog)
+        results = traces.analyze(launches, catalog=catalog)
     except TracekitError:
         return {}
     return {
@@ -120,25 +122,25 @@ def launch_frame(launches: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def rows_with_verdicts(store: Store, frame: pl.DataFrame, catalog: pl.DataFrame | None = None) -> list[dict]:
+def rows_with_verdicts(traces: TraceAnalysis, frame: pl.DataFrame, catalog: pl.DataFrame | None = None) -> list[dict]:
     """`launch_frame` rows as table rows, each with its launch's verdict and limiter (engine results);
     `catalog`: the store's launches, when already read (the engine needs them for each launch's context)."""
     if not frame.height:
         verdict_of: dict[int, tuple[str, str]] = {}
     elif catalog is None:
-        verdict_of = verdicts(store, store.launches(launch_ids=frame["id"].to_list()))
+        verdict_of = verdicts(traces, traces.launches(launch_ids=frame["id"].to_list()))
     else:
-        verdict_of = verdicts(store, catalog.filter(pl.col("id").is_in(frame["id"].implode())), catalog)
+        verdict_of = verdicts(traces, catalog.filter(pl.col("id").is_in(frame["id"].implode())), catalog)
     rows = frame.to_dicts()
     for row in rows:
         row["verdict"], row["limiter"] = verdict_of.get(int(row["id"]), ("n/a", ""))
     return rows
 
 
-def launch_rows(store: Store, catalog: pl.DataFrame | None = None) -> list[dict]:
+def launch_rows(traces: TraceAnalysis, catalog: pl.DataFrame | None = None) -> list[dict]:
     """Every launch's row (a store of at most PAGED_LAUNCHES)."""
-    launches = store.launches() if catalog is None else catalog
-    return rows_with_verdicts(store, launch_frame(launches), launches) if launches.height else []
+    launches = traces.launches() if catalog is None else catalog
+    return rows_with_verdicts(traces, launch_frame(launches), launches) if launches.height else []
 
 
 FILTER_OPERATORS = {  # the DataTable's filter syntax: operator -> comparison
@@ -192,7 +194,7 @@ def _filter_part(part: str, columns: dict[str, str]) -> pl.Expr:
 
 
 def launch_page(
-    store: Store,
+    traces: TraceAnalysis,
     page: int,
     page_size: int,
     sort_by: list[dict] | None,
@@ -201,7 +203,7 @@ def launch_page(
 ) -> tuple[list[dict], int, str]:
     """One page of the launches table, filtered and sorted by the server: (rows with their verdicts, page count,
     a note: what the filter could not do, else empty). `catalog`: the store's launches, when already read."""
-    catalog = store.launches() if catalog is None else catalog
+    catalog = traces.launches() if catalog is None else catalog
     every = launch_frame(catalog)
     columns = {key: kind for key, _, kind in LAUNCH_COLUMNS}
     note = ""
@@ -222,13 +224,15 @@ def launch_page(
     size = max(1, min(int(page_size or PAGE_SIZE), 500))
     pages = max(1, -(-frame.height // size))
     page = max(0, min(int(page or 0), pages - 1))
-    return rows_with_verdicts(store, frame.slice(page * size, size), catalog), pages, note
+    return rows_with_verdicts(traces, frame.slice(page * size, size), catalog), pages, note
 
 
-def gpu_time_rows(store: Store, import_id: int, catalog: pl.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
+def gpu_time_rows(
+    traces: TraceAnalysis, import_id: int, catalog: pl.DataFrame | None = None
+) -> tuple[list[dict], list[dict]]:
     """The `tracekit summary` tables of one Nsight Systems import, times in seconds for the SI format;
     `catalog`: the store's launches, when already read."""
-    summary = gpu_time_of(store, import_id, display.kernel_name, catalog)
+    summary = traces.gpu_time(import_id, display.kernel_name, catalog)
 
     def rows(table) -> list[dict]:
         return [
@@ -249,15 +253,17 @@ def gpu_time_rows(store: Store, import_id: int, catalog: pl.DataFrame | None = N
     return rows(summary.kernels), rows(summary.memcpys)
 
 
-def gpu_time_section(store: Store, catalog: pl.DataFrame | None = None, deferred: bool = False) -> html.Section:
+def gpu_time_section(
+    traces: TraceAnalysis, catalog: pl.DataFrame | None = None, deferred: bool = False
+) -> html.Section:
     """Per-kernel and per-copy GPU time of an Nsight Systems import (as `nsys stats` and `tracekit summary`);
     `deferred`: the tables are filled after the page is drawn (a large store)."""
-    imports = store.imports()
+    imports = traces.imports()
     timed = imports.filter(pl.col("format") == "nsys-sqlite") if imports.height else imports
     options = [
         {"label": f"import {row['id']}: {row['name']}", "value": row["id"]} for row in timed.iter_rows(named=True)
     ]
-    kernels, copies = gpu_time_rows(store, options[0]["value"], catalog) if options and not deferred else ([], [])
+    kernels, copies = gpu_time_rows(traces, options[0]["value"], catalog) if options and not deferred else ([], [])
     return html.Section(
         [
             html.H3("GPU time (Nsight Systems)"),
@@ -332,12 +338,12 @@ def _table(
     )
 
 
-def layout(store: Store, read_only: bool = False) -> html.Div:
-    imports = import_rows(store)
+def layout(traces: TraceAnalysis, read_only: bool = False) -> html.Div:
+    imports = import_rows(traces)
     # A large store's page is drawn from its first launches alone; the verdicts, which need every launch of
     # their kernels, and the GPU time follow (`fill_first_page`). A small one is read once and drawn whole.
-    large = store.launch_count() > PAGED_LAUNCHES
-    catalog = None if large else launch_catalog(store)
+    large = traces.launch_count() > PAGED_LAUNCHES
+    catalog = None if large else traces.catalog()
     if read_only:
         actions = html.Div(
             html.Span("This dashboard is read-only: imports cannot be deleted here.", className="hint"),
@@ -366,25 +372,25 @@ def layout(store: Store, read_only: bool = False) -> html.Div:
             _table("imports-table", IMPORT_COLUMNS, imports),
             actions,
             html.H3("Launches"),
-            *(first_page_table(store) if large else launches_table(store, catalog)),
+            *(first_page_table(traces) if large else launches_table(traces, catalog)),
             # A large store's page, once drawn, asks for its first page's verdicts and its GPU time: a timer that
             # fires once after the page is up (a callback chained to the page's own render held its draw back).
             dcc.Interval(id="launches-tick", interval=100, max_intervals=1 if large else 0, disabled=not large),
             dcc.Store(id="launches-request"),  # set once the table is drawn (TABLE_FIRST)
             html.Div(id="compare-link", className="actions"),
-            gpu_time_section(store, catalog, deferred=large),
+            gpu_time_section(traces, catalog, deferred=large),
         ]
     )
 
 
-def first_launch_rows(store: Store, catalog: pl.DataFrame | None = None) -> tuple[list[dict], int | None, str]:
+def first_launch_rows(traces: TraceAnalysis, catalog: pl.DataFrame | None = None) -> tuple[list[dict], int | None, str]:
     """The launches table's rows as a page opens: every launch's, or the first page's of a large store; its page
     count (None: every row is there) and its note. `catalog`: the store's launches, when already read."""
-    catalog = store.launches() if catalog is None else catalog
+    catalog = traces.launches() if catalog is None else catalog
     count = catalog.height
     if count <= PAGED_LAUNCHES:
-        return launch_rows(store, catalog), None, ""
-    rows, pages, _ = launch_page(store, 0, PAGE_SIZE, None, None, catalog)
+        return launch_rows(traces, catalog), None, ""
+    rows, pages, _ = launch_page(traces, 0, PAGE_SIZE, None, None, catalog)
     return rows, pages, PAGED_NOTE.format(count=count)
 
 
@@ -397,12 +403,12 @@ PAGED_NOTE = (
 ANALYSING = "analysing..."
 
 
-def first_page_table(store: Store) -> list:
+def first_page_table(traces: TraceAnalysis) -> list:
     """A large store's launches table as the page opens: its first page of launches (a query of PAGE_SIZE rows,
     not the whole catalog), each verdict "analysing..." until `fill_first_page` answers (`launches-tick`)."""
-    count = store.launch_count()
-    ids = store.first_launch_ids(PAGE_SIZE)
-    rows = launch_frame(store.launches(launch_ids=ids)).to_dicts() if ids else []
+    count = traces.launch_count()
+    ids = traces.first_launch_ids(PAGE_SIZE)
+    rows = launch_frame(traces.launches(launch_ids=ids)).to_dicts() if ids else []
     for row in rows:
         row["verdict"], row["limiter"] = ANALYSING, ""
     pages = max(1, -(-count // PAGE_SIZE))
@@ -413,8 +419,8 @@ def first_page_table(store: Store) -> list:
     ]
 
 
-def launches_table(store: Store, catalog: pl.DataFrame | None = None) -> list:
-    rows, pages, note = first_launch_rows(store, catalog)
+def launches_table(traces: TraceAnalysis, catalog: pl.DataFrame | None = None) -> list:
+    rows, pages, note = first_launch_rows(traces, catalog)
     return [
         html.P(note, id="launches-note", className="hint"),
         dcc.Store(id="launches-paged", data=pages is not None),
@@ -441,7 +447,7 @@ function (ticks) {
 """
 
 
-def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None:
+def register_callbacks(app: Dash, traces: TraceAnalysis, read_only: bool = False) -> None:
     """The compare link always; the delete callbacks only when the store may change (read-only: none exist,
     so no request can reach them)."""
 
@@ -456,7 +462,7 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         if not isinstance(import_id, int) or isinstance(import_id, bool):
             return [], []
         try:
-            return gpu_time_rows(store, import_id, launch_catalog(store))
+            return gpu_time_rows(traces, import_id, traces.catalog())
         except NotFoundError:
             return [], []
 
@@ -477,7 +483,7 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         """The page shown, with its launches' verdicts (the engine's, computed now where the store has none)."""
         if not request:
             return no_update
-        return launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, launch_catalog(store))[0]
+        return launch_page(traces, page or 0, size or PAGE_SIZE, sort_by, query, traces.catalog())[0]
 
     app.clientside_callback(TABLE_FIRST, Output("launches-request", "data"), Input("launches-tick", "n_intervals"))
 
@@ -497,8 +503,8 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         in the browser)."""
         if not paged:
             return no_update, no_update, no_update
-        catalog = launch_catalog(store)
-        rows, pages, note = launch_page(store, page or 0, size or PAGE_SIZE, sort_by, query, catalog)
+        catalog = traces.catalog()
+        rows, pages, note = launch_page(traces, page or 0, size or PAGE_SIZE, sort_by, query, catalog)
         return rows, pages, note or PAGED_NOTE.format(count=catalog.height)
 
     @app.callback(Output("compare-link", "children"), Input("launches-table", "selected_row_ids"))
@@ -551,11 +557,11 @@ def register_callbacks(app: Dash, store: Store, read_only: bool = False) -> None
         ids = sorted({int(i) for i in selected or [] if isinstance(i, int) and not isinstance(i, bool)})
         for import_id in ids:  # row ids come from the browser: integers only
             try:
-                store.delete_import(import_id)
+                traces.delete_import(import_id)
                 deleted.append(import_id)
             except NotFoundError:
                 missing.append(import_id)  # deleted meanwhile, from another tab or the CLI
         message = f"Deleted import{'s' if len(deleted) > 1 else ''} {', '.join(map(str, deleted))}." if deleted else ""
         if missing:
             message += f" Already gone: {', '.join(map(str, missing))}."
-        return import_rows(store), [], [], first_launch_rows(store, launch_catalog(store))[0], [], [], message.strip()
+        return import_rows(traces), [], [], first_launch_rows(traces, traces.catalog())[0], [], [], message.strip()

@@ -15,10 +15,7 @@ from dash import dcc, html
 
 from tracekit import figures
 from tracekit.api import (
-    Store,
-    compare_with_baseline,
-    imports_with_host_timeline,
-    program_view_of_import,
+    TraceAnalysis,
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
@@ -32,9 +29,9 @@ def _table(table_id: str, rows: list[dict[str, str]]) -> Any:
     return DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
 
 
-def _chooser(store: Store) -> html.Div:
+def _chooser(traces: TraceAnalysis) -> html.Div:
     """The imports that hold a host timeline, each a link to its steps."""
-    found = imports_with_host_timeline(store)
+    found = traces.imports_with_host_timeline()
     if not found:
         return html.Div(
             [
@@ -52,10 +49,10 @@ def _chooser(store: Store) -> html.Div:
     )
 
 
-def _comparison(store: Store, baseline_ref: str, result: Any, step_name: str | None) -> tuple[list, list]:
+def _comparison(traces: TraceAnalysis, baseline_ref: str, result: Any, step_name: str | None) -> tuple[list, list]:
     """The step against its baseline: its headline (above the timeline) and each part before, after and changed
     (below the breakdown, which stay above the fold)."""
-    found = compare_with_baseline(store, baseline_ref, result, step_name)
+    found = traces.compare_with_baseline(baseline_ref, result, step_name)
     headline = html.P(
         f"Against import {baseline_ref} (baseline): {present.comparison_headline(found)}", id="steps-compare-headline"
     )
@@ -66,9 +63,9 @@ def _comparison(store: Store, baseline_ref: str, result: Any, step_name: str | N
     return [headline], table
 
 
-def _baselines(store: Store, import_ref: str, step_name: str | None) -> html.Div:
+def _baselines(traces: TraceAnalysis, import_ref: str, step_name: str | None) -> html.Div:
     """Links that set this step against another stored trace's."""
-    others = [(i, name) for i, name in imports_with_host_timeline(store) if str(i) != import_ref]
+    others = [(i, name) for i, name in traces.imports_with_host_timeline() if str(i) != import_ref]
     step = f"&step={step_name}" if step_name else ""
     links = [
         html.Li(dcc.Link(f"import {i}: {name}", href=f"/steps?import={import_ref}&baseline={i}{step}"))
@@ -78,19 +75,20 @@ def _baselines(store: Store, import_ref: str, step_name: str | None) -> html.Div
 
 
 def layout(
-    store: Store, import_ref: str | None, step_name: str | None = None, baseline_ref: str | None = None
+    traces: TraceAnalysis, import_ref: str | None, step_name: str | None = None, baseline_ref: str | None = None
 ) -> html.Div:
     if not import_ref:
-        return _chooser(store)
+        return _chooser(traces)
     for ref in (import_ref, baseline_ref):
         if ref is not None and not ref.isdigit():
             return not_found(f"{ref!r} is not an import id (expected a number, as in /steps?import=3)")
     try:
-        program, view = program_view_of_import(store, import_ref, step_name)
+        program = traces.program_steps(import_ref, step_name)  # the step as the program runs it, without the profiler
         result = program.unprofiled
-        if result.representative_step is None:
+        view = traces.program_timeline(import_ref, program)
+        if result.representative_step is None or view is None:
             return not_found(f"import {import_ref}: no step")
-        headline, against = _comparison(store, baseline_ref, result, step_name) if baseline_ref else ([], [])
+        headline, against = _comparison(traces, baseline_ref, result, step_name) if baseline_ref else ([], [])
     except TracekitError as exc:
         return not_found(str(exc))
     step = result.steps[result.representative_step]
@@ -102,8 +100,8 @@ def layout(
             html.H3(present.title(result), id="steps-title"),
             html.P(present.step_heading(step), id="steps-heading"),
             *headline,
-            dcc.Graph(id="steps-timeline", figure=figures.step_timeline_figure(view), config=GRAPH_CONFIG),
-            dcc.Graph(id="steps-breakdown", figure=figures.step_breakdown_figure(step), config=GRAPH_CONFIG),
+            dcc.Graph(id="steps-timeline", figure=figures.step_timeline_spec(view), config=GRAPH_CONFIG),
+            dcc.Graph(id="steps-breakdown", figure=figures.step_breakdown_spec(step), config=GRAPH_CONFIG),
             *against,
             html.H3("Steps"),
             _table("steps-table", present.step_rows(result)),
@@ -118,7 +116,7 @@ def layout(
             html.P(present.try_note(result), id="steps-try-note"),
             html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
             *[html.P(f"warning: {w}", className="warning") for w in result.warnings],
-            _baselines(store, import_ref, step_name),
+            _baselines(traces, import_ref, step_name),
         ],
         id="steps-page",
     )

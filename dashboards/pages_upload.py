@@ -15,8 +15,7 @@ from pathlib import Path
 
 from dash import Dash, Input, Output, State, dcc, html, no_update
 
-from tracekit.api import Store
-from tracekit.ingest import BatchError, FileOutcome, ingest_batch
+from tracekit.api import BatchError, FileOutcome, TraceAnalysis
 from tracekit.scratch import prefix, remove_stale, scratch_dir
 
 log = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ def _status(file_name: str, path: Path, outcome: FileOutcome) -> UploadStatus:
     )
 
 
-def import_uploads(store: Store, files: list[tuple[str, str]], max_upload_bytes: int) -> list[UploadStatus]:
+def import_uploads(traces: TraceAnalysis, files: list[tuple[str, str]], max_upload_bytes: int) -> list[UploadStatus]:
     """Import one drop of files, (name, data URL) each, all or nothing: if one fails, none is kept, and each
     status says which file failed and why. User mistakes come back as statuses, never raised."""
     names = [file_name for file_name, _ in files]
@@ -110,7 +109,7 @@ def import_uploads(store: Store, files: list[tuple[str, str]], max_upload_bytes:
             path.write_bytes(raw)
             paths.append(path)
         try:
-            outcomes = ingest_batch(store, paths, names=names, max_inflated_bytes=max_upload_bytes)
+            outcomes = traces.import_files(paths, names, max_upload_bytes)
         except BatchError as exc:
             bad = len(exc.outcomes) - 1
             message = str(exc.outcomes[bad].error or exc) if exc.outcomes else str(exc)
@@ -141,9 +140,9 @@ def _not_kept(file_name: str, failed_name: str) -> UploadStatus:
     )
 
 
-def import_upload(store: Store, file_name: str, contents: str, max_upload_bytes: int) -> UploadStatus:
+def import_upload(traces: TraceAnalysis, file_name: str, contents: str, max_upload_bytes: int) -> UploadStatus:
     """Import one file given as a `dcc.Upload` data URL (a drop of one)."""
-    return import_uploads(store, [(file_name, contents)], max_upload_bytes)[0]
+    return import_uploads(traces, [(file_name, contents)], max_upload_bytes)[0]
 
 
 def status_table(statuses: list[UploadStatus]) -> html.Table:
@@ -192,7 +191,7 @@ def layout(max_upload_bytes: int, read_only: bool = False) -> html.Div:
     )
 
 
-def register_callbacks(app: Dash, store: Store, max_upload_bytes: int) -> None:
+def register_callbacks(app: Dash, traces: TraceAnalysis, max_upload_bytes: int) -> None:
     @app.callback(
         Output("upload-status", "children"),
         Output("upload", "contents"),
@@ -204,6 +203,6 @@ def register_callbacks(app: Dash, store: Store, max_upload_bytes: int) -> None:
         if not contents:
             return no_update, no_update
         file_names = file_names or [f"file {index + 1}" for index in range(len(contents))]
-        statuses = import_uploads(store, list(zip(file_names, contents, strict=False)), max_upload_bytes)
+        statuses = import_uploads(traces, list(zip(file_names, contents, strict=False)), max_upload_bytes)
         # Clearing `contents` lets the same file be dropped again (and frees the browser's copy).
         return status_table(statuses), None

@@ -13,22 +13,25 @@ from dash import dcc, html
 
 from tracekit import format as display
 from tracekit.api import LaunchAnalysis, Prediction, WhatIf
-from tracekit.present.launch import answer_figures, region_table
-from tracekit.present.prediction import prediction_text
-from tracekit.present.sections import Figure, littles_law_table
+from tracekit.present.launch import (
+    answer_figures,
+    occupancy_table,
+    region_table,
+    stalls_table,
+    sweep_table,
+    tail_table,
+    warps_table,
+)
+from tracekit.present.prediction import prediction_table, prediction_text
+from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
+from tracekit.present.verdict import BLOCK_LIMITS, limit_label, verdict_text
 
 ANALYSIS_RUNNING = "Analysing..."
 NEEDS_TRACE = "Needs per-warp timings (a warp trace recorded inside the kernel)."
 NEEDS_REGIONS = "Needs named regions recorded inside the kernel (Proton, WARP_REGION_BEGIN/END, a Chrome trace)."
 NEEDS_STALLS = (
     "Needs Nsight Compute's warp stall metrics (the WarpStateStats section, smsp__average_warps_issue_stalled_*)."
-)
-LIMIT_LABELS = (
-    ("registers", "registers"),
-    ("shared_memory", "shared memory"),
-    ("warps", "warps"),
-    ("blocks", "block slots"),
 )
 
 
@@ -46,11 +49,6 @@ def fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
 dur = display.duration  # a time in ns: 256.8 µs
 
 
-def rate(per_ns: Any) -> str:
-    """Warps per ns per SM, read per µs."""
-    return display.per_ns_rate(per_ns, "warps")
-
-
 def _get(section: Any, name: str) -> Any:
     """A field of a result section that may be absent (a launch without a trace has no `warps`)."""
     return None if section is None else getattr(section, name)
@@ -62,6 +60,23 @@ def fields_table(rows: list[tuple[str, str]], table_id: str) -> html.Table:
         id=table_id,
         className="table fields",
     )
+
+
+def table_view(table: Table, table_id: str) -> html.Table:
+    """A table `tracekit.present` decided, laid out as the report lays it out: its columns, then its rows."""
+    return html.Table(
+        [
+            html.Thead(html.Tr([html.Th(h) for h in table.columns])),
+            html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in table.rows]),
+        ],
+        id=table_id,
+        className="table",
+    )
+
+
+def table_with_note(table: Table, table_id: str) -> list:
+    """`table_view` and the note under it, as the report writes them."""
+    return [table_view(table, table_id), *([html.P(table.note, className="hint")] if table.note else [])]
 
 
 def _section(slot_id: str, title: str, body: list) -> html.Section:
@@ -95,15 +110,6 @@ NO_FLOPS = (
 GRAPH_CONFIG: Any = {"displaylogo": False}
 
 
-def verdict_line(result: LaunchAnalysis) -> str:
-    """Mode and limiter, as the engine decided them (and the units tied with the limiter)."""
-    verdict = result.classification
-    line = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
-    if verdict.tied_limiters:
-        line += f" (tied with {', '.join(verdict.tied_limiters)})"
-    return line
-
-
 def try_first_div(section: TryFirst) -> html.Div:
     """What to try first: the predicted changes, best first, each with its basis; or why there are none."""
     if not section.items:
@@ -129,8 +135,8 @@ def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | No
     page's other sections left out for lack of data)."""
     verdict = result.classification
     body: list = [
-        html.P(verdict.headline or verdict_line(result), id="verdict-headline", className="headline"),
-        html.P(verdict_line(result), id="verdict-mode", className="verdict"),
+        html.P(verdict.headline or verdict_text(verdict), id="verdict-headline", className="headline"),
+        html.P(verdict_text(verdict), id="verdict-mode", className="verdict"),
     ]
     missing: list[str] = []
     drawn = answer_figures(result)  # plotly dicts, drawn as the report and a notebook draw them
@@ -243,26 +249,8 @@ def not_shown(result: LaunchAnalysis) -> list[str]:
 
 
 def occupancy_panel(result: LaunchAnalysis) -> html.Section:
-    occupancy, warps = result.occupancy, result.warps
-    limits = occupancy.limits_blocks_per_sm
-    nsight_tail = occupancy.nsight_tail_estimate or {}
-    rows = [
-        ("theoretical (warps per SM)", fmt(occupancy.theoretical_warps_per_sm)),
-        ("theoretical", display.percent(occupancy.theoretical_pct)),
-        ("limited by", fmt(occupancy.limiter)),
-        (
-            "blocks per SM allowed by registers / shared memory / warps / block slots",
-            " / ".join(fmt(getattr(limits, key)) for key in ("registers", "shared_memory", "warps", "blocks")),
-        ),
-        ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
-        ("max warps per SM", fmt(occupancy.max_warps_per_sm)),
-        ("achieved (counter)", display.percent(occupancy.achieved_pct)),
-        ("achieved (warps per SM, counter)", fmt(occupancy.achieved_warps_per_sm, 1)),
-        ("mean resident warps per SM (trace)", fmt(_get(warps, "mean_occupancy_warps_per_sm"), 1)),
-        ("waves per SM", fmt(occupancy.waves_per_sm, 2)),
-        ("tail effect (partial last wave)", fmt(nsight_tail.get("tail_effect"))),
-    ]
-    return _section("occupancy-panel", "Occupancy", [fields_table(rows, "occupancy-table")])
+    """The occupancy table every view shows (`present.launch.occupancy_table`)."""
+    return _section("occupancy-panel", "Occupancy", [table_view(occupancy_table(result), "occupancy-table")])
 
 
 def occupancy_time_panel(result: LaunchAnalysis | None, chart: Figure | None) -> html.Section:
@@ -277,44 +265,16 @@ def occupancy_time_panel(result: LaunchAnalysis | None, chart: Figure | None) ->
             chart.title,
             [html.P(ANALYSIS_RUNNING + " The tail is marked here when it is done.", className="hint"), graph],
         )
-    tail = result.tail
-    rows = [
-        ("first SM idle for good", dur(_get(tail, "first_sm_idle_ns"))),
-        (
-            "tail: first SM idle to the last warp end",
-            f"{dur(_get(tail, 'tail_ns'))} ({display.fraction(_get(tail, 'tail_fraction'))} of the span)",
-        ),
-        ("last block started", dur(_get(tail, "last_block_start_ns"))),
-        (
-            "last block start to the last warp end",
-            f"{dur(_get(tail, 'after_last_block_start_ns'))} "
-            f"({display.fraction(_get(tail, 'after_last_block_start_fraction'))})",
-        ),
-        (
-            "mean resident warps per SM before / after the last block start",
-            f"{fmt(_get(tail, 'mean_occupancy_before_tail_warps_per_sm'))} / "
-            f"{fmt(_get(tail, 'mean_occupancy_in_tail_warps_per_sm'))}",
-        ),
-        (
-            "SM finish times",
-            f"{dur(_get(tail, 'sm_finish_min_ns'))} to {dur(_get(tail, 'sm_finish_max_ns'))} "
-            f"(std {dur(_get(tail, 'sm_finish_std_ns'))})",
-        ),
-        ("SMs idle the whole launch", fmt(_get(tail, "idle_sms"))),
-    ]
+    tail = [table_view(tail_table(result.tail), "tail-table")] if result.tail else []
     return _section(
         "occupancy-time-panel",
         chart.title,
         [
             *([html.P(chart.note, className="hint")] if chart.note else []),
             graph,
-            fields_table(rows, "tail-table"),
+            *tail,
         ],
     )
-
-
-def _pct(fraction: float | None) -> float | None:
-    return None if fraction is None else 100.0 * fraction
 
 
 def latency_panel(result: LaunchAnalysis | None, chart: Figure | None) -> html.Section:
@@ -325,24 +285,8 @@ def latency_panel(result: LaunchAnalysis | None, chart: Figure | None) -> html.S
     figure = dcc.Graph(id="latency-figure", figure=chart.spec, config=GRAPH_CONFIG)
     if result is None:
         return _section("latency-panel", "Warp latency", [figure])
-    warps = result.warps
-    rows = [
-        (label, dur(_get(warps, key)))
-        for label, key in (
-            ("mean", "mean_latency_ns"),
-            ("median", "p50_latency_ns"),
-            ("p90", "p90_latency_ns"),
-            ("p99", "p99_latency_ns"),
-            ("max", "max_latency_ns"),
-        )
-    ]
-    rows.append(("throughput per SM", rate(_get(warps, "throughput_warps_per_ns_per_sm"))))
-    rows.append(("throughput (warps per cycle per SM)", fmt(_get(warps, "throughput_warps_per_cycle_per_sm"), 5)))
-    return _section(
-        "latency-panel",
-        "Warp latency",
-        [figure, fields_table(rows, "latency-table")],
-    )
+    table = [table_view(warps_table(result.warps), "latency-table")] if result.warps else []
+    return _section("latency-panel", "Warp latency", [figure, *table])
 
 
 def littles_law_panel(result: LaunchAnalysis) -> html.Section:
@@ -351,14 +295,7 @@ def littles_law_panel(result: LaunchAnalysis) -> html.Section:
     law = littles_law_table(result)
     if law is None:
         return _section("littles-law-panel", "Little's law", [html.P(NEEDS_TRACE, className="hint")])
-    table = html.Table(
-        [
-            html.Thead(html.Tr([html.Th(h) for h in law.columns])),
-            html.Tbody([html.Tr([html.Td(cell) for cell in row]) for row in law.rows]),
-        ],
-        id="littles-law-table",
-        className="table",
-    )
+    table = table_view(law, "littles-law-table")
     body: list = [
         html.P(
             "Occupancy (mean resident warps per SM) against latency x throughput (warps started per unit of "
@@ -377,20 +314,13 @@ def stall_panel(result: LaunchAnalysis, chart: Figure | None) -> html.Section:
     stalls = result.stalls
     if chart is None:
         return _section("stall-panel", "Stall breakdown", [html.P(NEEDS_STALLS, className="hint")])
-    rows = [
-        (f"{group} stalls (cycles per issue)", fmt(getattr(stalls, f"{group}_cycles_per_issue"), 2))
-        for group in ("latency", "bandwidth", "other")
-    ]
-    rows += [
-        ("total (cycles per issue)", fmt(stalls.total_cycles_per_issue, 2)),
-        ("source", fmt(stalls.source)),
-    ]
+    table = stalls_table(stalls) if stalls else None
     return _section(
         "stall-panel",
         "Stall breakdown",
         [
             dcc.Graph(id="stall-figure", figure=chart.spec, config=GRAPH_CONFIG),
-            fields_table(rows, "stall-table"),
+            *(table_with_note(table, "stall-table") if table else []),
         ],
     )
 
@@ -403,20 +333,13 @@ def sweep_panel(result: LaunchAnalysis, sweep_note: str, chart: Figure | None) -
         return _section(
             "sweep-panel", "Throughput against occupancy", [html.P(sweep_note, className="hint", id="sweep-note")]
         )
-    rows = [
-        ("L, warp latency", dur(sweep.latency_ns)),
-        ("B, throughput bound per SM", rate(sweep.throughput_bound_warps_per_ns_per_sm)),
-        ("needed occupancy L x B (warps per SM)", fmt(sweep.needed_occupancy_warps_per_sm, 1)),
-        ("largest gap below the model near the knee", display.fraction(sweep.knee_gap_fraction)),
-        ("residual RMS per SM", rate(sweep.residual_rms)),
-    ]
     return _section(
         "sweep-panel",
         "Throughput against occupancy",
         [
             html.P(sweep_note, className="hint", id="sweep-note"),
             dcc.Graph(id="sweep-figure", figure=chart.spec, config=GRAPH_CONFIG),
-            fields_table(rows, "sweep-table"),
+            *table_with_note(sweep_table(sweep), "sweep-table"),
         ],
     )
 
@@ -475,8 +398,8 @@ def what_if_body(
         return [html.P(error or "", className="error", id="whatif-occupancy")]
     occupancy = change.occupancy
     limits = occupancy.limits_blocks_per_sm
-    limiter = occupancy.limiter + (
-        f" (also {', '.join(occupancy.limiters[1:])})" if len(occupancy.limiters) > 1 else ""
+    limiter = limit_label(occupancy.limiter) + (
+        f" (also {', '.join(limit_label(k) for k in occupancy.limiters[1:])})" if len(occupancy.limiters) > 1 else ""
     )
     headline = (
         f"Theoretical occupancy {occupancy.theoretical_warps_per_sm} of {occupancy.max_warps_per_sm} warps "
@@ -486,8 +409,8 @@ def what_if_body(
         headline += f"; the launch as run: {change.current_warps_per_sm} warps per SM."
     rows = [
         (
-            "blocks per SM allowed by " + " / ".join(label for _, label in LIMIT_LABELS),
-            " / ".join(fmt(limits.get(key)) for key, _ in LIMIT_LABELS),
+            "blocks per SM allowed by " + " / ".join(limit_label(key) for key in BLOCK_LIMITS),
+            " / ".join(fmt(limits.get(key)) for key in BLOCK_LIMITS),
         ),
         ("active blocks per SM", fmt(occupancy.active_blocks_per_sm)),
         ("warps per block", fmt(occupancy.warps_per_block)),
@@ -515,18 +438,11 @@ def prediction_body(p: Prediction, result: LaunchAnalysis | None = None) -> list
     and after, basis, Nsight Compute's estimate, what would narrow it), the occupancy after the change, the
     measured ceilings cited once, and the derivation folded. `result`: the launch, for what binds it now."""
     text = prediction_text(p, result)
-    rows = [("binds", text.binds), ("occupancy after the change", text.occupancy), ("basis", text.basis)]
-    if text.nsight:
-        rows.append(("Nsight Compute", text.nsight))
-    if text.narrow:
-        rows.append(("to narrow it", text.narrow))
-    if text.note:
-        rows.append(("note", text.note))
-    if text.profiles:
-        rows.append(("measured ceilings", ", ".join(text.profiles)))
+    profiles = [html.P(f"measured ceilings: {', '.join(text.profiles)}", className="hint")] if text.profiles else []
     return [
         html.P(text.answer, id="whatif-prediction", className="verdict"),
-        fields_table(rows, "whatif-prediction-table"),
+        table_view(prediction_table(text), "whatif-prediction-table"),
+        *profiles,
         html.Details(
             [
                 html.Summary("How: each step of the reasoning"),

@@ -20,8 +20,6 @@ from tracekit.api import (
     LaunchAnalysis,
     RegionLayout,
     RegionTimeline,
-    region_layout_of,
-    region_occupancy,
     region_window,
 )
 from tracekit.present.regions import region_charts, region_timeline_chart
@@ -44,7 +42,7 @@ def layout_of(cache: AnalysisCache, launch_id: int) -> RegionLayout | None:
     """The launch's region layout, cached; None when it has no regions."""
 
     def load() -> RegionLayout | None:
-        return region_layout_of(cache.store, launch_id)
+        return cache.traces.region_layout(launch_id)
 
     return cache.regions.get(launch_id, load)
 
@@ -67,7 +65,7 @@ def initial_view(cache: AnalysisCache, launch_id: int, result: LaunchAnalysis) -
         if layout is None:
             return None
         timeline = region_window(layout)
-        curves = region_occupancy(cache.store, launch_id, result.regions.sm_count if result.regions else None)
+        curves = cache.traces.region_occupancy(launch_id, result.regions.sm_count if result.regions else None)
         drawn, occupancy = region_charts(timeline, curves, layout.names, layout.time_unit, zoomable=True)
         return RegionView(drawn, row_map(timeline), occupancy)
 

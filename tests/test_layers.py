@@ -84,7 +84,7 @@ def test_one_formatting_module_for_every_renderer():
 # decided, drawn by `tracekit.figures` and written by `tracekit.format`; files enter the store through
 # `tracekit.ingest` (and its scratch folder), on the upload page only.
 DASHBOARD_MAY_IMPORT = ("tracekit.api", "tracekit.present", "tracekit.figures", "tracekit.format", "tracekit.errors")
-WRITERS_MAY_ALSO_IMPORT = {"dashboards/pages_upload.py": ("tracekit.ingest", "tracekit.scratch")}
+WRITERS_MAY_ALSO_IMPORT = {"dashboards/pages_upload.py": ("tracekit.scratch",)}  # files enter through the door
 WRITERS_MAY_ALSO_IMPORT["dashboards/app.py"] = ("tracekit.scratch",)  # a killed worker's uploads, removed at start
 
 
@@ -138,3 +138,126 @@ def test_the_store_imports_no_analysis_and_no_renderer():
     forbidden = ("tracekit.analysis", "tracekit.api", "tracekit.reports", "tracekit.dashboards", "tracekit.cli")
     forbidden += ("tracekit.present", "tracekit.figures", "tracekit.format", "tracekit.ingest")
     assert offending("tracekit/store", forbidden) == {}
+
+
+# ---- the CLI, present/, importers/ and the door ----------------------------------------------------------------
+
+# The CLI parses, asks the door and prints what `tracekit.present` words: it computes nothing itself. Of the
+# analysis it names types only (classes, for its signatures); of the store, the `Store` it opens and the URL rules.
+CLI_MAY_IMPORT = ("tracekit.api", "tracekit.present", "tracekit.format", "tracekit.errors", "tracekit.cli")
+CLI_MAY_IMPORT += ("tracekit.selection", "tracekit.ingest", "tracekit.scratch", "tracekit.steps", "tracekit.reports")
+CLI_MAY_IMPORT += ("tracekit.ceilings", "tracekit.dashboards", "tracekit.store.engine")  # calibrate, serve
+
+
+def _cli_outside(module: str) -> bool:
+    if module == "tracekit.store.Store":
+        return False
+    if module.startswith("tracekit.analysis."):  # a type (a class name) for a signature, not a function
+        return not module.rsplit(".", 1)[-1][:1].isupper()
+    return _outside(module, CLI_MAY_IMPORT)
+
+
+def test_the_cli_goes_through_the_api():
+    bad = {}
+    for path in sorted((REPO / "tracekit/cli").rglob("*.py")):
+        hits = sorted(m for m in imports_of(path) if _cli_outside(m) and not _is_package_of_a_type(m, path))
+        if hits:
+            bad[str(path.relative_to(REPO))] = hits
+    assert bad == {}
+
+
+def _is_package_of_a_type(module: str, path: Path) -> bool:
+    """`from tracekit.analysis.types import LaunchAnalysis` records the module too: allowed when every name taken
+    from it is a type (and from `tracekit.store`, its `Store`)."""
+    names = [m.rsplit(".", 1)[-1] for m in imports_of(path) if m.startswith(module + ".")]
+    if module == "tracekit.store":
+        return names == ["Store"]
+    return module.startswith("tracekit.analysis") and bool(names) and all(n[:1].isupper() for n in names)
+
+
+def test_the_cli_check_sees_a_function_taken_from_the_analysis(tmp_path):
+    odd = tmp_path / "command.py"
+    odd.write_text("from tracekit.analysis.comparison import compare_results\nfrom tracekit.store.regions import r\n")
+    assert sorted(m for m in imports_of(odd) if _cli_outside(m) and not _is_package_of_a_type(m, odd)) == [
+        "tracekit.analysis.comparison",
+        "tracekit.analysis.comparison.compare_results",
+        "tracekit.store.regions",
+        "tracekit.store.regions.r",
+    ]
+
+
+def test_present_words_without_reading_or_rendering():
+    """`tracekit.present` decides and words what a view shows from results already computed: no store, no door,
+    no renderer (plotly's dicts are built by `tracekit.figures`)."""
+    forbidden = ("tracekit.store", "tracekit.stored", "tracekit.api", "tracekit.cli", "tracekit.reports")
+    forbidden += ("tracekit.dashboards", "dashboards", "dash", "typer", "rich", "sqlalchemy", "tracekit.ingest")
+    assert offending("tracekit/present", forbidden) == {}
+
+
+def test_the_readers_import_no_analysis_store_or_view():
+    """A reader only produces the common structure (`ParsedImport`): it never analyses, stores or shows."""
+    forbidden = ("tracekit.analysis", "tracekit.store", "tracekit.stored", "tracekit.api", "tracekit.present")
+    forbidden += ("tracekit.cli", "tracekit.reports", "tracekit.dashboards", "dashboards", "dash", "typer", "rich")
+    forbidden += ("tracekit.figures", "plotly")
+    assert offending("importers", forbidden) == {}
+
+
+def test_the_door_and_what_it_delegates_to_import_no_view():
+    """`tracekit.api` and `tracekit.stored` sit below every view: no CLI, report, dashboard or wording layer."""
+    forbidden = ("tracekit.cli", "tracekit.reports", "tracekit.dashboards", "dashboards", "tracekit.present")
+    forbidden += ("dash", "typer", "rich", "tracekit.figures")
+    assert offending("tracekit/stored", forbidden + ("tracekit.api",)) == {}
+    assert not [m for m in imports_of(REPO / "tracekit/api.py") if m.startswith(forbidden)]
+
+
+def _store_uses(path: Path) -> list[int]:
+    """The lines of `path` where code (not a string or a comment) reads an object named `store` or `.store`."""
+    import io
+    import tokenize
+
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)]
+    return [
+        token.start[0]
+        for index, token in enumerate(tokens)
+        if token.type == tokenize.NAME
+        and token.string == "store"
+        and (index + 1 < len(tokens) and tokens[index + 1].string == ".")
+        or (token.string == "store" and index and tokens[index - 1].string == ".")
+    ]
+
+
+def test_the_dashboard_never_sees_a_store():
+    """The pages hold the door (`TraceAnalysis`): catalog, delete and upload go through its methods."""
+    found = {str(p.relative_to(REPO)): _store_uses(p) for p in sorted((REPO / "dashboards").rglob("*.py"))}
+    assert {path: lines for path, lines in found.items() if lines} == {}
+    assert not any(m.endswith(".Store") or m.startswith("tracekit.store") for m in _dashboard_imports())
+
+
+def _dashboard_imports() -> set[str]:
+    return {m for path in (REPO / "dashboards").rglob("*.py") for m in imports_of(path)}
+
+
+def test_the_store_check_sees_a_store_read(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('TEXT = "not in the store."\n\n\ndef f(store, cache):\n    return store.launches(), cache.store\n')
+    assert _store_uses(page) == [5, 5]
+
+
+def test_the_door_is_thin():
+    """`tracekit.api` forwards, as HTA's `TraceAnalysis` does: under 300 lines, no `Any` in a signature, each
+    function and method a docstring and at most three statements (the work is in `tracekit.stored` and the
+    analysis)."""
+    source = (REPO / "tracekit/api.py").read_text()
+    assert len(source.splitlines()) < 300
+    tree = ast.parse(source)
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    assert len(functions) > 30
+    for function in functions:
+        annotations = [a.annotation for a in (*function.args.args, *function.args.kwonlyargs) if a.annotation]
+        annotations += [a.annotation for a in (function.args.vararg, function.args.kwarg) if a and a.annotation]
+        annotations += [function.returns] if function.returns else []
+        names = {n.id for a in annotations for n in ast.walk(a) if isinstance(n, ast.Name)}
+        names |= {n.value for a in annotations for n in ast.walk(a) if isinstance(n, ast.Constant)}
+        assert "Any" not in names and not any("Any" in str(n) for n in names), function.name
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        assert len(body) <= 3, function.name

@@ -963,5 +963,5 @@ def occupancy_spec(result: LaunchAnalysis) -> dict[str, Any] | None:
 
 
 # The whole-step figures (the steps page and the HTML report): drawn in tracekit/step_figures.py.
-from tracekit.step_figures import breakdown_figure as step_breakdown_figure  # noqa: E402, F401
-from tracekit.step_figures import timeline_figure as step_timeline_figure  # noqa: E402, F401
+from tracekit.step_figures import step_breakdown_spec as step_breakdown_spec  # noqa: E402
+from tracekit.step_figures import step_timeline_spec as step_timeline_spec  # noqa: E402

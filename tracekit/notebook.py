@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tracekit.analysis.comparison import Comparison
     from tracekit.analysis.predict import Prediction
     from tracekit.analysis.types import LaunchAnalysis
+    from tracekit.present.sections import Table
 
 FIGURES = (
     "speed_of_light",
@@ -57,11 +58,11 @@ def launch_figure(result: LaunchAnalysis, name: str, aggregates: Mapping[str, An
 
 def _tries(result: LaunchAnalysis) -> list[Any] | str:
     """The predictor's changes from the result alone (a notebook has no store), or why there are none."""
-    from tracekit.analysis.predict import what_to_try
+    from tracekit.analysis.predict import NOTHING_TO_PREDICT, predictable, what_to_try
     from tracekit.errors import TracekitError
 
-    if not result.classification.utilization:
-        return "no Nsight Compute counters to predict from"
+    if not predictable(result):
+        return NOTHING_TO_PREDICT
     try:
         return what_to_try(result)
     except (TracekitError, ValueError, TypeError) as exc:
@@ -70,9 +71,11 @@ def _tries(result: LaunchAnalysis) -> list[Any] | str:
 
 def launch_html(result: LaunchAnalysis) -> str:
     """The result as a notebook shows it: escaped text, the charts as plotly HTML (plotly.js from the CDN)."""
+    from tracekit.present.verdict import verdict_text
+
     verdict = result.classification
     name = html.escape(result.kernel.name or f"launch {result.launch_id}")
-    mode = verdict.mode + (f", limited by {verdict.limiter}" if verdict.limiter else "")
+    mode = verdict_text(verdict)
     parts = [
         '<div class="tracekit-result">',
         f"<h3 style='font-family:monospace'>{name}</h3>",
@@ -80,7 +83,7 @@ def launch_html(result: LaunchAnalysis) -> str:
     ]
     import plotly.io as pio
 
-    from tracekit.present.launch import ANSWER_FIGURE_HEIGHT, answer_figures
+    from tracekit.present.launch import ANSWER_FIGURE_HEIGHT, answer_figures, launch_tables
     from tracekit.present.try_first import try_first
 
     script: str | bool = "cdn"
@@ -104,6 +107,7 @@ def launch_html(result: LaunchAnalysis) -> str:
         parts.append(f"<h4>{html.escape(section.heading)}</h4><ol>{items}</ol>")
     else:
         parts.append(f"<h4>{html.escape(section.heading)}</h4><p>{html.escape(section.note or '')}</p>")
+    parts += [table_html(table) for table in launch_tables(result)]
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -111,17 +115,14 @@ def launch_html(result: LaunchAnalysis) -> str:
 def prediction_html(prediction: Prediction, result: LaunchAnalysis | None = None) -> str:
     """A prediction as a notebook shows it: the answer, what binds before and after, the basis, and the derivation
     folded (`present.prediction`, the words `tracekit predict` prints)."""
-    from tracekit.present.prediction import prediction_text
+    from tracekit.present.prediction import prediction_table, prediction_text
 
     text = prediction_text(prediction, result)
-    lines = [text.binds, f"occupancy after the change: {text.occupancy}", f"basis: {text.basis}"] + [
-        line for line in (text.nsight, text.narrow, text.note and f"note: {text.note}") if line
-    ]
-    lines += [f"measured ceilings: {path}" for path in text.profiles]
+    lines = [f"measured ceilings: {path}" for path in text.profiles]
     steps = "".join(f"<li>{html.escape(step)}</li>" for step in text.steps)
     return (
-        '<div class="tracekit-prediction">'
-        f"<h4>{html.escape(text.title)}</h4><p><b>{html.escape(text.answer)}</b></p>"
+        f'<div class="tracekit-prediction"><p><b>{html.escape(text.answer)}</b></p>'
+        + table_html(prediction_table(text))
         + "".join(f"<p>{html.escape(line)}</p>" for line in lines)
         + f"<details><summary>How</summary><ul>{steps}</ul></details></div>"
     )
@@ -131,13 +132,16 @@ def comparison_html(comparison: Comparison) -> str:
     """A comparison as a notebook shows it: the table `tracekit compare` prints (present.comparison)."""
     from tracekit.present.comparison import comparison_table
 
-    table = comparison_table(comparison)
+    return f'<div class="tracekit-comparison">{table_html(comparison_table(comparison))}</div>'
+
+
+def table_html(table: Table) -> str:
+    """A table `tracekit.present` decided, as a notebook shows it: its title, columns, rows and note, escaped."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
     note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
     return (
-        f'<div class="tracekit-comparison"><h4>{html.escape(table.title)}</h4>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}</div>"
+        f"<h4>{html.escape(table.title)}</h4><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
     )
 
 

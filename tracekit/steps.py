@@ -20,6 +20,7 @@ from tracekit.errors import InputError, TracekitError
 from tracekit.host_events import HostEvents
 
 if TYPE_CHECKING:
+    from tracekit.analysis.steps.timeline import StepTimeline
     from tracekit.store import Store
 
 HOST_READERS = {"kineto": "kineto", "nsys-sqlite": "nsys_sqlite"}
@@ -171,3 +172,13 @@ def replayed_events(events: HostEvents, found: ProgramSteps, calibration: Calibr
 
     chosen = (calibration or calibration_of()).for_setting(found.setting)
     return replay_without_profiler(events, chosen, found.cost_scale)
+
+
+def program_timeline(store: Store | None, source: str | Path, found: ProgramSteps) -> StepTimeline | None:
+    """The timeline of the step `found` shows, on the replay's clock (None without a step)."""
+    from tracekit.analysis.steps.timeline import step_timeline
+
+    shown = found.unprofiled.representative_step
+    if shown is None:
+        return None
+    return step_timeline(replayed_events(events_of(source, store), found), found.unprofiled.steps[shown])

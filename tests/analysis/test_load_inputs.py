@@ -11,6 +11,7 @@ import polars as pl
 from tracekit import api, counters
 from tracekit.ingest import ingest
 from tracekit.store import Store
+from tracekit.stored.inputs import metrics_by_launch
 
 H100 = Path(__file__).resolve().parents[2] / "sample_traces" / "h100"
 
@@ -49,7 +50,7 @@ def test_interleaved_metrics_of_an_older_store_are_sliced_per_launch():
             "value": [1.0, 2, 3, 4, 5, 6, 7],
         }
     )
-    sliced = api._by_launch(interleaved)
+    sliced = metrics_by_launch(interleaved)
     assert sorted(sliced) == [1, 2, 3]
     for launch_id, frame in sliced.items():
         assert frame.equals(interleaved.filter(pl.col("launch_id") == launch_id))

@@ -36,7 +36,7 @@ def test_text_output_register_limited():
     assert table_row(out, "registers") == ["registers", "4", "limiter"]
     assert table_row(out, "warps") == ["warps", "8"]
     assert table_row(out, "shared memory") == ["shared memory", "228"]  # 233,472 B per SM // 1 KB reserve
-    assert table_row(out, "blocks (SM)") == ["blocks (SM)", "32"]
+    assert table_row(out, "block slots") == ["block slots", "32"]
     assert "active blocks per SM: 4" in out
     assert "theoretical warps per SM: 32 of 64" in out
     assert "theoretical occupancy: 50%" in out

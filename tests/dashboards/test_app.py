@@ -14,7 +14,7 @@ from dash.development.base_component import Component
 
 from tracekit import format as display
 from tracekit.analysis import timeline
-from tracekit.api import analyze_stored
+from tracekit.api import TraceAnalysis, analyze_stored
 from tracekit.dashboards import analysis_cache, pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
@@ -64,19 +64,21 @@ def point_count(figure: go.Figure) -> int:
 
 def test_upload_imports_a_real_export_then_reports_it_already_stored(sqlite_store, real_export):
     raw = real_export(NSYS_ONE_KERNEL).read_bytes()
-    first = import_upload(sqlite_store, NSYS_ONE_KERNEL, data_url(raw), 200_000_000)
+    first = import_upload(TraceAnalysis(sqlite_store), NSYS_ONE_KERNEL, data_url(raw), 200_000_000)
     assert (first.outcome, first.launch_count) == ("imported", 1)
     assert first.message == f"{NSYS_ONE_KERNEL} imported as import {first.import_id} with 1 launch"
     imports = sqlite_store.imports()
     assert imports["name"].to_list() == [NSYS_ONE_KERNEL]
     assert imports["size_bytes"].to_list() == [len(raw)]
-    again = import_upload(sqlite_store, NSYS_ONE_KERNEL, data_url(raw), 200_000_000)
+    again = import_upload(TraceAnalysis(sqlite_store), NSYS_ONE_KERNEL, data_url(raw), 200_000_000)
     assert (again.outcome, again.import_id) == ("already stored", first.import_id)
     assert sqlite_store.imports().height == 1
 
 
 def test_garbage_upload_is_an_error_naming_the_file_and_stores_nothing(sqlite_store):
-    status = import_upload(sqlite_store, "garbage.txt", data_url(b"this is not a profile\x01\x02\n42\n"), 10**6)
+    status = import_upload(
+        TraceAnalysis(sqlite_store), "garbage.txt", data_url(b"this is not a profile\x01\x02\n42\n"), 10**6
+    )
     assert status.outcome == "error"
     assert status.message.startswith("garbage.txt")
     assert "tracekit-upload-" not in status.message  # the temporary path is replaced by the user's file name
@@ -87,22 +89,25 @@ def test_upload_over_the_size_limit_is_refused_with_the_sizes(
     sqlite_store, write_warp_trace, synthetic_warps, tmp_path
 ):
     raw = write_warp_trace(tmp_path / "t.csv", "k", synthetic_warps(4)).read_bytes()
-    status = import_upload(sqlite_store, "t.csv", data_url(raw), max_upload_bytes=len(raw) - 1)
+    status = import_upload(TraceAnalysis(sqlite_store), "t.csv", data_url(raw), max_upload_bytes=len(raw) - 1)
     assert status.outcome == "error"
     assert "over the upload limit" in status.message and "tracekit import" in status.message
     assert sqlite_store.imports().height == 0
-    assert import_upload(sqlite_store, "t.csv", data_url(raw), max_upload_bytes=len(raw)).outcome == "imported"
+    assert (
+        import_upload(TraceAnalysis(sqlite_store), "t.csv", data_url(raw), max_upload_bytes=len(raw)).outcome
+        == "imported"
+    )
 
 
 def test_upload_of_data_that_is_not_base64_is_an_error(sqlite_store):
-    status = import_upload(sqlite_store, "x.csv", "data:text/csv;base64,@@@not base64@@@", 10**6)
+    status = import_upload(TraceAnalysis(sqlite_store), "x.csv", "data:text/csv;base64,@@@not base64@@@", 10**6)
     assert status.outcome == "error" and "not base64" in status.message
     assert sqlite_store.imports().height == 0
 
 
 def test_upload_file_name_cannot_escape_the_temporary_folder(sqlite_store, write_warp_trace, synthetic_warps, tmp_path):
     raw = write_warp_trace(tmp_path / "t.csv", "k", synthetic_warps(2)).read_bytes()
-    status = import_upload(sqlite_store, "../../etc/evil.csv", data_url(raw), 10**6)
+    status = import_upload(TraceAnalysis(sqlite_store), "../../etc/evil.csv", data_url(raw), 10**6)
     assert status.outcome == "imported"
     assert Path(sqlite_store.imports()["source_path"][0]).name == "evil.csv"
     assert not Path("/etc/evil.csv").exists()
@@ -121,7 +126,7 @@ def xss_launch(sqlite_store, write_warp_trace, synthetic_warps, tmp_path) -> tup
 
 def test_launch_page_shows_user_strings_as_text_only(sqlite_store, xss_launch):
     launch_id, _ = xss_launch
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     table_strings = [s for s in walk(by_id(page, "launch-table")) if isinstance(s, str)]
     assert XSS_KERNEL in table_strings
     for component in walk(page):
@@ -134,7 +139,7 @@ def test_launch_page_shows_user_strings_as_text_only(sqlite_store, xss_launch):
 
 def test_launch_page_draws_every_warp_when_few(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     figure = plotted(by_id(page, "warp-timeline").figure)
     assert point_count(figure) == 3 * len(warps)  # start, end and a gap per warp
     drawn_us = sorted(x for trace in figure.data for x in trace.x if x is not None)
@@ -148,7 +153,7 @@ def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqli
     nothing of the verdict, and asks for the analysis (`analysis-pending`); once stored, the page is whole."""
     launch_id, warps = xss_launch
     monkeypatch.setattr(analysis_cache, "DEFER_ANALYSIS_WARPS", len(warps) - 1)
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     assert f"{len(warps):,} warps" in by_id(page, "analysis-running").children
     assert by_id(page, "analysis-pending").data == {"pair": None}
     assert sum(plotted(by_id(page, "latency-figure").figure).data[0].y) == len(warps)
@@ -159,7 +164,7 @@ def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqli
     ids = {getattr(c, "id", None) for c in walk(page) if isinstance(c, Component)}
     assert not ids & {"verdict-mode", "verdict-evidence", "tail-table", "latency-table", "littles-law-table"}
     analyze_stored(sqlite_store, [launch_id])  # what the page's request computes
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     assert by_id(page, "analysis-pending").data is None
     assert by_id(page, "verdict-mode").children
     assert plotted(by_id(page, "occupancy-time-figure").figure).layout.shapes  # the tail, marked
@@ -167,7 +172,7 @@ def test_a_launch_above_the_defer_threshold_is_laid_out_before_its_analysis(sqli
 
 def test_launch_page_analysis_panels_render_the_analysis_result(sqlite_store, xss_launch):
     launch_id, warps = xss_launch
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     result = analyze_stored(sqlite_store, [launch_id])[0]
     verdict = result.classification
     assert by_id(page, "verdict-mode").children.startswith(verdict.mode)
@@ -228,7 +233,7 @@ def test_relayout_events_map_to_windows():
 def test_launch_without_warps_says_so(sqlite_store, real_export):
     result, _ = ingest(sqlite_store, real_export(NSYS_ONE_KERNEL))
     launch_id = sqlite_store.launches(import_id=result.import_id)["id"][0]
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     # No empty timeline or trace panels: one line says what would add them.
     ids = {getattr(c, "id", None) for c in walk(page) if isinstance(c, Component)}
     assert not ids & {"warp-timeline", "timeline-panel", "latency-panel", "occupancy-time-panel", "littles-law-panel"}
@@ -242,9 +247,13 @@ def test_launch_without_warps_says_so(sqlite_store, real_export):
 
 def test_compare_page_reports_missing_and_malformed_ids(sqlite_store, xss_launch):
     launch_id, _ = xss_launch
-    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(launch_id), "999999")
+    page = pages_compare.layout(
+        TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), str(launch_id), "999999"
+    )
     assert any(isinstance(s, str) and "No launch B = 999999" in s for s in walk(page))
-    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), "1; drop table", str(launch_id))
+    page = pages_compare.layout(
+        TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), "1; drop table", str(launch_id)
+    )
     assert any(isinstance(s, str) and "is not a launch id" in s for s in walk(page))
 
 

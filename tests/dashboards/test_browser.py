@@ -299,7 +299,7 @@ def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots
     launch_id = vector_add_ids(db_url, sample_trace)[0]
     driver.get(f"{base_url}/launch/{launch_id}")
     occupancy = wait(driver, lambda d: d.find_element(By.ID, "whatif-occupancy"))
-    assert occupancy.text.startswith("Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory")
+    assert occupancy.text.startswith("Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared memory")
     type_into(driver, "whatif-smem", "0")
     wait(driver, lambda d: "64 of 64 warps per SM" in d.find_element(By.ID, "whatif-occupancy").text)
     # 64 registers per thread: 2,048 per warp, 8 warps per sub-partition, 32 per SM.

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 from dash.development.base_component import Component
 
-from tracekit.api import analyze_stored
+from tracekit.api import TraceAnalysis, analyze_stored
 from tracekit.dashboards import pages_compare
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.ingest import ingest
@@ -31,7 +31,11 @@ def test_both_sides_share_the_roofline_axes_and_show_their_own_numbers(sqlite_st
     ingest(sqlite_store, H100 / "samples.raw.csv")
     launches = sqlite_store.launches().filter(pl.col("kernel_name").str.starts_with("vector_add("))
     first, last = launches["id"][0], launches["id"][-1]  # 8 and 64 warps per SM
-    page = components(pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(first), str(last)))
+    page = components(
+        pages_compare.layout(
+            TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), str(first), str(last)
+        )
+    )
     a, b = page["compare-roofline-a"].figure, page["compare-roofline-b"].figure
     assert a.layout.xaxis.range == b.layout.xaxis.range and a.layout.yaxis.range == b.layout.yaxis.range
     results = analyze_stored(sqlite_store, [first, last])

@@ -10,7 +10,7 @@ import pytest
 from dash import dash_table
 
 from tracekit.analysis.gpu_time import gpu_time
-from tracekit.api import analyze_stored, launch_catalog
+from tracekit.api import TraceAnalysis, analyze_stored, launch_catalog
 from tracekit.dashboards import pages_library
 from tracekit.format import kernel_name
 from tracekit.ingest import ingest
@@ -34,7 +34,7 @@ def by_id(component, wanted: str):
 def test_library_rows_carry_the_engines_verdict_and_limiter(sqlite_store: Store):
     for name in ("samples.raw.csv", "vector_add_08warps.csv.gz", "reduce_neighbored.csv.gz"):
         ingest(sqlite_store, SAMPLES / name)
-    page = pages_library.layout(sqlite_store)
+    page = pages_library.layout(TraceAnalysis(sqlite_store))
     table = by_id(page, "launches-table")
     assert isinstance(table, dash_table.DataTable)
     assert (table.sort_action, table.filter_action) == ("native", "native")
@@ -78,11 +78,13 @@ def test_the_catalog_is_read_again_only_when_the_launches_changed(sqlite_store: 
 
 def test_gpu_time_panel_is_the_summary(sqlite_store: Store, real_export):
     result, _ = ingest(sqlite_store, real_export(T4))
-    page = pages_library.layout(sqlite_store)
+    page = pages_library.layout(TraceAnalysis(sqlite_store))
     # Over PAGED_LAUNCHES launches, the page is drawn first and its tables filled after (`show_gpu_time`).
     assert sqlite_store.launch_count() > pages_library.PAGED_LAUNCHES
     assert by_id(page, "gpu-time-kernels").data == [] and by_id(page, "gpu-time-import").value == result.import_id
-    kernels, copies = pages_library.gpu_time_rows(sqlite_store, result.import_id, launch_catalog(sqlite_store))
+    kernels, copies = pages_library.gpu_time_rows(
+        TraceAnalysis(sqlite_store), result.import_id, launch_catalog(sqlite_store)
+    )
     summary = gpu_time(
         sqlite_store.launches(import_id=result.import_id), sqlite_store.memcpys(result.import_id), kernel_name
     )
@@ -140,7 +142,7 @@ def paged_store(sqlite_store: Store, monkeypatch) -> Store:
 
 
 def test_a_large_store_sends_one_page_with_the_verdicts_of_its_launches(paged_store: Store):
-    page = pages_library.layout(paged_store)
+    page = pages_library.layout(TraceAnalysis(paged_store))
     table = by_id(page, "launches-table")
     assert (table.page_action, table.filter_action, table.sort_action) == ("custom", "custom", "custom")
     assert table.page_count == 4 and len(table.data) == 4  # 16 launches, 4 a page
@@ -149,7 +151,7 @@ def test_a_large_store_sends_one_page_with_the_verdicts_of_its_launches(paged_st
     # Drawn from the first page's launches alone, each verdict to follow; what the page then asks for
     # (`fill_first_page`: the page shown, with its verdicts) holds the same launches with the engine's verdicts.
     assert {row["verdict"] for row in table.data} == {pages_library.ANALYSING}
-    rows, pages, _ = pages_library.launch_page(paged_store, 0, 4, None, None)
+    rows, pages, _ = pages_library.launch_page(TraceAnalysis(paged_store), 0, 4, None, None)
     assert [row["id"] for row in rows] == [row["id"] for row in table.data] and pages == 4
     shown = [row["id"] for row in rows]
     results = {r.launch_id: r.classification for r in analyze_stored(paged_store, shown)}
@@ -161,31 +163,42 @@ def test_a_large_stores_page_is_filtered_and_sorted_by_the_server(paged_store: S
     launches = paged_store.launches()
     vector_adds = launches.filter(launches["kernel_name"].str.starts_with("vector_add"))
     rows, pages, note = pages_library.launch_page(
-        paged_store, 0, 4, [{"column_id": "duration_s", "direction": "desc"}], "{kernel} contains VECTOR_add"
+        TraceAnalysis(paged_store),
+        0,
+        4,
+        [{"column_id": "duration_s", "direction": "desc"}],
+        "{kernel} contains VECTOR_add",
     )
     assert note == "" and pages == -(-vector_adds.height // 4)
     assert {row["kernel"] for row in rows} == {"vector_add"}
     longest_first = sorted(vector_adds["duration_ns"].to_list(), reverse=True)[:4]
     assert [row["duration_s"] for row in rows] == pytest.approx([d / 1e9 for d in longest_first], rel=1e-12)
     longest = launches["duration_ns"].max()
-    rows, pages, _ = pages_library.launch_page(paged_store, 0, 4, None, f"{{duration_s}} >= {longest / 1e9}")
+    rows, pages, _ = pages_library.launch_page(
+        TraceAnalysis(paged_store), 0, 4, None, f"{{duration_s}} >= {longest / 1e9}"
+    )
     assert [row["duration_s"] for row in rows] == pytest.approx([longest / 1e9], rel=1e-12) and pages == 1
-    rows, _, _ = pages_library.launch_page(paged_store, 9, 4, None, '{kernel} = "reduceNeighbored"')
+    rows, _, _ = pages_library.launch_page(TraceAnalysis(paged_store), 9, 4, None, '{kernel} = "reduceNeighbored"')
     assert rows and {row["kernel"] for row in rows} == {"reduceNeighbored"}  # past the end: the last page
 
 
 def test_a_large_store_says_what_it_cannot_filter_or_sort_by(paged_store: Store):
-    rows, pages, note = pages_library.launch_page(paged_store, 0, 4, None, "{verdict} contains latency")
+    rows, pages, note = pages_library.launch_page(TraceAnalysis(paged_store), 0, 4, None, "{verdict} contains latency")
     assert note.startswith("Filter not applied: the verdict is known for the launches shown only")
     assert pages == 4 and len(rows) == 4  # the filter is dropped, not half applied
-    rows, _, note = pages_library.launch_page(paged_store, 0, 4, [{"column_id": "verdict", "direction": "asc"}], "")
+    rows, _, note = pages_library.launch_page(
+        TraceAnalysis(paged_store), 0, 4, [{"column_id": "verdict", "direction": "asc"}], ""
+    )
     assert note == "Not sorted by verdict or limiter: they are known for the launches shown only."
     for query, message in (
         ("{duration_s} > fast", "'fast' is not a number (duration_s)"),
         ("{nothing} = 1", "no column 'nothing' to filter"),
         ("duration_s > 1", "cannot apply the filter 'duration_s > 1'"),
     ):
-        assert pages_library.launch_page(paged_store, 0, 4, None, query)[2] == f"Filter not applied: {message}."
+        assert (
+            pages_library.launch_page(TraceAnalysis(paged_store), 0, 4, None, query)[2]
+            == f"Filter not applied: {message}."
+        )
 
 
 @pytest.mark.browser

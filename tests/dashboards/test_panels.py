@@ -16,12 +16,14 @@ from dash.development.base_component import Component
 from tests.dashboards.test_app import plotted
 from tracekit import api
 from tracekit import format as display
+from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_compare, pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
 from tracekit.dashboards.panels import NEEDS_COUNTERS
 from tracekit.ingest import ingest
 from tracekit.present.prediction import prediction_text
+from tracekit.stored import analyses
 
 VECTOR_ADD = [f"h100/vector_add_{warps:02d}warps.csv.gz" for warps in (8, 16, 32, 64)]
 SM_COUNT = 132  # the traces' header: an H100 SXM
@@ -105,13 +107,13 @@ def post_callback(
 
 
 def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sqlite_store, vector_add):
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), vector_add[0])
     # The trace's header: block 256,1,1; registers_per_thread 22; static 0 + dynamic 232,448 bytes.
     assert [by_id(page, i).value for i in ("whatif-block", "whatif-registers", "whatif-smem")] == [256, 22, 232448]
     assert by_id(page, "whatif-grid").value == 2048 and by_id(page, "whatif-ilp").value is None
     # 232,448 + the 1 KB reserve = 233,472 B per block = all of an H100 SM's 228 KB: 1 block of 8 warps.
     assert by_id(page, "whatif-occupancy").children.startswith(
-        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared_memory"
+        "Theoretical occupancy 8 of 64 warps per SM (12.5%), limited by shared memory"
     )
 
     client = create_app(sqlite_store.url).server.test_client()
@@ -140,9 +142,9 @@ def test_what_if_is_prefilled_from_the_launch_and_recomputed_by_its_callback(sql
 
 
 def test_what_if_prediction_is_the_predictors(sqlite_store, vector_add):
-    analysis = AnalysisCache(sqlite_store).get(vector_add[0])
+    analysis = AnalysisCache(TraceAnalysis(sqlite_store)).get(vector_add[0])
     expected = api.predict_stored(sqlite_store, analysis.result, smem=0)
-    body = text_of(pages_launch.what_if_view(sqlite_store, analysis, 256, 22, 0))
+    body = text_of(pages_launch.what_if_view(TraceAnalysis(sqlite_store), analysis, 256, 22, 0))
     got = expected.predicted
     assert f"speed-up {got.speedup:.3g}x (interval {got.low:.3g}x to {got.high:.3g}x)" in body
     # the basis in present.prediction's words: the predictor's, a measured profile cited as "(measured)"
@@ -150,7 +152,7 @@ def test_what_if_prediction_is_the_predictors(sqlite_store, vector_add):
 
 
 def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[1])
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), vector_add[1])
     assert by_id(page, "sweep-note").children.startswith(
         f"Sweep fitted over 4 launches (ids {vector_add[0]}, {vector_add[1]}, "
     )
@@ -165,7 +167,7 @@ def test_sweep_panel_draws_each_launch_from_its_trace(sqlite_store, vector_add):
 
 def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_store, sample_trace, xss_free_trace):
     [launch_id] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     missing = [item.children for item in by_id(page, "not-recorded").children]
     assert any(
         line.startswith("No occupancy sweep: 1 launch of this kernel at this problem size on this device")
@@ -176,7 +178,9 @@ def test_a_lone_launch_says_why_there_is_no_sweep_and_what_is_missing(sqlite_sto
         "No prediction: cannot tell latency-bound from throughput-bound: the launch has no Nsight Compute counters"
     )
     # A synthetic trace records neither registers nor shared memory nor the compute capability.
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), xss_free_trace(sqlite_store))
+    page = pages_launch.layout(
+        TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), xss_free_trace(sqlite_store)
+    )
     assert by_id(page, "whatif-occupancy").children.startswith(
         "Enter registers per thread, dynamic shared memory per block"
     )
@@ -195,7 +199,7 @@ def xss_free_trace(tmp_path, write_warp_trace, synthetic_warps):
 
 
 def test_occupancy_figure_marks_the_tail_where_the_trace_puts_it(sqlite_store, vector_add):
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[0])
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), vector_add[0])
     facts = trace_facts(sqlite_store, vector_add[0])
     shapes = plotted(by_id(page, "occupancy-time-figure").figure).layout.shapes
     rect = next(s for s in shapes if s.type == "rect")
@@ -206,7 +210,7 @@ def test_occupancy_figure_marks_the_tail_where_the_trace_puts_it(sqlite_store, v
 
 
 def test_littles_law_whole_launch_row_closes_on_the_traces_own_numbers(sqlite_store, vector_add):
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), vector_add[2])
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), vector_add[2])
     facts = trace_facts(sqlite_store, vector_add[2])
     rows = [[cell.children for cell in row.children] for row in by_id(page, "littles-law-table").children[1].children]
     assert [row[0] for row in rows] == ["steady state", "steady state, clipped to the window", "whole launch"]
@@ -220,7 +224,7 @@ def test_littles_law_whole_launch_row_closes_on_the_traces_own_numbers(sqlite_st
 def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     result, _ = ingest(sqlite_store, sample_trace("h100/samples.raw.csv"))
     launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     (bars,) = plotted(by_id(page, "stall-figure").figure).data
     metrics = sqlite_store.metrics([launch_id])
     stored = metrics.filter(
@@ -231,12 +235,15 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
     # A trace of the profiled configuration borrows those counters: its page shows the same stalls.
     [traced] = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:1])
     borrowed = plotted(
-        by_id(pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), traced), "stall-figure").figure
+        by_id(
+            pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), traced),
+            "stall-figure",
+        ).figure
     ).data
     assert dict(zip(borrowed[0].y, borrowed[0].x, strict=True))["long_scoreboard"] == pytest.approx(stored["value"][0])
     # abs_values was not profiled: nothing to borrow, and the panel says what is missing.
     [lone] = import_traces(sqlite_store, sample_trace, ["h100/abs_positive.csv.gz"])
-    no_stalls = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), lone)
+    no_stalls = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), lone)
     assert not [c for c in walk(no_stalls) if getattr(c, "id", None) == "stall-panel"]  # no empty stall section
     assert NEEDS_COUNTERS in [item.children for item in by_id(no_stalls, "not-recorded").children]
 
@@ -246,7 +253,7 @@ def test_stall_panel_shows_the_nsight_stall_metrics(sqlite_store, sample_trace):
 
 def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_add):
     a, b = vector_add[0], vector_add[3]
-    page = pages_compare.layout(sqlite_store, AnalysisCache(sqlite_store), str(a), str(b))
+    page = pages_compare.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), str(a), str(b))
     rows = {
         row.children[0].children: [cell.children for cell in row.children[1:]]
         for row in by_id(page, "compare-diff-table").children[1].children
@@ -263,7 +270,7 @@ def test_compare_page_difference_table_and_linked_figures(sqlite_store, vector_a
     sign = "-" if relative < 0 else "+"
     assert rows["duration"][3] == sign + f"{float(f'{abs(relative):.3g}'):g}" + "%"
     assert rows["duration"][-1] == "better"  # one launch a side: no spread, so no within-noise mark
-    assert rows["occupancy limiter"][:2] == ["shared_memory", "warps"]
+    assert rows["occupancy limiter"][:2] == ["shared memory", "warps"]
     occupancy = plotted(by_id(page, "compare-occupancy-figure").figure)
     assert occupancy.layout.xaxis2.matches == "x"  # zooming one side zooms the other
     assert [trace.name for trace in occupancy.data] == ["A", "B"]
@@ -283,18 +290,18 @@ def test_a_launch_is_analysed_once_for_its_page_callbacks_and_compare(sqlite_sto
     """The engine's results are cached in the store: page builds and callbacks recompute nothing until the
     launch's context changes (here: two more occupancies of its kernel make a sweep)."""
     calls: list[list[int]] = []
-    real = api.analyze
+    real = analyses.analyze
 
     def counting(inputs, targets=None, overrides=None, **options):
         calls.append(sorted(targets or []))
         return real(inputs, targets=targets, overrides=overrides, **options)
 
-    monkeypatch.setattr(api, "analyze", counting)
+    monkeypatch.setattr(analyses, "analyze", counting)
     ids = import_traces(sqlite_store, sample_trace, VECTOR_ADD[:2])
-    cache = AnalysisCache(sqlite_store)
-    pages_launch.layout(sqlite_store, cache, ids[0])
-    pages_launch.what_if_view(sqlite_store, cache.get(ids[0]), 128, 22, 0)
-    pages_compare.layout(sqlite_store, cache, str(ids[0]), str(ids[1]))
+    cache = AnalysisCache(TraceAnalysis(sqlite_store))
+    pages_launch.layout(TraceAnalysis(sqlite_store), cache, ids[0])
+    pages_launch.what_if_view(TraceAnalysis(sqlite_store), cache.get(ids[0]), 128, 22, 0)
+    pages_compare.layout(TraceAnalysis(sqlite_store), cache, str(ids[0]), str(ids[1]))
     assert calls == [[ids[0]], [ids[1]]]  # each launch analysed once
     assert cache.get(ids[0]).result.sweep is None
 
@@ -312,11 +319,11 @@ def test_launch_page_names_the_counters_source_and_takes_an_override(sqlite_stor
     ingest(sqlite_store, sample_trace("h100/samples.ncu-rep.gz"))
     profiled = sqlite_store.launches().filter(pl.col("kernel_name").str.starts_with("permute("))
     identity, random = sorted(profiled.iter_rows(named=True), key=lambda row: row["duration_ns"])
-    cache = AnalysisCache(sqlite_store)
-    page = pages_launch.layout(sqlite_store, cache, random_trace)
+    cache = AnalysisCache(TraceAnalysis(sqlite_store))
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), cache, random_trace)
     assert "durations agree" in by_id(page, "pairing-evidence").children
     assert cache.result(random_trace).counters_from.launch_id == random["id"]
-    forced = pages_launch.layout(sqlite_store, cache, random_trace, pair=identity["id"])
+    forced = pages_launch.layout(TraceAnalysis(sqlite_store), cache, random_trace, pair=identity["id"])
     assert by_id(forced, "pairing-evidence").children == f"paired by the user (--pair {random_trace}={identity['id']})"
     client = create_app(sqlite_store.url).server.test_client()
     served = client.get(f"/api/launches/{random_trace}/analysis?pair={identity['id']}").get_json()
@@ -328,8 +335,8 @@ def test_region_panel_shows_each_named_region_of_the_warp_specialized_sample(sql
     """The per-region numbers the page shows are the engine's (ws_pipeline: a producer warp and consumer warps)."""
     result, _ = ingest(sqlite_store, sample_trace("regions/ws_pipeline.v2.gz"))
     launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
-    regions = AnalysisCache(sqlite_store).result(launch_id).regions
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
+    regions = AnalysisCache(TraceAnalysis(sqlite_store)).result(launch_id).regions
     rows = [[cell.children for cell in row.children] for row in by_id(page, "region-table").children[1].children]
     assert [row[0] for row in rows] == [stats.region for stats in regions.regions]
     assert [row[1] for row in rows] == [f"{stats.count:,}" for stats in regions.regions]

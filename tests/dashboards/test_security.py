@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tracekit.api import TraceAnalysis
 from tracekit.store import Store
 
 UPLOAD_CAP_MB = 2  # the servers here take 2 MB per drop, so that "over the cap" stays cheap to send
@@ -433,13 +434,17 @@ def test_a_drop_with_one_bad_file_imports_none_of_them(sqlite_store, write_warp_
     good = [write_warp_trace(tmp_path / f"g{i}.csv", f"good{i}", synthetic_warps(4)).read_bytes() for i in range(2)]
     bad = b"# tracekit-warp-trace v1\nlaunch,sm_id,block_id,warp_in_block,start_ns,end_ns\n0,-1,0,0,1,2\n"
     statuses = import_uploads(
-        sqlite_store, [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1])), ("bad.csv", data_url(bad))], 10**6
+        TraceAnalysis(sqlite_store),
+        [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1])), ("bad.csv", data_url(bad))],
+        10**6,
     )
     assert [s.outcome for s in statuses] == ["not imported", "not imported", "error"]
     assert statuses[2].message == "bad.csv:3 (column 'sm_id'): negative SM id"
     assert statuses[0].message == "g0.csv was not imported: bad.csv failed, and a drop is all or nothing"
     assert sqlite_store.imports().height == 0
-    statuses = import_uploads(sqlite_store, [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1]))], 10**6)
+    statuses = import_uploads(
+        TraceAnalysis(sqlite_store), [("g0.csv", data_url(good[0])), ("g1.csv", data_url(good[1]))], 10**6
+    )
     assert [s.outcome for s in statuses] == ["imported", "imported"]
     assert sqlite_store.imports()["name"].to_list() == ["g0.csv", "g1.csv"]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.dashboards.test_app import plotted
 from tests.dashboards.test_library import by_id
+from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_steps
 from tracekit.ingest import ingest
 from tracekit.present import steps as present
@@ -20,7 +22,7 @@ H200_B512 = H200.parent / "h200_b512"
 def test_steps_page_shows_the_analysis(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
     ref = str(result.import_id)
-    page = pages_steps.layout(sqlite_store, ref)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), ref)
     program = program_of(ref, None, sqlite_store)
     expected = program.unprofiled  # the page shows the step as the program runs it
     assert by_id(page, "steps-program").children == present.program_headline(program)
@@ -28,14 +30,14 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
     step = expected.steps[expected.representative_step]
     assert by_id(page, "steps-causes").data == present.cause_rows(step)
     assert by_id(page, "steps-heading").children == present.step_heading(step)
-    timeline = by_id(page, "steps-timeline").figure
+    timeline = plotted(by_id(page, "steps-timeline").figure)
     names = {trace.name for trace in timeline.data}
     # replayed without the profiler the host issues ahead of this GPU-bound step: its idle is the .item() sync's
     assert {"idle: synchronization", "convolution", "launch call"} <= names
     lanes = {y for trace in timeline.data for y in trace.y}
     assert "GPU idle" in lanes and any(lane.startswith("stream ") for lane in lanes)
     assert any(lane.startswith("thread ") for lane in lanes)
-    breakdown = by_id(page, "steps-breakdown").figure
+    breakdown = plotted(by_id(page, "steps-breakdown").figure)
     idle = sum(t.x[0] for t in breakdown.data if t.y[0] == "idle by cause")
     assert abs(idle - step.idle_ns / 1e6) < 1e-9
     # kernel names reach the figure escaped (plotly reads a subset of HTML in hover text)
@@ -45,16 +47,16 @@ def test_steps_page_shows_the_analysis(sqlite_store: Store):
 
 def test_chooser_and_refusals(sqlite_store: Store):
     ingest(sqlite_store, H200 / "llama_small_cudagraph.pt.trace.json.gz")
-    chooser = pages_steps.layout(sqlite_store, None)
+    chooser = pages_steps.layout(TraceAnalysis(sqlite_store), None)
     assert "import 1" in str(chooser)
-    assert "not an import id" in str(pages_steps.layout(sqlite_store, "x"))
-    assert "no import with id 9" in str(pages_steps.layout(sqlite_store, "9"))
+    assert "not an import id" in str(pages_steps.layout(TraceAnalysis(sqlite_store), "x"))
+    assert "no import with id 9" in str(pages_steps.layout(TraceAnalysis(sqlite_store), "9"))
 
 
 def test_the_page_states_the_critical_path_as_the_cli_does(sqlite_store: Store):
     result, _ = ingest(sqlite_store, H200 / "llama_large_eager.pt.trace.json.gz")
     ref = str(result.import_id)
-    line = by_id(pages_steps.layout(sqlite_store, ref), "steps-critical-path").children
+    line = by_id(pages_steps.layout(TraceAnalysis(sqlite_store), ref), "steps-critical-path").children
     assert line == present.critical_path_line(program_of(ref, None, sqlite_store).unprofiled)
     assert line.startswith("critical path: ") and "stream" in line
 
@@ -64,7 +66,7 @@ def test_a_step_against_its_baseline_shows_what_the_cli_shows(sqlite_store: Stor
     built-in .item() sync among what grew; the page links every other stored trace as a baseline."""
     base, _ = ingest(sqlite_store, H200_B512 / "resnet_baseline.pt.trace.json.gz")
     synced, _ = ingest(sqlite_store, H200_B512 / "resnet_item_sync.pt.trace.json.gz")
-    page = pages_steps.layout(sqlite_store, str(synced.import_id), None, str(base.import_id))
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, str(base.import_id))
     expected = compared(str(base.import_id), str(synced.import_id), None, sqlite_store)
     assert by_id(page, "steps-compare").data == present.comparison_rows(expected)
     headline = by_id(page, "steps-compare-headline").children
@@ -72,7 +74,9 @@ def test_a_step_against_its_baseline_shows_what_the_cli_shows(sqlite_store: Stor
     sync = next(c for c in expected.changes if c.part == "synchronization")
     assert sync.change_ns > 0 and expected.after_step_ns > expected.before_step_ns
     assert f"/steps?import={synced.import_id}&baseline={base.import_id}" in str(
-        pages_steps.layout(sqlite_store, str(synced.import_id))
+        pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id))
     )
-    assert "not an import id" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "x"))
-    assert "no import with id 9" in str(pages_steps.layout(sqlite_store, str(synced.import_id), None, "9"))
+    assert "not an import id" in str(pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, "x"))
+    assert "no import with id 9" in str(
+        pages_steps.layout(TraceAnalysis(sqlite_store), str(synced.import_id), None, "9")
+    )

@@ -10,12 +10,13 @@ from sqlalchemy import func, select
 
 from tests.dashboards.test_app import by_id, walk
 from tracekit.analysis import timeline
-from tracekit.api import AGGREGATES_VERSION, MAX_WARP_BARS
+from tracekit.api import MAX_WARP_BARS, TraceAnalysis
 from tracekit.dashboards import pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.pages_launch import timeline_view
 from tracekit.ingest import ingest
 from tracekit.store import Store, schema
+from tracekit.stored.aggregates import AGGREGATES_VERSION
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "h100" / "vector_add_16warps.csv.gz"
 
@@ -34,14 +35,16 @@ def test_a_second_process_draws_the_page_from_stored_aggregates(sqlite_store: St
     launch_id = int(sqlite_store.launches(import_id=result.import_id)["id"][0])
     warps = timeline.relative_times(sqlite_store.warps(launch_id))
     assert warps.height > MAX_WARP_BARS  # the binned view
-    first = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)
+    first = pages_launch.layout(TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id)
     assert view_chunks(sqlite_store) == 4
 
     def no_warps(self, launch_id):
         raise AssertionError("the page read the warps")
 
     monkeypatch.setattr(Store, "warps", no_warps)
-    page = pages_launch.layout(sqlite_store, AnalysisCache(sqlite_store), launch_id)  # a fresh process's cache
+    page = pages_launch.layout(
+        TraceAnalysis(sqlite_store), AnalysisCache(TraceAnalysis(sqlite_store)), launch_id
+    )  # a fresh process's cache
     expected, note = timeline_view(warps, None, None)
     drawn = by_id(page, "warp-timeline").figure
     assert drawn == expected == by_id(first, "warp-timeline").figure  # plotly dicts, drawn as they are
@@ -53,7 +56,7 @@ def test_a_second_process_draws_the_page_from_stored_aggregates(sqlite_store: St
     monkeypatch.undo()
 
     # detail on zoom: the warps in the window, read then
-    cache = AnalysisCache(sqlite_store)
+    cache = AnalysisCache(TraceAnalysis(sqlite_store))
     span = int(warps["end_rel_ns"].max())
     zoomed, zoom_note = timeline_view(cache.warps.get(launch_id), None, (span // 2, span // 2 + span // 200))
     assert "warps in view, each drawn" in zoom_note and len(zoomed["data"]) >= 1
@@ -64,7 +67,7 @@ def test_a_second_process_draws_the_page_from_stored_aggregates(sqlite_store: St
 
 @pytest.mark.parametrize("bins_rows", [1, 50, 132, 2000])
 def test_full_view_keeps_the_heatmap_payload_bounded(bins_rows: int) -> None:
-    from tracekit.api import MAX_HEATMAP_CELLS, full_view_bins
+    from tracekit.stored.aggregates import MAX_HEATMAP_CELLS, full_view_bins
 
     bins = full_view_bins(bins_rows)
     assert 10 <= bins <= 400 and (bins_rows * bins <= MAX_HEATMAP_CELLS or bins == 10)

@@ -19,6 +19,7 @@ from dash.development.base_component import Component
 from tracekit import api
 from tracekit import format as display
 from tracekit.analysis.predict import PredictionRefused
+from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_launch
 from tracekit.dashboards.analysis_cache import AnalysisCache
 from tracekit.dashboards.app import create_app
@@ -94,9 +95,9 @@ def test_the_what_if_words_the_prediction_as_tracekit_predict_does(sqlite_store,
     """The panel's answer, binds, basis, Nsight line, what would narrow it and each step are the lines `tracekit
     predict --explain` prints for the same knobs (one wording, `present.prediction`); the numbers in them are
     predict_stored's, written by tracekit.format."""
-    analysis = AnalysisCache(sqlite_store).get(traced)
+    analysis = AnalysisCache(TraceAnalysis(sqlite_store)).get(traced)
     expected = api.predict_stored(sqlite_store, analysis.result, **knobs)
-    body = pages_launch.what_if_view(sqlite_store, analysis, *typed)
+    body = pages_launch.what_if_view(TraceAnalysis(sqlite_store), analysis, *typed)
     printed = predict_cli(sqlite_store, traced, knobs)
     got = expected.predicted
     headline = by_id(body, "whatif-prediction").children
@@ -113,7 +114,7 @@ def test_the_what_if_words_the_prediction_as_tracekit_predict_does(sqlite_store,
     basis = ", ".join(expected.basis)
     assert rows["basis"] == basis or "(measured)" in rows["basis"]  # a measured profile's path is cited once
     if expected.nsight is not None:
-        assert f"  {rows['Nsight Compute']}" in printed
+        assert f"  Nsight Compute: {rows['Nsight Compute']}" in printed
         assert f"estimates {times(expected.nsight.speedup)}" in rows["Nsight Compute"]
     else:
         assert "Nsight Compute" not in rows
@@ -122,8 +123,8 @@ def test_the_what_if_words_the_prediction_as_tracekit_predict_does(sqlite_store,
     steps = [item.children for item in by_id(body, "whatif-steps").children]
     assert [f"  - {step}" for step in steps] == [line for line in printed if line.startswith("  - ")]
     assert len(steps) == len(expected.findings)
-    cited = rows["measured ceilings"].split(", ") if "measured ceilings" in rows else []
-    assert [f"measured ceilings: {path}" for path in cited] == [
+    cited = [s for s in walk(body) if isinstance(s, str) and s.startswith("measured ceilings: ")]
+    assert [f"measured ceilings: {path}" for line in cited for path in line.split(": ", 1)[1].split(", ")] == [
         line for line in printed if line.startswith("measured ceilings: ")
     ]
     new, was = expected.new, expected.current
@@ -140,7 +141,7 @@ def test_the_what_if_words_the_prediction_as_tracekit_predict_does(sqlite_store,
 
 
 def test_the_callback_passes_ilp_and_grid_to_the_predictor(sqlite_store, traced):
-    analysis = AnalysisCache(sqlite_store).get(traced)
+    analysis = AnalysisCache(TraceAnalysis(sqlite_store)).get(traced)
     expected = api.predict_stored(sqlite_store, analysis.result, ilp=2.0, grid=4096)
     client = create_app(sqlite_store.url).server.test_client()
     values = {"block": 256, "registers": 22, "smem": 232448, "ilp": 2.0, "grid": 4096}
@@ -164,10 +165,10 @@ def test_the_callback_passes_ilp_and_grid_to_the_predictor(sqlite_store, traced)
 
 @pytest.mark.parametrize(("typed", "knobs"), [((2048, 22, 0), {"block": 2048}), ((256, 22, 300000), {"smem": 300000})])
 def test_a_config_the_device_cannot_run_is_the_predictors_one_line(sqlite_store, traced, typed, knobs):
-    analysis = AnalysisCache(sqlite_store).get(traced)
+    analysis = AnalysisCache(TraceAnalysis(sqlite_store)).get(traced)
     with pytest.raises(PredictionRefused) as refused:
         api.predict_stored(sqlite_store, analysis.result, **knobs)
-    body = pages_launch.what_if_view(sqlite_store, analysis, *typed)
+    body = pages_launch.what_if_view(TraceAnalysis(sqlite_store), analysis, *typed)
     assert len(body) == 1 and body[0].id == "whatif-occupancy"
     assert body[0].children == str(refused.value)
     assert body[0].children.startswith("the device cannot run this configuration: ")
@@ -177,25 +178,25 @@ def test_a_config_the_device_cannot_run_is_the_predictors_one_line(sqlite_store,
 def test_a_launch_without_counters_or_sweep_says_what_is_missing(sqlite_store, sample_trace):
     ingest(sqlite_store, sample_trace("h100/vector_add_08warps.csv.gz"))
     launch_id = int(sqlite_store.launches()["id"][0])
-    cache = AnalysisCache(sqlite_store)
+    cache = AnalysisCache(TraceAnalysis(sqlite_store))
     analysis = cache.get(launch_id)
     with pytest.raises(PredictionRefused) as refused:
         api.predict_stored(sqlite_store, analysis.result, smem=0)
-    body = pages_launch.what_if_view(sqlite_store, analysis, 256, 22, 0)
+    body = pages_launch.what_if_view(TraceAnalysis(sqlite_store), analysis, 256, 22, 0)
     assert by_id(body, "whatif-prediction").children == f"No prediction: {refused.value}"
     assert "no Nsight Compute counters" in str(refused.value) and "no occupancy sweep" in str(refused.value)
     # The occupancy calculator still answers.
     assert by_id(body, "whatif-occupancy").children.startswith("Theoretical occupancy 64 of 64 warps per SM")
     # And the page's What to try first is absent (api.what_to_try_for gives the reason, not a list).
     assert isinstance(api.what_to_try_for(sqlite_store, analysis.result, top=3), str)
-    page = pages_launch.layout(sqlite_store, cache, launch_id)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), cache, launch_id)
     assert not [c for c in walk(page) if getattr(c, "id", None) == "what-to-try-list"]
 
 
 def test_what_to_try_first_is_what_to_try_for(sqlite_store, traced):
-    cache = AnalysisCache(sqlite_store)
+    cache = AnalysisCache(TraceAnalysis(sqlite_store))
     expected = api.what_to_try_for(sqlite_store, cache.get(traced).result, top=3)
     assert isinstance(expected, list) and expected
-    page = pages_launch.layout(sqlite_store, cache, traced)
+    page = pages_launch.layout(TraceAnalysis(sqlite_store), cache, traced)
     items = by_id(page, "what-to-try-list").children
     assert [text_of(item).split(":")[0].strip() for item in items] == [p.change.describe() for p in expected]

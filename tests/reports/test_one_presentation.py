@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import html as html_text
+import html.parser as html_parser
 import os
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from tests.helpers import run_cli
 from tracekit import format as fmt
-from tracekit.api import analyze_stored, what_to_try_for
+from tracekit.api import TraceAnalysis, analyze_stored, what_to_try_for
 from tracekit.ingest import ingest
 from tracekit.store import Store
 
@@ -208,6 +209,20 @@ def test_a_warp_trace_alone_is_undetermined_in_plain_words_in_every_view(tmp_pat
         assert "What to try first" in view and "Nothing predicted:" in view, name
 
 
+def best_change(db: Path):
+    """The copy at 8 warps per SM in the store at `db`: (store, launch id, its analysis, its predicted changes,
+    the best one's knob and value as `tracekit predict` takes them)."""
+    from tracekit.analysis.predict import knob_of
+
+    launch_id = launch_ids(db, "stream_copy")[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    found = what_to_try_for(store, result)
+    assert isinstance(found, list) and found
+    value = str(next(v for v in vars(found[0].change).values() if v is not None))
+    return store, launch_id, result, found, knob_of(found[0].change), value
+
+
 def test_a_prediction_reads_the_same_in_every_view(store_path):
     """The copy at 8 warps per SM: its best predicted change, worded once, in `tracekit predict`, under What to try
     first in `analyze`, the Markdown and HTML reports, the launch page and the notebook, and in the what-if panel
@@ -215,18 +230,11 @@ def test_a_prediction_reads_the_same_in_every_view(store_path):
     import json
 
     from dashboards import panels
-    from tracekit.analysis.predict import knob_of
     from tracekit.notebook import prediction_html
 
     db = store_path
-    launch_id = launch_ids(db, "stream_copy")[0]
-    store = Store.open(str(db))
-    [result] = analyze_stored(store, [launch_id])
-    found = what_to_try_for(store, result)
-    assert isinstance(found, list) and found
+    store, launch_id, result, found, knob, value = best_change(db)
     best = found[0]
-    knob = knob_of(best.change)
-    value = str(next(v for v in vars(best.change).values() if v is not None))
     [p] = json.loads(cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, "--json", db=db))
     got = p["predicted"]
     now_ms = raw_metric(CASES, "stream_copy", "gpu__time_duration.sum")  # the CSV's unit row: ms
@@ -288,7 +296,7 @@ def test_a_comparison_reads_the_same_in_every_view(store_path):
     assert "| " + " | ".join(row) in markdown.replace("\\", "")
     cells = "".join(f"<td>{cell}</td>" for cell in row)
     assert cells in compare_html([pair], []).replace('<td class="num">', "<td>")
-    cache = AnalysisCache(store)
+    cache = AnalysisCache(TraceAnalysis(store))
     dashboard = difference_table({"A": cache.get(a), "B": cache.get(b)})
     table_rows = [[c.children for c in tr.children] for tr in dashboard[0].children[1].children]
     assert row in [r[:5] for r in table_rows]
@@ -354,7 +362,7 @@ def test_the_launch_figures_are_one_plotly_dict_in_every_layout(tmp_path):
     for key, figure in spec.items():
         assert figure in embedded, key
     # The launch page: the same dicts in its graphs (from the aggregates it keeps in the store).
-    page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
     graph_ids = {
         "warp_timeline": "warp-timeline",
         "occupancy_time": "occupancy-time-figure",
@@ -447,7 +455,7 @@ def test_the_comparison_charts_are_one_plotly_dict_in_every_layout(vector_add_st
         assert f"<h3>{html_text.escape(chart.title)}</h3>" in page
         assert chart.note is None or html_text.escape(chart.note) in page
     # The dashboard's compare page: the same dicts in its graphs, under the same titles.
-    layout = pages_compare.layout(store, AnalysisCache(store), str(a), str(b))
+    layout = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
     for chart in charts.figures:
         assert json.loads(json.dumps(_graph(layout, f"compare-{chart.key}-figure").figure)) == spec[chart.key]
         assert chart.title in _texts(layout)
@@ -495,8 +503,257 @@ def test_the_region_charts_are_one_plotly_dict_in_every_layout(tmp_path):
     for chart in charts:
         assert spec[chart.key] in embedded, chart.key
         assert f"<h3>{chart.title}</h3>" in page
-    launch_page = pages_launch.layout(store, AnalysisCache(store), launch_id)
+    launch_page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
     texts = _texts(launch_page)
     for chart, graph_id in zip(charts, ("region-timeline", "region-occupancy"), strict=True):
         assert json.loads(json.dumps(_graph(launch_page, graph_id).figure)) == spec[chart.key], graph_id
         assert chart.title in texts
+
+
+# ---- whole tables: every view lays out the tables `tracekit.present` decided, cell for cell ---------------------
+
+
+class _HtmlTables(html_parser.HTMLParser):
+    """The tables of an HTML page, each as its rows of cell texts (header row first), entities decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def html_tables(page: str) -> list[list[list[str]]]:
+    parser = _HtmlTables()
+    parser.feed(page)
+    return parser.tables
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Each run of `| ... |` lines as a table (the `---` line left out), cells unescaped."""
+    tables: list[list[list[str]]] = []
+    previous = False
+    for line in text.splitlines():
+        is_row = line.startswith("|")
+        if is_row and not set(line) <= set("|-: "):
+            cells = [c.strip().replace("\\", "") for c in line.strip().strip("|").split(" | ")]
+            if not previous:
+                tables.append([])
+            tables[-1].append(cells)
+        previous = is_row
+    return tables
+
+
+def terminal_tables(text: str) -> list[list[list[str]]]:
+    """The tables rich printed (at their natural width: the output is piped), each as header and rows."""
+    tables: list[list[list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("┏"):
+            tables.append([])
+        elif line.startswith(("┃", "│")):
+            tables[-1].append([c.strip() for c in line.strip()[1:-1].split(line.strip()[0])])
+    return tables
+
+
+def dash_tables(node) -> list[list[list[str]]]:
+    """The `html.Table`s of a Dash tree, each as its rows of cell texts."""
+    from dash import html as dash_html
+
+    found: list[list[list[str]]] = []
+
+    def rows(table) -> list[list[str]]:
+        out: list[list[str]] = []
+
+        def walk(child):
+            if isinstance(child, dash_html.Tr):
+                out.append([" ".join(_texts(cell)).strip() for cell in child.children])
+            elif isinstance(child, list | tuple):
+                for c in child:
+                    walk(c)
+            elif getattr(child, "children", None) is not None:
+                walk(child.children)
+
+        walk(table.children)
+        return out
+
+    def visit(child):
+        if isinstance(child, dash_html.Table):
+            found.append(rows(child))
+        elif isinstance(child, list | tuple):
+            for c in child:
+                visit(c)
+        elif getattr(child, "children", None) is not None:
+            visit(child.children)
+
+    visit(node)
+    return found
+
+
+def whole(table) -> list[list[str]]:
+    return [list(table.columns), *[list(row) for row in table.rows]]
+
+
+def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
+    """vector_add at 8 warps per SM (a trace of a four-occupancy sweep): each table `present.launch.launch_tables`
+    decides (launch, occupancy, warps, Little's law, tail, sweep) is in `tracekit analyze --tables`, the Markdown
+    and HTML reports and the notebook whole, cell for cell; the launch page lays out the same tables for the
+    panels it has (all but the launch table, which it shows from the stored row)."""
+    from tracekit.dashboards import pages_launch
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.notebook import launch_html
+    from tracekit.present.launch import launch_tables
+    from tracekit.reports.html import report_html
+    from tracekit.reports.markdown import report_markdown
+
+    db, ids = vector_add_store
+    launch_id = ids[0]
+    store = Store.open(str(db))
+    [result] = analyze_stored(store, [launch_id])
+    expected = {table.title: whole(table) for table in launch_tables(result)}
+    assert set(expected) == {
+        "Launch",
+        "Occupancy",
+        "Warps (trace)",
+        "Little's law: occupancy = latency x throughput",
+        "Tail",
+        "Occupancy sweep: throughput = min(n / L, B)",
+    }
+    tries = {launch_id: what_to_try_for(store, result)}
+    shown = {
+        "cli": terminal_tables(cli("analyze", f"launch:{launch_id}", "--tables", db=db)),
+        "markdown": markdown_tables(report_markdown([result], tries=tries)),
+        "html": html_tables(report_html([result], {}, tries=tries)),
+        "notebook": html_tables(launch_html(result)),
+    }
+    for view, tables in shown.items():
+        for title, rows in expected.items():
+            assert rows in tables, (view, title)
+    page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
+    on_page = dash_tables(page)
+    for title, rows in expected.items():
+        if title != "Launch":
+            assert rows in on_page, title
+    # The numbers are the trace's: its warp count, read with the csv module.
+    warps = dict(row for row in expected["Warps (trace)"][1:])
+    assert warps["warps"] == fmt.number(_warps_in(8))
+
+
+def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store):
+    """vector_add at 8 against 64 warps per SM: the whole of `present.comparison.comparison_table` in `tracekit
+    compare`, the Markdown and HTML comparisons, the compare page and the notebook, cell for cell."""
+    from tracekit.dashboards import pages_compare
+    from tracekit.dashboards.analysis_cache import AnalysisCache
+    from tracekit.notebook import comparison_html
+    from tracekit.present.comparison import ComparedPair, comparison_table
+    from tracekit.reports.html import compare_html
+    from tracekit.reports.markdown import compare_markdown
+
+    db, ids = vector_add_store
+    a, b = ids[0], ids[3]
+    store = Store.open(str(db))
+    result_a, result_b = analyze_stored(store, [a, b])
+    comparison = compare_results_of([result_a], [result_b])
+    expected = whole(comparison_table(comparison))
+    assert expected[1][0] == "duration" and len(expected) > 10
+    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b])
+    page = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
+    shown = {
+        "cli": terminal_tables(cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)),
+        "markdown": markdown_tables(compare_markdown([pair], [])),
+        "html": html_tables(compare_html([pair], [])),
+        "dashboard": dash_tables(page),
+        "notebook": html_tables(comparison_html(comparison)),
+    }
+    for view, tables in shown.items():
+        assert expected in tables, view
+
+
+def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
+    """The copy at 8 warps per SM, its best change: `present.prediction.prediction_table` (what binds, occupancy
+    after, basis, Nsight Compute's estimate, what would narrow it) whole under the answer in `tracekit predict`,
+    the launch page's what-if and the notebook (the reports list a launch's predictions under What to try first,
+    one line each: `test_a_prediction_reads_the_same_in_every_view`)."""
+    from tracekit.dashboards import panels
+    from tracekit.notebook import prediction_html
+    from tracekit.present.prediction import prediction_table, prediction_text
+
+    db = store_path
+    _, launch_id, result, found, knob, value = best_change(db)
+    best = found[0]
+    table = prediction_table(prediction_text(best, result))
+    expected = whole(table)
+    assert [row[0] for row in expected[1:4]] == ["binds", "basis", "occupancy after the change"]
+    printed = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db).splitlines()
+    rows = [line.strip().split(": ", 1) for line in printed[2:] if line.startswith("  ") and ": " in line]
+    assert [list(table.columns), *rows] == expected
+    assert expected in dash_tables(panels.prediction_body(best, result))
+    assert expected in html_tables(prediction_html(best, result))
+
+
+def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
+    """A ResNet step with a `.item()` sync (batch 512 on an H200): the steps table and the idle causes
+    (`present.steps.step_rows`, `cause_rows`) whole in the Markdown and HTML reports and on the steps page; `tracekit
+    step` prints each row's cells at fixed widths (a long label cut at 24 characters). A notebook gets the
+    `StepsResult` itself (`TraceAnalysis.steps`)."""
+    from tracekit.dashboards import pages_steps
+    from tracekit.present import steps as present_steps
+    from tracekit.reports import steps_section
+    from tracekit.reports.html import report_html
+    from tracekit.reports.markdown import report_markdown
+
+    db = tmp_path / "s.sqlite"
+    store = Store.open(str(db))
+    trace = REPO / "sample_traces" / "steps" / "h200_b512" / "resnet_item_sync.pt.trace.json.gz"
+    import_id = int(ingest(store, trace)[0].import_id)
+    traces = TraceAnalysis(store)
+    result = traces.steps(str(import_id))
+    step = result.steps[result.representative_step or 0]
+    expected = {
+        "steps": present_steps.step_rows(result),
+        "causes": present_steps.cause_rows(step),
+    }
+    assert len(expected["steps"]) > 1 and expected["causes"]
+
+    def as_table(rows: list[dict[str, str]]) -> list[list[str]]:
+        return [list(rows[0]), *[list(row.values()) for row in rows]]
+
+    shown = {
+        "markdown": markdown_tables(report_markdown([], steps=[result])),
+        "html": html_tables(report_html([], {}, steps=steps_section.gather(store, [import_id]))),
+    }
+    for view, tables in shown.items():
+        for name, rows in expected.items():
+            assert as_table(rows) in tables, (view, name)
+    page = pages_steps.layout(traces, str(import_id))
+    for table_id, rows in (("steps-table", expected["steps"]), ("steps-causes", expected["causes"])):
+        assert _by_id(page, table_id).data == rows
+    printed = cli("step", f"import:{import_id}", db=db).splitlines()
+    for row in expected["steps"]:
+        assert any(all(cell[:24] in line for cell in row.values()) for line in printed), row
+
+
+def _by_id(node, component_id: str):
+    if getattr(node, "id", None) == component_id:
+        return node
+    children = getattr(node, "children", None) if not isinstance(node, list | tuple) else node
+    for child in children if isinstance(children, list | tuple) else [children] if children is not None else []:
+        found = _by_id(child, component_id)
+        if found is not None:
+            return found
+    return None

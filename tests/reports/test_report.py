@@ -157,7 +157,7 @@ def test_markdown_report(cli, db_path, tiny_and_ncu):
     assert "| duration | 3 µs |" in text
     assert "| latency mean | 1.25 µs |" in text
     assert "| theoretical | 100% (64 of 64 warps per SM) |" in text
-    assert "| block limit: blocks | 32 blocks per SM |" in text  # 32-block limit: 32 x 2 warps = 64
+    assert "| block limit: block slots | 32 blocks per SM |" in text  # 32-block limit: 32 x 2 warps = 64
     for row in ncu_raw_rows(ncu):
         ns = float(row["gpu__time_duration.sum"])
         assert f"| {float(f'{ns / 1000:.4g}'):g} µs | 12.5% |" in text

@@ -21,8 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import polars as pl
+
 from tracekit.analysis.types import Pairing
-from tracekit.kernel_key import KernelKey
+from tracekit.kernel_key import KernelKey, neutral_kernel_name
 
 DURATION_TOLERANCE = 3.0  # trace span / profiled duration within [1/3, 3]
 REPEAT_SPREAD = 1.25  # profiled launches this close to one another are repeats of one workload
@@ -119,3 +121,32 @@ def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], time
         f"profiled ({_fmt_ratio(span, best.duration_ns or span)}, within {DURATION_TOLERANCE:g}x)",
         ids,
     )
+
+
+def pairing_candidates(catalog: pl.DataFrame, targets: pl.DataFrame) -> dict[int, list[int]]:
+    """Each target's pairing candidates (its context): the launches of `catalog` (`Store.launches()` frames, both)
+    of its kernel name as any demangler spells it (so every launch `KernelKey.matches` could pair: a PyTorch
+    trace's kernel and Nsight Compute's spelling of it) on a compatible device (same device name and compute
+    capability, or one of them unknown). The targets of one context share one list."""
+    names = {name: neutral_kernel_name(name) for name in catalog["kernel_name"].unique().to_list()}
+    groups: dict[tuple[str, str | None, str | None], list[int]] = {}
+    columns = ("id", "kernel_name", "device_name", "compute_capability")
+    for launch_id, name, device, cc in catalog.select(columns).iter_rows():
+        groups.setdefault((names.get(name) or "", device, cc), []).append(launch_id)
+    by_name: dict[str, list[tuple[str | None, str | None, list[int]]]] = {}
+    for (name, device, cc), ids in groups.items():
+        by_name.setdefault(name, []).append((device, cc, ids))
+    memo: dict[tuple[str, str | None, str | None], list[int]] = {}
+    context = {}
+    for launch_id, name, device, cc in targets.select(columns).iter_rows():
+        key = (names.get(name) or neutral_kernel_name(name), device, cc)
+        if key not in memo:
+            memo[key] = sorted(
+                i
+                for other_device, other_cc, ids in by_name.get(key[0], [])
+                if (other_device is None or device is None or other_device == device)
+                and (other_cc is None or cc is None or other_cc == cc)
+                for i in ids
+            )
+        context[launch_id] = memo[key]
+    return context

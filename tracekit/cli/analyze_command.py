@@ -9,18 +9,15 @@ import polars as pl
 import typer
 
 from tracekit import format as fmt
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored
-from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
+from tracekit.api import LaunchAnalysis, analyze_stored
+from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json, print_table
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
+from tracekit.present.launch import launch_tables
 from tracekit.present.prediction import cite_once
 from tracekit.present.try_first import TryFirst, try_first
+from tracekit.present.verdict import limited_by, verdict_text
 from tracekit.selection import resolve_launches
-
-
-def _limiter(limiter: str | None) -> str:
-    return f"limited by {limiter.replace('_', ' ')}" if limiter else "limiter n/a"
 
 
 def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> list[str]:
@@ -33,7 +30,7 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
         f"  grid {fmt.dims(kernel.grid)}, block {fmt.dims(kernel.block)}, "
         f"{fmt.number(kernel.registers_per_thread)} registers/thread, "
         f"{fmt.size(smem)} shared memory/block, duration {fmt.duration(result.duration_ns)}",
-        f"  occupancy: theoretical {fmt.percent(occupancy.theoretical_pct)} ({_limiter(occupancy.limiter)}), "
+        f"  occupancy: theoretical {fmt.percent(occupancy.theoretical_pct)} ({limited_by(occupancy.limiter)}), "
         f"achieved {fmt.percent(occupancy.achieved_pct)}, {fmt.number(occupancy.waves_per_sm)} waves per SM",
         f"  counters: {result.pairing.evidence}",
     ]
@@ -55,9 +52,8 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
         lines.append(f"  tail: {fmt.duration(tail.tail_ns)} ({fmt.fraction(tail.tail_fraction)} of the launch)")
     if result.sweep_note:
         lines.append(f"  sweep: {result.sweep_note}")
-    limiter = f" by {verdict.limiter}" if verdict.limiter else ""
     flags = f"  [{', '.join(verdict.flags)}]" if verdict.flags else ""
-    lines.append(f"  verdict: {verdict.mode}{limiter}{flags}")
+    lines.append(f"  verdict: {verdict_text(verdict)}{flags}")
     lines += [f"    - {line}" for line in verdict.evidence]
     return lines
 
@@ -108,6 +104,9 @@ def analyze_command(
     names: NamesOption = NameStyle.base,
     db: DbOption = None,
     as_json: JsonOption = False,
+    tables: Annotated[
+        bool, typer.Option("--tables", help="Each launch's tables too, as the report and the launch page show them.")
+    ] = False,
 ) -> None:
     """Explain each launch: occupancy, latency, throughput, Little's law, tail, and what bounds it."""
     pairs = parse_pairs(pair)
@@ -127,5 +126,7 @@ def analyze_command(
         print_summary(result, names)
         for line in try_first_lines(try_first(result, what_to_try_for(store, result)), profiles):
             console.print(line, markup=False)
+        for table in launch_tables(result) if tables else []:
+            print_table(table)
     for line in ceilings_lines(profiles):
         console.print(line, markup=False)

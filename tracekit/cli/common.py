@@ -16,6 +16,7 @@ from rich.segment import Segment
 from tracekit.format import NameStyle
 
 if TYPE_CHECKING:
+    from tracekit.present.sections import Table
     from tracekit.store import Store
 
 T = TypeVar("T")
@@ -100,6 +101,20 @@ def json_text(value: Any) -> str:
     """What every `--json` prints: indented, dates as ISO text, NaN as null. orjson, not the json module: a report
     of 10,000 launches is 140 MB of JSON, which the json module takes 7 s to write."""
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+
+
+def print_table(table: Table, to: Console | None = None, title: bool = True) -> None:
+    """A table `tracekit.present` decided, as a terminal table (cells as `Text`: never read as rich markup), its
+    note under it."""
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    shown = RichTable(*table.columns, title=table.title if title else None)
+    for row in table.rows:
+        shown.add_row(*(Text(cell) for cell in row))
+    (to or console).print(shown)
+    if table.note:
+        (to or console).print(Text(table.note))
 
 
 def print_json(value: Any) -> None:

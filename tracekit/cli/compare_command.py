@@ -13,12 +13,17 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table as RichTable
 from rich.text import Text
 
-from tracekit.analysis.comparison import compare_results, evaluate_gate, parse_gate
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, launch_aggregates
+from tracekit.api import (
+    LaunchAnalysis,
+    analyze_stored,
+    compare_launches,
+    evaluate_gate,
+    launch_aggregates,
+    match_launches,
+    parse_gate,
+)
 from tracekit.cli.common import (
     DbOption,
     JsonOption,
@@ -28,11 +33,11 @@ from tracekit.cli.common import (
     err_console,
     json_text,
     open_store,
+    print_table,
 )
 from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
-from tracekit.matching import match_launches
 from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading, side_launch
 from tracekit.selection import resolve_launches
 
@@ -60,11 +65,7 @@ def _print_text(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]]
         table = comparison_table(pair.comparison)
         console.print(Text(pair_heading(pair), style="bold"))
         console.print(Text(f"A = {pair.reference_a}, B = {pair.reference_b}"))
-        rich_table = RichTable(*table.columns)
-        for row in table.rows:
-            rich_table.add_row(*(Text(cell) for cell in row))  # Text: names are never read as rich markup
-        console.print(rich_table)
-        console.print(Text(table.note or ""))
+        print_table(table, console, title=False)
     for failed, message in gate_messages:
         console.print(Text(message, style="bold red" if failed else "green"))
 
@@ -101,7 +102,7 @@ def compare_command(
     pairs = []
     for group_a, group_b in match_launches(launches_a, launches_b, kernel_a, kernel_b):
         results_a, results_b = analyze_stored(store, group_a), analyze_stored(store, group_b)
-        pair = ComparedPair(a, b, compare_results(results_a, results_b), results_a, results_b, names=names)
+        pair = ComparedPair(a, b, compare_launches(results_a, results_b), results_a, results_b, names=names)
         if fmt is CompareFormat.html:
             pair.views_a, pair.views_b = _first_views(store, results_a), _first_views(store, results_b)
         pairs.append(pair)

@@ -29,51 +29,16 @@ import polars as pl
 import typer
 
 from tracekit import format as fmt_text
+from tracekit.api import export_parquet, launch_slices
 from tracekit.cli.common import DbOption, console, open_store, warn
 from tracekit.errors import TracekitError
 from tracekit.selection import resolve_launches
-from tracekit.store import Store
-from tracekit.store.regions import launch_regions
 
 FORMATS = ("auto", "perfetto", "perfetto-proto")
 AUTO_PROTO_SLICES = 1_000_000  # auto: above this many slices (~150 MB of JSON) the protobuf trace is written
 PROTO_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".binpb")
 PROTO_CHUNK_PACKETS = 20_000  # packets serialized per write
 WHAT = ("auto", "regions", "warps")
-
-
-def _slices(store: Store, launch: dict[str, Any], what: str, clock_hz: float | None) -> tuple[pl.DataFrame, str]:
-    """The launch's slices: sm_id, block_id, warp_in_block, name, start_ns, end_ns (relative), and the time note."""
-    regions = launch_regions(store, launch["id"]) if what in ("auto", "regions") else None
-    if regions is not None and regions.height:
-        frame = regions.rename({"region": "name"})
-    else:
-        if what == "regions":
-            raise TracekitError(f"launch {launch['id']} has no regions to export (--what warps exports its warps)")
-        frame = store.warps(launch["id"]).with_columns(pl.lit("warp").alias("name"))
-        if frame.height == 0:
-            raise TracekitError(f"launch {launch['id']} has neither regions nor warp records to export")
-    note = "ns"
-    if frame["start_ns"].null_count() or frame["end_ns"].null_count():
-        clock = clock_hz or launch.get("sm_clock_hz")
-        scale = 1e9 / clock if clock else 1.0
-        note = f"cycles converted at {clock:.6g} Hz" if clock else "cycles written as ns (clock unknown: 1 GHz assumed)"
-        frame = frame.with_columns(
-            (pl.col("start_cycles") * scale).round().cast(pl.Int64).alias("start_ns"),
-            (pl.col("end_cycles") * scale).round().cast(pl.Int64).alias("end_ns"),
-        )
-    origin = frame["start_ns"].min()
-    frame = frame.select(
-        pl.col("sm_id").fill_null(-1).cast(pl.Int64),
-        pl.col("block_id").cast(pl.Int64),
-        pl.col("warp_in_block").cast(pl.Int64),
-        pl.col("name").cast(pl.Utf8),
-        (pl.col("start_ns") - origin).alias("start_ns"),
-        (pl.col("end_ns") - origin).alias("end_ns"),
-    )
-    return frame.sort(
-        ["sm_id", "block_id", "warp_in_block", "start_ns", "end_ns"], descending=[False] * 4 + [True]
-    ), note
 
 
 def _lanes(starts: list[int], ends: list[int]) -> list[int]:
@@ -258,7 +223,6 @@ def _proto_wanted(fmt: str, output: Path, slices: int) -> bool:
 def _export_parquet(folder: Path, reference: str | None, kernel: str | None, db: str | None) -> None:
     """`--parquet DIR`: the normalized tables as a Parquet dataset (tracekit/store/parquet_export.py)."""
     from tracekit.cli.common import progress
-    from tracekit.store.parquet_export import export_parquet
 
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise TracekitError(f"--parquet {folder}: exists and is not an empty folder (a dataset goes to a new one)")
@@ -323,7 +287,7 @@ def export_command(
     notes: dict[str, dict[str, Any]] = {}
     frames = []
     for launch in launches.iter_rows(named=True):
-        frame, note = _slices(store, launch, what, clock_hz)
+        frame, note = launch_slices(store, launch, what, clock_hz)
         label = f"launch {launch['id']}" if launches.height > 1 else None
         frames.append((frame, label))
         notes[str(launch["id"])] = {"kernel": launch.get("kernel_name"), "time": note, "slices": frame.height}

@@ -7,26 +7,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tracekit.analysis.occupancy import (
-    KNOB_COLUMNS,
-    carveout_bytes_from_percent,
-    compact_cliffs,
-    device_limits,
-    nearest_cliffs,
-    occupancy_cliffs,
-    tail_estimate,
-    theoretical_occupancy,
-)
+from tracekit.api import KNOB_COLUMNS, occupancy_plan
 from tracekit.cli.common import JsonOption, console, print_json
-from tracekit.errors import TracekitError
+from tracekit.present.verdict import limit_label
 
-LIMIT_LABELS = {
-    "registers": "registers",
-    "shared_memory": "shared memory",
-    "warps": "warps",
-    "blocks": "blocks (SM)",
-    "barriers": "barriers",
-}
 KNOB_TITLES = {
     "block_size": "block size",
     "registers": "registers per thread",
@@ -36,19 +20,6 @@ KNOB_TITLES = {
 
 def _pct(value: float) -> str:
     return f"{value:g}%"
-
-
-def _carveout_bytes(cc: str, text: str | None) -> int | None:
-    """--carveout as bytes: "65536", or "50%" of the SM's largest carveout."""
-    if text is None:
-        return None
-    value = text.strip()
-    try:
-        if value.endswith("%"):
-            return carveout_bytes_from_percent(cc, int(value[:-1]))
-        return int(value)
-    except ValueError:
-        raise TracekitError(f"--carveout {text!r}: expected bytes (65536) or a percentage (50%)") from None
 
 
 def occupancy_command(
@@ -79,36 +50,11 @@ def occupancy_command(
     as_json: JsonOption = False,
 ) -> None:
     """Theoretical occupancy: blocks per SM allowed by each limit, the limiter, and where occupancy changes."""
-    if (grid is None) != (sms is None):
-        raise TracekitError("--grid and --sms go together: waves need both the grid size and the SM count")
-    carveout_bytes = _carveout_bytes(cc, carveout)
-    result = theoretical_occupancy(cc, block, regs, smem, carveout_bytes, barriers_per_block=barriers, opt_in=opt_in)
-    if not opt_in and smem > device_limits(cc).default_shared_mem_per_block_bytes:
-        raise TracekitError(
-            f"{smem} bytes of shared memory per block: more than {device_limits(cc).default_shared_mem_per_block_bytes}"
-            " needs the kernel's opt-in (cudaFuncAttributeMaxDynamicSharedMemorySize), without which the launch "
-            "fails; pass --opt-in if the kernel opts in"
-        )
-    # The curves at the same carveout, barrier count and opt-in as the launch itself.
-    cliffs = occupancy_cliffs(cc, block, regs, smem, carveout_bytes, barriers_per_block=barriers, opt_in=opt_in)
-    steps = {knob: compact_cliffs(frame) for knob, frame in cliffs.items()}
-    nearest = nearest_cliffs(cliffs, block, regs, smem)
-    tail = None
-    if grid is not None and sms is not None:  # both or neither (checked above)
-        if result.active_blocks_per_sm == 0:
-            raise TracekitError(f"no block fits on an SM (limited by {result.limiter}): there are no waves")
-        tail = tail_estimate(grid, result.active_blocks_per_sm, sms)
+    plan = occupancy_plan(cc, block, regs, smem, carveout, barriers, opt_in, grid, sms)
     if as_json:
-        print_json(
-            {
-                **result.to_dict(),
-                "nearest_cliffs": [cliff.to_dict() for cliff in nearest],
-                "cliffs": {knob: frame.to_dicts() for knob, frame in steps.items()},
-                "tail": tail,
-            }
-        )
+        print_json(plan.to_dict())
         return
-
+    result, tail, nearest = plan.result, plan.tail, plan.nearest
     console.print(
         f"CC {result.compute_capability}: {block} threads ({result.warps_per_block} warps) per block, "
         f"{regs} registers per thread, {smem} bytes of shared memory per block",
@@ -127,7 +73,7 @@ def occupancy_command(
     if result.barrier_limit_blocks_per_sm is not None:
         rows["barriers"] = result.barrier_limit_blocks_per_sm
     for name, blocks in rows.items():
-        limits.add_row(LIMIT_LABELS[name], str(blocks), "limiter" if name in result.limiters else "")
+        limits.add_row(limit_label(name), str(blocks), "limiter" if name in result.limiters else "")
     console.print(limits)
     console.print(f"active blocks per SM: {result.active_blocks_per_sm}", markup=False)
     console.print(
@@ -150,7 +96,7 @@ def occupancy_command(
         console.print("nearest cliffs:", markup=False)
         for cliff in nearest:
             console.print(f"  {cliff.text}", markup=False)
-    for knob, frame in steps.items():
+    for knob, frame in plan.steps.items():
         table = Table(
             KNOB_TITLES[knob],
             "active blocks",

@@ -8,24 +8,24 @@ from typing import Annotated
 import typer
 
 from tracekit import format as fmt
-from tracekit.api import analyze_stored, predict_stored
+from tracekit.api import Knobs, analyze_stored, predict_stored
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, busy, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
-from tracekit.present.prediction import PredictionText, prediction_dict, prediction_text, profiles_of
+from tracekit.present.prediction import (
+    PredictionText,
+    prediction_dict,
+    prediction_table,
+    prediction_text,
+    profiles_of,
+)
 from tracekit.selection import resolve_launches
 
 
 def prediction_lines(text: PredictionText, explain: bool = False) -> list[str]:
     """One answer in a few lines: the prediction and its interval, what binds before and after, the basis;
     `explain` adds each step of the derivation. Exact values are in --json."""
-    lines = [text.title, f"  {text.answer}", f"  binds: {text.binds}", f"  basis: {text.basis}"]
-    if text.nsight:
-        lines.append(f"  {text.nsight}")
-    if text.narrow:
-        lines.append(f"  to narrow it: {text.narrow}")
-    if text.note:
-        lines.append(f"  note: {text.note}")
+    lines = [text.title, f"  {text.answer}", *(f"  {field}: {value}" for field, value in prediction_table(text).rows)]
     if explain:
         lines += [f"  - {step}" for step in text.steps]
     return lines
@@ -74,8 +74,7 @@ def predict_command(
     launches = launches.unique("id", keep="first", maintain_order=True)
     with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
         results = analyze_stored(store, launches)
-    knobs = {"block": block, "regs": regs, "smem": smem, "warps_per_sm": warps_per_sm, "ilp": ilp, "grid": grid}
-    knobs = {k: v for k, v in knobs.items() if v is not None}
+    knobs = Knobs(block=block, regs=regs, smem=smem, warps_per_sm=warps_per_sm, ilp=ilp, grid=grid)
     predictions = [predict_stored(store, result, ceilings, **knobs) for result in results]
     if as_json:
         print_json([prediction_dict(p) for p in predictions])

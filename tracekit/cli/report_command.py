@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import polars as pl
 import typer
 
-from tracekit.analysis.types import LaunchAnalysis
-from tracekit.api import analyze_stored, report_aggregates, what_to_try_all
+from tracekit.api import LaunchAnalysis, analyze_stored, report_aggregates, what_to_try_all
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError

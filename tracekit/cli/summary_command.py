@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from tracekit import format as fmt
-from tracekit.analysis.gpu_time import GpuTime, TimeRow, gpu_time
+from tracekit.api import GpuTime, TimeRow, gpu_time_of
 from tracekit.cli.common import DbOption, JsonOption, NamesOption, console, open_store, print_json
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
@@ -38,9 +38,7 @@ def import_id_of(store: Store, reference: str) -> int:
 
 
 def summarize(store: Store, import_id: int, names: NameStyle = NameStyle.base) -> GpuTime:
-    return gpu_time(
-        store.launches(import_id=import_id), store.memcpys(import_id), partial(fmt.kernel_name, style=names)
-    )
+    return gpu_time_of(store, import_id, partial(fmt.kernel_name, style=names))
 
 
 def time_table(title: str, rows: list[TimeRow], label: str, with_bytes: bool = False) -> Table:

@@ -13,6 +13,7 @@ from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present.launch import TAIL_NOTE, TraceFrames
 from tracekit.present.sections import Figure, Table
+from tracekit.present.verdict import limit_label
 
 MISSING = fmt.MISSING
 number = fmt.number
@@ -102,7 +103,9 @@ def comparison_table(comparison: Comparison) -> Table:
             ]
         )
     for name, a, b in comparison.text_fields:
-        rows.append([name.replace("_", " "), a or MISSING, b or MISSING, "" if a == b else "changed", "", "", "", ""])
+        shown_a, shown_b = (limit_label(a), limit_label(b)) if name == "occupancy_limiter" else (a, b)
+        row = [name.replace("_", " "), shown_a or MISSING, shown_b or MISSING, "" if a == b else "changed"]
+        rows.append([*row, "", "", "", ""])
     return Table(
         "A against B",
         ["field", "A", "B", "change", "relative", "spread A", "spread B", "note"],

@@ -15,12 +15,13 @@ from typing import Any
 import polars as pl
 
 from tracekit import format as fmt
-from tracekit.analysis.classification import Classification
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
+from tracekit.present.verdict import BLOCK_LIMITS, limit_label
+from tracekit.present.verdict import verdict_text as verdict_text  # the one verdict line
 
 MISSING = fmt.MISSING
 
@@ -58,11 +59,6 @@ def warp_rate(per_ns: float | None) -> str:
     return MISSING if per_ns is None else f"{fmt.per_ns_rate(per_ns, 'warps')} per SM"
 
 
-def verdict_text(classification: Classification) -> str:
-    limiter = classification.limiter
-    return f"{classification.mode} by {limiter}" if limiter else classification.mode
-
-
 # ---- one launch -------------------------------------------------------------------------------------------------
 
 
@@ -90,7 +86,7 @@ def _launch_table(result: LaunchAnalysis) -> Table:
     return Table("Launch", ["field", "value"], rows)
 
 
-def _occupancy_table(result: LaunchAnalysis) -> Table:
+def occupancy_table(result: LaunchAnalysis) -> Table:
     occupancy, warps = result.occupancy, result.warps
     limits = occupancy.limits_blocks_per_sm
     limiter = occupancy.limiter
@@ -101,16 +97,11 @@ def _occupancy_table(result: LaunchAnalysis) -> Table:
             f"({number(occupancy.theoretical_warps_per_sm)} of {number(occupancy.max_warps_per_sm)}"
             f" warps per SM)",
         ],
-        ["limiter", limiter or MISSING],
+        ["limiter", limit_label(limiter)],
     ]
-    for key, label in (
-        ("registers", "registers"),
-        ("shared_memory", "shared memory"),
-        ("warps", "warps"),
-        ("blocks", "blocks"),
-    ):
+    for key in BLOCK_LIMITS:
         mark = " (limiter)" if key == limiter else ""
-        rows.append([f"block limit: {label}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
+        rows.append([f"block limit: {limit_label(key)}", f"{number(getattr(limits, key))} blocks per SM{mark}"])
     rows += [
         ["active blocks per SM", number(occupancy.active_blocks_per_sm)],
         [
@@ -126,7 +117,7 @@ def _occupancy_table(result: LaunchAnalysis) -> Table:
     return Table("Occupancy", ["field", "value"], rows)
 
 
-def _warps_table(warps: Warps) -> Table:
+def warps_table(warps: Warps) -> Table:
     return Table(
         "Warps (trace)",
         ["field", "value"],
@@ -150,7 +141,7 @@ def _warps_table(warps: Warps) -> Table:
     )
 
 
-def _tail_table(tail: TailEffect) -> Table:
+def tail_table(tail: TailEffect) -> Table:
     """The headline tail runs from when the first SM went idle for good to the last warp end; the time after the
     last block start (when no new warps arrive) is shown beside it."""
     return Table(
@@ -182,7 +173,7 @@ def _tail_table(tail: TailEffect) -> Table:
     )
 
 
-def _stalls_table(stalls: Stalls) -> Table | None:
+def stalls_table(stalls: Stalls) -> Table | None:
     if not stalls.by_reason:
         return None
     rows = [[reason, number(cycles)] for reason, cycles in sorted(stalls.by_reason.items(), key=lambda rv: -rv[1])]
@@ -198,7 +189,7 @@ def _stalls_table(stalls: Stalls) -> Table | None:
     )
 
 
-def _sweep_table(sweep: Sweep) -> Table:
+def sweep_table(sweep: Sweep) -> Table:
     rows = [
         [
             number(p.launch_id),
@@ -413,22 +404,21 @@ def launch_content(
     content.try_first = try_first(result, tries)
     if figures:
         content.figures = answer_figures(result) + launch_figures(result, frames)
-    content.tables += [_launch_table(result), _occupancy_table(result)]
-    if result.warps:
-        content.tables.append(_warps_table(result.warps))
-    law = littles_law_table(result)
-    if law is not None:
-        content.tables.append(law)
-    if result.tail:
-        content.tables.append(_tail_table(result.tail))
-    stalls = _stalls_table(result.stalls)
-    if stalls:
-        content.tables.append(stalls)
-    if result.sweep:
-        content.tables.append(_sweep_table(result.sweep))
-    if result.regions:
-        content.tables.append(region_table(result.regions))
+    content.tables = launch_tables(result)
     return content
+
+
+def launch_tables(result: LaunchAnalysis) -> list[Table]:
+    """The launch's tables in reading order, the ones its data has: launch, occupancy, warps, Little's law, tail,
+    stalls, sweep, regions. Every view that shows a launch's tables shows these."""
+    found = [_launch_table(result), occupancy_table(result)]
+    found += [warps_table(result.warps)] if result.warps else []
+    found += [table for table in (littles_law_table(result),) if table is not None]
+    found += [tail_table(result.tail)] if result.tail else []
+    found += [table for table in (stalls_table(result.stalls),) if table is not None]
+    found += [sweep_table(result.sweep)] if result.sweep else []
+    found += [region_table(result.regions)] if result.regions else []
+    return found
 
 
 def index_table(results: Sequence[LaunchAnalysis], contents: list[LaunchContent]) -> Table:

@@ -9,16 +9,17 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction, knob_of
+from tracekit.analysis.predict import Prediction
+from tracekit.analysis.predict.json import prediction_dict as prediction_dict  # the one JSON shape
 from tracekit.analysis.rules.render import unit_name
-from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.sections import Table
+from tracekit.present.verdict import limited_by
 
 # A ceilings profile as the predictor's sentences cite it: "(measured: tracekit/ceilings/profiles/h100.json)".
 _PROFILE = re.compile(r"\(measured: ([^()]+)\)")
-PREDICTION_SCHEMA = "tracekit.prediction/1"
 _REGIMES = {"throughput": "throughput-bound", "latency": "latency-bound", "launch": "bound by block launches"}
 
 
@@ -90,7 +91,7 @@ def occupancy(p: Prediction) -> str:
     new, was = p.new, p.current
     return (
         f"{fmt.number(new.theoretical_warps_per_sm)} / {fmt.number(new.achieved_warps_per_sm)} warps per SM "
-        f"(theoretical / achieved), limited by {new.limiter}, {fmt.number(new.blocks_per_sm)} blocks per SM, "
+        f"(theoretical / achieved), {limited_by(new.limiter)}, {fmt.number(new.blocks_per_sm)} blocks per SM, "
         f"{fmt.number(new.waves)} waves (now {fmt.number(was.theoretical_warps_per_sm)} / "
         f"{fmt.number(was.achieved_warps_per_sm)}, {fmt.number(was.waves)} waves)"
     )
@@ -143,18 +144,17 @@ def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: s
     )
 
 
+def prediction_table(text: PredictionText) -> Table:
+    """What binds now and after the change, the occupancy after it, the basis, Nsight Compute's estimate, what would
+    narrow the interval and what the change means: the table under the answer in every view of a prediction (the
+    measured ceilings it cites are listed once, after it)."""
+    rows = [["binds", text.binds], ["basis", text.basis], ["occupancy after the change", text.occupancy]]
+    for field, value in (("Nsight Compute", text.nsight), ("to narrow it", text.narrow), ("note", text.note)):
+        if value:
+            rows.append([field, value])
+    return Table(text.title, ["field", "value"], rows)
+
+
 def profiles_of(texts: Iterable[PredictionText]) -> list[str]:
     """The measured ceilings files a set of predictions cite, each once, in order."""
     return list(dict.fromkeys(path for text in texts for path in text.profiles))
-
-
-def prediction_dict(p: Prediction) -> dict[str, Any]:
-    """A prediction as JSON, one shape wherever it is printed (`predict --json`, `what_to_try` in `analyze --json`,
-    the report's JSON, the HTTP API, `results.to_dicts()`); docs/analysis-schema.md documents each field. Exact
-    values (NaN and infinities as null); `knob` and `description` name the change for a reader of a list."""
-    return {
-        "schema": PREDICTION_SCHEMA,
-        "knob": knob_of(p.change),
-        "description": p.change.describe(),
-        **to_json_dict(p),
-    }

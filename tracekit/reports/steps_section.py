@@ -59,8 +59,8 @@ def render(program: Any, view: Any, sink: Any) -> str:
         f'<section class="steps"><h2>{html.escape(present.program_headline(program))}</h2><ul>{notes}</ul>'
         f"<h3>{html.escape(present.title(result))}</h3>"
         f"<p>{html.escape(present.step_heading(step))}</p>"
-        + sink.embed(figures.step_timeline_figure(view))
-        + sink.embed(figures.step_breakdown_figure(step))
+        + sink.embed(figures.step_timeline_spec(view))
+        + sink.embed(figures.step_breakdown_spec(step))
         + "<h3>Steps</h3>"
         + _table(present.step_rows(result))
         + "<h3>Idle time by cause</h3>"

@@ -18,12 +18,14 @@ from dataclasses import replace
 
 from tracekit.analysis.predict.core import WIDE_INTERVAL, predict
 from tracekit.analysis.predict.inputs import inputs_from_result, nsight_estimates, unit_uses
-from tracekit.analysis.predict.try_first import KNOBS, knob_of, what_to_try
+from tracekit.analysis.predict.try_first import NOTHING_TO_PREDICT, predictable, what_to_try
 from tracekit.analysis.predict.types import (
+    KNOBS,
     Change,
     ConfigState,
     DramCurve,
     Finding,
+    Knobs,
     NsightEstimate,
     Predicted,
     PredictInputs,
@@ -31,9 +33,13 @@ from tracekit.analysis.predict.types import (
     PredictionRefused,
     SweepSample,
     UnitUse,
+    knob_of,
 )
 
 __all__ = [
+    "Knobs",
+    "NOTHING_TO_PREDICT",
+    "predictable",
     "KNOBS",
     "WIDE_INTERVAL",
     "Change",

@@ -11,30 +11,18 @@ from tracekit.analysis.predict.findings import unworded, worded
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.launch_rate import refuse_launch_sized
 from tracekit.analysis.predict.occupancy_step import occupancy
-from tracekit.analysis.predict.types import Change, PredictInputs, Prediction, PredictionRefused
+from tracekit.analysis.predict.types import Change, PredictInputs, Prediction, PredictionRefused, knob_of
 from tracekit.analysis.predict.uncertainty import refuse_tile_shape
 from tracekit.analysis.types import LaunchAnalysis
 
-KNOBS = ("block", "regs", "smem", "ilp", "grid", "warps_per_sm")
+# Why a launch is not predicted at all (`predictable`), as the predictor's refusals give their reason.
+NOTHING_TO_PREDICT = "no Nsight Compute counters and no occupancy sweep to predict from"
 
 
-def knob_of(change: Change) -> str:
-    """Which knob a change turns (the first set: block, regs, smem, ilp, grid, warps_per_sm)."""
-    for knob, value in zip(
-        KNOBS,
-        (
-            change.threads_per_block,
-            change.registers_per_thread,
-            change.dynamic_shared_mem_bytes,
-            change.ilp,
-            change.grid_blocks,
-            change.warps_per_sm,
-        ),
-        strict=True,
-    ):
-        if value is not None:
-            return knob
-    return "none"
+def predictable(result: LaunchAnalysis) -> bool:
+    """Whether the predictor has anything to start from: the launch's counters (its utilization) or a sweep of
+    the same work at other occupancies; else nothing is read or predicted for it (`NOTHING_TO_PREDICT`)."""
+    return bool(result.classification.utilization) or result.sweep is not None
 
 
 def _largest(low: int, high: int, step: int, blocks_at: Callable[[int], int]) -> Callable[[int], int | None] | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 from tracekit.analysis import model
 from tracekit.analysis.rules.base import Value
@@ -12,6 +14,30 @@ from tracekit.errors import TracekitError
 
 class PredictionRefused(TracekitError):
     """A configuration the device cannot run, or a launch without the data a prediction needs."""
+
+
+# The knobs a user names (`tracekit predict --block`, `results.predict(block=...)`) and the `Change` field each sets,
+# in the order a change is named by its first knob set (the one home of this map).
+KNOB_FIELDS = {
+    "block": "threads_per_block",
+    "regs": "registers_per_thread",
+    "smem": "dynamic_shared_mem_bytes",
+    "ilp": "ilp",
+    "grid": "grid_blocks",
+    "warps_per_sm": "warps_per_sm",
+}
+KNOBS = tuple(KNOB_FIELDS)
+
+
+class Knobs(TypedDict, total=False):
+    """The knobs as keyword arguments (`predict_stored(store, result, block=512)`); None keeps the launch's own."""
+
+    block: int | None
+    regs: int | None
+    smem: int | None
+    ilp: float | None
+    grid: int | None
+    warps_per_sm: int | None
 
 
 @dataclass(frozen=True)
@@ -39,6 +65,24 @@ class Change:
             if value is not None
         ]
         return ", ".join(parts) or "no change"
+
+    @classmethod
+    def from_knobs(cls, knobs: Mapping[str, object]) -> Change:
+        """The change that `knobs` name (`block=512, regs=32`); an unknown knob is one line."""
+        unknown = set(knobs) - set(KNOB_FIELDS)
+        if unknown:
+            raise TracekitError(f"unknown knob(s) {', '.join(sorted(unknown))}: {', '.join(KNOBS)}")
+        return cls(**{KNOB_FIELDS[knob]: value for knob, value in knobs.items()})  # type: ignore[arg-type]
+
+    def knobs(self) -> dict[str, float]:
+        """The knobs this change sets, in `KNOBS` order (what `from_knobs` reads back)."""
+        found = {knob: getattr(self, name) for knob, name in KNOB_FIELDS.items()}
+        return {knob: value for knob, value in found.items() if value is not None}
+
+
+def knob_of(change: Change) -> str:
+    """Which knob a change turns (the first set, in `KNOBS` order), or "none"."""
+    return next(iter(change.knobs()), "none")
 
 
 @dataclass(frozen=True)
