@@ -26,7 +26,6 @@ from tracekit.analysis.comparison import parse_gate as parse_gate
 from tracekit.analysis.gpu_time import GpuTime as GpuTime
 from tracekit.analysis.gpu_time import TimeRow as TimeRow
 from tracekit.analysis.gpu_time import gpu_time
-from tracekit.analysis.job.types import JobResult
 from tracekit.analysis.metric_comparison import metric_comparison
 from tracekit.analysis.occupancy_plan import KNOB_COLUMNS as KNOB_COLUMNS
 from tracekit.analysis.occupancy_plan import occupancy_plan as occupancy_plan  # `tracekit occupancy`
@@ -55,7 +54,10 @@ from tracekit.format import parse_step_time
 from tracekit.ingest import BatchError as BatchError  # the upload page says which file failed
 from tracekit.ingest import FileOutcome as FileOutcome
 from tracekit.ingest import ingest, ingest_batch
+from tracekit.job.run import rank_files as rank_files  # `tracekit job` and `step DIR`: a folder's rank traces
+from tracekit.job.run import run_job
 from tracekit.matching import match_launches as match_launches  # `tracekit compare`'s groups
+from tracekit.steps import calibrate_profiler as calibrate_profiler  # `tracekit calibrate --profiler`
 from tracekit.steps import compared, events_of, program_of, steps_of
 from tracekit.steps import program_timeline as program_timeline_of_import  # the steps page's and report's
 from tracekit.store import Store
@@ -291,8 +293,4 @@ class TraceAnalysis:
         return step_what_if(self.store, path, kernel, knobs, profiles)
 
 
-def job(sources: Sequence[str | Path], scheduler: str | None = None, workers: int | None = None) -> JobResult:
-    """A multi-rank job read on Dask (`tracekit job`): the straggler, its cause, its cost."""
-    from tracekit.job.run import run_job
-
-    return run_job(sources, scheduler=scheduler, workers=workers)
+job = run_job  # `tracekit job`: a job's rank traces on Dask, the straggler, its cause, its cost

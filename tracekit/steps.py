@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracekit.analysis.steps import StepError, StepsResult, analyze_steps
 from tracekit.analysis.steps.calibration import shipped
@@ -182,3 +183,48 @@ def program_timeline(store: Store | None, source: str | Path, found: ProgramStep
     if shown is None:
         return None
     return step_timeline(replayed_events(events_of(source, store), found), found.unprofiled.steps[shown])
+
+
+def calibrate_profiler(
+    output: str | Path | None = None, say: Callable[[str], None] = lambda setting: None
+) -> tuple[dict[str, Any], Path]:
+    """The profiler's per-event costs measured on this machine (`tracekit/profiler_cost_bench.py`, each setting in a
+    fresh process: a profiler that has run once leaves its process slower), fitted and scaled per setting as the
+    shipped calibration is, written to `output` (default: where `calibration_of` looks). Needs PyTorch and a GPU."""
+    import datetime
+    import platform
+    import subprocess
+    import sys
+
+    from tracekit.analysis.steps.calibration import SHIPPED_SCALES
+    from tracekit.analysis.steps.profiler_cost import ProfilerCost, calibration_to_dict, fit
+    from tracekit.profiler_cost_bench import SETTINGS
+
+    rows = []
+    for setting in SETTINGS:
+        say(setting)
+        done = subprocess.run(
+            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise TracekitError(f"calibrate --profiler needs PyTorch with a CUDA GPU here: {last}")
+        rows += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    name = f"measured on {platform.node()} ({platform.processor() or platform.machine()}), {stamp}"
+    measured = fit(rows, name)
+    scaled = Calibration(
+        name,
+        {
+            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name)
+            for s, c in measured.costs.items()
+        },
+    )
+    target = Path(output) if output is not None else default_calibration_path()
+    data = calibration_to_dict(scaled)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise TracekitError(f"{target}: cannot write the calibration: {exc.strerror}") from None
+    return data, target

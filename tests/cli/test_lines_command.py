@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.helpers import run_cli
 from tracekit.api import source_lines
 from tracekit.ingest import read_file
+from tracekit.present.source_lines import to_json
 from tracekit.store.source_lines import launch_source_files, launch_source_samples
 
 SET = Path(__file__).resolve().parents[2] / "sample_traces" / "source_lines" / "h200"
@@ -27,8 +28,10 @@ def test_source_samples_round_trip_through_the_store(store) -> None:
     assert samples["stall_samples"].to_list() == parsed.source_samples["stall_samples"].to_list()
     files = launch_source_files(store, launch_id)
     assert files["text"].to_list() == parsed.source_files["text"].to_list()
-    lines = source_lines(store, launch_id)
-    assert lines is not None and lines["lines"][0]["line"] == 33
+    view = source_lines(store, launch_id)
+    assert view is not None
+    lines = to_json(view.launch_id, view.kernel_name, view.result, view.files, view.duration_ns)
+    assert lines["lines"][0]["line"] == 33
     assert lines["lines"][0]["kind"] == "bank conflict"
     store.delete_import(result.import_id)
     assert launch_source_samples(store, launch_id).height == 0

@@ -40,49 +40,19 @@ def _from_raw(path: Path) -> dict[str, Any]:
 
 
 def _calibrate_profiler(output: Path | None, as_json: bool) -> None:
-    """The profiler's per-event costs on this machine, each setting measured in a fresh process, fitted and scaled
-    as the shipped calibration is (`analysis.steps.calibration`), written where `tracekit step` finds it."""
-    import datetime
-    import platform
-    import subprocess
+    """The profiler's per-event costs on this machine (`tracekit.steps.calibrate_profiler`), written where
+    `tracekit step` finds it."""
+    from tracekit.api import calibrate_profiler
 
-    from tracekit.analysis.steps.calibration import SHIPPED_SCALES
-    from tracekit.analysis.steps.profiler_cost import Calibration, ProfilerCost, calibration_to_dict, fit
-    from tracekit.profiler_cost_bench import SETTINGS
-    from tracekit.steps import default_calibration_path
-
-    rows = []
-    for setting in SETTINGS:
-        print(f"calibrate: measuring the profiler at {setting}", file=sys.stderr, flush=True)
-        done = subprocess.run(
-            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting], capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise TracekitError(f"calibrate --profiler needs PyTorch with a CUDA GPU here: {last}")
-        rows += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    name = f"measured on {platform.node()} ({platform.processor() or platform.machine()}), {stamp}"
-    measured = fit(rows, name)
-    scaled = Calibration(
-        name,
-        {
-            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name)
-            for s, c in measured.costs.items()
-        },
+    calibration, target = calibrate_profiler(
+        output, lambda s: print(f"calibrate: measuring the profiler at {s}", file=sys.stderr, flush=True)
     )
-    target = output or default_calibration_path()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(calibration_to_dict(scaled), indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise TracekitError(f"{target}: cannot write the calibration: {exc.strerror}") from None
     if as_json:
-        print_json(calibration_to_dict(scaled))
+        print_json(calibration)
         return
     print(f"calibrate: wrote {target}", file=sys.stderr, flush=True)
-    for setting, cost in scaled.costs.items():
-        parts = ", ".join(f"{kind} {ns / 1e3:.2f} us" for kind, ns in cost.cost_ns.items() if ns)
+    for setting, costs in calibration["costs_ns"].items():
+        parts = ", ".join(f"{kind} {ns / 1e3:.2f} us" for kind, ns in costs.items() if ns)
         print(f"  {setting}: {parts}")
 
 

@@ -47,7 +47,8 @@ def job_command(
     as_json: JsonOption = False,
 ) -> None:
     """Which rank holds a multi-rank job back, why (compute, host, communication), and what the job would gain."""
-    from tracekit.job.run import rank_files, run_job
+    from tracekit.api import job as run_job
+    from tracekit.api import rank_files
 
     files = rank_files(sources)
     with busy(f"reading {fmt.plural(len(files), 'rank')} on Dask"):

@@ -20,16 +20,18 @@ def lines_command(
 ) -> None:
     """Source lines of a launch: the limiter's lines, each line's kind and stalls, what fixing the top one buys."""
     from tracekit.api import source_lines
+    from tracekit.present.source_lines import to_json
 
     store = open_store(db)
     if store.launches(launch_ids=[launch]).height == 0:
         raise NotFoundError(f"no launch with id {launch} in {store.url}")
-    result = source_lines(store, launch, top=top)
-    if result is None:
+    view = source_lines(store, launch, top=top)
+    if view is None:
         raise NotFoundError(
             f"launch {launch} has no source samples: profile it with ncu --set full --import-source yes "
             "(SourceCounters), built with nvcc -lineinfo"
         )
+    result = to_json(view.launch_id, view.kernel_name, view.result, view.files, view.duration_ns)
     if as_json:
         print_json(result)
         return

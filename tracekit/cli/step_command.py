@@ -267,7 +267,7 @@ def step_command(
             console.print(line, markup=False)
         return
 
-    from tracekit.job.run import rank_files
+    from tracekit.api import rank_files
     from tracekit.steps import is_import_ref
 
     expanded: list[str] = []  # a folder stands for the rank traces in it

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
+import polars as pl
+
+from tracekit.analysis.source_lines import SourceLines, analyze_source_lines
 from tracekit.store import Store
 
 
-def source_lines(store: Store, launch_id: int, top: int | None = None) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class SourceLinesView:
+    """One launch's source lines and what the views word them with (`present.source_lines.to_json`)."""
+
+    launch_id: int
+    kernel_name: str | None
+    result: SourceLines
+    files: pl.DataFrame  # the source files the report embedded
+    duration_ns: float | None
+
+
+def source_lines(store: Store, launch_id: int, top: int | None = None) -> SourceLinesView | None:
     """A launch's source lines ranked with their kind, the lines holding the verdict's limiter and what fixing the
-    top one buys, as `tracekit lines --json` prints it; None when the launch has no source samples."""
-    from tracekit.analysis.source_lines import analyze_source_lines
-    from tracekit.present.source_lines import to_json
+    top one buys; None when the launch has no source samples."""
     from tracekit.store.source_lines import launch_source_files, launch_source_samples
     from tracekit.stored.analyses import analyze_stored
 
@@ -25,6 +37,5 @@ def source_lines(store: Store, launch_id: int, top: int | None = None) -> dict[s
     result = analyze_source_lines(samples, launch.get("duration_ns"), limiter, top)
     if result is None:
         return None
-    return to_json(
-        launch_id, launch.get("kernel_name"), result, launch_source_files(store, launch_id), launch.get("duration_ns")
-    )
+    files = launch_source_files(store, launch_id)
+    return SourceLinesView(launch_id, launch.get("kernel_name"), result, files, launch.get("duration_ns"))
