@@ -51,6 +51,7 @@ _CATEGORY = re.compile(
     rb'"cat"\s*:\s*"(?:kernel|Kernel|gpu_memcpy|gpu_memset|Memcpy|Memset|cuda_runtime|Runtime|cpu_op|'
     rb'Operator|user_annotation|gpu_user_annotation|python_function|mtia_ccp_events|mtia_runtime)"'
 )
+_ARRAY_CATEGORY = re.compile(rb'"cat"\s*:\s*"(?:Kernel|Runtime|Operator|Memcpy|Memset)"')
 _KERNEL_ARGS = re.compile(rb'"grid"\s*:\s*\[.*"block"\s*:\s*\[', re.DOTALL)
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "Memcpy"})
@@ -94,8 +95,8 @@ def sniff(head: bytes) -> bool:
     PyTorch-only category (cpu_op, kernel, cuda_runtime...), or kernel events carrying grid and block; or the
     December 2020 layout, a top-level event array with Kineto's categories (`Kernel`, `Runtime`, `Operator`)."""
     text = plain_head(head).removeprefix(b"\xef\xbb\xbf").lstrip()
-    if text.startswith(b"["):
-        return bool(_CATEGORY.search(text))
+    if text.startswith(b"["):  # the 2020 layout's capitalized categories: a warp-level Chrome array uses "kernel"
+        return bool(_ARRAY_CATEGORY.search(text))
     if not text.startswith(b"{") or b'"traceEvents"' not in text:
         return False
     return bool(_HEADER.search(text) or _CATEGORY.search(text) or _KERNEL_ARGS.search(text))

@@ -36,6 +36,7 @@ def test_demo_imports_the_samples_and_writes_a_report(tmp_path: Path) -> None:
         "nsys-sqlite",
         "region-trace",
         "proton-chrome",
+        "ncu-source-csv",  # sample_traces/source_lines: Nsight Compute's Source page of each case
     }
     html = report.read_text()
     assert f"report of {sum(row['launch_count'] for row in imports):,} launches" in result.stdout

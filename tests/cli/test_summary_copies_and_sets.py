@@ -29,7 +29,7 @@ def test_summary_and_step_count_the_same_copies_and_sets(real_export, tmp_path, 
     by_kind = {row["name"]: row["count"] for row in rows["memcpys"]}
     assert by_kind.pop("Memset") == sets
     assert sum(by_kind.values()) == copies
-    step = run_cli("step", "--json", str(path))
+    step = run_cli("step", "--traced", "--json", str(path))
     assert step.returncode == 0, step.stderr
     steps = json.loads(step.stdout)["steps"]
     assert sum(s["copies"] for s in steps) == copies and sum(s["sets"] for s in steps) == sets

@@ -448,7 +448,7 @@ def test_rule_results_against_the_library_on_every_real_report(real_export) -> N
         path = real_export(name)
         parsed = read_once(path)
         # the raytracer's third launch was cut off (no duration, grid or block): kept, with tracekit's own marker
-        assert [w for w in parsed.warnings if "did not finish" not in w] == [], name
+        assert [w for w in parsed.warnings if "did not finish" not in w and "no source counters" not in w] == [], name
         context = ncu_report.load_report(str(path))
         listed = [
             (str(key), f"rule:{result.rule_identifier()}", result.section_identifier())

@@ -710,7 +710,8 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
     """A ResNet step with a `.item()` sync (batch 512 on an H200): the steps table and the idle causes
     (`present.steps.step_rows`, `cause_rows`) whole in the Markdown and HTML reports and on the steps page; `tracekit
     step` prints each row's cells at fixed widths (a long label cut at 24 characters). A notebook gets the
-    `StepsResult` itself (`TraceAnalysis.steps`)."""
+    `ProgramSteps` itself (`TraceAnalysis.program_steps`). Every view shows the step as the program runs it (the
+    replay without the profiler), and the same headline above the tables."""
     from tracekit.dashboards import pages_steps
     from tracekit.present import steps as present_steps
     from tracekit.reports import steps_section
@@ -722,7 +723,8 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
     trace = REPO / "sample_traces" / "steps" / "h200_b512" / "resnet_item_sync.pt.trace.json.gz"
     import_id = int(ingest(store, trace)[0].import_id)
     traces = TraceAnalysis(store)
-    result = traces.steps(str(import_id))
+    program = traces.program_steps(str(import_id))
+    result = program.unprofiled
     step = result.steps[result.representative_step or 0]
     expected = {
         "steps": present_steps.step_rows(result),
@@ -734,7 +736,7 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
         return [list(rows[0]), *[list(row.values()) for row in rows]]
 
     shown = {
-        "markdown": markdown_tables(report_markdown([], steps=[result])),
+        "markdown": markdown_tables(report_markdown([], steps=[program])),
         "html": html_tables(report_html([], {}, steps=steps_section.gather(store, [import_id]))),
     }
     for view, tables in shown.items():
@@ -744,6 +746,9 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
     for table_id, rows in (("steps-table", expected["steps"]), ("steps-causes", expected["causes"])):
         assert _by_id(page, table_id).data == rows
     printed = cli("step", f"import:{import_id}", db=db).splitlines()
+    headline = present_steps.program_headline(program)
+    assert printed[0] == headline and _by_id(page, "steps-program").children == headline
+    assert headline in report_markdown([], steps=[program])
     for row in expected["steps"]:
         assert any(all(cell[:24] in line for cell in row.values()) for line in printed), row
 
