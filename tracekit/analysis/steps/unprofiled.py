@@ -73,17 +73,20 @@ class _Clock:
         return t if k < 0 else self.after(self.ends[k], self.new_end[k], t)
 
     def map(self, times: np.ndarray) -> np.ndarray:
-        """Host times on the replayed clock, each from the last mark that ended before it (unchanged before the
-        first mark)."""
+        """Host times on the replayed clock, once every mark is replayed: each between the two marks around it,
+        in proportion (a range or another thread's call keeps its place between the chain's calls; one that began
+        just before a call never lands after it), shifted as the first and last marks are outside them."""
         if not self.marks:
             return times
-        ends = np.array(self.ends, dtype=np.int64)
-        k = np.searchsorted(ends, times, side="right") - 1
-        before = k < 0
-        k = np.maximum(k, 0)
-        removed = self.cost_before(times) - self.cost_before(ends[k])
-        mapped = np.array(self.new_end, dtype=np.int64)[k] + np.maximum(0, np.round((times - ends[k]) - removed))
-        return np.where(before, times, mapped).astype(np.int64)
+        recorded = np.array([t for m in self.marks for t in (m.start_ns, m.end_ns)], dtype=np.float64)
+        replayed = np.array([t for pair in zip(self.new_start, self.new_end, strict=True) for t in pair], np.float64)
+        order = np.argsort(recorded, kind="stable")
+        recorded, replayed = recorded[order], np.maximum.accumulate(replayed[order])
+        inside = np.interp(times, recorded, replayed)
+        before = times + (replayed[0] - recorded[0])
+        after = times + (replayed[-1] - recorded[-1])
+        mapped = np.where(times < recorded[0], before, np.where(times > recorded[-1], after, inside))
+        return np.round(mapped).astype(np.int64)
 
 
 def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float = 1.0) -> HostEvents:
