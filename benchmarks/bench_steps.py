@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from tracekit.analysis.steps import analyze_steps
-from tracekit.analysis.steps.calibration import SCALES, held_out_scales, in_sample_scales
+from tracekit.analysis.steps.calibration import SCALES, best_scales, held_out_scales
 from tracekit.analysis.steps.profiler_cost import fit, setting_of
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.steps import read_events
@@ -85,7 +85,7 @@ def main() -> None:
     rows = grid(args.directory, args.grid_csv)
     timings = (args.directory / "timings.csv").read_text().splitlines()
     truth = {(r["workload"], r["setting"]): float(r["period_ms"]) for r in csv.DictReader(timings)}
-    fitted = in_sample_scales(rows, truth)
+    fitted = best_scales(rows, truth)  # in sample: every workload
     held = held_out_scales(rows, truth)
     print(f"scales fitted in sample (per setting): {fitted}")
     print(f"{'trace':44s} {'real ms':>8s} {'traced':>8s} {'scale 1':>8s} {'in-sample':>10s} {'held out':>9s}")

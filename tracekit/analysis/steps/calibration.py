@@ -44,10 +44,6 @@ def best_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, float]:
     return {s: min(SCALES, key=lambda scale: (_error(rows, truth, s, scale), scale)) for s in settings}
 
 
-def in_sample_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, float]:
-    return best_scales(rows, truth)
-
-
 def held_out_scales(rows: Sequence[GridRow], truth: Truth) -> dict[str, dict[str, float]]:
     """For each workload, the scales fitted on every other workload."""
     workloads = sorted({str(r["workload"]) for r in rows})
