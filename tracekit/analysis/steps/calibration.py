@@ -24,7 +24,7 @@ from tracekit.analysis.steps.profiler_cost import (
     ProfilerCost,
 )
 
-SCALES = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+SCALES = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
 GridRow = Mapping[str, object]  # workload, trace, setting, scale, replayed_ms (benchmarks/bench_steps.py's grid)
 Truth = Mapping[tuple[str, str], float]  # (workload, trace setting) -> its unprofiled step, ms
 
@@ -66,7 +66,7 @@ _MEASURED_NS: dict[str, dict[str, float]] = {
     STACK: {"cpu_op": 1364.0, "python_function": 298.0, "user_annotation": 563.0, "cuda_runtime": 1316.0},
 }
 # the scale per setting fitted in sample by benchmarks/bench_steps.py
-SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 8.0, CPU_CUDA: 8.0, SHAPES: 4.0, MEMORY: 1.0, STACK: 4.0}
+SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 4.0, CPU_CUDA: 8.0, SHAPES: 3.0, MEMORY: 1.0, STACK: 4.0}
 
 
 def shipped() -> Calibration:

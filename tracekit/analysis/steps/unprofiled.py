@@ -3,9 +3,10 @@
 The host threads that launch the GPU's work (the main thread and autograd's) are one chain of CUDA calls in time
 order. Between two calls the host did the program's work plus the profiler's: every operator, Python frame,
 annotation and memory event recorded there cost `profiler_cost` its measured time, which comes out of the gap; a
-call itself is shorter by what CUPTI's interception of it costs. A synchronizing call returns when the GPU work it
-waited for ends in the replay (plus the latency of its return as recorded), so the host moves with the GPU where
-it waited on it. Each GPU activity starts when its launch call was made in the replay, the activity before it on
+call costs what CUPTI's interception of it costs, out of its own recorded length as far as that goes and the rest out
+of the host time just before it (CUPTI timestamps a call inside its callbacks: part of their cost lies outside).
+A synchronizing call returns when the GPU work it waited for ends in the replay (plus the latency of its return as
+recorded), so the host moves with the GPU where it waited on it. Each GPU activity starts when its launch call was made in the replay, the activity before it on
 its stream has ended, and any other stream's activity it waited on has ended (`critical_path._constraints`),
 plus the latency the trace shows. GPU durations are kept: the profiler's cost is the host's.
 
@@ -151,13 +152,19 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     previous: tuple[int, int] | None = None  # the last mark's end, recorded and replayed
     correlations = chain["correlation_id"].to_list()
     for k, mark in enumerate(marks):
-        new_start = mark.start_ns if previous is None else clock.after(previous[0], previous[1], mark.start_ns)
+        recorded_ns = mark.end_ns - mark.start_ns
+        # what recording the call cost: inside the call as far as its recorded length allows, the rest just before
+        in_call_ns = min(runtime_ns, max(0.0, recorded_ns - MIN_CALL_NS))
+        new_start = mark.start_ns
+        if previous is not None:
+            reached = clock.after(previous[0], previous[1], mark.start_ns) - round(runtime_ns - in_call_ns)
+            new_start = max(previous[1], reached)
         while pending < len(unchained) and unchained[pending][0] <= mark.start_ns:
             index = unchained[pending][1]
             issue = ops[index].issue
             schedule(index, clock.map_one(issue) if issue is not None else None)
             pending += 1
-        duration = max(MIN_CALL_NS, round(mark.end_ns - mark.start_ns - runtime_ns))
+        duration = max(MIN_CALL_NS, round(recorded_ns - in_call_ns))
         new_end = new_start + duration
         for index in by_correlation.get(correlations[k], ()) if correlations[k] is not None else ():
             if not scheduled[index]:
