@@ -6,9 +6,10 @@ annotation and memory event recorded there cost `profiler_cost` its measured tim
 call costs what CUPTI's interception of it costs, out of its own recorded length as far as that goes and the rest out
 of the host time just before it (CUPTI timestamps a call inside its callbacks: part of their cost lies outside).
 A synchronizing call returns when the GPU work it waited for ends in the replay (plus the latency of its return as
-recorded), so the host moves with the GPU where it waited on it. Each GPU activity starts when its launch call was made in the replay, the activity before it on
-its stream has ended, and any other stream's activity it waited on has ended (`critical_path._constraints`),
-plus the latency the trace shows. GPU durations are kept: the profiler's cost is the host's.
+recorded), so the host moves with the GPU where it waited on it. Each GPU activity starts when its launch call was
+made in the replay, the activity before it on its stream has ended, and any other stream's activity it waited on has
+ended (`critical_path._constraints`), plus the latency the trace shows. GPU durations are kept: the profiler's cost
+is the host's.
 
 The result is a `HostEvents` on the replayed clock, so the step analysis reads it as it reads a trace: the step
 windows (as CUDA events would time them), busy and idle by cause, the critical path and what to try all come from
