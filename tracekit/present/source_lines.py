@@ -11,6 +11,13 @@ from typing import Any
 import polars as pl
 
 from tracekit import format as fmt
+from tracekit.analysis.source_line_changes import (
+    CHANGE_COUNTERS,
+    MIN_CHANGE_SHARE,
+    LineChange,
+    LineChanges,
+    LineSide,
+)
 from tracekit.analysis.source_lines import SourceLine, SourceLines, file_lines, line_text
 from tracekit.present.sections import Table
 
@@ -367,3 +374,147 @@ def source_panel(result: SourceLines, files: pl.DataFrame, duration_ns: float | 
         stalls=stall_table(result),
         lines=lines_table(ranked),
     )
+
+
+# ---- compare: A/B by line -------------------------------------------------------------------------------------------
+
+CHANGES_SCHEMA = "tracekit.source_line_changes/1"
+CHANGE_ROWS = 8  # lines shown of those that grew, and of those that shrank
+COUNTER_WORDS = {
+    "inst_executed": "instructions",
+    "l2_sectors_global_excess": "excess L2 sectors",
+    "shared_wavefronts_excess": "excess shared wavefronts",
+    "divergent_branches": "divergent branches",
+}
+CHANGE_COLUMNS = [
+    "change",
+    "line A -> B",
+    "code",
+    "time A",
+    "time B",
+    "samples A -> B",
+    "kind A -> B",
+    "counters A -> B",
+]
+
+
+def _side_place(side: LineSide | None, missing: str) -> str:
+    if side is None:
+        return missing
+    return f"{_base_name(side.file)}:{side.line}" if side.line is not None else "no line"
+
+
+def _counter_words(change: LineChange) -> str:
+    """The key counters that moved: "excess L2 sectors 14,680,064 -> 0"."""
+    zero = (0,) * len(CHANGE_COUNTERS)
+    a = change.a.counters if change.a else zero
+    b = change.b.counters if change.b else zero
+    return "; ".join(
+        f"{COUNTER_WORDS[name]} {fmt.number(x)} -> {fmt.number(y)}"
+        for name, x, y in zip(CHANGE_COUNTERS, a, b, strict=True)
+        if x != y
+    )
+
+
+def _change_words(change: LineChange, changes: LineChanges) -> str:
+    if change.change_ns is not None and changes.duration_a_ns:
+        sign = "+" if change.change_ns >= 0 else "-"
+        share = fmt.fraction(change.change_ns / changes.duration_a_ns, signed=True)
+        return f"{sign}{fmt.duration(abs(change.change_ns))} ({share} of A)"
+    sign = "+" if change.change_share >= 0 else "-"
+    return f"{sign}{fmt.significant(abs(change.change_share) * 100, fmt.PERCENT_DIGITS)} pts of the samples"
+
+
+def _change_row(change: LineChange, changes: LineChanges) -> list[str]:
+    def time(side: LineSide | None) -> str:
+        if side is None:
+            return "-"
+        return fmt.duration(side.time_ns) if side.time_ns is not None else fmt.fraction(side.samples_share)
+
+    def samples(side: LineSide | None) -> str:
+        return "-" if side is None else f"{fmt.number(side.samples)} ({fmt.fraction(side.samples_share)})"
+
+    kinds = [side.kind if side else "-" for side in (change.a, change.b)]
+    return [
+        _change_words(change, changes),
+        f"{_side_place(change.a, 'new')} -> {_side_place(change.b, 'gone')}",
+        (change.text or "").strip(),
+        time(change.a),
+        time(change.b),
+        f"{samples(change.a)} -> {samples(change.b)}",
+        kinds[0] if kinds[0] == kinds[1] else f"{kinds[0]} -> {kinds[1]}",
+        _counter_words(change),
+    ]
+
+
+def changes_sentence(changes: LineChanges) -> str:
+    """How the lines were matched and measured, and how many moved."""
+    matched = "by their source text" if changes.matched_by_text else "by file and line number"
+    measure = (
+        "a line's time is its share of the warp samples times the launch's duration "
+        f"(A {fmt.duration(changes.duration_a_ns)}, B {fmt.duration(changes.duration_b_ns)})"
+        if changes.by_time
+        else "shares of each launch's warp samples (a side has no duration)"
+    )
+    return (
+        f"Source lines, B against A: {len(changes.grew)} grew, {len(changes.shrank)} shrank, {changes.unchanged} "
+        f"changed by less than {fmt.fraction(MIN_CHANGE_SHARE)} of A; lines matched {matched}; {measure}."
+    )
+
+
+def changes_tables(changes: LineChanges) -> list[Table]:
+    """The lines that grew and those that shrank, largest first (`CHANGE_ROWS` of each)."""
+    tables = []
+    for title, found in (
+        ("Lines that grew (B over A)", changes.grew),
+        ("Lines that shrank (B under A)", changes.shrank),
+    ):
+        rows = [_change_row(change, changes) for change in found[:CHANGE_ROWS]]
+        note = f"{len(found) - CHANGE_ROWS} more." if len(found) > CHANGE_ROWS else None
+        tables.append(Table(title, CHANGE_COLUMNS, rows, note=note))
+    return tables
+
+
+def _side_json(side: LineSide | None) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    return {
+        "file": side.file,
+        "line": side.line,
+        "samples": side.samples,
+        "samples_share": side.samples_share,
+        "time_ns": side.time_ns,
+        "kind": side.kind,
+        "counters": dict(zip(CHANGE_COUNTERS, side.counters, strict=True)),
+    }
+
+
+def changes_json(changes: LineChanges) -> dict[str, Any]:
+    """`tracekit compare --json`'s source lines of a pair (every line that moved, exact values)."""
+
+    def rows(found: tuple[LineChange, ...]) -> list[dict[str, Any]]:
+        return [
+            {
+                "text": change.text,
+                "a": _side_json(change.a),
+                "b": _side_json(change.b),
+                "change_ns": change.change_ns,
+                "change_share": change.change_share,
+                "change_words": _change_words(change, changes),
+            }
+            for change in found
+        ]
+
+    return {
+        "schema": CHANGES_SCHEMA,
+        "sentence": changes_sentence(changes),
+        "by_time": changes.by_time,
+        "matched_by_text": changes.matched_by_text,
+        "duration_a_ns": changes.duration_a_ns,
+        "duration_b_ns": changes.duration_b_ns,
+        "samples_a": changes.samples_a,
+        "samples_b": changes.samples_b,
+        "unchanged": changes.unchanged,
+        "grew": rows(changes.grew),
+        "shrank": rows(changes.shrank),
+    }

@@ -23,7 +23,7 @@ from tracekit.present.comparison import ComparedPair, comparison_charts, compari
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
-from tracekit.present.source_lines import SourcePanel
+from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables
 from tracekit.present.try_first import Tries, TryFirst
 
 if TYPE_CHECKING:
@@ -348,6 +348,9 @@ def compare_html(
             f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>'
         )
         body.append(render_table(comparison_table(pair.comparison)))
+        if pair.lines is not None:  # A/B by source line
+            body.append(f'<p class="note source-changes">{esc(changes_sentence(pair.lines))}</p>')
+            body.extend(render_table(table) for table in changes_tables(pair.lines) if table.rows)
         charts = comparison_charts(
             {"A": side_launch(pair.results_a), "B": side_launch(pair.results_b)},
             {"A": trace_frames(pair.views_a), "B": trace_frames(pair.views_b)},

@@ -17,7 +17,7 @@ from tracekit.present import steps as present_steps
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content
 from tracekit.present.sections import Table
-from tracekit.present.source_lines import SourcePanel, code_table
+from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables, code_table
 from tracekit.present.try_first import Tries, TryFirst
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")  # inline markup; `(` `!` only act after `]`, escaped too
@@ -151,4 +151,7 @@ def compare_markdown(
     for pair in pairs:
         lines += [f"### {md(pair_heading(pair))}", "", f"A = {md(pair.reference_a)}, B = {md(pair.reference_b)}", ""]
         lines += render_table(comparison_table(pair.comparison), heading=False)
+        if pair.lines is not None:  # A/B by source line
+            lines += [md(changes_sentence(pair.lines)), ""]
+            lines += [line for table in changes_tables(pair.lines) if table.rows for line in render_table(table)]
     return "\n".join(lines).rstrip() + "\n"
