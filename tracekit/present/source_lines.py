@@ -46,12 +46,15 @@ STALL_WORDS = {
 }
 
 
+def _base_name(path: str | None) -> str:
+    return (path or "?").rsplit("/", 1)[-1]
+
+
 def place(line: SourceLine) -> str:
     """ "transpose.cu:37", or the instruction where the SASS has no source lines ("PC 0x280")."""
     if line.line is None:
         return f"PC {line.pc_offset:#x}" if line.pc_offset is not None else "unknown line"
-    name = (line.file or "?").rsplit("/", 1)[-1]
-    return f"{name}:{line.line}"
+    return f"{_base_name(line.file)}:{line.line}"
 
 
 def stall_words(line: SourceLine, top: int = TOP_STALLS) -> str:
@@ -92,9 +95,20 @@ def fix_sentence(result: SourceLines) -> str | None:
     return f"Fixing {where} ({fix.kind}) buys {words}."
 
 
+LIMITER_MARK_MIN_SHARE = 0.05  # a line is marked as holding the limiter from this share of its evidence up
+
+
+def _limiter_places(result: SourceLines) -> set[tuple[str | None, int | None]]:
+    """The lines marked as holding the limiter: those of `result.limiter` with `LIMITER_MARK_MIN_SHARE` of its
+    evidence (the excess traffic, else the warp samples) or more; a line with a fraction of a percent does not."""
+    if result.limiter is None:
+        return set()
+    return {(f, ln) for f, ln, share in result.limiter.lines if share >= LIMITER_MARK_MIN_SHARE}
+
+
 def line_rows(result: SourceLines, files: pl.DataFrame, duration_ns: float | None) -> list[dict[str, Any]]:
     """One dict per ranked line: what the table, the JSON and the panel show (exact numbers beside the words)."""
-    limiter_places = {(f, ln) for f, ln, _ in result.limiter.lines} if result.limiter else set()
+    limiter_places = _limiter_places(result)
     rows = []
     for rank, line in enumerate(result.lines, start=1):
         rows.append(
@@ -216,14 +230,6 @@ class SourcePanel:
     code_note: str
     stalls: Table  # the stall reasons of the launch's samples, largest first
     lines: Table  # the ranked lines, as `tracekit lines` prints them
-
-
-def _base_name(path: str | None) -> str:
-    return (path or "?").rsplit("/", 1)[-1]
-
-
-def _limiter_places(result: SourceLines) -> set[tuple[str | None, int | None]]:
-    return {(f, ln) for f, ln, _ in result.limiter.lines} if result.limiter else set()
 
 
 def _detail(line: SourceLine) -> str:
