@@ -50,15 +50,34 @@ def site(tmp_path_factory, start_server, browser):
         if row["kernel_name"].startswith("transposeNaive(")
     ]
     ids = {
+        "report": report,
         "transpose": transpose,
         "none": int(launches.filter(pl.col("import_id") == plain)["id"][0]),
         "hostile": int(launches.filter(pl.col("import_id") == hostile)["id"][0]),
     }
-    views = {kind: source_lines(store, launch_id) for kind, launch_id in ids.items()}
+    views = {kind: source_lines(store, launch_id) for kind, launch_id in ids.items() if kind != "report"}
+    views |= {
+        int(launch_id): source_lines(store, int(launch_id))
+        for launch_id in launches.filter(pl.col("import_id") == report)["id"]
+    }
     store.engine.dispose()
     server = start_server(db_url)
     browser.set_window_size(1400, FOLD_PX)
     return server.url, browser, ids, views
+
+
+def first_screen_px(driver) -> float:
+    """Where the first screen ends, in page coordinates: the window's viewport (a 1400x900 window shows less than
+    900 px of page), at most the fold the answer's tests use."""
+    return min(FOLD_PX, driver.execute_script("return window.innerHeight;"))
+
+
+def top_row_bottom_px(driver) -> tuple[str, float]:
+    """The rank-1 line of the listing: its line number and its bottom in page coordinates."""
+    return driver.execute_script(
+        "const r = document.querySelector('#source-code tr[data-rank=\"1\"]');"
+        "return [r.dataset.line, r.getBoundingClientRect().bottom + window.scrollY];"
+    )
 
 
 def open_page(driver, base_url: str, launch_id: int) -> None:
@@ -79,10 +98,8 @@ def test_the_hot_line_is_above_the_fold_with_its_share_and_the_limiter_mark(site
     assert panel_top is not None and panel_top < FOLD_PX
     row = driver.find_element(By.CSS_SELECTOR, '#source-code tr[data-rank="1"]')
     assert row.get_attribute("data-line") == str(top.line)
-    bottom = driver.execute_script(
-        "const r = arguments[0].getBoundingClientRect(); return r.bottom + window.scrollY;", row
-    )
-    assert bottom <= FOLD_PX  # the whole hot line is on the first screen
+    _, bottom = top_row_bottom_px(driver)
+    assert bottom <= first_screen_px(driver)  # the whole hot line is on the first screen
     heat, number, mark, code, kind = (cell.text for cell in row.find_elements(By.TAG_NAME, "td"))
     assert heat == fmt.fraction(top.samples_share)
     assert top.samples_share > 0.5  # the naive store holds most of the samples
@@ -106,6 +123,22 @@ def test_the_hot_line_is_above_the_fold_with_its_share_and_the_limiter_mark(site
     reason, samples = max(totals.items(), key=lambda kv: kv[1])
     assert first[0].text.startswith(reason)
     assert first[1].text == fmt.fraction(samples / view.result.total_samples)
+
+
+def test_every_recorded_kernel_shows_its_top_line_on_the_first_screen(site):
+    """The 20 launches of the recorded set (11 cases, before and after): each page's listing leads with the line the
+    API ranks first, and shows it without scrolling."""
+    base_url, driver, ids, views = site
+    launches = sorted(key for key in views if isinstance(key, int))
+    assert len(launches) == 20
+    for launch_id in launches:
+        view = views[launch_id]
+        assert view is not None
+        open_page(driver, base_url, launch_id)
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#source-code tr[data-rank="1"]'))
+        line, bottom = top_row_bottom_px(driver)
+        assert line == str(view.result.lines[0].line), launch_id
+        assert bottom <= first_screen_px(driver), (launch_id, bottom)
 
 
 def test_a_launch_without_source_samples_says_so_in_one_line(site):

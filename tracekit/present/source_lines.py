@@ -196,6 +196,7 @@ NO_SOURCE = f"No source samples for this launch: {HOW_TO_RECORD}."
 PANEL_TITLE = "Source lines"
 LISTING_MAX_LINES = 24  # the code shown around the hot lines: enough for a kernel's body, short enough to fit
 LISTING_MARGIN = 1  # lines of context above and below the sampled ones
+LISTING_ABOVE_TOP = 6  # at most this many lines above the top line: it stays on the page's first screen
 NAMED_KIND_SHARE = 0.01  # a line's kind is shown in the listing from this share of the samples up
 STALL_ROWS = 6
 REPORT_TOP_LINES = 10  # the ranked lines a report shows of each launch (`tracekit lines`' default)
@@ -269,10 +270,8 @@ def listing(result: SourceLines, files: pl.DataFrame) -> tuple[str | None, list[
             )
         return None, rows
     sampled = sorted(ln for (f, ln) in ranks if f == top.file and ln is not None)
-    first, last = max(1, sampled[0] - LISTING_MARGIN), min(len(text), sampled[-1] + LISTING_MARGIN)
-    if last - first + 1 > LISTING_MAX_LINES:  # a long body: the window centred on the top line
-        first = max(1, min(top.line - LISTING_MAX_LINES // 2, len(text) - LISTING_MAX_LINES + 1))
-        last = min(len(text), first + LISTING_MAX_LINES - 1)
+    first = max(1, sampled[0] - LISTING_MARGIN, top.line - LISTING_ABOVE_TOP)
+    last = min(len(text), sampled[-1] + LISTING_MARGIN, first + LISTING_MAX_LINES - 1)
     rows = []
     for number in range(first, last + 1):
         found = ranks.get((top.file, number))
