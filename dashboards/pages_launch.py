@@ -29,6 +29,7 @@ from tracekit.api import (
 )
 from tracekit.errors import TracekitError
 from tracekit.present.launch import TraceFrames, latency_chart, launch_figures, occupancy_chart, timeline_chart
+from tracekit.present.source_lines import NO_SOURCE, SourcePanel, source_panel
 
 from . import panels, region_views
 from .analysis_cache import AnalysisCache, LaunchPage
@@ -226,13 +227,28 @@ def what_to_try(cache: AnalysisCache, result: LaunchAnalysis) -> list | str:
     return cache.figures.get(("what-to-try", result.launch_id, result.engine_version, result.pairing), predict)
 
 
+def source_lines(cache: AnalysisCache, result: LaunchAnalysis) -> SourcePanel | None:
+    """The launch's source panel (`present.source_lines.source_panel`), once per launch and context; None when the
+    launch has no source samples."""
+
+    def build() -> SourcePanel | None:
+        view = cache.traces.source_lines(int(result.launch_id or 0), result)
+        return None if view is None else source_panel(view.result, view.files, view.duration_ns)
+
+    return cache.figures.get(("source-lines", result.launch_id, result.engine_version, result.pairing), build)
+
+
 def analysis_sections(
-    traces: TraceAnalysis, analysis: LaunchPage, regions: RegionView | None = None, tries: list | str | None = None
+    traces: TraceAnalysis,
+    analysis: LaunchPage,
+    regions: RegionView | None = None,
+    tries: list | str | None = None,
+    source: SourcePanel | None = None,
 ) -> list[html.Section]:
-    """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, What
-    to try first), the findings by cost, stalls, occupancy and its calculator, the trace's figures, the sweep and
-    the regions. A section whose data the launch lacks is left out; the answer says what would add it.
-    `regions`: the region panel's figures; `tries`: `what_to_try`."""
+    """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, the
+    source lines, What to try first), the findings by cost, stalls, occupancy and its calculator, the trace's
+    figures, the sweep and the regions. A section whose data the launch lacks is left out; the answer says what
+    would add it. `regions`: the region panel's figures; `tries`: `what_to_try`; `source`: `source_lines`."""
     result = analysis.result
     if result is None:
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
@@ -251,7 +267,7 @@ def analysis_sections(
     )
     charts = {chart.key: chart for chart in launch_figures(result, frames)}  # as the report and a notebook draw
     sections = [
-        panels.answer_panel(result, tries, panels.not_shown(result)),
+        panels.answer_panel(result, tries, panels.not_shown(result) + ([] if source else [NO_SOURCE]), source),
         panels.findings_panel(result),
     ]
     if "stalls" in charts:
@@ -391,7 +407,8 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
     tries = what_to_try(cache, analysis.result) if analysis.result else None
-    sections = analysis_sections(cache.traces, analysis, regions, tries)
+    source = source_lines(cache, analysis.result) if analysis.result else None
+    sections = analysis_sections(cache.traces, analysis, regions, tries, source)
     if analysis.result is None:
         return sections[0], sections[1:]
     first = 3 if analysis.result.stalls.by_reason else 2  # the answer, the findings and the stalls lead

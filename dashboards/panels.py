@@ -24,6 +24,7 @@ from tracekit.present.launch import (
 )
 from tracekit.present.prediction import prediction_table, prediction_text
 from tracekit.present.sections import Figure, Table, littles_law_table
+from tracekit.present.source_lines import SourcePanel
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label, verdict_text
 
@@ -129,10 +130,13 @@ def try_first_div(section: TryFirst) -> html.Div:
 PANEL_IDS = {"speed_of_light": "sol", "roofline": "roofline"}  # the answer's charts' element ids
 
 
-def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | None = None) -> html.Section:
+def answer_panel(
+    result: LaunchAnalysis, tries: Tries, not_shown: list[str] | None = None, source: SourcePanel | None = None
+) -> html.Section:
     """The one-screen answer: the engine's headline (what costs the most time), mode and limiter, the
-    speed-of-light chart, the roofline and What to try first; what is missing, one line each (`not_shown`: the
-    page's other sections left out for lack of data)."""
+    speed-of-light chart, the roofline, the source lines (`source`, where the launch has source samples) and What
+    to try first; what is missing, one line each (`not_shown`: the page's other sections left out for lack of
+    data, the source lines among them)."""
     verdict = result.classification
     body: list = [
         html.P(verdict.headline or verdict_text(verdict), id="verdict-headline", className="headline"),
@@ -158,11 +162,55 @@ def answer_panel(result: LaunchAnalysis, tries: Tries, not_shown: list[str] | No
         missing.append(NO_FLOPS)
     if charts:
         body.append(html.Div(charts, className="answer-charts"))
+    if source is not None:
+        body.append(source_panel(source))
     body.append(try_first_div(try_first(result, tries)))  # always: the changes, or why there are none
     missing += not_shown or []
     if missing:
         body.append(html.Ul([html.Li(line) for line in missing], id="not-recorded", className="hint"))
     return html.Section(body, id="verdict-panel", className="answer")
+
+
+def _data(**values: str) -> dict[str, Any]:
+    """`data-*` attributes for a Dash element (their names are no Python keywords)."""
+    return {f"data-{name}": value for name, value in values.items()}
+
+
+def source_panel(panel: SourcePanel) -> html.Div:
+    """The launch's source lines as `present.source_lines.source_panel` decided them: its sentences, the code with
+    a heat column (each line's share of the warp samples) and the limiter's lines marked, beside the stall reasons.
+    The code is the profiled file's text, shown as text (never markup)."""
+    rows = [
+        html.Tr(
+            [
+                html.Td(code.share, className="heat", style={"backgroundColor": f"rgba(214, 69, 44, {code.heat:.3f})"}),
+                html.Td(code.place if code.number is None else str(code.number), className="line-number"),
+                html.Td("◆" if code.holds_limiter else "", className="limiter-mark"),
+                html.Td(html.Code(code.text), className="code"),
+                html.Td(code.kind, className="line-kind"),
+            ],
+            className="limiter" if code.holds_limiter else None,
+            title=code.detail or None,
+            **_data(line="" if code.number is None else str(code.number), rank=str(code.rank or "")),
+        )
+        for code in panel.code
+    ]
+    listing = html.Div(
+        [
+            html.Table(html.Tbody(rows), id="source-code", className="source-code"),
+            html.P(panel.code_note, className="hint"),
+        ],
+        className="source-listing",
+    )
+    stalls = html.Div(table_with_note(panel.stalls, "source-stalls"), className="source-stalls")
+    return html.Div(
+        [
+            html.H4(panel.title),
+            html.Div([html.P(sentence) for sentence in panel.sentences], id="source-sentences"),
+            html.Div([listing, stalls], className="source-columns"),
+        ],
+        id="source-panel",
+    )
 
 
 def _value_text(value: Any) -> str:

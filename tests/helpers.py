@@ -182,3 +182,30 @@ def run_cli(
         for console in (common.console, common.err_console):
             console.__init__(stderr=console.stderr, soft_wrap=console.soft_wrap)
     return subprocess.CompletedProcess(["tracekit", *args], code, out.getvalue(), err.getvalue())
+
+
+# ---- the recorded source-lines set (sample_traces/source_lines, issue 45) ------------------------------------------
+SOURCE_LINES_SET = REPO / "sample_traces" / "source_lines"
+HOSTILE_SOURCE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def marked_line(source: Path, mark: str) -> int:
+    """The line number of the case's `[case: ...]` comment: the ground truth the recorded set is judged on."""
+    [number] = [i for i, line in enumerate(source.read_text().splitlines(), start=1) if mark in line]
+    return number
+
+
+def hostile_source_csv(folder: Path) -> Path:
+    """reduce1's Source-page CSV with line 33's text replaced by markup."""
+    lines = (
+        gzip.decompress((SOURCE_LINES_SET / "h200" / "csv" / "reduce1.cuda_sass.csv.gz").read_bytes())
+        .decode()
+        .splitlines()
+    )
+    at = next(i for i, line in enumerate(lines) if line.startswith('"33",'))
+    cells = lines[at].split('","')
+    cells[1] = HOSTILE_SOURCE.replace('"', '""')
+    lines[at] = '","'.join(cells)
+    path = folder / "hostile.csv"
+    path.write_text("\n".join(lines))
+    return path

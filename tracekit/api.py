@@ -85,7 +85,9 @@ from tracekit.stored.predictions import what_to_try_all as what_to_try_all
 from tracekit.stored.predictions import what_to_try_for as what_to_try_for
 from tracekit.stored.predictions import what_to_try_stored as what_to_try_stored
 from tracekit.stored.slices import launch_slices as launch_slices  # `tracekit export`'s traces
-from tracekit.stored.source_line_view import source_lines as source_lines  # `tracekit lines`
+from tracekit.stored.source_line_view import SourceLinesView, source_lines  # `tracekit lines`, the source panel
+from tracekit.stored.source_line_view import source_line_changes as source_line_changes  # compare by line
+from tracekit.stored.source_line_view import source_line_views as source_line_views  # the report's sections
 from tracekit.stored.step_kernels import step_what_if as step_what_if
 from tracekit.stored.step_kernels import steps_with_kernels as steps_with_kernels
 
@@ -117,12 +119,6 @@ def occupancy_change(result: LaunchAnalysis, threads: int, registers: int, share
     """The occupancy calculator on the launch's device for a new configuration (`analysis.what_if`): the
     dashboard's what-if beside `predict_stored`. TracekitError when the device cannot run it."""
     return occupancy_what_if(result, threads, registers, shared_mem_bytes)
-
-
-def region_layout_of(store: Store, launch_id: int) -> RegionLayout | None:
-    """The launch's named regions laid out for its timeline (`region_timeline.region_layout`); None without any."""
-    regions = launch_regions(store, launch_id)
-    return region_layout(regions) if regions.height else None
 
 
 def region_window(
@@ -240,7 +236,12 @@ class TraceAnalysis:
         return relative_warps(self.store, launch_id)
 
     def region_layout(self, launch_id: int) -> RegionLayout | None:
-        return region_layout_of(self.store, launch_id)
+        """The launch's named regions laid out for its timeline (`region_timeline.region_layout`); None without any."""
+        regions = launch_regions(self.store, launch_id)
+        return region_layout(regions) if regions.height else None
+
+    def source_lines(self, launch_id: int, analysis: LaunchAnalysis | None = None) -> SourceLinesView | None:
+        return source_lines(self.store, launch_id, analysis=analysis)
 
     def region_occupancy(self, launch_id: int, sm_count: int | None) -> pl.DataFrame:
         return region_occupancy(self.store, launch_id, sm_count)

@@ -418,3 +418,19 @@ def _fix(line: SourceLine, duration_ns: float | None) -> FixEstimate:
             "of its traffic (time proportional to the traffic the limiter sees), widened by a tenth"
         ),
     )
+
+
+def file_lines(files: pl.DataFrame, path: str | None) -> list[str] | None:
+    """The embedded file `path` as lines (untrusted text), None where the report embedded none."""
+    if path is None or files.height == 0:
+        return None
+    match = files.filter(pl.col("path") == path)
+    if match.height == 0 or match["text"][0] is None:
+        return None
+    return str(match["text"][0]).splitlines()
+
+
+def line_text(files: pl.DataFrame, path: str | None, line: int | None) -> str | None:
+    """Line `line` of the embedded file `path`, None where the report embedded none."""
+    lines = file_lines(files, path) if line is not None else None
+    return lines[line - 1] if lines is not None and line is not None and 0 < line <= len(lines) else None

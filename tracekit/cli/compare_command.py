@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from tracekit.analysis.source_line_changes import LineChanges
 from tracekit.api import (
     LaunchAnalysis,
     analyze_stored,
@@ -23,6 +24,7 @@ from tracekit.api import (
     launch_aggregates,
     match_launches,
     parse_gate,
+    source_line_changes,
 )
 from tracekit.cli.common import (
     DbOption,
@@ -39,6 +41,7 @@ from tracekit.cli.report_command import OutputOption, write_output
 from tracekit.errors import TracekitError
 from tracekit.format import NameStyle, kernel_name
 from tracekit.present.comparison import ComparedPair, comparison_table, gate_message, pair_heading, side_launch
+from tracekit.present.source_lines import changes_json, changes_sentence, changes_tables
 from tracekit.selection import resolve_launches
 
 DEFAULT_HTML_PATH = Path("tracekit-compare.html")
@@ -60,12 +63,27 @@ def _first_views(store, results: Sequence[LaunchAnalysis]) -> dict[str, Any] | N
     return launch_aggregates(store, launch.launch_id)
 
 
+def _line_changes(
+    store, results_a: Sequence[LaunchAnalysis], results_b: Sequence[LaunchAnalysis]
+) -> LineChanges | None:
+    """The two sides' launches (`side_launch`) by source line, where both have source samples."""
+    launch_a, launch_b = side_launch(results_a), side_launch(results_b)
+    if launch_a is None or launch_b is None or launch_a.launch_id is None or launch_b.launch_id is None:
+        return None
+    return source_line_changes(store, launch_a.launch_id, launch_b.launch_id, (launch_a, launch_b))
+
+
 def _print_text(pairs: list[ComparedPair], gate_messages: list[tuple[bool, str]], console: Console) -> None:
     for pair in pairs:
         table = comparison_table(pair.comparison)
         console.print(Text(pair_heading(pair), style="bold"))
         console.print(Text(f"A = {pair.reference_a}, B = {pair.reference_b}"))
         print_table(table, console, title=False)
+        if pair.lines is not None:  # A/B by source line
+            console.print(Text(changes_sentence(pair.lines)))
+            for lines in changes_tables(pair.lines):
+                if lines.rows:
+                    print_table(lines, console)
     for failed, message in gate_messages:
         console.print(Text(message, style="bold red" if failed else "green"))
 
@@ -105,6 +123,7 @@ def compare_command(
         pair = ComparedPair(a, b, compare_launches(results_a, results_b), results_a, results_b, names=names)
         if fmt is CompareFormat.html:
             pair.views_a, pair.views_b = _first_views(store, results_a), _first_views(store, results_b)
+        pair.lines = _line_changes(store, results_a, results_b)
         pairs.append(pair)
 
     gate_results = [(pair, evaluate_gate(pair.comparison, gate)) for pair in pairs for gate in gates]
@@ -139,6 +158,7 @@ def compare_command(
                                 "launch_ids_a": [r.launch_id for r in p.results_a],
                                 "launch_ids_b": [r.launch_id for r in p.results_b],
                                 "comparison": p.comparison.to_dict(),
+                                "source_lines": None if p.lines is None else changes_json(p.lines),
                             }
                             for p in pairs
                         ],

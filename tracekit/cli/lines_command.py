@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from tracekit import format as fmt
-from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, console, open_store, print_json, print_table
 from tracekit.errors import NotFoundError
 
 
@@ -20,17 +19,14 @@ def lines_command(
 ) -> None:
     """Source lines of a launch: the limiter's lines, each line's kind and stalls, what fixing the top one buys."""
     from tracekit.api import source_lines
-    from tracekit.present.source_lines import to_json
+    from tracekit.present.source_lines import HOW_TO_RECORD, lines_table, to_json
 
     store = open_store(db)
     if store.launches(launch_ids=[launch]).height == 0:
         raise NotFoundError(f"no launch with id {launch} in {store.url}")
     view = source_lines(store, launch, top=top)
     if view is None:
-        raise NotFoundError(
-            f"launch {launch} has no source samples: profile it with ncu --set full --import-source yes "
-            "(SourceCounters), built with nvcc -lineinfo"
-        )
+        raise NotFoundError(f"launch {launch} has no source samples: {HOW_TO_RECORD}")
     result = to_json(view.launch_id, view.kernel_name, view.result, view.files, view.duration_ns)
     if as_json:
         print_json(result)
@@ -45,21 +41,4 @@ def lines_command(
         console.print(result["fix"]["sentence"])
     for note in result["notes"]:
         console.print(f"Note: {note}")
-    table = Table("#", "line", "kind", "samples", "top stalls", "evidence", "fixing it buys", "source")
-    for row in result["lines"]:
-        marker = " *" if row["holds_limiter"] else ""
-        place = row["place"] + marker
-        if row["inline_chain"]:
-            place += " (inlined " + ", ".join(row["inline_chain"]) + ")"
-        table.add_row(
-            str(row["rank"]),
-            place,
-            row["kind"],
-            fmt.percent(100 * row["samples_share"]),
-            row["stall_words"],
-            row["evidence"],
-            row["gain_words"],
-            (row["text"] or row["sass"] or "")[:80],
-        )
-    console.print(table)
-    console.print("* holds the limiter")
+    print_table(lines_table(result["lines"]), title=False)

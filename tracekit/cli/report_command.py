@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 import polars as pl
 import typer
 
-from tracekit.api import LaunchAnalysis, analyze_stored, report_aggregates, what_to_try_all
+from tracekit.api import LaunchAnalysis, analyze_stored, report_aggregates, source_line_views, what_to_try_all
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
+from tracekit.present.source_lines import REPORT_TOP_LINES, SourcePanel, source_panel, to_json
 from tracekit.selection import resolve_launches
 
 if TYPE_CHECKING:
@@ -122,7 +123,15 @@ def write_report(
     with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
         results = analyze_stored(store, launches, pairs)
     if fmt is ReportFormat.json:
-        write_output(json_text(results.to_dicts()), output, None)
+        lines = source_line_views(store, results)
+        dicts = results.to_dicts()
+        for result, launch in zip(results, dicts, strict=True):
+            view = lines.get(result.launch_id or 0)
+            if view is not None:  # the launches that have source samples: `tracekit lines --json`'s object
+                launch["source_lines"] = to_json(
+                    view.launch_id, view.kernel_name, view.result, view.files, view.duration_ns, REPORT_TOP_LINES
+                )
+        write_output(json_text(dicts), output, None)
     elif fmt is ReportFormat.md:
         full, _ = full_sections(results, chosen, top)
         tries = what_to_try_all(store, (r for r in results if r.launch_id in full))
@@ -130,7 +139,8 @@ def write_report(
 
         found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
         steps = [result for _, result in found]
-        write_output(markdown.report_markdown(results, tries=tries, steps=steps), output, None)
+        sources = source_panels(store, [r for r in results if r.launch_id in full])
+        write_output(markdown.report_markdown(results, tries=tries, steps=steps, sources=sources), output, None)
     else:
         full, note = full_sections(results, chosen, top)
         sections = [result for result in results if result.launch_id in full]
@@ -139,8 +149,20 @@ def write_report(
         from tracekit.reports import steps_section
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
-        page = html.report_html(results, aggregates, full=full, selection_note=note, tries=tries, steps=steps)
+        sources = source_panels(store, sections)
+        page = html.report_html(
+            results, aggregates, full=full, selection_note=note, tries=tries, steps=steps, sources=sources
+        )
         write_output(page, output, DEFAULT_HTML_PATH)
+
+
+def source_panels(store: Store, results: Sequence[LaunchAnalysis]) -> dict[int, SourcePanel]:
+    """The source panels of those launches that have source samples, by launch id (the launch page's panel)."""
+    views = source_line_views(store, results)
+    return {
+        launch_id: source_panel(view.result, view.files, view.duration_ns, REPORT_TOP_LINES)
+        for launch_id, view in views.items()
+    }
 
 
 def full_sections(results: Sequence[LaunchAnalysis], chosen: list[int], top: int | None) -> tuple[set[int], str]:

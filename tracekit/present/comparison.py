@@ -10,6 +10,7 @@ from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+from tracekit.analysis.source_line_changes import LineChanges
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present.launch import TAIL_NOTE, TraceFrames
 from tracekit.present.sections import Figure, Table
@@ -131,6 +132,7 @@ class ComparedPair:
     views_a: dict[str, Any] | None = None  # launch_aggregates of one traced launch of A, for the overlaid figures
     views_b: dict[str, Any] | None = None
     names: fmt.NameStyle = fmt.NameStyle.base  # how kernel names are shown
+    lines: LineChanges | None = None  # A/B by source line, where both sides' launches have source samples
 
 
 def _launch_ids(results: Sequence[LaunchAnalysis]) -> str:

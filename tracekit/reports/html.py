@@ -23,6 +23,7 @@ from tracekit.present.comparison import ComparedPair, comparison_charts, compari
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
+from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables
 from tracekit.present.try_first import Tries, TryFirst
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: ta
 .flag { display: inline-block; background: #eee; border-radius: 3px; padding: 0 .4em; margin-right: .3em; }
 .note { color: #555; font-size: .85em; margin-top: -.6em; }
 .figure { min-height: 300px; margin: .5em 0 1.2em; }
+table.source-code td { border: none; padding: 0 .5em; } table.source-code td.code { white-space: pre;
+       font-family: ui-monospace, monospace; } table.source-code tr.limiter td.code { font-weight: 600; }
 """
 
 RENDER_SCRIPT = """
@@ -182,12 +185,35 @@ def _chart(chart: Figure, sink: FigureSink) -> str:
     return f"<h3>{esc(chart.title)}</h3>" + sink.embed(chart.spec) + note
 
 
+def _source_block(panel: SourcePanel) -> str:
+    """The launch page's source panel: the sentences, the code with its samples column coloured by heat and the
+    limiter's lines marked, the stall reasons and the ranked lines. The code is the profiled file's text, escaped."""
+    sentences = "".join(f"<p>{esc(sentence)}</p>" for sentence in panel.sentences)
+    rows = "".join(
+        ('<tr class="limiter"' if code.holds_limiter else "<tr")
+        + f' data-line="{esc(code.number or "")}">'
+        + f'<td class="num" style="background: rgba(214, 69, 44, {code.heat:.3f})">{esc(code.share)}</td>'
+        + f'<td class="num">{esc(code.place if code.number is None else code.number)}</td>'
+        + f"<td>{'◆' if code.holds_limiter else ''}</td>"
+        + f'<td class="code">{esc(code.text)}</td><td>{esc(code.kind)}</td></tr>'
+        for code in panel.code
+    )
+    return (
+        f'<div class="source-lines"><h3>{esc(panel.title)}</h3>{sentences}'
+        f'<table class="source-code"><tbody>{rows}</tbody></table><p class="note">{esc(panel.code_note)}</p>'
+        + render_table(panel.stalls)
+        + render_table(panel.lines)
+        + "</div>"
+    )
+
+
 def _launch_section(
     result: LaunchAnalysis,
     content: LaunchContent,
     views: dict[str, Any] | None,
     sink: FigureSink,
     sweeps_drawn: dict[tuple, str],
+    source: SourcePanel | None = None,
 ) -> str:
     parts = [
         f'<section id="{esc(content.anchor)}"><h2>Launch {esc(content.launch_id)}: '
@@ -204,6 +230,8 @@ def _launch_section(
     for key in ANSWER_CHARTS:
         if key in charts:
             parts.append(_chart(charts[key], sink))
+    if source is not None:  # the launch page's order: the answer's charts, the source lines, What to try first
+        parts.append(_source_block(source))
     if content.try_first is not None:
         parts.append(_try_first_block(content.try_first))
     parts.append(_verdict_block(content))
@@ -251,11 +279,13 @@ def report_html(
     selection_note: str = "",
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[tuple[Any, Any]] = (),
+    sources: Mapping[int, SourcePanel] | None = None,
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
     `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
-    whole-step sections (`reports.steps_section.gather`), after the launches.
+    whole-step sections (`reports.steps_section.gather`), after the launches. `sources`: the source panels
+    (`present.source_lines.source_panel`) of the launches that have source samples, by launch id.
 
     `views` maps launch ids to `api.launch_aggregates` frames (launches without a trace are absent)."""
     tries = tries or {}
@@ -289,6 +319,7 @@ def report_html(
                 views.get(result.launch_id) if result.launch_id is not None else None,
                 sink,
                 sweeps_drawn,
+                (sources or {}).get(result.launch_id) if result.launch_id is not None else None,
             )
         )
     if steps:
@@ -317,6 +348,9 @@ def compare_html(
             f'<p class="note">A = {esc(pair.reference_a)}, B = {esc(pair.reference_b)}</p>'
         )
         body.append(render_table(comparison_table(pair.comparison)))
+        if pair.lines is not None:  # A/B by source line
+            body.append(f'<p class="note source-changes">{esc(changes_sentence(pair.lines))}</p>')
+            body.extend(render_table(table) for table in changes_tables(pair.lines) if table.rows)
         charts = comparison_charts(
             {"A": side_launch(pair.results_a), "B": side_launch(pair.results_b)},
             {"A": trace_frames(pair.views_a), "B": trace_frames(pair.views_b)},

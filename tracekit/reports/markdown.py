@@ -17,6 +17,7 @@ from tracekit.present import steps as present_steps
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content
 from tracekit.present.sections import Table
+from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables, code_table
 from tracekit.present.try_first import Tries, TryFirst
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")  # inline markup; `(` `!` only act after `]`, escaped too
@@ -58,7 +59,15 @@ def try_first_lines(section: TryFirst) -> list[str]:
     return lines + [""]
 
 
-def _launch_lines(content: LaunchContent) -> list[str]:
+def source_lines(panel: SourcePanel) -> list[str]:
+    """The launch page's source panel: its sentences, the code with each line's share of the samples (the
+    profiled file's text, escaped), the stall reasons and the ranked lines."""
+    lines = [f"**{md(panel.title)}**", ""] + [f"- {md(sentence)}" for sentence in panel.sentences] + [""]
+    lines += render_table(code_table(panel), heading=False)
+    return lines + render_table(panel.stalls) + render_table(panel.lines)
+
+
+def _launch_lines(content: LaunchContent, source: SourcePanel | None = None) -> list[str]:
     lines = [f'<a id="{content.anchor}"></a>', "", f"### Launch {content.launch_id}: {md(content.kernel_name)}", ""]
     flags = f" ({', '.join(md(flag) for flag in content.flags)})" if content.flags else ""
     if content.headline:  # the launch page's order: the headline, the findings by cost, then the evidence
@@ -66,6 +75,8 @@ def _launch_lines(content: LaunchContent) -> list[str]:
     if len(content.findings) > 1:
         lines += ["Findings, by the time they cost:", ""]
         lines += [f"- {fmt.fraction(share)}: {md(text)}" for share, text in content.findings] + [""]
+    if source is not None:  # the launch page's order: the source lines before What to try first
+        lines += source_lines(source)
     if content.try_first is not None:
         lines += try_first_lines(content.try_first)
     lines += [f"**Verdict: {md(content.verdict)}**{flags}", ""]
@@ -110,18 +121,20 @@ def report_markdown(
     title: str = "tracekit report",
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[ProgramSteps] = (),
+    sources: Mapping[int, SourcePanel] | None = None,
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
     find it); `steps`: the whole-step results of the imports that hold a host timeline
-    (`reports.steps_section.gather_steps`), after the launches."""
+    (`reports.steps_section.gather_steps`), after the launches; `sources`: the source panels of the launches that
+    have source samples, by launch id."""
     tries = tries or {}
     contents = [
         launch_content(result, i, tries=tries.get(result.launch_id) if result.launch_id is not None else None)
         for i, result in enumerate(results)
     ]
     lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
-    for content in contents:
-        lines += _launch_lines(content)
+    for launch, content in zip(results, contents, strict=True):
+        lines += _launch_lines(content, (sources or {}).get(launch.launch_id or 0))
     for result in steps:
         lines += steps_lines(result)
     return "\n".join(lines).rstrip() + "\n"
@@ -138,4 +151,7 @@ def compare_markdown(
     for pair in pairs:
         lines += [f"### {md(pair_heading(pair))}", "", f"A = {md(pair.reference_a)}, B = {md(pair.reference_b)}", ""]
         lines += render_table(comparison_table(pair.comparison), heading=False)
+        if pair.lines is not None:  # A/B by source line
+            lines += [md(changes_sentence(pair.lines)), ""]
+            lines += [line for table in changes_tables(pair.lines) if table.rows for line in render_table(table)]
     return "\n".join(lines).rstrip() + "\n"
