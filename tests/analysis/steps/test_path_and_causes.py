@@ -25,18 +25,6 @@ from tracekit.importers.kineto import read_host_events
 
 STEPS = Path(__file__).resolve().parents[3] / "sample_traces/steps"
 RECORDED = sorted(str(p.relative_to(STEPS)) for p in STEPS.rglob("*.pt.trace.json.gz"))
-# Known misses on the issue-41 set, strict: each fails today and must pass once fixed. The DataLoader's host work
-# before the step's first copy is the causes' largest, but the path reaches the step's start through launch-bound
-# links of the forward pass.
-PATH_MISSES = {
-    "h200_programs/lightning_fabric_resnet18.shapes.pt.trace.json.gz": "path launch-bound, causes host work",
-    "h200_programs/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz": "path launch-bound, causes host work",
-    "h200_programs/tv_resnet18_loader0.shapes.pt.trace.json.gz": "path launch-bound, causes host work",
-}
-RECORDED = [
-    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATH_MISSES[t])) if t in PATH_MISSES else t
-    for t in RECORDED
-]
 PUBLIC = ["kineto_2021_resnet50_nw0_train.pt.trace.json.gz", "kineto_GH200_transformer.pt.trace.json"]
 HOST_CAUSES = (SYNCHRONIZATION, START_UP, LAUNCH_BOUND, HOST_WORK)
 
@@ -85,3 +73,20 @@ def test_a_host_link_after_a_sync_is_named_by_what_the_host_did(sample_trace):
     assert step.causes[0].cause == LAUNCH_BOUND
     assert max(time_by, key=lambda c: time_by[c]) == LAUNCH_BOUND
     assert time_by[SYNCHRONIZATION] <= next(c.idle_ns for c in step.causes if c.cause == SYNCHRONIZATION)
+
+
+def test_the_path_goes_back_through_a_sync_that_waited_on_nothing(sample_trace):
+    """tv_resnet18_loader0 (cpu_cuda): the DataLoader's 93.6 ms of host work opens the step, then a pageable copy's
+    synchronizing call that finds the GPU idle. The path used to stop at that call and read the step as launch-bound;
+    it goes on back through it to the step's start, and its largest host cause is the causes' own."""
+    result = analyze_steps(
+        read_host_events(sample_trace("steps/h200_programs/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz"))
+    )
+    step = result.steps[result.representative_step]
+    host = [link for link in result.critical_path if link.kind == "host"]
+    assert host[0].start_ns == step.start_ns
+    time_by = dict.fromkeys(HOST_CAUSES, 0)
+    for link in host:
+        time_by[link.reason] += link.end_ns - link.start_ns
+    assert max(time_by, key=lambda c: time_by[c]) == HOST_WORK == step.causes[0].cause
+    assert time_by[HOST_WORK] >= 0.8 * step.causes[0].idle_ns

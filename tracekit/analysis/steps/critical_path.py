@@ -194,19 +194,23 @@ def critical_path(line: StepTimeline, host: HostTime) -> tuple[PathSegment, ...]
         elif op.binding == "event":
             current = op.dep
         elif op.issue is not None:
-            # the host issued it late: back to the sync the host waited in before, else to the window start
-            before = [s for s in line.syncs if s[0] == op.thread and s[2] <= op.issue]
-            if before:
-                thread, s_start, s_end = before[-1]
-                path.extend(_host_links(spans, issued, ops, s_end, op.issue))
+            # the host issued it late: back to the sync the host waited in before (through any sync that waited on
+            # no GPU work: the host's own time goes on before it), else to the window start
+            current, until = None, op.issue
+            while True:
+                before = [s for s in line.syncs if s[0] == op.thread and s[2] <= until]
+                if not before:
+                    path.extend(_host_links(spans, issued, ops, line.window_start_ns, until))
+                    break
+                _, s_start, s_end = before[-1]
+                path.extend(_host_links(spans, issued, ops, s_end, until))
                 waited = [o for o in ops if s_start <= o.end <= s_end]
-                current = max(waited, key=lambda o: o.end).index if waited else None
-                if current is not None:
+                if waited:
+                    current = max(waited, key=lambda o: o.end).index
                     path.append(PathSegment("host", "synchronizing call", s_start, s_end, SYNCHRONIZATION))
-            else:
-                # issued before the step began: the chain starts at the op
-                path.extend(_host_links(spans, issued, ops, line.window_start_ns, op.issue))
-                current = None
+                    break
+                path.extend(_host_links(spans, issued, ops, s_start, s_end))
+                until = s_start
         else:
             current = None
     return tuple(reversed(path))
