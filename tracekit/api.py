@@ -88,6 +88,9 @@ from tracekit.stored.slices import launch_slices as launch_slices  # `tracekit e
 from tracekit.stored.source_line_view import source_lines as source_lines  # `tracekit lines`
 from tracekit.stored.step_kernels import step_what_if as step_what_if
 from tracekit.stored.step_kernels import steps_with_kernels as steps_with_kernels
+from tracekit.stored.trace_features import critical_path_trace_of as critical_path_trace_of  # `critical-path`
+from tracekit.stored.trace_features import diff_of as diff_of  # `tracekit diff`: HTA's TraceDiff
+from tracekit.stored.trace_features import features_of as features_of  # `tracekit features`: HTA's trace analyses
 
 
 def compare_launches(a: Sequence[LaunchAnalysis], b: Sequence[LaunchAnalysis]) -> Comparison:
