@@ -33,12 +33,12 @@ def features_command(
 ) -> None:
     """HTA's trace analyses: queue length per stream, copy bandwidth, collectives with their metadata, launch
     delays per operator, repeated small-kernel sequences (fusion candidates)."""
-    from tracekit.api import features_of
+    from tracekit.api import trace_features
 
     small_ns = fmt.parse_step_time(small_kernel)
     store = open_store(db) if db is not None or _is_import(source) else None
     with busy(f"reading {source}"):
-        found = features_of(store, source, small_ns, top)
+        found = trace_features.features_of(store, source, small_ns, top)
     if as_json:
         print_json(present.features_json(found, series))
         return
@@ -57,11 +57,11 @@ def diff_command(
 ) -> None:
     """Operator-level diff of two traces (HTA's TraceDiff): operators added, removed, and changed in count and
     time."""
-    from tracekit.api import diff_of
+    from tracekit.api import trace_features
 
     store = open_store(db) if db is not None or _is_import(before) or _is_import(after) else None
     with busy("reading both traces"):
-        diff = diff_of(store, before, after)
+        diff = trace_features.diff_of(store, before, after)
     if as_json:
         print_json(present.diff_json(diff))
         return
@@ -76,11 +76,11 @@ def critical_path_command(
 ) -> None:
     """The representative step's critical path written as a Chrome trace to open in ui.perfetto.dev: the step's
     activities, calls and ranges, the path's links on a track of their own, each activity on it flagged."""
-    from tracekit.api import critical_path_trace_of
+    from tracekit.api import trace_features
 
     store = open_store(db) if db is not None or _is_import(source) else None
     with busy(f"reading {source}"):
-        trace = critical_path_trace_of(store, source, step)
+        trace = trace_features.critical_path_trace_of(store, source, step)
     try:
         output.write_text(json_text(trace), encoding="utf-8")
     except OSError as exc:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracekit.analysis.trace_features import TraceFeatures, trace_features
+from tracekit.analysis.trace_features import TraceFeatures as TraceFeatures  # the door's `features` returns it
+from tracekit.analysis.trace_features import trace_features
 from tracekit.analysis.trace_features.diff import TraceDiff, operator_diff
 from tracekit.analysis.trace_features.perfetto import critical_path_trace
 from tracekit.analysis.trace_features.sequences import SMALL_KERNEL_NS
