@@ -184,3 +184,24 @@ def test_critical_path_as_a_perfetto_trace():
     links = [e for e in written["traceEvents"] if e["pid"] == PATH_PID and e["ph"] == "X"]
     assert [link["args"]["reason"] for link in links] == [s.reason for s in result.critical_path]
     assert all(a["ts"] <= b["ts"] for a, b in zip(links, links[1:], strict=False))
+
+
+def test_an_nsys_export_names_its_copies_as_kineto_does(real_export):
+    """The T4 export's copies by kind, counted in its own SQLite tables: `HtoD` and `DtoH` as the Kineto reader
+    writes them (the host timeline once shortened the names twice, to `Htod`), so the bandwidth table, the queue
+    and the pinned-copy advice read one spelling."""
+    import sqlite3
+
+    from tracekit.importers.nsys_sqlite import read_host_events as read_nsys
+
+    path = real_export("nsys_2022.4_T4_streams_report2.sqlite")
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        rows = connection.execute(
+            "SELECT e.name, COUNT(*), SUM(m.bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m "
+            "JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind GROUP BY e.name"
+        ).fetchall()
+    expected = {name.removeprefix("CUDA_MEMCPY_KIND_").replace("TO", "to"): [n, b] for name, n, b in rows}
+    found = trace_features(read_nsys(path))
+    assert {k.kind: [k.count, k.total_bytes] for k in found.bandwidth.kinds} == expected
+    assert set(expected) == {"HtoD", "DtoH"}
+    assert sum(s.launches for s in found.queues.streams) == found.launch_delays.launches > 0
