@@ -130,7 +130,8 @@ def write_report(
 
         found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
         steps = [result for _, result in found]
-        write_output(markdown.report_markdown(results, tries=tries, steps=steps), output, None)
+        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        write_output(markdown.report_markdown(results, tries=tries, steps=steps, features=features), output, None)
     else:
         full, note = full_sections(results, chosen, top)
         sections = [result for result in results if result.launch_id in full]
@@ -139,7 +140,10 @@ def write_report(
         from tracekit.reports import steps_section
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
-        page = html.report_html(results, aggregates, full=full, selection_note=note, tries=tries, steps=steps)
+        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        page = html.report_html(
+            results, aggregates, full=full, selection_note=note, tries=tries, steps=steps, features=features
+        )
         write_output(page, output, DEFAULT_HTML_PATH)
 
 

@@ -251,11 +251,13 @@ def report_html(
     selection_note: str = "",
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[tuple[Any, Any]] = (),
+    features: Sequence[tuple[int, Sequence[Table]]] = (),
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
     `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
-    whole-step sections (`reports.steps_section.gather`), after the launches.
+    whole-step sections (`reports.steps_section.gather`), after the launches; `features`: each import's HTA trace
+    analyses (`reports.steps_section.gather_features`), after them.
 
     `views` maps launch ids to `api.launch_aggregates` frames (launches without a trace are absent)."""
     tries = tries or {}
@@ -295,6 +297,12 @@ def report_html(
         from tracekit.reports import steps_section
 
         body.extend(steps_section.render(result, view, sink) for result, view in steps)
+    for import_id, tables in features:
+        body.append(
+            f'<section class="trace-features"><h2>Import {import_id}: trace analyses (as HTA has them)</h2>'
+            + "".join(render_table(table) for table in tables)
+            + "</section>"
+        )
     return _page(title, body, sink)
 
 

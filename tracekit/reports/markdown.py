@@ -110,10 +110,12 @@ def report_markdown(
     title: str = "tracekit report",
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[ProgramSteps] = (),
+    features: Sequence[tuple[int, Sequence[Table]]] = (),
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
     find it); `steps`: the whole-step results of the imports that hold a host timeline
-    (`reports.steps_section.gather_steps`), after the launches."""
+    (`reports.steps_section.gather_steps`), after the launches; `features`: each import's HTA trace analyses
+    (`reports.steps_section.gather_features`), after them."""
     tries = tries or {}
     contents = [
         launch_content(result, i, tries=tries.get(result.launch_id) if result.launch_id is not None else None)
@@ -124,6 +126,10 @@ def report_markdown(
         lines += _launch_lines(content)
     for result in steps:
         lines += steps_lines(result)
+    for import_id, tables in features:
+        lines += [f"### Import {import_id}: trace analyses (as HTA has them)", ""]
+        for table in tables:
+            lines += render_table(table)
     return "\n".join(lines).rstrip() + "\n"
 
 

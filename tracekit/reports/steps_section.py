@@ -9,9 +9,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracekit import figures
-from tracekit.api import Store, imports_with_host_timeline, program_of_import, program_timeline_of_import
+from tracekit.api import (
+    Store,
+    imports_with_host_timeline,
+    program_of_import,
+    program_timeline_of_import,
+    trace_features,
+)
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
+from tracekit.present import trace_features as hta
+from tracekit.present.sections import Table
 
 
 def gather_steps(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
@@ -35,6 +43,19 @@ def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
     for import_id, program in gather_steps(store, import_ids):
         try:
             found.append((program, program_timeline_of_import(store, str(import_id), program)))
+        except TracekitError:
+            continue
+    return found
+
+
+def gather_features(store: Store, import_ids: Iterable[int]) -> list[tuple[int, list[Table]]]:
+    """(import id, the tables of `tracekit features IMPORT`) of each of these imports that holds a host timeline:
+    HTA's trace analyses, after the steps in both reports."""
+    holding = {i for i, _ in imports_with_host_timeline(store)}
+    found = []
+    for import_id in sorted(set(import_ids) & holding):
+        try:
+            found.append((import_id, hta.feature_tables(trace_features.features_of(store, str(import_id)))))
         except TracekitError:
             continue
     return found
