@@ -205,3 +205,30 @@ def test_an_nsys_export_names_its_copies_as_kineto_does(real_export):
     assert {k.kind: [k.count, k.total_bytes] for k in found.bandwidth.kinds} == expected
     assert set(expected) == {"HtoD", "DtoH"}
     assert sum(s.launches for s in found.queues.streams) == found.launch_delays.launches > 0
+
+
+def test_collectives_of_hta_own_nccl_trace():
+    """HTA's A100 DDP trace (sample_traces/hta): each NCCL kernel's metadata as its args hold it, and the same as the
+    innermost `record_param_comms` open on the thread of its launch call says (both found here in the raw events)."""
+    path = Path(__file__).resolve().parents[3] / "sample_traces/hta/nccl_data.json.gz"
+    events = raw_events(path)
+    calls = {e["args"]["correlation"]: e for e in events if e["cat"] in CALL_CATS and "correlation" in e["args"]}
+    comms = [e for e in events if e["name"] == "record_param_comms" and "Collective name" in e["args"]]
+    kernels = sorted(
+        (e for e in events if e["cat"] == "kernel" and e["name"].startswith("nccl")), key=lambda e: e["ts"]
+    )
+    keys = ("Collective name", "In msg nelems", "dtype", "Process Group Ranks")
+    expected = [tuple(k["args"][key] for key in keys) for k in kernels]
+    for kernel, metadata in zip(kernels, expected, strict=True):
+        call = calls[kernel["args"]["correlation"]]
+        open_ = [
+            c
+            for c in comms
+            if (c["pid"], c["tid"]) == (call["pid"], call["tid"])
+            and ns(c["ts"]) <= ns(call["ts"]) < ns(c["ts"]) + ns(c["dur"])
+        ]
+        assert tuple(max(open_, key=lambda c: c["ts"])["args"][key] for key in keys) == metadata
+    table = trace_features(read_host_events(path)).collectives
+    assert table.without_metadata == 0 and len(expected) == 21
+    assert table.table.sort("start_ns").select("collective", "in_elements", "dtype", "ranks").rows() == expected
+    assert {c for c, *_ in expected} == {"allreduce", "broadcast"}
