@@ -178,7 +178,7 @@ def test_critical_path_as_a_perfetto_trace():
     step = result.steps[result.representative_step]
     trace = critical_path_trace(events, step, result.critical_path)
     written = json.loads(json.dumps(trace))  # plain JSON, as Perfetto reads it
-    flagged = [e for e in written["traceEvents"] if e["pid"] == GPU_PID and e.get("args", {}).get("critical_path")]
+    flagged = [e for e in written["traceEvents"] if e["pid"] == GPU_PID and e.get("args", {}).get("critical") == 1]
     on_path = [s for s in result.critical_path if s.kind == "gpu"]
     assert sorted((e["name"], round(e["ts"] * 1000)) for e in flagged) == sorted((s.name, s.start_ns) for s in on_path)
     links = [e for e in written["traceEvents"] if e["pid"] == PATH_PID and e["ph"] == "X"]

@@ -3,8 +3,8 @@ beside the rest of the step (HTA's `overlay_critical_path_analysis`).
 
 The step's GPU activities (one track per stream), its API calls and CPU ranges (one track per thread), and a
 "Critical path" process holding the path's links in order, each with its reason; every activity on the path has
-`args.critical_path` true and the path's links are joined by flow arrows. Times are the trace's own (µs, as Chrome
-traces are written).
+`args.critical` 1 (HTA's mark, so a filter written for HTA's overlaid trace finds them) and the path's links are
+joined by flow arrows. Times are the trace's own (µs, as Chrome traces are written).
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ def _x(name: str, pid: int, tid: int, start_ns: int, end_ns: int, args: dict[str
     }
 
 
-def _meta(pid: int, name: str) -> dict[str, object]:
-    return {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}
+def _meta(pid: int, name: str, tid: int | None = None) -> dict[str, object]:
+    """A process's name, or a thread's (a track) where `tid` is given."""
+    kind = "process_name" if tid is None else "thread_name"
+    return {"ph": "M", "name": kind, "pid": pid, "tid": tid or 0, "args": {"name": name}}
 
 
 def critical_path_trace(events: HostEvents, step: Step, path: tuple[PathSegment, ...]) -> dict[str, object]:
@@ -41,9 +43,12 @@ def critical_path_trace(events: HostEvents, step: Step, path: tuple[PathSegment,
     on_path = {(s.name, s.start_ns, s.end_ns) for s in path if s.kind == "gpu"}
     trace: list[dict[str, object]] = [_meta(GPU_PID, "GPU"), _meta(CPU_PID, "CPU"), _meta(PATH_PID, "Critical path")]
     gpu = events.gpu.filter(inside).select("name", "kind", "stream_id", "start_ns", "end_ns", "correlation_id")
+    for stream in gpu["stream_id"].unique().sort().to_list():
+        trace.append(_meta(GPU_PID, f"stream {stream}" if stream is not None else "stream ?", stream or -1))
     for name, kind, stream, start, end, correlation in gpu.iter_rows():
-        flagged = (name, start, end) in on_path
-        args: dict[str, object] = {"kind": kind, "correlation": correlation, "critical_path": flagged}
+        args: dict[str, object] = {"kind": kind, "correlation": correlation}
+        if (name, start, end) in on_path:
+            args["critical"] = 1
         trace.append(_x(name or "", GPU_PID, stream if stream is not None else -1, start, end, args))
     for name, thread, start, end, correlation in (
         events.calls.filter(inside).select("name", "thread", "start_ns", "end_ns", "correlation_id").iter_rows()
@@ -54,7 +59,7 @@ def critical_path_trace(events: HostEvents, step: Step, path: tuple[PathSegment,
     ):
         trace.append(_x(name or "", CPU_PID, thread or 0, start, end, {"domain": domain}))
     for index, segment in enumerate(path):
-        link = {"link": index, "kind": segment.kind, "reason": segment.reason, "critical_path": True}
+        link = {"link": index, "kind": segment.kind, "reason": segment.reason, "critical": 1}
         trace.append(_x(segment.name, PATH_PID, 0, segment.start_ns, segment.end_ns, link))
         if index:  # a flow arrow from the link before to this one
             before = path[index - 1]
