@@ -41,8 +41,12 @@ def _section_table(table_id: str, table: Table) -> list[Any]:
 
 def _trace_features(traces: TraceAnalysis, import_ref: str) -> html.Div:
     """HTA's trace analyses of the whole import (`tracekit features IMPORT`), each table as the CLI shows it."""
-    tables = hta.feature_tables(traces.features(import_ref))
+    found = traces.features(import_ref)
+    tables = hta.feature_tables(found)
     parts = [part for i, table in enumerate(tables) for part in _section_table(f"steps-hta-{i}", table)]
+    for chart in hta.feature_figures(found):
+        graph = dcc.Graph(id=f"steps-hta-{chart.key}", figure=chart.spec, config=GRAPH_CONFIG)
+        parts += [html.H4(chart.title), graph, html.P(chart.note or "")]
     return html.Div([html.H3("Trace analyses (as HTA has them)"), *parts], id="steps-hta")
 
 

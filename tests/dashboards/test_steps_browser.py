@@ -85,9 +85,15 @@ def test_trace_analyses_in_the_browser(tmp_path, start_server, browser, shots):
     browser.get(f"{server.url}/steps?import={result.import_id}")
     wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
     section = wait.until(lambda d: d.find_element(By.ID, "steps-hta"))
-    tables = hta.feature_tables(TraceAnalysis(Store.open(db_url)).features(str(result.import_id)))
+    found = TraceAnalysis(Store.open(db_url)).features(str(result.import_id))
+    tables, charts = hta.feature_tables(found), hta.feature_figures(found)
     titles = [h.text for h in section.find_elements(By.TAG_NAME, "h4")]
-    assert titles == [t.title for t in tables]
+    assert titles == [t.title for t in tables] + [c.title for c in charts]
+    for chart in charts:  # each line drawn: a stream's queue, a kind's bandwidth
+        lines = wait.until(
+            lambda d, key=chart.key: d.find_elements(By.CSS_SELECTOR, f"#steps-hta-{key} .scatterlayer .trace")
+        )
+        assert len(lines) == len(chart.spec["data"])
     rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#steps-hta-2 tbody tr"))
     collectives = next(t for t in tables if t.title == "Collectives")
     shown = [r.text for r in rows]
@@ -95,3 +101,5 @@ def test_trace_analyses_in_the_browser(tmp_path, start_server, browser, shots):
         assert any(all(cell in text for cell in (row[0], row[2], row[3], row[5])) for text in shown), row
     browser.execute_script("arguments[0].scrollIntoView()", section)
     shots(browser, "steps_trace_analyses")
+    browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.ID, "steps-hta-queue_length"))
+    shots(browser, "steps_trace_charts")

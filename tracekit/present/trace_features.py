@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import polars as pl
+
+from tracekit import figures
 from tracekit import format as fmt
 from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.trace_features.diff import TraceDiff
-from tracekit.present.sections import Table
+from tracekit.analysis.trace_features.series import MAX_POINTS
+from tracekit.present.sections import Figure, Table
 
 SCHEMA = "tracekit.trace_features/1"
 DIFF_SCHEMA = "tracekit.trace_diff/1"
@@ -214,6 +218,26 @@ def feature_tables(found: TraceFeatures) -> list[Table]:
         launch_delay_table(found),
         sequence_table(found),
     ]
+
+
+def feature_figures(found: TraceFeatures) -> list[Figure]:
+    """The launch queue and the copy bandwidth over the trace, where the trace has them."""
+    reduced = (
+        f" A line of more than {fmt.number(MAX_POINTS)} changes is drawn as {fmt.number(MAX_POINTS)} stretches of"
+        " time, each at its highest and where it ended."
+    )
+    charts = [c["time_ns"] for c in (found.queue_chart, found.bandwidth_chart) if c.height]
+    start_ns = int(pl.concat(charts).min()) if charts else 0  # type: ignore[arg-type]
+    shown = []
+    if found.queue_chart.height:
+        note = f"Launches issued but not started, per stream; full at {found.queues.full_at}." + reduced
+        spec = figures.queue_length_spec(found.queue_chart, start_ns)
+        shown.append(Figure("queue_length", "Launch queue over time", spec, note))
+    if found.bandwidth_chart.height:
+        note = "The copies and sets running at each instant, their rates added, per kind." + reduced
+        spec = figures.copy_bandwidth_spec(found.bandwidth_chart, start_ns)
+        shown.append(Figure("copy_bandwidth", "Copy and set bandwidth over time", spec, note))
+    return shown
 
 
 def diff_json(diff: TraceDiff) -> dict[str, object]:

@@ -18,8 +18,6 @@ from tracekit.api import (
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
-from tracekit.present import trace_features as hta
-from tracekit.present.sections import Table
 
 
 def gather_steps(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
@@ -48,14 +46,14 @@ def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
     return found
 
 
-def gather_features(store: Store, import_ids: Iterable[int]) -> list[tuple[int, list[Table]]]:
-    """(import id, the tables of `tracekit features IMPORT`) of each of these imports that holds a host timeline:
+def gather_features(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
+    """(import id, what `tracekit features IMPORT` shows) of each of these imports that holds a host timeline:
     HTA's trace analyses, after the steps in both reports."""
     holding = {i for i, _ in imports_with_host_timeline(store)}
     found = []
     for import_id in sorted(set(import_ids) & holding):
         try:
-            found.append((import_id, hta.feature_tables(trace_features.features_of(store, str(import_id)))))
+            found.append((import_id, trace_features.features_of(store, str(import_id))))
         except TracekitError:
             continue
     return found

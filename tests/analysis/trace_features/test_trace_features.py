@@ -232,3 +232,23 @@ def test_collectives_of_hta_own_nccl_trace():
     assert table.without_metadata == 0 and len(expected) == 21
     assert table.table.sort("start_ns").select("collective", "in_elements", "dtype", "ranks").rows() == expected
     assert {c for c, *_ in expected} == {"allreduce", "broadcast"}
+
+
+def test_a_long_series_is_cut_to_its_peaks(ddp):
+    """The default stream's 10,380 changes drawn as 100 stretches of two points at most: the highest of each, so
+    the chart still reaches the full queue, and where it ended, so it falls back to the empty queue at the end;
+    the side stream's 60 changes stay as they are."""
+    from tracekit.analysis.trace_features.series import peaks
+
+    found, _ = ddp
+    series = found.queues.series
+    cut = peaks(series, "stream_id", "queue_length", points=100)
+    for stream in found.queues.streams:
+        mine = series.filter(pl.col("stream_id") == stream.stream_id)
+        drawn = cut.filter(pl.col("stream_id") == stream.stream_id)
+        assert drawn["queue_length"].max() == stream.max_length and drawn["time_ns"].is_sorted()
+        if mine.height <= 100:
+            assert drawn.equals(mine.select(drawn.columns))
+        else:
+            assert 100 <= drawn.height <= 200 and drawn["time_ns"][0] == mine["time_ns"].min()
+            assert drawn.row(-1) == mine.select(drawn.columns).row(-1) and drawn["queue_length"][-1] == 0
