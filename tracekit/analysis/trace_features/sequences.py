@@ -11,7 +11,9 @@ launch and the gaps between its kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import polars as pl
 
 from tracekit.host_events import KERNEL
@@ -65,19 +67,26 @@ def kernel_sequences(
         .with_columns(
             code=pl.col("name").rank("dense").cast(pl.Int64),
             duration_ns=pl.col("end_ns") - pl.col("start_ns"),
-            position=pl.int_range(pl.len()).over("stream_id"),
+            row=pl.int_range(pl.len(), dtype=pl.Int64),  # a run stays on its stream: rows it shares are kernels
         )
     )
     small = pl.when(pl.col("duration_ns") < small_ns).then(pl.col("code").cast(pl.Utf8))
     kernels = kernels.with_columns(small_code=small)
-    found: list[tuple[tuple[str, ...], list[Occurrence]]] = []
+    found: list[tuple[tuple[str, ...], Occurrences]] = []
     for length in range(min_length, max_length + 1):
         ahead = range(length)
-        runs = kernels.with_columns(
-            key=pl.concat_str([pl.col("small_code").shift(-i).over("stream_id") for i in ahead], separator=","),
-            kernel_ns=pl.sum_horizontal([pl.col("duration_ns").shift(-i).over("stream_id") for i in ahead]),
-            span_ns=pl.col("end_ns").shift(-(length - 1)).over("stream_id") - pl.col("start_ns"),
-        ).filter(pl.col("key").is_not_null())
+        # kernels are in stream order: a window whose last kernel is on its first one's stream stays on it
+        one_stream = pl.col("stream_id").shift(-(length - 1)) == pl.col("stream_id")
+        runs = (
+            kernels.select("row", "stream_id", "start_ns", "small_code", "duration_ns", "end_ns")
+            .with_columns(
+                key=pl.concat_str([pl.col("small_code").shift(-i) for i in ahead], separator=","),
+                kernel_ns=pl.sum_horizontal([pl.col("duration_ns").shift(-i) for i in ahead]),
+                span_ns=pl.col("end_ns").shift(-(length - 1)) - pl.col("start_ns"),
+            )
+            .filter(pl.col("key").is_not_null() & one_stream)
+            .select("row", "stream_id", "key", "kernel_ns", "span_ns")
+        )
         ranked = (
             runs.group_by("key")
             .agg(occurrences=pl.len(), kernel_ns=pl.col("kernel_ns").sum())
@@ -85,44 +94,60 @@ def kernel_sequences(
             .sort("kernel_ns", "key", descending=[True, False])
             .head(CANDIDATES_PER_LENGTH)
         )
-        chosen = runs.join(ranked.select("key"), on="key", how="semi").sort("key", "stream_id", "position")
+        chosen = runs.join(ranked.select("key"), on="key", how="semi").sort("key", "row")
         for (key,), rows in chosen.group_by(["key"], maintain_order=True):
             found.append((tuple(str(key).split(",")), _without_overlap(rows, length)))
     names = dict(kernels.select(pl.col("code").cast(pl.Utf8), "name").unique("code").iter_rows())
     chosen_sequences = [
         KernelSequence(tuple(names[code] for code in s.names), s.count, s.kernel_ns, s.span_ns, s.stream_ids)
-        for s in _covering(found)
+        for s in _covering(found, kernels.height)
     ]
     small_count = int((kernels["duration_ns"] < small_ns).sum())
     return KernelSequences(tuple(chosen_sequences[:top]), small_ns, min_length, max_length, small_count, kernels.height)
 
 
-Occurrence = tuple[int, int, int, int]  # stream, position of its first kernel, kernel time, span
+@dataclass(frozen=True)
+class Occurrences:
+    """One sequence's runs: the row of each run's first kernel (kernels in stream, then start order), its stream,
+    its kernels' time and its span."""
+
+    rows: np.ndarray
+    streams: np.ndarray
+    kernel_ns: np.ndarray
+    span_ns: np.ndarray
+
+    def taken(self, keep: np.ndarray[Any, np.dtype[np.bool_]]) -> Occurrences:
+        return Occurrences(self.rows[keep], self.streams[keep], self.kernel_ns[keep], self.span_ns[keep])
 
 
-def _without_overlap(rows: pl.DataFrame, length: int) -> list[Occurrence]:
-    """The occurrences of one sequence taken in order, each starting after the last one taken ended."""
-    taken: list[Occurrence] = []
-    for stream, position, kernel, span in rows.select("stream_id", "position", "kernel_ns", "span_ns").iter_rows():
-        if taken and taken[-1][0] == stream and position < taken[-1][1] + length:
-            continue
-        taken.append((stream, position, kernel, span))
-    return taken
+def _without_overlap(rows: pl.DataFrame, length: int) -> Occurrences:
+    """The runs of one sequence taken in order, each starting after the last one taken ended."""
+    found = Occurrences(*(rows[c].to_numpy() for c in ("row", "stream_id", "kernel_ns", "span_ns")))
+    if found.rows.size < 2 or bool((np.diff(found.rows) >= length).all()):
+        return found  # no two runs share a kernel (most sequences)
+    keep = np.zeros(found.rows.size, dtype=bool)
+    next_free = -1
+    for index, row in enumerate(found.rows.tolist()):
+        if row >= next_free:
+            keep[index], next_free = True, row + length
+    return found.taken(keep)
 
 
-def _covering(found: list[tuple[tuple[str, ...], list[Occurrence]]]) -> list[KernelSequence]:
-    """The sequences taken greedily, most kernel time first, each counting only its occurrences that share no
-    kernel with one already taken: the windows of a longer repeated block and its parts are not listed apart."""
-    ranked = sorted(found, key=lambda item: (-sum(o[2] for o in item[1]), -len(item[0]), item[0]))
-    covered: set[tuple[int, int]] = set()
+def _covering(found: list[tuple[tuple[str, ...], Occurrences]], kernels: int) -> list[KernelSequence]:
+    """The sequences taken greedily, most kernel time first, each counting only its runs that share no kernel with
+    one already taken: the windows of a longer repeated block and its parts are not listed apart."""
+    ranked = sorted(found, key=lambda item: (-int(item[1].kernel_ns.sum()), -len(item[0]), item[0]))
+    covered = np.zeros(kernels, dtype=bool)
     chosen: list[KernelSequence] = []
     for codes, occurrences in ranked:
-        length = len(codes)
-        free = [o for o in occurrences if not any((o[0], o[1] + i) in covered for i in range(length))]
-        if len(free) < MIN_COUNT:
+        spans = occurrences.rows[:, None] + np.arange(len(codes))
+        free = np.asarray(~covered[spans].any(axis=1), dtype=np.bool_)
+        if int(free.sum()) < MIN_COUNT:
             continue
-        covered |= {(o[0], o[1] + i) for o in free for i in range(length)}
-        streams = tuple(sorted({o[0] for o in free}))
-        kernel_ns, span_ns = sum(o[2] for o in free), sum(o[3] for o in free)
-        chosen.append(KernelSequence(codes, len(free), kernel_ns, span_ns, streams))
+        covered[spans[free].ravel()] = True
+        runs = occurrences.taken(free)
+        streams = tuple(sorted(int(s) for s in np.unique(runs.streams)))
+        chosen.append(
+            KernelSequence(codes, int(free.sum()), int(runs.kernel_ns.sum()), int(runs.span_ns.sum()), streams)
+        )
     return sorted(chosen, key=lambda s: (-s.kernel_ns, s.names))
