@@ -16,6 +16,7 @@ from dash import dcc, html
 from tracekit import figures
 from tracekit.api import (
     TraceAnalysis,
+    trace_features,
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
@@ -39,9 +40,8 @@ def _section_table(table_id: str, table: Table) -> list[Any]:
     return [html.H4(table.title), shown, html.P(table.note or "")]
 
 
-def _trace_features(traces: TraceAnalysis, import_ref: str) -> html.Div:
+def _trace_features(found: Any) -> html.Div:
     """HTA's trace analyses of the whole import (`tracekit features IMPORT`), each table as the CLI shows it."""
-    found = traces.features(import_ref)
     tables = hta.feature_tables(found)
     parts = [part for i, table in enumerate(tables) for part in _section_table(f"steps-hta-{i}", table)]
     for chart in hta.feature_figures(found):
@@ -110,7 +110,11 @@ def layout(
         if result.representative_step is None or view is None:
             return not_found(f"import {import_ref}: no step")
         headline, against = _comparison(traces, baseline_ref, result, step_name) if baseline_ref else ([], [])
-        features = _trace_features(traces, import_ref)
+        analysed = traces.features(import_ref)
+        if baseline_ref:  # HTA's TraceDiff: the operators against the baseline's (`tracekit diff BASELINE IMPORT`)
+            diff = trace_features.diff_of_features(traces.features(baseline_ref), analysed)
+            against += _section_table("steps-operator-diff", hta.diff_table(diff))
+        features = _trace_features(analysed)
     except TracekitError as exc:
         return not_found(str(exc))
     step = result.steps[result.representative_step]

@@ -29,3 +29,17 @@ def test_steps_page_shows_the_trace_analyses(sqlite_store: Store):
     assert {row["collective"] for row in collectives} == {"allreduce", "broadcast"}
     assert all(row["process group"] == "default_pg (0)" and row["ranks"] == "[0, 1]" for row in collectives)
     assert "Launch queue per stream" in str(by_id(page, "steps-hta"))
+
+
+def test_against_a_baseline_the_page_diffs_the_operators(sqlite_store: Store):
+    """The straggler run's rank 0 against the plain run's: the operator diff `tracekit diff` prints, on the page."""
+    from tracekit.analysis.trace_features.diff import operator_diff
+
+    straggler = DDP.parent / "ddp_straggler_rank0.pt.trace.json.gz"
+    baseline, _ = ingest(sqlite_store, DDP)
+    after, _ = ingest(sqlite_store, straggler)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(after.import_id), None, str(baseline.import_id))
+    expected = hta.diff_table(operator_diff(read_host_events(DDP), read_host_events(straggler)))
+    shown = by_id(page, "steps-operator-diff")
+    assert [[row[c] for c in expected.columns] for row in shown.data] == expected.rows
+    assert "AccumulateGrad" in shown.data[0]["operator"]

@@ -52,6 +52,7 @@ def features_json(found: TraceFeatures, series: bool = False) -> dict[str, objec
             "long_delays": delays.long_delays,
             "operators": [dataclasses.asdict(o) for o in delays.operators],
         },
+        "operators": found.operators.sort("gpu_ns", "cpu_ns", "operator", descending=[True, True, False]).to_dicts(),
         "kernel_sequences": {
             "small_ns": sequences.small_ns,
             "min_length": sequences.min_length,

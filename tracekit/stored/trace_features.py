@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tracekit.analysis.trace_features import TraceFeatures as TraceFeatures  # the door's `features` returns it
 from tracekit.analysis.trace_features import trace_features
-from tracekit.analysis.trace_features.diff import TraceDiff, operator_diff
+from tracekit.analysis.trace_features.diff import TraceDiff, operator_diff, totals_diff
 from tracekit.analysis.trace_features.perfetto import critical_path_trace
 from tracekit.analysis.trace_features.sequences import SMALL_KERNEL_NS
 from tracekit.errors import TracekitError
@@ -25,6 +25,12 @@ def features_of(
 def diff_of(store: Store | None, before: str | Path, after: str | Path) -> TraceDiff:
     """`after` against `before`, operator by operator (trace files or stored imports)."""
     return operator_diff(events_of(before, store).conformed(), events_of(after, store).conformed())
+
+
+def diff_of_features(before: TraceFeatures, after: TraceFeatures) -> TraceDiff:
+    """Two traces already analysed (`features_of`), `after` against `before`, operator by operator: the steps page's
+    diff against its baseline, without reading either trace again."""
+    return totals_diff(before.operators, after.operators, before.source, after.source)
 
 
 def critical_path_trace_of(store: Store | None, source: str | Path, step: str | None = None) -> dict[str, object]:

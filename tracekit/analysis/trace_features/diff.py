@@ -32,7 +32,9 @@ class TraceDiff:
     same: int
 
 
-def _operators(events: HostEvents) -> pl.DataFrame:
+def operator_totals(events: HostEvents) -> pl.DataFrame:
+    """Each operator's count, CPU time and GPU time in one trace (operator, count, cpu_ns, gpu_ns): one side of a
+    diff, kept with the trace's other analyses so that two analysed traces diff without reading them again."""
     cpu = (
         events.ranges.filter(pl.col("domain") == OPERATOR_DOMAIN)
         .group_by(pl.col("name").alias("operator"))
@@ -50,7 +52,12 @@ def _operators(events: HostEvents) -> pl.DataFrame:
 
 def operator_diff(a: HostEvents, b: HostEvents) -> TraceDiff:
     """Trace `b` against trace `a`, operator by operator."""
-    joined = _operators(a).join(_operators(b), on="operator", how="full", coalesce=True, suffix="_b")
+    return totals_diff(operator_totals(a), operator_totals(b), a.source, b.source)
+
+
+def totals_diff(before: pl.DataFrame, after: pl.DataFrame, source_a: str | None, source_b: str | None) -> TraceDiff:
+    """Two traces' `operator_totals`, `after` against `before`."""
+    joined = before.join(after, on="operator", how="full", coalesce=True, suffix="_b")
     joined = joined.rename({"count": "count_a", "cpu_ns": "cpu_ns_a", "gpu_ns": "gpu_ns_a"}).with_columns(
         pl.col("^(count|cpu_ns|gpu_ns)_[ab]$").fill_null(0)
     )
@@ -87,8 +94,8 @@ def operator_diff(a: HostEvents, b: HostEvents) -> TraceDiff:
     )
     counts = dict(table.group_by("status").len().iter_rows())
     return TraceDiff(
-        a.source,
-        b.source,
+        source_a,
+        source_b,
         table,
         counts.get(ADDED, 0),
         counts.get(REMOVED, 0),
