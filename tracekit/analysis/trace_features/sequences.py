@@ -3,8 +3,9 @@
 HTA counts the kernel sequences launched under each instance of an operator the user names. Here no operator
 need be named: on each stream, runs of consecutive kernels that are each short (under `small_ns`: time a fused
 kernel could save in launches and memory round trips) are counted by their names, for every length from
-`min_length` to `max_length`; occurrences of one sequence are counted without overlap. A sequence inside a longer
-one found as often is left out (the longer one is the candidate). Fusing one saves, per occurrence, all but one
+`min_length` to `max_length`; runs of one sequence are counted without overlap. The sequences are then taken
+greedily, most kernel time first, each keeping only its runs that share no kernel with one taken before: the parts
+and shifted windows of a longer repeated block are not listed beside it. Fusing one saves, per run, all but one
 launch and the gaps between its kernels.
 """
 
