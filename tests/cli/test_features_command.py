@@ -67,6 +67,11 @@ def test_diff_and_critical_path(tmp_path):
     assert sum(1 for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 3) == links
 
 
+def data_small_kernels(path: Path) -> int:
+    """The kernels under the default 20 us, as `features --json` counts them."""
+    return json.loads(tracekit("features", str(path), "--json").stdout)["kernel_sequences"]["small_kernels"]
+
+
 def test_bad_input_is_one_line(tmp_path):
     missing = tracekit("features", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "nope.json" in missing.stderr and len(missing.stderr.splitlines()) == 1
@@ -77,4 +82,13 @@ def test_bad_input_is_one_line(tmp_path):
     unwritable = tracekit("critical-path", str(DDP), "-o", str(tmp_path / "no" / "dir" / "x.json"))
     assert unwritable.returncode == 2 and "cannot write the trace" in unwritable.stderr
     bad_size = tracekit("features", str(DDP), "--small-kernel", "fast")
-    assert bad_size.returncode == 2 and len(bad_size.stderr.splitlines()) == 1
+    assert (
+        bad_size.returncode == 2
+        and len(bad_size.stderr.splitlines()) == 1
+        and "--small-kernel 'fast'" in bad_size.stderr
+    )
+    rate = tracekit("features", str(DDP), "--small-kernel", "44/s")  # a rate is no kernel length
+    assert rate.returncode == 2 and "--small-kernel '44/s'" in rate.stderr
+    smaller = json.loads(tracekit("features", str(DDP), "--small-kernel", "5us", "--json").stdout)
+    assert smaller["kernel_sequences"]["small_ns"] == 5_000
+    assert smaller["kernel_sequences"]["small_kernels"] < data_small_kernels(DDP)

@@ -35,7 +35,7 @@ def features_command(
     delays per operator, repeated small-kernel sequences (fusion candidates)."""
     from tracekit.api import trace_features
 
-    small_ns = fmt.parse_step_time(small_kernel)
+    small_ns = fmt.parse_duration(small_kernel, "--small-kernel")
     store = open_store(db) if db is not None or _is_import(source) else None
     with busy(f"reading {source}"):
         found = trace_features.features_of(store, source, small_ns, top)
