@@ -40,7 +40,7 @@ def _section_table(table_id: str, table: Table) -> list[Any]:
     return [html.H4(table.title), shown, html.P(table.note or "")]
 
 
-def _trace_features(found: Any) -> html.Div:
+def _trace_features(found: trace_features.TraceFeatures) -> html.Div:
     """HTA's trace analyses of the whole import (`tracekit features IMPORT`), each table as the CLI shows it."""
     tables = hta.feature_tables(found)
     parts = [part for i, table in enumerate(tables) for part in _section_table(f"steps-hta-{i}", table)]
