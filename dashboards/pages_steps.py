@@ -16,9 +16,12 @@ from dash import dcc, html
 from tracekit import figures
 from tracekit.api import (
     TraceAnalysis,
+    trace_features,
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
+from tracekit.present import trace_features as hta
+from tracekit.present.sections import Table
 
 from .common import TABLE_STYLE, DataTable, not_found
 from .panels import GRAPH_CONFIG
@@ -27,6 +30,24 @@ from .panels import GRAPH_CONFIG
 def _table(table_id: str, rows: list[dict[str, str]]) -> Any:
     columns = [{"name": key, "id": key} for key in (rows[0] if rows else {})]
     return DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
+
+
+def _section_table(table_id: str, table: Table) -> list[Any]:
+    """A table `tracekit.present` decided, under its title, its note below."""
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    columns = [{"name": name, "id": name} for name in table.columns]
+    shown = DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
+    return [html.H4(table.title), shown, html.P(table.note or "")]
+
+
+def _trace_features(found: trace_features.TraceFeatures) -> html.Div:
+    """HTA's trace analyses of the whole import (`tracekit features IMPORT`), each table as the CLI shows it."""
+    tables = hta.feature_tables(found)
+    parts = [part for i, table in enumerate(tables) for part in _section_table(f"steps-hta-{i}", table)]
+    for chart in hta.feature_figures(found):
+        graph = dcc.Graph(id=f"steps-hta-{chart.key}", figure=chart.spec, config=GRAPH_CONFIG)
+        parts += [html.H4(chart.title), graph, html.P(chart.note or "")]
+    return html.Div([html.H3("Trace analyses (as HTA has them)"), *parts], id="steps-hta")
 
 
 def _chooser(traces: TraceAnalysis) -> html.Div:
@@ -89,6 +110,11 @@ def layout(
         if result.representative_step is None or view is None:
             return not_found(f"import {import_ref}: no step")
         headline, against = _comparison(traces, baseline_ref, result, step_name) if baseline_ref else ([], [])
+        analysed = traces.features(import_ref)
+        if baseline_ref:  # HTA's TraceDiff: the operators against the baseline's (`tracekit diff BASELINE IMPORT`)
+            diff = trace_features.diff_of_features(traces.features(baseline_ref), analysed)
+            against += _section_table("steps-operator-diff", hta.diff_table(diff))
+        features = _trace_features(analysed)
     except TracekitError as exc:
         return not_found(str(exc))
     step = result.steps[result.representative_step]
@@ -116,6 +142,7 @@ def layout(
             html.P(present.try_note(result), id="steps-try-note"),
             html.Ul(suggestions or [html.Li("nothing: the GPU does not idle in this step")], id="steps-try"),
             *[html.P(f"warning: {w}", className="warning") for w in result.warnings],
+            features,
             _baselines(traces, import_ref, step_name),
         ],
         id="steps-page",

@@ -652,7 +652,20 @@ def _version(document: dict) -> str | None:
 # Read as text, then as integers where they are: ROCm's Kineto writes some args as strings (`"stream": "0x0"` on
 # its HIP calls), and MTIA's DMA requests carry `size` and `direction`.
 HOST_ARG_NUMBERS = ("device", "stream", "correlation", "bytes", "size")
-HOST_ARGS_STRUCT = pl.Struct(dict.fromkeys((*HOST_ARG_NUMBERS, "direction"), pl.Utf8))
+# What Kineto writes on an NCCL kernel (and on its `record_param_comms` operator): the collective's metadata, kept as
+# the GPU frame's columns of the same meaning (`tracekit.host_events.GPU_OP_SCHEMA`).
+COLLECTIVE_ARGS = {
+    "Collective name": "collective",
+    "In msg nelems": "collective_in_elements",
+    "Out msg nelems": "collective_out_elements",
+    "dtype": "collective_dtype",
+    "Process Group Name": "process_group_name",
+    "Process Group Description": "process_group_description",
+    "Process Group Ranks": "process_group_ranks",
+    "Group size": "group_size",
+}
+COLLECTIVE_NUMBERS = frozenset({"In msg nelems", "Out msg nelems", "Group size"})
+HOST_ARGS_STRUCT = pl.Struct(dict.fromkeys((*HOST_ARG_NUMBERS, "direction", *COLLECTIVE_ARGS), pl.Utf8))
 HOST_EVENT_STRUCT = pl.Struct(
     {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
     | {"pid": pl.Utf8, "tid": pl.Utf8, "args": HOST_ARGS_STRUCT}
@@ -761,6 +774,10 @@ def _host_frames(events: pl.DataFrame) -> HostFrames:
         .then(arg("direction").replace_strict(MTIA_DIRECTIONS, default=None, return_dtype=pl.Utf8))
         .alias("copy_kind"),
         pl.col("name").str.contains("Pageable").alias("pageable"),
+        *(
+            (arg(key).cast(_INT, strict=False) if key in COLLECTIVE_NUMBERS else arg(key)).alias(column)
+            for key, column in COLLECTIVE_ARGS.items()
+        ),
     )
     calls = events.filter(pl.col("cat").is_in(list(CALL_CATS))).select(
         "name", "thread", number["correlation"].alias("correlation_id"), "start_ns", "end_ns"

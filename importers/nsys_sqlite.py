@@ -657,9 +657,8 @@ def _host_events(connection: sqlite3.Connection, path: Path) -> HostEvents:
             f"FROM {MEMCPY_TABLE} AS m",
             {**gpu_schema, "copy_kind": pl.Int64, "pageable": pl.Int64},
         )
-        named = copies["copy_kind"].replace_strict(
-            {k: _short_memcpy_kind(v) for k, v in kinds.items()}, default=None, return_dtype=pl.Utf8
-        )
+        # `kinds` are short names already ("HtoD"): shortened twice they read "Htod"
+        named = copies["copy_kind"].replace_strict(kinds, default=None, return_dtype=pl.Utf8)
         parts.append(
             copies.with_columns(
                 copy_kind=named,

@@ -64,6 +64,7 @@ from tracekit.store import Store
 from tracekit.store import host_events as stored_host_events
 from tracekit.store.parquet_export import export_parquet as export_parquet  # `tracekit export --parquet`
 from tracekit.store.regions import launch_regions
+from tracekit.stored import trace_features as trace_features  # HTA's analyses: `features`, `diff`, `critical-path`
 from tracekit.stored.aggregates import MAX_WARP_BARS as MAX_WARP_BARS
 from tracekit.stored.aggregates import figure_aggregates as figure_aggregates
 from tracekit.stored.aggregates import full_view_bins as full_view_bins
@@ -93,8 +94,7 @@ from tracekit.stored.step_kernels import steps_with_kernels as steps_with_kernel
 
 
 def compare_launches(a: Sequence[LaunchAnalysis], b: Sequence[LaunchAnalysis]) -> Comparison:
-    """Side A against side B, field by field (`analysis.comparison.compare_results`, what `tracekit compare`
-    prints), with each side's run-to-run spread where a side holds several launches."""
+    """Side A against side B field by field (`analysis.comparison`, `tracekit compare`), with each side's spread."""
     return compare_results(a, b)
 
 
@@ -181,8 +181,7 @@ class TraceAnalysis:
 
     # ---- the catalog: imports and launches ----
     def import_file(self, path: str, name: str | None = None) -> int:
-        """Import a profiler file (format detected from its content); the import id (an existing one when the
-        same file was imported before)."""
+        """Import a profiler file (format from its content): its import id, the existing one for a file seen before."""
         return int(ingest(self.store, path, name=name)[0].import_id)
 
     def import_files(self, paths: Sequence[Path], names: Sequence[str], max_inflated_bytes: int) -> list[FileOutcome]:
@@ -288,6 +287,10 @@ class TraceAnalysis:
 
     def imports_with_host_timeline(self) -> list[tuple[int, str]]:
         return imports_with_host_timeline(self.store)
+
+    def features(self, source: str) -> trace_features.TraceFeatures:
+        """HTA's trace analyses of a stored import (`import:3`) or a trace file, as `tracekit features` shows them."""
+        return trace_features.features_of(self.store, source)
 
     def step_what_if(self, path: str, kernel: str, profiles: Sequence[str] = (), **knobs: Unpack[Knobs]) -> StepWhatIf:
         """The step time after changing `kernel`'s launch (`tracekit step --kernel`): knobs as `predict`'s."""

@@ -962,6 +962,55 @@ def occupancy_spec(result: LaunchAnalysis) -> dict[str, Any] | None:
     return figure_spec([bar], layout)
 
 
+# ---- HTA's trace analyses: the launch queue and copy bandwidth over time (tracekit.analysis.trace_features) -------
+
+TRACE_TIME_TITLE = "time since the first launch (ms)"
+
+
+def _trace_series_spec(
+    frame: pl.DataFrame, group: str, value: str, label: str, y_title: str, hover: str, start_ns: int
+) -> dict[str, Any]:
+    """A step line per group over the trace's time (ms since `start_ns`)."""
+    start = start_ns
+    traces = []
+    for (key,), part in frame.sort(group, "time_ns").group_by([group], maintain_order=True):
+        name = html.escape(label.format(key))
+        traces.append(
+            {
+                "type": "scatter",
+                "x": ((part["time_ns"] - start) / 1e6).to_list(),
+                "y": part[value].to_list(),
+                "mode": "lines",
+                "line": {"shape": "hv", "width": 1.5},
+                "name": name,
+                "hovertemplate": f"{name}: {hover} at %{{x:.3f}} ms<extra></extra>",
+            }
+        )
+    return figure_spec(
+        traces,
+        {
+            "height": 320,
+            "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+            "xaxis": {"title": {"text": TRACE_TIME_TITLE}},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+            "plot_bgcolor": "white",
+        },
+    )
+
+
+def queue_length_spec(chart: pl.DataFrame, start_ns: int) -> dict[str, Any]:
+    """Each stream's launch queue over the trace (`TraceFeatures.queue_chart`: stream_id, time_ns, queue_length)."""
+    return _trace_series_spec(
+        chart, "stream_id", "queue_length", "stream {}", "launches queued", "%{y} queued", start_ns
+    )
+
+
+def copy_bandwidth_spec(chart: pl.DataFrame, start_ns: int) -> dict[str, Any]:
+    """Each copy kind's bandwidth over the trace (`TraceFeatures.bandwidth_chart`: kind, time_ns, bandwidth_gbps)."""
+    return _trace_series_spec(chart, "kind", "bandwidth_gbps", "{}", "bandwidth (GB/s)", "%{y:.3g} GB/s", start_ns)
+
+
 # The whole-step figures (the steps page and the HTML report): drawn in tracekit/step_figures.py.
 from tracekit.step_figures import step_breakdown_spec as step_breakdown_spec  # noqa: E402
 from tracekit.step_figures import step_timeline_spec as step_timeline_spec  # noqa: E402

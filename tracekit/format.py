@@ -226,3 +226,14 @@ def parse_step_time(text: str) -> int:
         )
     value, unit = float(found.group(1)), found.group(2)
     return round(1e9 / value) if unit.endswith("/s") else round(value * _NS_PER[unit])
+
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)\s*$")
+
+
+def parse_duration(text: str, option: str) -> int:
+    """A positive duration with its unit (20us, 0.5 ms), in ns; `option` names the flag in the line a bad one gives."""
+    found = _DURATION.match(text)
+    if not found or float(found.group(1)) <= 0:
+        raise TracekitError(f"{option} {text!r}: expected a positive duration with its unit (20us, 0.5ms)")
+    return round(float(found.group(1)) * _NS_PER[found.group(2)])

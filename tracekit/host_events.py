@@ -32,6 +32,15 @@ GPU_OP_SCHEMA: ColumnTypes = {
     "pageable": pl.Boolean,  # a copy from or to pageable host memory (synchronous for the host)
     "operator": pl.Utf8,  # the outermost CPU operator (ATen op) open on the launching thread at the launch call
     "annotation_path": pl.Utf8,  # the user annotations (record_function, NVTX) open there, outermost first
+    # a collective's metadata, as the profiler wrote it on the kernel (Kineto: NCCL kernels), null elsewhere
+    "collective": pl.Utf8,  # allreduce, broadcast, allgather, ...
+    "collective_in_elements": pl.Int64,  # elements of the input message (In msg nelems)
+    "collective_out_elements": pl.Int64,
+    "collective_dtype": pl.Utf8,  # PyTorch's name of the element type (Float, BFloat16, Long, ...)
+    "process_group_name": pl.Utf8,  # "0"
+    "process_group_description": pl.Utf8,  # "default_pg"
+    "process_group_ranks": pl.Utf8,  # "[0, 1]", as written
+    "group_size": pl.Int64,
 }
 
 # One row per CUDA runtime/driver API call on a CPU thread.

@@ -70,3 +70,36 @@ def test_a_step_against_its_baseline_in_the_browser(tmp_path, start_server, brow
     rows = {c[0]: c for c in cells if c}  # the header row holds th cells only
     assert rows["idle: launch-bound"][-1].startswith("-")  # the graph took launch-bound idle away
     shots(browser, "steps_against_baseline")
+
+
+def test_trace_analyses_in_the_browser(tmp_path, start_server, browser, shots):
+    """The DDP rank's steps page in Chromium: HTA's trace analyses below the step, the collectives with their
+    process group and ranks beside each, as `tracekit features IMPORT` lists them."""
+    from tracekit.api import TraceAnalysis
+    from tracekit.present import trace_features as hta
+
+    db_url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    result, _ = ingest(Store.open(db_url), H200 / "ddp_rank0.pt.trace.json.gz")
+    server = start_server(db_url)
+    browser.set_window_size(1400, 900)
+    browser.get(f"{server.url}/steps?import={result.import_id}")
+    wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
+    section = wait.until(lambda d: d.find_element(By.ID, "steps-hta"))
+    found = TraceAnalysis(Store.open(db_url)).features(str(result.import_id))
+    tables, charts = hta.feature_tables(found), hta.feature_figures(found)
+    titles = [h.text for h in section.find_elements(By.TAG_NAME, "h4")]
+    assert titles == [t.title for t in tables] + [c.title for c in charts]
+    for chart in charts:  # each line drawn: a stream's queue, a kind's bandwidth
+        lines = wait.until(
+            lambda d, key=chart.key: d.find_elements(By.CSS_SELECTOR, f"#steps-hta-{key} .scatterlayer .trace")
+        )
+        assert len(lines) == len(chart.spec["data"])
+    rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#steps-hta-2 tbody tr"))
+    collectives = next(t for t in tables if t.title == "Collectives")
+    shown = [r.text for r in rows]
+    for row in collectives.rows:  # collective, process group, ranks, count
+        assert any(all(cell in text for cell in (row[0], row[2], row[3], row[5])) for text in shown), row
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    shots(browser, "steps_trace_analyses")
+    browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.ID, "steps-hta-queue_length"))
+    shots(browser, "steps_trace_charts")

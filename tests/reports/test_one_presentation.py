@@ -510,6 +510,40 @@ def test_the_region_charts_are_one_plotly_dict_in_every_layout(tmp_path):
         assert chart.title in texts
 
 
+def test_the_trace_analyses_charts_are_one_plotly_dict_in_every_layout(tmp_path):
+    """The DDP rank's launch queue and copy bandwidth over time (`present.trace_features.feature_figures`): the
+    HTML report embeds and the steps page holds the same dicts under the same titles; the default stream's line
+    reaches the full queue the table states."""
+    import json
+
+    from tracekit.analysis.trace_features import trace_features
+    from tracekit.dashboards import pages_steps
+    from tracekit.importers.kineto import read_host_events
+    from tracekit.present.trace_features import feature_figures
+    from tracekit.reports.html import report_html
+
+    path = REPO / "sample_traces/steps/h200/ddp_rank0.pt.trace.json.gz"
+    store = Store.open(str(tmp_path / "s.sqlite"))
+    result, _ = ingest(store, path)
+    found = trace_features(read_host_events(path))
+    charts = feature_figures(found)
+    spec = {c.key: json.loads(json.dumps(c.spec)) for c in charts}
+    assert set(spec) == {"queue_length", "copy_bandwidth"}
+    lines = {t["name"]: max(t["y"]) for t in spec["queue_length"]["data"]}
+    assert lines == {f"stream {s.stream_id}": s.max_length for s in found.queues.streams}
+    assert {t["name"] for t in spec["copy_bandwidth"]["data"]} == {k.kind for k in found.bandwidth.kinds}
+    page = report_html([], {}, features=[(result.import_id, found)])
+    embedded = _embedded(page)
+    for chart in charts:
+        assert spec[chart.key] in embedded, chart.key
+        assert f"<h3>{chart.title}</h3>" in page
+    steps_page = pages_steps.layout(TraceAnalysis(store), str(result.import_id))
+    texts = _texts(steps_page)
+    for chart in charts:
+        assert json.loads(json.dumps(_graph(steps_page, f"steps-hta-{chart.key}").figure)) == spec[chart.key]
+        assert chart.title in texts
+
+
 # ---- whole tables: every view lays out the tables `tracekit.present` decided, cell for cell ---------------------
 
 

@@ -40,6 +40,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "step": ("step_command", "step_command"),
     "job": ("job_command", "job_command"),
     "lines": ("lines_command", "lines_command"),
+    "features": ("features_command", "features_command"),
+    "diff": ("features_command", "diff_command"),
+    "critical-path": ("features_command", "critical_path_command"),
 }
 
 

@@ -140,7 +140,12 @@ def write_report(
         found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
         steps = [result for _, result in found]
         sources = source_panels(store, [r for r in results if r.launch_id in full])
-        write_output(markdown.report_markdown(results, tries=tries, steps=steps, sources=sources), output, None)
+        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        write_output(
+            markdown.report_markdown(results, tries=tries, steps=steps, sources=sources, features=features),
+            output,
+            None,
+        )
     else:
         full, note = full_sections(results, chosen, top)
         sections = [result for result in results if result.launch_id in full]
@@ -150,8 +155,16 @@ def write_report(
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
         sources = source_panels(store, sections)
+        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
         page = html.report_html(
-            results, aggregates, full=full, selection_note=note, tries=tries, steps=steps, sources=sources
+            results,
+            aggregates,
+            full=full,
+            selection_note=note,
+            tries=tries,
+            steps=steps,
+            sources=sources,
+            features=features,
         )
         write_output(page, output, DEFAULT_HTML_PATH)
 

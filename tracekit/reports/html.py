@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import plotly.offline
 
+from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
+from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading, side_launch
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.regions import region_charts
@@ -280,11 +282,13 @@ def report_html(
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[tuple[Any, Any]] = (),
     sources: Mapping[int, SourcePanel] | None = None,
+    features: Sequence[tuple[int, TraceFeatures]] = (),
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
     `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
-    whole-step sections (`reports.steps_section.gather`), after the launches. `sources`: the source panels
+    whole-step sections (`reports.steps_section.gather`), after the launches; `features`: each import's HTA trace
+    analyses (`reports.steps_section.gather_features`), after them. `sources`: the source panels
     (`present.source_lines.source_panel`) of the launches that have source samples, by launch id.
 
     `views` maps launch ids to `api.launch_aggregates` frames (launches without a trace are absent)."""
@@ -326,6 +330,13 @@ def report_html(
         from tracekit.reports import steps_section
 
         body.extend(steps_section.render(result, view, sink) for result, view in steps)
+    for import_id, found in features:
+        body.append(
+            f'<section class="trace-features"><h2>Import {import_id}: trace analyses (as HTA has them)</h2>'
+            + "".join(render_table(table) for table in hta.feature_tables(found))
+            + "".join(_chart(chart, sink) for chart in hta.feature_figures(found))
+            + "</section>"
+        )
     return _page(title, body, sink)
 
 

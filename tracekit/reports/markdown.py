@@ -12,8 +12,10 @@ from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.steps.program import ProgramSteps
+from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present import steps as present_steps
+from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content
 from tracekit.present.sections import Table
@@ -122,10 +124,12 @@ def report_markdown(
     tries: Mapping[int, Tries] | None = None,
     steps: Sequence[ProgramSteps] = (),
     sources: Mapping[int, SourcePanel] | None = None,
+    features: Sequence[tuple[int, TraceFeatures]] = (),
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
     find it); `steps`: the whole-step results of the imports that hold a host timeline
-    (`reports.steps_section.gather_steps`), after the launches; `sources`: the source panels of the launches that
+    (`reports.steps_section.gather_steps`), after the launches; `features`: each import's HTA trace analyses
+    (`reports.steps_section.gather_features`), after them; `sources`: the source panels of the launches that
     have source samples, by launch id."""
     tries = tries or {}
     contents = [
@@ -137,6 +141,10 @@ def report_markdown(
         lines += _launch_lines(content, (sources or {}).get(launch.launch_id or 0))
     for result in steps:
         lines += steps_lines(result)
+    for import_id, found in features:
+        lines += [f"### Import {import_id}: trace analyses (as HTA has them)", ""]
+        for table in hta.feature_tables(found):
+            lines += render_table(table)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -9,7 +9,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracekit import figures
-from tracekit.api import Store, imports_with_host_timeline, program_of_import, program_timeline_of_import
+from tracekit.api import (
+    Store,
+    imports_with_host_timeline,
+    program_of_import,
+    program_timeline_of_import,
+    trace_features,
+)
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
 
@@ -35,6 +41,19 @@ def gather(store: Store, import_ids: Iterable[int]) -> list[tuple[Any, Any]]:
     for import_id, program in gather_steps(store, import_ids):
         try:
             found.append((program, program_timeline_of_import(store, str(import_id), program)))
+        except TracekitError:
+            continue
+    return found
+
+
+def gather_features(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
+    """(import id, what `tracekit features IMPORT` shows) of each of these imports that holds a host timeline:
+    HTA's trace analyses, after the steps in both reports."""
+    holding = {i for i, _ in imports_with_host_timeline(store)}
+    found = []
+    for import_id in sorted(set(import_ids) & holding):
+        try:
+            found.append((import_id, trace_features.features_of(store, str(import_id))))
         except TracekitError:
             continue
     return found
