@@ -20,7 +20,7 @@ from typing import Unpack
 
 import polars as pl
 
-from tracekit.analysis.comparison import Comparison, compare_results
+from tracekit.analysis.comparison import compare_results
 from tracekit.analysis.comparison import evaluate_gate as evaluate_gate  # `tracekit compare --fail-if`
 from tracekit.analysis.comparison import parse_gate as parse_gate
 from tracekit.analysis.gpu_time import GpuTime as GpuTime
@@ -91,16 +91,6 @@ from tracekit.stored.source_line_view import source_line_changes as source_line_
 from tracekit.stored.source_line_view import source_line_views as source_line_views  # the report's sections
 from tracekit.stored.step_kernels import step_what_if as step_what_if
 from tracekit.stored.step_kernels import steps_with_kernels as steps_with_kernels
-
-
-def compare_launches(a: Sequence[LaunchAnalysis], b: Sequence[LaunchAnalysis]) -> Comparison:
-    """Side A against side B field by field (`analysis.comparison`, `tracekit compare`), with each side's spread."""
-    return compare_results(a, b)
-
-
-def shared_metrics(metrics_a: pl.DataFrame, metrics_b: pl.DataFrame) -> pl.DataFrame:
-    """The numeric metrics two launches both recorded, with B's value over A's (`analysis.metric_comparison`)."""
-    return metric_comparison(metrics_a, metrics_b)
 
 
 def gpu_time_of(
@@ -298,3 +288,5 @@ class TraceAnalysis:
 
 
 job = run_job  # `tracekit job`: a job's rank traces on Dask, the straggler, its cause, its cost
+compare_launches = compare_results  # `tracekit compare` and the compare page: side A against side B, field by field
+shared_metrics = metric_comparison  # the compare page: the metrics both launches recorded, B's over A's
