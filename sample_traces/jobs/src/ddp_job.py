@@ -58,6 +58,7 @@ def build(model_name: str, device: torch.device, wrap: str):
 
         def loss_of(m):
             return m(input_ids=ids, labels=ids).loss
+
     if wrap == "fsdp":
         from torch.distributed.fsdp import FullyShardedDataParallel
 
@@ -133,16 +134,45 @@ def worker(rank: int, world: int, args: argparse.Namespace, port: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f".timings_rank{rank}.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["model", "variant", "rank", "injected", "injected_ms", "period_ms", "median_ms", "min_ms",
-                         "max_ms", "steps", "backend", "world"])
-        writer.writerow([args.model, args.variant, rank, int(injected), f"{injected_ms:.4f}", f"{period:.4f}",
-                         f"{statistics.median(times):.4f}", f"{min(times):.4f}", f"{max(times):.4f}", MEASURED,
-                         args.backend, world])
+        writer.writerow(
+            [
+                "model",
+                "variant",
+                "rank",
+                "injected",
+                "injected_ms",
+                "period_ms",
+                "median_ms",
+                "min_ms",
+                "max_ms",
+                "steps",
+                "backend",
+                "world",
+            ]
+        )
+        writer.writerow(
+            [
+                args.model,
+                args.variant,
+                rank,
+                int(injected),
+                f"{injected_ms:.4f}",
+                f"{period:.4f}",
+                f"{statistics.median(times):.4f}",
+                f"{min(times):.4f}",
+                f"{max(times):.4f}",
+                MEASURED,
+                args.backend,
+                world,
+            ]
+        )
     dist.barrier()
     from torch.profiler import ProfilerActivity, profile, schedule
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=1, warmup=1, active=ACTIVE, repeat=1)) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        schedule=schedule(wait=1, warmup=1, active=ACTIVE, repeat=1),
+    ) as prof:
         for _ in range(2 + ACTIVE):
             step()
             prof.step()

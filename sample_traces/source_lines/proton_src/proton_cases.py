@@ -92,8 +92,16 @@ def time_all(out: Path) -> None:
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end) * 1e6)
-        rows.append({"case": case, "variant": variant, "median_ns": round(statistics.median(times)),
-                     "min_ns": round(min(times)), "max_ns": round(max(times)), "launches": len(times)})
+        rows.append(
+            {
+                "case": case,
+                "variant": variant,
+                "median_ns": round(statistics.median(times)),
+                "min_ns": round(min(times)),
+                "max_ns": round(max(times)),
+                "launches": len(times),
+            }
+        )
         print(rows[-1], flush=True)
     with open(out / "timings.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -131,8 +139,15 @@ def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     (out / "versions.txt").write_text(
-        json.dumps({"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name(),
-                    "cuda": torch.version.cuda}) + "\n"
+        json.dumps(
+            {
+                "torch": torch.__version__,
+                "triton": triton.__version__,
+                "gpu": torch.cuda.get_device_name(),
+                "cuda": torch.version.cuda,
+            }
+        )
+        + "\n"
     )
     if sys.argv[2:] == ["time"]:
         time_all(out)  # timings first, in a process of its own, before any profiler is loaded
