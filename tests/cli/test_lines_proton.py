@@ -58,6 +58,12 @@ def test_lines_names_the_atomic_add_line_first(tmp_path: Path) -> None:
     first_row = next(row for row in table.stdout.splitlines() if row.startswith("│ 1 "))
     assert f"proton_cases.py:{line}" in first_row and "atomics contention" in first_row
     assert data["fix"]["sentence"] in table.stdout
+    report = run_cli("report", "1", "--launch", str(launch), "--format", "md", "--db", str(db))
+    assert report.returncode == 0, report.stderr
+    panel = report.stdout[report.stdout.index("**Source lines**") :]
+    assert "Proton embeds none" in panel  # no code: the ranked lines instead
+    listing = [row for row in panel.splitlines() if row.startswith("| ") and "◆" in row]
+    assert listing[0].split(" | ")[1] == str(line)
 
 
 def test_the_api_shows_the_cli_figures(store) -> None:

@@ -368,7 +368,10 @@ def source_panel(result: SourceLines, files: pl.DataFrame, duration_ns: float | 
     note = (
         "Heat: each line's share of the launch's warp samples; ◆ marks the lines that hold the limiter."
         if file
-        else "The report embeds no source text (record with --import-source yes): the ranked lines instead."
+        else (
+            "The profile embeds no source text (Nsight Compute: record with --import-source yes; Proton embeds none): "
+            "the ranked lines instead."
+        )
     )
     ranked = line_rows(
         SourceLines(result.total_samples, result.lines[:top], result.limiter, result.fix, ()), files, duration_ns
