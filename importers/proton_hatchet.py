@@ -1,5 +1,6 @@
-"""Triton Proton profiles (`proton.start(...)`'s default output, `*.hatchet`): a JSON list of the call tree and a
-device table, as Proton's viewer and Hatchet read them.
+"""Triton Proton profiles (`proton.start(...)`'s default output, `*.hatchet`, plain or gzip), with the per-line
+warp samples of its PC sampling (`mode="pcsampling"`): a JSON list of the call tree and a device table, as Proton's
+viewer and Hatchet read them.
 
 The tree's nodes are `{"frame": {"name", "type"}, "metrics": {...}, "children": [...]}` under a `ROOT` node. A node
 whose metrics name a device (`device_id`, `device_type`; `DeviceId`, `DeviceType` in Proton before late 2024,
@@ -12,6 +13,9 @@ FLOPs and bytes (`flops8`..`flops64`, `flops`, `bytes`) are kept where the profi
 or on a scope whose only kernel it is (a scope with several kernels cannot say how they share them).
 
 The second element is the device table: `{"CUDA": {"0": {"arch": "90", "num_sms": 132, "clock_rate": kHz, ...}}}`.
+With PC sampling (`mode="pcsampling"`), each kernel node has one child per source line with its warp samples by
+stall reason: `proton_pcsampling` turns them into the launch's source samples (`tracekit lines`).
+
 Proton records no grid, block, registers or start times: these launches are timed but cannot be paired with an
 Nsight Compute result, whose kernel key needs the grid and block.
 """
@@ -22,13 +26,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
 import polars as pl
 
 from tracekit.cxx_name import demangle
 from tracekit.errors import InputError
-from tracekit.importers.regions_common import plain_head
-from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, Device, ParsedImport, conform
+from tracekit.importers.ncu_source import source_frame
+from tracekit.importers.proton_pcsampling import NO_SOURCE_TEXT, is_line_node, line_rows
+from tracekit.importers.regions_common import load_json, plain_head
+from tracekit.parsed import LAUNCH_SCHEMA, METRIC_SCHEMA, SOURCE_SAMPLE_SCHEMA, Device, ParsedImport, conform
 
 FORMAT = "proton-hatchet"
 SECTION = "Proton"
@@ -45,14 +50,8 @@ def sniff(head: bytes) -> bool:
 
 
 def _load(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(str(path), f"unreadable ({exc.strerror or exc})") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(str(path), f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+    """The JSON document, plain or gzip (Proton writes plain; a kept profile is often gzipped)."""
+    return load_json(path)
 
 
 def _metric_keys(raw: Any) -> dict[str, Any]:
@@ -76,6 +75,7 @@ def read(path: Path, **options: Any) -> ParsedImport:
         raise InputError(str(path), "not a Proton profile: expected a JSON list whose first element is the call tree")
     launches: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []  # PC sampling's rows, per kernel and source line
     warnings: list[str] = []
     aggregated = dropped = 0
     # depth-first, children in the writer's order: (node, its scope names, where, the enclosing scopes with work)
@@ -97,12 +97,15 @@ def read(path: Path, **options: Any) -> ParsedImport:
                 raise InputError(str(path), f"kernel {name!r} ({where}) has no count or time (ns)")
             aggregated += count > 1
             below = node.get("children") or []
-            dropped += len(below) if isinstance(below, list) else 0
+            below = below if isinstance(below, list) else []
+            kernel_name = demangle(name)
+            samples.extend(line_rows(launch_key, kernel_name, values, below, f"{where} > {name}", str(path)))
+            dropped += sum(not is_line_node(child) for child in below)
             device = values.get("device_id")
             launches.append(
                 {
                     "launch_key": launch_key,
-                    "kernel_name": demangle(name),
+                    "kernel_name": kernel_name,
                     "mangled_name": name if name.startswith("_Z") else None,
                     "device_id": int(str(device)) if str(device).isdigit() and len(str(device)) < 10 else None,
                     "device_type": values["device_type"] if isinstance(values.get("device_type"), str) else None,
@@ -136,7 +139,9 @@ def read(path: Path, **options: Any) -> ParsedImport:
             "here, with the mean duration"
         )
     if dropped:
-        warnings.append(f"{dropped:,} nodes below kernels (instruction-level samples) are not imported")
+        warnings.append(f"{dropped:,} nodes below kernels (neither a kernel nor a source line) are not imported")
+    if samples:
+        warnings.append(NO_SOURCE_TEXT)
     if not launches and not (len(document) > 1 and isinstance(document[1], dict) and document[1]):
         # no kernel and no Proton device table: a Hatchet literal of another profiler (a CPU call tree)
         raise InputError(
@@ -156,6 +161,7 @@ def read(path: Path, **options: Any) -> ParsedImport:
         metrics=conform(pl.DataFrame(metrics, schema=METRIC_SCHEMA), METRIC_SCHEMA)
         if metrics
         else ParsedImport(FORMAT).metrics,
+        source_samples=source_frame(samples, SOURCE_SAMPLE_SCHEMA),
         warnings=warnings,
     )
 

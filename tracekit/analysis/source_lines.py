@@ -18,6 +18,11 @@ as a share of the launch's time: at least the line's own samples times its waste
 stand for), at most the launch's whole waste of that kind as a share of the launch's traffic of that kind (time
 proportional to the traffic the limiter sees, the roofline's assumption); the estimate is the middle, the interval
 the two widened by a tenth for the sampling and the model. Lines rank by that estimate, then by samples.
+
+Samples by line with no instruction behind them (Proton's PC sampling: no PC, SASS or counters) are named only from
+what their stalls alone say: a line whose samples wait at memory barriers (`membar`) is atomics contention, ordered
+(acquire/release) atomics, Triton's default, being what waits there; a dependency chain, which needs the line's
+instructions to rule out memory, is not named.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ TOOLKIT_HEADER = re.compile(
 UNCOALESCED_MIN_EXCESS = 0.25  # of the line's L2 sectors
 BANK_CONFLICT_MIN_EXCESS = 0.25  # of the line's shared wavefronts
 DIVERGENCE_MAX_LANES = 0.75  # predicated-on lanes per executed lane
+# Of a line's samples, without instructions to name its operations: what waiting at memory barriers (the `membar`
+# stall) must reach for the line to be read as ordered atomics (acq_rel atomics wait there for their result).
+ORDERED_ATOMICS_MIN_MEMBAR = 0.25
 INTERVAL_WIDEN = 0.10
 
 KIND_LOCAL = "local memory"
@@ -203,8 +211,9 @@ def analyze_source_lines(
     notes: list[str] = []
     if rows["line"].is_null().all():
         notes.append("the SASS has no source lines (built without -lineinfo): lines are unknown")
-    kernel = _kernel_totals(rows)
-    lines = [_line(group, total, kernel) for group in _groups(rows)]
+    groups = _groups(rows)
+    kernel = _kernel_totals(rows, groups)
+    lines = [_line(group, total, kernel) for group in groups]
     lines.sort(key=lambda x: (-(x.gain_share or 0.0), -x.samples, x.line or 0))
     if top is not None:
         lines = lines[:top]
@@ -228,7 +237,7 @@ def _sum(frame: pl.DataFrame, column: str) -> int:
     return int(frame[column].fill_null(0).sum())
 
 
-def _kernel_totals(rows: pl.DataFrame) -> dict[str, float]:
+def _kernel_totals(rows: pl.DataFrame, groups: list[pl.DataFrame]) -> dict[str, float]:
     totals: dict[str, float] = {column: _sum(rows, column) for column in COUNTERS}
     totals["samples"] = _sum(rows, "attributed_samples")
     local = rows.filter(pl.col("address_space") == "local")
@@ -245,7 +254,22 @@ def _kernel_totals(rows: pl.DataFrame) -> dict[str, float]:
             "attributed_samples"
         ].sum()
     )
+    for group in groups:  # lines without instructions whose stalls say ordered atomics
+        stalls = _stall_totals(group)
+        if _ordered_atomics(_stalls_only(group), stalls):
+            totals["atomic_lines_samples"] += sum(stalls.values())
     return totals
+
+
+def _stalls_only(group: pl.DataFrame) -> bool:
+    """Samples by line with no instruction behind them (Proton's PC sampling): no PC, no SASS."""
+    return bool(group["pc_offset"].is_null().all() and group["sass"].is_null().all())
+
+
+def _ordered_atomics(stalls_only: bool, stalls: Mapping[str, int]) -> bool:
+    """A line without instructions whose samples wait at memory barriers enough to be ordered atomics."""
+    samples = sum(stalls.values())
+    return stalls_only and bool(samples) and stalls.get("membar", 0) / samples >= ORDERED_ATOMICS_MIN_MEMBAR
 
 
 def _stall_totals(group: pl.DataFrame) -> dict[str, int]:
@@ -286,6 +310,7 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
         spaces,
         op_kinds,
         kernel,
+        _stalls_only(group),
     )
     gain = None if low is None or high is None else (low + high) / 2
     return SourceLine(
@@ -328,8 +353,10 @@ def _kind(
     spaces: set[str],
     op_kinds: set[str],
     kernel: Mapping[str, float],
+    stalls_only: bool = False,
 ) -> tuple[str, str, float | None, float | None]:
-    """(kind, evidence, lowest share of the launch's time fixing it buys, highest)."""
+    """(kind, evidence, lowest share of the launch's time fixing it buys, highest). `stalls_only`: the line has
+    samples but no instructions (Proton's PC sampling), so only what its stalls alone say is named."""
     total_samples = kernel["samples"] or 1.0
     top = max(stalls, key=lambda r: stalls[r]) if stalls else None
     top_share = stalls[top] / samples if top and samples else 0.0
@@ -339,6 +366,14 @@ def _kind(
     if op_kinds & {"global atomic", "global reduction", "generic atomic", "generic reduction"} and samples:
         upper = kernel["atomic_lines_samples"] / total_samples
         return KIND_ATOMICS, f"global atomics; {_pct(share)} of the samples", share, max(share, upper)
+    if _ordered_atomics(stalls_only, stalls):
+        upper = kernel["atomic_lines_samples"] / total_samples
+        membar = stalls.get("membar", 0) / samples
+        evidence = (
+            f"{_pct(membar)} of its samples wait at a memory barrier, as ordered (acquire/release) atomics do "
+            f"(no instructions in the profile to confirm it); {_pct(share)} of the samples"
+        )
+        return KIND_ATOMICS, evidence, share, max(share, upper)
     total_wf, excess_wf, nway = wavefronts
     if total_wf and excess_wf / total_wf >= BANK_CONFLICT_MIN_EXCESS:
         waste = excess_wf / total_wf
@@ -360,7 +395,7 @@ def _kind(
         return KIND_DIVERGENCE, evidence, share * waste, share * waste
     if top == "barrier":
         return KIND_BARRIER, f"{_pct(top_share)} of its samples wait at the barrier", share * top_share, share
-    if top in ("wait", "short_scoreboard") and not spaces - {"constant"}:
+    if top in ("wait", "short_scoreboard") and not stalls_only and not spaces - {"constant"}:
         waited = (stalls.get("wait", 0) + stalls.get("short_scoreboard", 0)) / samples
         evidence = f"{_pct(waited)} of its samples wait on the previous instruction's result"
         return KIND_CHAIN, evidence, share * waited, share * waited
@@ -390,7 +425,8 @@ def _limiter_lines(rows: pl.DataFrame, lines: list[SourceLine], limiter: str | N
     by_samples = sorted(lines, key=lambda x: -x.samples)[:3]
     head = by_samples[0]
     bound = limiter or "no limiter named"
-    sentence = f"{bound}: {_pct(head.samples_share)} of the warp samples are on line {head.line} ({_base(head.file)})"
+    where = f"line {head.line} ({_base(head.file)})" if head.line is not None else "code without source lines"
+    sentence = f"{bound}: {_pct(head.samples_share)} of the warp samples are on {where}"
     sentence += f", {head.kind}"
     return LimiterLines(limiter, None, tuple((x.file, x.line, x.samples_share) for x in by_samples), sentence)
 

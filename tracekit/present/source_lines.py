@@ -191,7 +191,10 @@ def to_json(
 
 # ---- the launch page's source panel and the report's section ------------------------------------------------------
 
-HOW_TO_RECORD = "profile it with ncu --set full --import-source yes (SourceCounters), built with nvcc -lineinfo"
+HOW_TO_RECORD = (
+    "profile it with ncu --set full --import-source yes (SourceCounters), built with nvcc -lineinfo, or a Triton "
+    'kernel with Proton\'s PC sampling (proton.start(backend="cupti", mode="pcsampling"))'
+)
 NO_SOURCE = f"No source samples for this launch: {HOW_TO_RECORD}."
 PANEL_TITLE = "Source lines"
 LISTING_MAX_LINES = 24  # the code shown around the hot lines: enough for a kernel's body, short enough to fit
@@ -365,7 +368,10 @@ def source_panel(result: SourceLines, files: pl.DataFrame, duration_ns: float | 
     note = (
         "Heat: each line's share of the launch's warp samples; ◆ marks the lines that hold the limiter."
         if file
-        else "The report embeds no source text (record with --import-source yes): the ranked lines instead."
+        else (
+            "The profile embeds no source text (Nsight Compute: record with --import-source yes; Proton embeds none): "
+            "the ranked lines instead."
+        )
     )
     ranked = line_rows(
         SourceLines(result.total_samples, result.lines[:top], result.limiter, result.fix, ()), files, duration_ns
