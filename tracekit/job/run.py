@@ -26,7 +26,7 @@ from tracekit.analysis.job.rank import RankError, rank_tables
 from tracekit.analysis.job.types import JobResult
 from tracekit.errors import InputError, TracekitError
 
-TABLES = ("steps", "collectives", "kernels")
+TABLES = ("steps", "collectives", "kernels", "idle")
 TRACE_SUFFIXES = (".json", ".json.gz")
 SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"
 
@@ -125,8 +125,32 @@ def reduce_job(parquet_dir: str | Path) -> JobResult:
             .collect()
         )
 
+    def rank_timeline(ranks: list[int], step: int) -> pl.DataFrame:
+        chosen = pl.col("rank").is_in(ranks) & (pl.col("step") == step)
+        work = (
+            _read(root, "kernels")
+            .filter(chosen)
+            .select(
+                "rank",
+                pl.when("collective").then(pl.lit("collective")).otherwise(pl.lit("compute")).alias("lane"),
+                "name",
+                "start_ns",
+                "end_ns",
+            )
+        )
+        if not (root / "idle").exists():  # no rank's GPU idled
+            return work.collect()
+        gaps = (
+            _read(root, "idle")
+            .filter(chosen)
+            .select(
+                "rank", pl.col("idle_class").alias("lane"), pl.lit(None, pl.Utf8).alias("name"), "start_ns", "end_ns"
+            )
+        )
+        return pl.concat([work, gaps]).collect()
+
     try:
-        return analyze_job(summary, steps, collectives, kernel_time)
+        return analyze_job(summary, steps, collectives, kernel_time, rank_timeline)
     except JobError as exc:
         raise TracekitError(str(exc)) from None
 

@@ -41,6 +41,7 @@ class RankTables:
     collectives: pl.DataFrame  # rank, step, position, process_group, collective, sequence, start_ns, end_ns,
     # window_start_ns, compute_ns and the IDLE_CLASSES' _ns
     kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
+    idle: pl.DataFrame  # rank, step, start_ns, end_ns, idle_class: the GPU's gaps by IDLE_CLASSES (the timeline's)
 
 
 def _steps(frames: RankFrames) -> pl.DataFrame:
@@ -237,4 +238,5 @@ def rank_tables(frames: RankFrames) -> RankTables:
         "end_ns",
         pl.col("is_collective").alias("collective"),
     )
-    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels)
+    gaps = _with_step(idle, steps, "start_ns").select(rank, "step", "start_ns", "end_ns", "idle_class")
+    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels, idle=gaps)
