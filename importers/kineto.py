@@ -862,7 +862,9 @@ def _streamed(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[di
             frame = _ndjson(events)
             if frame is None:
                 return None
-            parts.append(kept(frame))
+            # each frame in one buffer per column: a block's frames come in the parser's many small chunks, which
+            # held several times their size until stacked
+            parts.append(tuple(part.rechunk() for part in kept(frame)))
             if len(parts) == BLOCKS_PER_CHUNK:
                 chunks.append(_stacked(parts, rechunk=True))
                 parts = []

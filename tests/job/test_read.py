@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
@@ -41,7 +42,7 @@ def test_streamed_in_blocks_equals_the_whole_document(synthetic_rank, monkeypatc
 def test_what_the_job_keeps_of_a_recorded_rank():
     frames = read.read_rank(RECORDED)
     assert frames.rank == 0  # its distributedInfo
-    nccl = frames.gpu.filter(frames.gpu["name"].str.starts_with("ncclDevKernel"))
+    nccl = frames.gpu.filter(frames.gpu["name"].cast(pl.Utf8).str.starts_with("ncclDevKernel"))
     assert nccl.height > 0 and nccl["collective"].null_count() == 0 and nccl["external_id"].null_count() == 0
     # each NCCL kernel's record_param_comms (by External id); this PyTorch wrote no Seq (the job matches by order)
     assert set(nccl["external_id"]) <= set(frames.comms["external_id"])

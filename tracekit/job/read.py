@@ -48,7 +48,7 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
     )
     gpu = events.filter(pl.col("cat").is_in(list(GPU_CATEGORIES))).select(
         pl.col("cat").replace_strict(GPU_CATEGORIES, return_dtype=pl.Utf8).alias("kind"),
-        "name",
+        pl.col("name").cast(pl.Categorical),  # a few hundred kernels launched a million times: each name kept once
         _arg("stream", as_int=True).alias("stream_id"),
         _arg("correlation", as_int=True).alias("correlation_id"),
         "start_ns",
@@ -60,7 +60,7 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
     calls = (
         events.filter(pl.col("cat").is_in(CALL_CATEGORIES))
         .select(
-            "name",
+            pl.col("name").cast(pl.Categorical),
             pl.when(pl.col("name").is_in(SYNC_CALLS))
             .then(pl.lit("sync"))
             .when(pl.col("name").str.contains(LAUNCH_CALL))

@@ -85,10 +85,20 @@ def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
         .drop_nulls()
         .unique("correlation_id", keep="first")
     )
-    gpu = frames.gpu.join(launched, on="correlation_id", how="left").with_columns(
-        pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
-        (pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")).alias("is_collective"),
-        pl.coalesce(pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()).alias("collective"),
+    # what each distinct kernel name says (NCCL's, and its kind), looked up by name: the names are read once each
+    text = pl.col("name").cast(pl.Utf8)
+    by_name = frames.gpu.select(pl.col("name").unique()).with_columns(
+        text.str.starts_with("nccl").alias("_nccl"), text.str.extract(NCCL_KIND).str.to_lowercase().alias("_kind")
+    )
+    gpu = (
+        frames.gpu.join(launched, on="correlation_id", how="left")
+        .join(by_name, on="name", how="left", nulls_equal=True)
+        .with_columns(
+            pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
+            (pl.col("collective").is_not_null() | pl.col("_nccl").fill_null(False)).alias("is_collective"),
+            pl.coalesce("collective", "_kind").alias("collective"),
+        )
+        .drop("_nccl", "_kind")
     )
     if launched.height:
         gpu = gpu.filter(pl.col("launch_ns").is_not_null() | pl.col("correlation_id").is_null())
