@@ -1,6 +1,10 @@
 """A whole job through a Dask LocalCluster: wall time against polars reading the same files in one process, each
 worker's peak memory against 1.5x the largest rank file, and the same job with 1 and 2 workers (issue 44).
 
+A worker's peak is its fixed part (a bare Dask worker, then polars and tracekit loaded and warmed on a small rank:
+about 170 MB whatever the ranks) and what the ranks add past it (the figure that grows with rank size: 71 MB on
+101 MB ranks, 24 MB on 10 MB ones, on a 2-core machine in Nov 2026); both are printed.
+
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
 
 The ranks are SYNTHETIC (tracekit.job.synthetic: the recorded DDP rank's step, a loader straggler on one rank,
@@ -44,31 +48,48 @@ def current_rss_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def write(folder: Path, ranks: int, mb: float) -> list[Path]:
+def write(folder: Path, ranks: int, mb: float) -> tuple[list[Path], Path]:
+    """The job's rank files, and a small rank to warm the workers with."""
     from tracekit.job.synthetic import SyntheticJob, load_template, write_job
 
     template = load_template()
+    small = write_job(SyntheticJob(ranks=2, steps=2, host_ops=True), folder / "small", template, compress=False)[0]
     probe = SyntheticJob(ranks=2, steps=2, cause="loader", straggler=1, host_ops=True)
     sized = write_job(probe, folder / "probe", template, compress=False)
     per_step = sized[0].stat().st_size / 2
     shutil.rmtree(folder / "probe")
     steps = max(3, round(mb * 1e6 / per_step))
     job = SyntheticJob(ranks=ranks, steps=steps, cause="loader", straggler=ranks // 2, host_ops=True)
-    return write_job(job, folder / "ranks", template, compress=False)
+    return write_job(job, folder / "ranks", template, compress=False), small
 
 
-def run(files: list[Path], workers: int) -> dict[str, float]:
+def warm(path: str) -> int:
+    """A worker's RSS once it has imported and run the map on a small rank (polars and tracekit loaded, their pools
+    started): what every worker holds whatever the ranks' size, so that the growth past it is the ranks'."""
+    import tempfile
+
+    from tracekit.job.run import map_rank
+
+    with tempfile.TemporaryDirectory() as folder:
+        map_rank(path, 0, folder)
+    return current_rss_bytes()
+
+
+def run(files: list[Path], workers: int, small: Path) -> dict[str, float]:
     from tracekit.job.run import dask_client, run_job
 
     with dask_client(workers=workers) as client:
         client.wait_for_workers(workers)
-        idle = client.run(current_rss_bytes)
+        bare = client.run(current_rss_bytes)
+        idle = client.run(warm, str(small))
         start = time.perf_counter()
         result = run_job(files, client=client)
         seconds = time.perf_counter() - start
         peaks = client.run(peak_rss_bytes)
     return {
         "seconds": seconds,
+        "bare": max(bare.values()),
+        "warm": max(idle.values()),
         "peak": max(peaks.values()),
         "growth": max(peaks[w] - idle[w] for w in peaks),
         "straggler": result.straggler.rank if result.straggler.rank is not None else -1,
@@ -85,7 +106,7 @@ def main() -> None:
     shutil.rmtree(folder, ignore_errors=True)
     try:
         start = time.perf_counter()
-        files = write(folder, args.ranks, args.mb)
+        files, small = write(folder, args.ranks, args.mb)
         sizes = [p.stat().st_size for p in files]
         print(
             f"SYNTHETIC job: {len(files)} ranks, {sum(sizes) / 1e9:.2f} GB of Kineto JSON, largest rank file "
@@ -99,12 +120,14 @@ def main() -> None:
             f"({int(floor[1])} events), peak {int(floor[2]) / 1e6:.0f} MB"
         )
         for workers in (2, 1):
-            found = run(files, workers)
+            found = run(files, workers, small)
             print(
                 f"tracekit job, LocalCluster of {workers} worker{'s' if workers > 1 else ''}: {found['seconds']:.1f} s "
                 f"({found['seconds'] / float(floor[0]):.1f}x the floor); peak RSS per worker {found['peak'] / 1e6:.0f} "
-                f"MB, of which {found['growth'] / 1e6:.0f} MB grown during the job, against 1.5x the largest file "
-                f"{1.5 * max(sizes) / 1e6:.0f} MB; straggler found: rank {int(found['straggler'])}"
+                f"MB: {found['bare'] / 1e6:.0f} MB a bare Dask worker, {found['warm'] / 1e6:.0f} MB with tracekit "
+                f"loaded and warm, {found['growth'] / 1e6:.0f} MB grown past that during the job "
+                f"({found['growth'] / max(sizes):.2f}x the largest file; target < 1.5x: "
+                f"{1.5 * max(sizes) / 1e6:.0f} MB); straggler found: rank {int(found['straggler'])}"
             )
         print(f"client peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6:.0f} MB")
     finally:

@@ -1,4 +1,4 @@
-"""The dashboard: a Dash app over one store, with upload, library, launch and compare pages.
+"""The dashboard: a Dash app over one store, with upload, library, launch, compare, steps and job pages.
 
 `create_app(db_url)` builds a fresh app (tests make several in one process, so nothing is registered globally);
 `tracekit.dashboards.wsgi:server` is the WSGI object gunicorn workers load. Everything from an input file is
@@ -17,7 +17,7 @@ from dash import Dash, Input, Output, dcc, html
 from tracekit import api
 from tracekit.scratch import remove_stale
 
-from . import pages_compare, pages_launch, pages_library, pages_steps, pages_upload, region_views
+from . import pages_compare, pages_job, pages_launch, pages_library, pages_steps, pages_upload, region_views
 from .analysis_cache import AnalysisCache
 from .api_routes import register_api
 from .common import not_found
@@ -34,7 +34,13 @@ def max_body_bytes(max_upload_bytes: int) -> int:
 
 
 def _nav() -> html.Nav:
-    links = [("Upload", "/upload"), ("Library", "/library"), ("Compare", "/compare"), ("Steps", "/steps")]
+    links = [
+        ("Upload", "/upload"),
+        ("Library", "/library"),
+        ("Compare", "/compare"),
+        ("Steps", "/steps"),
+        ("Job", "/job"),
+    ]
     return html.Nav(
         [html.Span("tracekit", className="brand")]
         + [dcc.Link(label, href=href, className="nav-link") for label, href in links]
@@ -91,11 +97,14 @@ def create_app(
             return pages_compare.layout(traces, cache, query.get("a"), query.get("b"))
         if path == "/steps":
             return pages_steps.layout(traces, query.get("import"), query.get("step"), query.get("baseline"))
+        if path == "/job":
+            return pages_job.layout(max_upload_bytes)
         return not_found(f"no page at {path}")
 
     if not read_only:  # read-only: the callbacks that change the store do not exist at all
         pages_upload.register_callbacks(app, traces, max_upload_bytes)
     pages_library.register_callbacks(app, traces, read_only)
+    pages_job.register_callbacks(app, max_upload_bytes)  # writes nothing to the store: on a read-only one too
     pages_launch.register_callbacks(app, cache)
     region_views.register_callbacks(app, cache)
     register_api(app.server, cache)

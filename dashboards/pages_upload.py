@@ -10,6 +10,8 @@ import base64
 import binascii
 import logging
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +49,7 @@ def _safe_file_name(file_name: str) -> str:
     return name if name not in ("", ".", "..") else "upload"
 
 
-def _decode(file_name: str, contents: str, max_upload_bytes: int) -> bytes | UploadStatus:
+def decode_upload(file_name: str, contents: str, max_upload_bytes: int) -> bytes | UploadStatus:
     """The file's bytes from a `dcc.Upload` data URL, or the error status."""
     _, _, data = contents.partition(",")
     size_bytes = _decoded_size(data)
@@ -87,11 +89,27 @@ def _status(file_name: str, path: Path, outcome: FileOutcome) -> UploadStatus:
     )
 
 
+@contextmanager
+def written_uploads(names: list[str], contents: list[bytes]) -> Iterator[list[Path]]:
+    """A drop's files written to a private scratch folder under their (last path component of their) names, one
+    folder each (two files may share a name); removed when the block ends."""
+    remove_stale()
+    with tempfile.TemporaryDirectory(prefix=prefix("upload"), dir=scratch_dir()) as temp_dir:
+        paths = []
+        for index, (file_name, raw) in enumerate(zip(names, contents, strict=True)):
+            folder = Path(temp_dir) / str(index)
+            folder.mkdir()
+            path = folder / _safe_file_name(file_name)
+            path.write_bytes(raw)
+            paths.append(path)
+        yield paths
+
+
 def import_uploads(traces: TraceAnalysis, files: list[tuple[str, str]], max_upload_bytes: int) -> list[UploadStatus]:
     """Import one drop of files, (name, data URL) each, all or nothing: if one fails, none is kept, and each
     status says which file failed and why. User mistakes come back as statuses, never raised."""
     names = [file_name for file_name, _ in files]
-    decoded = [_decode(file_name, contents, max_upload_bytes) for file_name, contents in files]
+    decoded = [decode_upload(file_name, contents, max_upload_bytes) for file_name, contents in files]
     failed = next((item for item in decoded if isinstance(item, UploadStatus)), None)
     if failed is not None:
         return [
@@ -99,15 +117,7 @@ def import_uploads(traces: TraceAnalysis, files: list[tuple[str, str]], max_uplo
             for name, item in zip(names, decoded, strict=True)
         ]
     contents = [item for item in decoded if not isinstance(item, UploadStatus)]  # all of them: none failed
-    remove_stale()
-    with tempfile.TemporaryDirectory(prefix=prefix("upload"), dir=scratch_dir()) as temp_dir:
-        paths = []
-        for index, (file_name, raw) in enumerate(zip(names, contents, strict=True)):
-            folder = Path(temp_dir) / str(index)  # one folder per file: two files may share a name
-            folder.mkdir()
-            path = folder / _safe_file_name(file_name)
-            path.write_bytes(raw)
-            paths.append(path)
+    with written_uploads(names, contents) as paths:
         try:
             outcomes = traces.import_files(paths, names, max_upload_bytes)
         except BatchError as exc:

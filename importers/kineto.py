@@ -26,6 +26,7 @@ import gzip
 import io
 import re
 import zlib
+from collections.abc import Callable
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
@@ -665,7 +666,11 @@ COLLECTIVE_ARGS = {
     "Group size": "group_size",
 }
 COLLECTIVE_NUMBERS = frozenset({"In msg nelems", "Out msg nelems", "Group size"})
-HOST_ARGS_STRUCT = pl.Struct(dict.fromkeys((*HOST_ARG_NUMBERS, "direction", *COLLECTIVE_ARGS), pl.Utf8))
+# what the job analysis also reads on a collective: its operator's external id and its sequence number in the group
+JOB_COLLECTIVE_ARGS = ("External id", "Seq")
+HOST_ARGS_STRUCT = pl.Struct(
+    dict.fromkeys((*HOST_ARG_NUMBERS, "direction", *COLLECTIVE_ARGS, *JOB_COLLECTIVE_ARGS), pl.Utf8)
+)
 HOST_EVENT_STRUCT = pl.Struct(
     {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}
     | {"pid": pl.Utf8, "tid": pl.Utf8, "args": HOST_ARGS_STRUCT}
@@ -684,11 +689,7 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     blocks (`_streamed`: memory bounded by the block and the frames kept, not by the file); any other layout is
     parsed whole. A file polars cannot read with this schema is refused with the reason `read` gives for it."""
     path = Path(path)
-    streamed = _streamed(path, max_inflated_bytes)
-    if streamed is not None:
-        header, (gpu, calls, ranges) = streamed
-    else:
-        header, (gpu, calls, ranges) = _whole(path, max_inflated_bytes)
+    header, (gpu, calls, ranges) = read_events(path, _host_frames, max_inflated_bytes)
     gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
     found_info, found_devices = header.get("distributedInfo"), header.get("deviceProperties")
     info: dict[str, Any] = found_info if isinstance(found_info, dict) else {}
@@ -712,10 +713,23 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
 PROFILER_OPTIONS = ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules")
 
 
-HostFrames = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]
+EventFrames = tuple[pl.DataFrame, ...]
+# What a caller keeps of a run of events: frames selected from one column per field of HOST_EVENT_STRUCT.
+KeptFrames = Callable[[pl.DataFrame], EventFrames]
 
 
-def _whole(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFrames]:
+def read_events(
+    path: Path, kept: KeptFrames, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
+) -> tuple[dict[str, Any], EventFrames]:
+    """The trace's header (every key but `traceEvents`) and the frames `kept` selects from its events, the one
+    reading of a Kineto trace's events (`read_host_events` for the step analysis, `tracekit.job.read` for a job's
+    ranks). The layout libkineto writes (every `torch.profiler` export) is read in blocks: memory is bounded by a
+    block and what `kept` keeps, not by the file; any other layout is parsed whole."""
+    streamed = _streamed(path, max_inflated_bytes, kept)
+    return streamed if streamed is not None else _whole(path, max_inflated_bytes, kept)
+
+
+def _whole(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[dict[str, Any], EventFrames]:
     """The whole document parsed by polars at once (any layout of the JSON)."""
     data = _content(path, max_inflated_bytes)
     try:
@@ -730,10 +744,10 @@ def _whole(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFra
     header = document.drop("traceEvents").row(0, named=True)
     events = document.select(pl.col("traceEvents").explode()).unnest("traceEvents")
     del document
-    return header, _host_frames(events)
+    return header, kept(events)
 
 
-def _host_frames(events: pl.DataFrame) -> HostFrames:
+def _host_frames(events: pl.DataFrame) -> EventFrames:
     """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field)."""
     events = (
         events.filter(
@@ -827,11 +841,11 @@ def _blocks(path: Path, max_inflated_bytes: int):  # type: ignore[no-untyped-def
         raise InputError(str(path), f"unreadable ({getattr(exc, 'strerror', None) or exc})") from None
 
 
-def _streamed(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], HostFrames] | None:
+def _streamed(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[dict[str, Any], EventFrames] | None:
     """The trace read block by block when libkineto laid it out (None otherwise): the header before the event
     array is parsed on its own; each run of whole events becomes newline-delimited JSON (JSON text holds no raw
     newline or NUL, so the separators are marked with NUL, the newlines inside events dropped, and the marks made
-    newlines) that polars reads, and only the frames the steps need are kept."""
+    newlines) that polars reads, and only the frames `kept` selects are kept."""
     blocks = _blocks(path, max_inflated_bytes)
     buffer = b""
     header: dict[str, Any] | None = None
@@ -850,8 +864,8 @@ def _streamed(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], Host
         break
     if not isinstance(header, dict) or not buffer.startswith(b"{") or _KINETO_SEPARATOR not in buffer[: 1 << 20]:
         return None
-    chunks: list[HostFrames] = []  # BLOCKS_PER_CHUNK blocks' frames each
-    parts: list[HostFrames] = []  # the blocks' frames since the last chunk
+    chunks: list[EventFrames] = []  # BLOCKS_PER_CHUNK blocks' frames each
+    parts: list[EventFrames] = []  # the blocks' frames since the last chunk
     done = False
     for block in chain([b""], blocks):
         buffer += block
@@ -867,7 +881,9 @@ def _streamed(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], Host
             frame = _ndjson(events)
             if frame is None:
                 return None
-            parts.append(_host_frames(frame))
+            # each frame in one buffer per column: a block's frames come in the parser's many small chunks, which
+            # held several times their size until stacked
+            parts.append(tuple(part.rechunk() for part in kept(frame)))
             if len(parts) == BLOCKS_PER_CHUNK:
                 chunks.append(_stacked(parts, rechunk=True))
                 parts = []
@@ -877,13 +893,16 @@ def _streamed(path: Path, max_inflated_bytes: int) -> tuple[dict[str, Any], Host
         return None
     if parts:
         chunks.append(_stacked(parts, rechunk=True))
+    if not chunks:  # an empty event array: the whole reading says what it is
+        return None
     return header, _stacked(chunks, rechunk=False)
 
 
-def _stacked(parts: list[HostFrames], rechunk: bool) -> HostFrames:
+def _stacked(parts: list[EventFrames], rechunk: bool) -> EventFrames:
     """The blocks' frames one below the other (`rechunk`: each column as one buffer)."""
-    gpu, calls, ranges = (pl.concat([p[i] for p in parts], how="vertical_relaxed", rechunk=rechunk) for i in range(3))
-    return gpu, calls, ranges
+    return tuple(
+        pl.concat([p[i] for p in parts], how="vertical_relaxed", rechunk=rechunk) for i in range(len(parts[0]))
+    )
 
 
 def _ndjson(events: bytes) -> pl.DataFrame | None:

@@ -1012,5 +1012,9 @@ def copy_bandwidth_spec(chart: pl.DataFrame, start_ns: int) -> dict[str, Any]:
 
 
 # The whole-step figures (the steps page and the HTML report): drawn in tracekit/step_figures.py.
+# A job's figures (the job page and the reports' job section): drawn in tracekit/job_figures.py.
+from tracekit.job_figures import TimelineGroup as TimelineGroup  # noqa: E402
+from tracekit.job_figures import job_heatmap_spec as job_heatmap_spec  # noqa: E402
+from tracekit.job_figures import job_timeline_spec as job_timeline_spec  # noqa: E402
 from tracekit.step_figures import step_breakdown_spec as step_breakdown_spec  # noqa: E402
 from tracekit.step_figures import step_timeline_spec as step_timeline_spec  # noqa: E402

@@ -17,9 +17,9 @@ TORCH_STEP = Path(__file__).resolve().parents[2] / "sample_traces/torch_step/tor
 def test_streamed_equals_whole(real_export, monkeypatch, block_bytes):
     monkeypatch.setattr(kineto, "STREAM_BLOCK_BYTES", block_bytes)
     for path in (TORCH_STEP, real_export("kineto_GH200_transformer.pt.trace.json")):
-        streamed = kineto._streamed(path, 1 << 30)
+        streamed = kineto._streamed(path, 1 << 30, kineto._host_frames)
         assert streamed is not None, path  # both are laid out as libkineto writes
-        whole = kineto._whole(path, 1 << 30)
+        whole = kineto._whole(path, 1 << 30, kineto._host_frames)
         for part, expected in zip(streamed[1], whole[1], strict=True):
             assert_frame_equal(part, expected)
 
@@ -39,7 +39,7 @@ def test_a_minified_trace_is_parsed_whole(tmp_path):
 
     flat = tmp_path / "flat.json"
     flat.write_bytes(orjson.dumps(orjson.loads(TORCH_STEP.read_bytes())))
-    assert kineto._streamed(flat, 1 << 30) is None
+    assert kineto._streamed(flat, 1 << 30, kineto._host_frames) is None
     one, other = kineto.read_host_events(flat), kineto.read_host_events(TORCH_STEP)
     assert_frame_equal(one.gpu, other.gpu)
     assert_frame_equal(one.calls, other.calls)

@@ -120,3 +120,25 @@ def test_a_broken_rank_file_is_one_line_and_exit_2(job_folder, tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "rank3.pt.trace.json.gz" in lines[0], done.stderr
     assert "\x1b" not in done.stderr
+
+
+def _worker_settings() -> tuple[str | None, str | None, int]:
+    import polars
+
+    return os.environ.get("_RJEM_MALLOC_CONF"), os.environ.get("POLARS_MAX_THREADS"), polars.thread_pool_size()
+
+
+def test_local_workers_start_with_the_allocator_returning_pages_and_a_share_of_the_cores():
+    """Set before the workers load polars (its allocator reads the setting once): the last setting wins, and each
+    worker's polars has the cores over the workers, not all of them; this process's own are left as they were."""
+    from tracekit.job.run import WORKER_MALLOC_CONF, dask_client
+
+    ours = ("_RJEM_MALLOC_CONF", "POLARS_MAX_THREADS")
+    before = {key: os.environ.get(key) for key in ours}
+    with dask_client(workers=2) as client:
+        found = client.run(_worker_settings)
+    assert {key: os.environ.get(key) for key in ours} == before
+    share = max(1, (os.cpu_count() or 1) // 2)
+    for malloc_conf, threads, pool in found.values():
+        assert malloc_conf is not None and malloc_conf.endswith(WORKER_MALLOC_CONF)
+        assert threads == str(share) and pool == share

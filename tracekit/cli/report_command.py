@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import polars as pl
 import typer
 
+from tracekit.analysis.job.types import JobResult
 from tracekit.api import LaunchAnalysis, analyze_stored, report_aggregates, source_line_views, what_to_try_all
 from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
@@ -74,7 +75,13 @@ def collect_launches(store, sources: list[str], kernel: str | None) -> pl.DataFr
 
 
 def report_command(
-    sources: Annotated[list[str], typer.Argument(help="Files, import ids (7, import:7) or launch ids (launch:12).")],
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files, import ids (7, import:7), launch ids (launch:12), or a folder of one job's rank traces "
+            "(PyTorch profiler, one per rank: a job section, as `tracekit job` finds it)."
+        ),
+    ],
     kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose name contains this.")] = None,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="html (one self-contained file), md or json.")] = (
         ReportFormat.html
@@ -99,12 +106,29 @@ def report_command(
     """A report of every launch: verdict and evidence, occupancy, warp timeline, Little's law, tail, stalls."""
     pairs = parse_pairs(pair)
     store = open_store(db)
-    launches = collect_launches(store, sources, kernel)
+    folders = [source for source in sources if Path(source).is_dir()]
+    named = [source for source in sources if source not in folders]
+    launches = collect_launches(store, named, kernel) if named else store.launches(launch_ids=[])
     unknown = sorted(set(launch or []) - set(launches["id"].to_list()))
     if unknown:
         raise TracekitError(f"--launch {unknown[0]}: not among the launches the sources name")
+    jobs = collect_jobs(folders)
     with collector_paused():
-        write_report(store, launches, fmt, output, launch or [], top, pairs)
+        write_report(store, launches, fmt, output, launch or [], top, pairs, jobs)
+
+
+def collect_jobs(folders: list[str]) -> list[JobResult]:
+    """Each folder's job (its rank traces on Dask: a local cluster, or DASK_SCHEDULER_ADDRESS's)."""
+    if not folders:
+        return []
+    from tracekit.api import job, rank_files
+
+    found = []
+    for folder in folders:
+        files = rank_files([folder])
+        with busy(f"reading {len(files):,} ranks of {folder} on Dask"):
+            found.append(job(files))
+    return found
 
 
 def write_report(
@@ -115,9 +139,12 @@ def write_report(
     chosen: list[int],
     top: int | None,
     pairs: dict[int, int],
+    jobs: Sequence[JobResult] = (),
 ) -> None:
-    """The report of these stored launches in `fmt` to `output`; `chosen`: the launches given --launch."""
+    """The report of these stored launches in `fmt` to `output`; `chosen`: the launches given --launch; `jobs`: a
+    section each, after the launches (in the JSON, a `tracekit.job/1` object each after the launches' objects)."""
     # Imported here so `tracekit --help` does not load plotly.
+    from tracekit.present.job import job_dict
     from tracekit.reports import html, markdown
 
     with busy(f"analyzing {launches.height:,} launch{'es' if launches.height != 1 else ''}"):
@@ -131,7 +158,7 @@ def write_report(
                 launch["source_lines"] = to_json(
                     view.launch_id, view.kernel_name, view.result, view.files, view.duration_ns, REPORT_TOP_LINES
                 )
-        write_output(json_text(dicts), output, None)
+        write_output(json_text([*dicts, *(job_dict(j) for j in jobs)]), output, None)
     elif fmt is ReportFormat.md:
         full, _ = full_sections(results, chosen, top)
         tries = what_to_try_all(store, (r for r in results if r.launch_id in full))
@@ -142,7 +169,7 @@ def write_report(
         sources = source_panels(store, [r for r in results if r.launch_id in full])
         features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
         write_output(
-            markdown.report_markdown(results, tries=tries, steps=steps, sources=sources, features=features),
+            markdown.report_markdown(results, tries=tries, steps=steps, sources=sources, features=features, jobs=jobs),
             output,
             None,
         )
@@ -165,6 +192,7 @@ def write_report(
             steps=steps,
             sources=sources,
             features=features,
+            jobs=jobs,
         )
         write_output(page, output, DEFAULT_HTML_PATH)
 

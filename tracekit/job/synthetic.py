@@ -166,17 +166,24 @@ def write_job(
     paths = []
     for rank in range(job.ranks):
         events = _rank_events(job, template, rank, ends[rank], int(shifts[rank]))
-        trace = {
+        header = {
             "schemaVersion": 1,
             "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": job.ranks},
             "synthetic": "tracekit.job.synthetic: made from a recorded rank with stated perturbations",
-            "traceEvents": events,
         }
         path = folder / f"rank{rank}.pt.trace.json{'.gz' if compress else ''}"
         with gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb") as out:
-            out.write(orjson.dumps(trace))
+            out.write(kineto_layout(header, events))
         paths.append(path)
     return paths
+
+
+def kineto_layout(header: dict[str, Any], events: list[Any]) -> bytes:
+    """The trace laid out as libkineto writes it (`output_json.cpp`, every torch.profiler export): the header, then
+    the event array with each event opening at two spaces of indentation and closing on its own line, so that
+    `importers.kineto.read_events` streams it as it streams a recorded trace."""
+    body = b",\n".join(b"  {" + orjson.dumps(event)[1:-1] + b"\n  }" for event in events)
+    return orjson.dumps(header)[:-1] + b', "traceEvents": [\n' + body + b"\n]\n}\n"
 
 
 def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndarray, shift: int) -> list[Any]:

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import plotly.offline
 
+from tracekit.analysis.job.types import JobResult
 from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.format import fraction
 from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading, side_launch
+from tracekit.present.job import JobContent, job_content
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
@@ -273,6 +275,27 @@ def _region_figures(views: dict[str, Any], sink: FigureSink) -> str:
     return "".join(_chart(chart, sink) for chart in charts)
 
 
+def _job_section(content: JobContent, anchor: str, sink: FigureSink) -> str:
+    """A job's section: the straggler and its cause, the ranks-by-step heat map and the straggler's step beside a
+    typical rank's (`present.job`), each step's straggler and the clocks."""
+    lines = "".join(f"<li>{esc(line)}</li>" for line in content.lines)
+    warnings = "".join(f'<p class="note">warning: {esc(w)}</p>' for w in content.warnings)
+    return (
+        f'<section class="job" id="{esc(anchor)}"><h2>{esc(content.title)}</h2>'
+        f'<div class="verdict"><strong>{esc(content.headline)}</strong><ul>{lines}</ul></div>'
+        + "".join(_chart(chart, sink) for chart in content.figures)
+        + "".join(render_table(table) for table in content.tables)
+        + warnings
+        + "</section>"
+    )
+
+
+def job_html(result: JobResult, title: str = "tracekit job") -> str:
+    """A job alone (`tracekit job --format html`): its section as the batch report shows it."""
+    sink = FigureSink()
+    return _page(title, [_job_section(job_content(result), "job-1", sink)], sink)
+
+
 def report_html(
     results: Sequence[LaunchAnalysis],
     views: dict[int, dict[str, Any]],
@@ -283,13 +306,15 @@ def report_html(
     steps: Sequence[tuple[Any, Any]] = (),
     sources: Mapping[int, SourcePanel] | None = None,
     features: Sequence[tuple[int, TraceFeatures]] = (),
+    jobs: Sequence[JobResult] = (),
 ) -> str:
     """The whole report: a summary table of every launch, then a full section (tables and figures) for each
     launch in `full` (all when None), so that a report of a thousand launches stays a few MB and readable.
     `tries`: `api.what_to_try_for` by launch id, shown as each section's What to try first. `steps`: the
     whole-step sections (`reports.steps_section.gather`), after the launches; `features`: each import's HTA trace
     analyses (`reports.steps_section.gather_features`), after them. `sources`: the source panels
-    (`present.source_lines.source_panel`) of the launches that have source samples, by launch id.
+    (`present.source_lines.source_panel`) of the launches that have source samples, by launch id. `jobs`: a
+    section per job (`api.job` of a folder of rank traces), last.
 
     `views` maps launch ids to `api.launch_aggregates` frames (launches without a trace are absent)."""
     tries = tries or {}
@@ -312,7 +337,7 @@ def report_html(
         if full is None or result.launch_id in full
     ]
     linked = {content.anchor for _, content in detailed}
-    body = [render_table(index_table(results, contents), link_column=0, linked=linked)]
+    body = [render_table(index_table(results, contents), link_column=0, linked=linked)] if results else []
     if selection_note:
         body.append(f'<p class="note">{esc(selection_note)}</p>')
     for result, content in detailed:
@@ -337,6 +362,7 @@ def report_html(
             + "".join(_chart(chart, sink) for chart in hta.feature_figures(found))
             + "</section>"
         )
+    body.extend(_job_section(job_content(job), f"job-{i}", sink) for i, job in enumerate(jobs, 1))
     return _page(title, body, sink)
 
 

@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracekit import format as fmt
+from tracekit.analysis.job.types import JobResult
 from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present import job as present_job
 from tracekit.present import steps as present_steps
 from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
@@ -118,6 +120,22 @@ def steps_lines(program: ProgramSteps) -> list[str]:
     return lines + [f"_warning: {md(w)}_" for w in result.warnings] + ([""] if result.warnings else [])
 
 
+def job_lines(result: JobResult) -> list[str]:
+    """A job's section: the HTML report's headline, cause lines and tables (`tracekit.present.job`), without the
+    charts."""
+    content = present_job.job_content(result, with_figures=False)
+    lines = [f"### {md(content.title)}", "", f"**{md(content.headline)}**", ""]
+    lines += [f"- {md(line)}" for line in content.lines] + [""]
+    for table in content.tables:
+        lines += render_table(table)
+    return lines + [f"_warning: {md(w)}_" for w in content.warnings] + ([""] if content.warnings else [])
+
+
+def job_markdown(result: JobResult, title: str = "tracekit job") -> str:
+    """A job alone (`tracekit job --format md`)."""
+    return "\n".join([f"## {md(title)}", "", *job_lines(result)]).rstrip() + "\n"
+
+
 def report_markdown(
     results: Sequence[LaunchAnalysis],
     title: str = "tracekit report",
@@ -125,18 +143,21 @@ def report_markdown(
     steps: Sequence[ProgramSteps] = (),
     sources: Mapping[int, SourcePanel] | None = None,
     features: Sequence[tuple[int, TraceFeatures]] = (),
+    jobs: Sequence[JobResult] = (),
 ) -> str:
     """Every launch's section; `tries`: `api.what_to_try_for` by launch id (a launch without one says where to
     find it); `steps`: the whole-step results of the imports that hold a host timeline
     (`reports.steps_section.gather_steps`), after the launches; `features`: each import's HTA trace analyses
     (`reports.steps_section.gather_features`), after them; `sources`: the source panels of the launches that
-    have source samples, by launch id."""
+    have source samples, by launch id; `jobs`: a section per job, last."""
     tries = tries or {}
     contents = [
         launch_content(result, i, tries=tries.get(result.launch_id) if result.launch_id is not None else None)
         for i, result in enumerate(results)
     ]
-    lines = [f"## {md(title)}", ""] + render_table(index_table(results, contents), link_column=0, heading=False)
+    lines = [f"## {md(title)}", ""]
+    if results:
+        lines += render_table(index_table(results, contents), link_column=0, heading=False)
     for launch, content in zip(results, contents, strict=True):
         lines += _launch_lines(content, (sources or {}).get(launch.launch_id or 0))
     for result in steps:
@@ -145,6 +166,8 @@ def report_markdown(
         lines += [f"### Import {import_id}: trace analyses (as HTA has them)", ""]
         for table in hta.feature_tables(found):
             lines += render_table(table)
+    for job in jobs:
+        lines += job_lines(job)
     return "\n".join(lines).rstrip() + "\n"
 
 

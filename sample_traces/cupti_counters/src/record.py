@@ -62,7 +62,8 @@ def record(out: Path, name: str, activities: list) -> None:
     prof.export_chrome_trace(str(raw))
     with open(raw, "rb") as src, gzip.open(str(raw) + ".gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
-    events = json.load(open(raw))["traceEvents"]
+    with open(raw) as handle:
+        events = json.load(handle)["traceEvents"]
     cats = {}
     for e in events:
         cats[e.get("cat")] = cats.get(e.get("cat"), 0) + 1

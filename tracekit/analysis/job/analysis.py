@@ -18,7 +18,9 @@ from tracekit.analysis.job.types import (
     JobStraggler,
     RankClock,
     RankStepCell,
+    RankTimeline,
     StepStraggler,
+    TimelineBar,
 )
 
 
@@ -46,9 +48,50 @@ def _cells(late: pl.DataFrame, steps: pl.DataFrame) -> tuple[RankStepCell, ...]:
     per_step = late.group_by("rank", "step").agg(pl.col("late_ns").clip(lower_bound=0).sum())
     rows = steps.join(per_step, on=["rank", "step"], how="left").sort("step", "rank")
     return tuple(
-        RankStepCell(r["rank"], r["step"], r["late_ns"] or 0, r["busy_ns"], r["idle_ns"], r["dropped_ns"])
+        RankStepCell(
+            r["rank"],
+            r["step"],
+            r["end_ns"] - r["start_ns"],
+            r["late_ns"] or 0,
+            r["busy_ns"],
+            r["idle_ns"],
+            r["dropped_ns"],
+        )
         for r in rows.iter_rows(named=True)
     )
+
+
+def _timelines(
+    rank_timeline: Callable[[list[int], int], pl.DataFrame],
+    steps: pl.DataFrame,
+    offsets: pl.DataFrame,
+    straggler_rank: int,
+    typical: int,
+    step: int,
+) -> tuple[RankTimeline, ...]:
+    """The straggler's and the typical rank's `step` on the reference clock, from the typical rank's step start."""
+    shift = dict(zip(offsets["rank"], offsets["offset_ns"], strict=True))
+    starts = steps.filter((pl.col("rank") == typical) & (pl.col("step") == step))["start_ns"]
+    if starts.is_empty():
+        return ()
+    origin = int(starts[0]) - shift.get(typical, 0)
+    bars = rank_timeline([straggler_rank, typical], step)
+    found = []
+    for rank, role in ((straggler_rank, "straggler"), (typical, "typical")):
+        mine = bars.filter(pl.col("rank") == rank).sort("start_ns")
+        moved = shift.get(rank, 0) + origin
+        found.append(
+            RankTimeline(
+                rank=rank,
+                role=role,
+                step=step,
+                bars=tuple(
+                    TimelineBar(lane, name or "", start - moved, end - moved)
+                    for lane, name, start, end in mine.select("lane", "name", "start_ns", "end_ns").iter_rows()
+                ),
+            )
+        )
+    return tuple(found)
 
 
 def _typical_rank(late: pl.DataFrame, exclude: int | None) -> int:
@@ -63,9 +106,12 @@ def analyze_job(
     steps: pl.DataFrame,
     collectives: pl.DataFrame,
     kernel_time: Callable[[list[int]], pl.DataFrame],
+    rank_timeline: Callable[[list[int], int], pl.DataFrame] | None = None,
 ) -> JobResult:
     """`summary`, `steps`, `collectives`: the ranks' tables concatenated; `kernel_time(ranks)`: rank, step, name,
-    gpu_ns of the ranks asked (the stragglers and a typical rank), read only for them."""
+    gpu_ns of the ranks asked (the stragglers and a typical rank), read only for them; `rank_timeline(ranks, step)`:
+    rank, lane (`TIMELINE_LANES`), name, start_ns, end_ns of those ranks' GPU work and idle gaps in the step, on
+    their own clocks (None: no timelines)."""
     ranks = summary["rank"].n_unique()
     if ranks < 2:
         raise JobError(f"a job needs two ranks or more, got {ranks}")
@@ -133,6 +179,11 @@ def analyze_job(
         for r in table.iter_rows(named=True)
     )
     clocks = _clocks(summary, offsets)
+    timelines: tuple[RankTimeline, ...] = ()
+    if rank_timeline is not None and job_rank is not None and job_rank != typical:
+        theirs = late.filter(pl.col("rank") == job_rank).group_by("step").agg(pl.col("late_ns").sum())
+        worst = int(theirs.sort("late_ns", "step", descending=[True, False])["step"][0])
+        timelines = _timelines(rank_timeline, steps, offsets, job_rank, typical, worst)
     warnings = [
         f"rank {c.rank} ({c.source}): {c.missing_launches} launches have no GPU activity in the trace (sampled "
         f"or dropped events); {c.dropped_ns} ns of GPU gaps they would fill are not counted as idle"
@@ -156,5 +207,6 @@ def analyze_job(
         collectives=arrivals,
         cells=_cells(late, steps),
         typical_rank=typical,
+        timelines=timelines,
         warnings=tuple(warnings),
     )

@@ -1,6 +1,6 @@
 """What the job analysis reads of one rank's trace: polars frames of its GPU activities, launch and sync calls,
 step and DataLoader ranges, and `record_param_comms` calls (tracekit.job.read fills them). Times in ns on the
-rank's own clock."""
+rank's own clock; the GPU activities' and calls' names may be Categorical (each name held once)."""
 
 from __future__ import annotations
 

@@ -41,6 +41,7 @@ class RankTables:
     collectives: pl.DataFrame  # rank, step, position, process_group, collective, sequence, start_ns, end_ns,
     # window_start_ns, compute_ns and the IDLE_CLASSES' _ns
     kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
+    idle: pl.DataFrame  # rank, step, start_ns, end_ns, idle_class: the GPU's gaps by IDLE_CLASSES (the timeline's)
 
 
 def _steps(frames: RankFrames) -> pl.DataFrame:
@@ -84,10 +85,20 @@ def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
         .drop_nulls()
         .unique("correlation_id", keep="first")
     )
-    gpu = frames.gpu.join(launched, on="correlation_id", how="left").with_columns(
-        pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
-        (pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")).alias("is_collective"),
-        pl.coalesce(pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()).alias("collective"),
+    # what each distinct kernel name says (NCCL's, and its kind), looked up by name: the names are read once each
+    text = pl.col("name").cast(pl.Utf8)
+    by_name = frames.gpu.select(pl.col("name").unique()).with_columns(
+        text.str.starts_with("nccl").alias("_nccl"), text.str.extract(NCCL_KIND).str.to_lowercase().alias("_kind")
+    )
+    gpu = (
+        frames.gpu.join(launched, on="correlation_id", how="left")
+        .join(by_name, on="name", how="left", nulls_equal=True)
+        .with_columns(
+            pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
+            (pl.col("collective").is_not_null() | pl.col("_nccl").fill_null(False)).alias("is_collective"),
+            pl.coalesce("collective", "_kind").alias("collective"),
+        )
+        .drop("_nccl", "_kind")
     )
     if launched.height:
         gpu = gpu.filter(pl.col("launch_ns").is_not_null() | pl.col("correlation_id").is_null())
@@ -237,4 +248,5 @@ def rank_tables(frames: RankFrames) -> RankTables:
         "end_ns",
         pl.col("is_collective").alias("collective"),
     )
-    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels)
+    gaps = _with_step(idle, steps, "start_ns").select(rank, "step", "start_ns", "end_ns", "idle_class")
+    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels, idle=gaps)

@@ -75,10 +75,33 @@ class RankStepCell:
 
     rank: int
     step: int
+    span_ns: int  # the rank's step range, start to end
     late_ns: int  # summed (arrival minus median arrival) over the step's collectives, >= 0
     busy_ns: int
     idle_ns: int
     dropped_ns: int
+
+
+# The lanes of a rank's timeline: its GPU's work, and its idle gaps by what the host did (`rank.IDLE_CLASSES`).
+TIMELINE_LANES = ("compute", "collective", "loader", "sync", "host", "dropped")
+
+
+@dataclass(frozen=True)
+class TimelineBar:
+    lane: str  # one of TIMELINE_LANES
+    name: str  # the kernel's name; empty for an idle gap
+    start_ns: int  # from the typical rank's step start, on the reference rank's clock
+    end_ns: int
+
+
+@dataclass(frozen=True)
+class RankTimeline:
+    """One rank's step as its GPU ran it, on the reference clock: the straggler's, and a typical rank's beside it."""
+
+    rank: int
+    role: str  # straggler | typical
+    step: int
+    bars: tuple[TimelineBar, ...]
 
 
 @dataclass(frozen=True)
@@ -104,4 +127,5 @@ class JobResult:
     collectives: tuple[CollectiveArrival, ...]
     cells: tuple[RankStepCell, ...]
     typical_rank: int  # the rank whose steps are nearest the median (the dashboard's timeline beside the straggler)
+    timelines: tuple[RankTimeline, ...]  # the straggler's worst step and the typical rank's same step; () without one
     warnings: tuple[str, ...]
