@@ -24,6 +24,18 @@ from tracekit.cxx_name import demangle  # the kernel-name grammar's home
 from tracekit.errors import TracekitError
 from tracekit.kernel_key import base_name
 
+# C0/C1 control characters (newline and tab aside), DEL, and the bidirectional overrides that reorder text.
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_control(text: str) -> str:
+    """Control characters as visible escapes (ESC -> `\\x1b`), so a kernel name cannot drive a terminal or hide in
+    a page: the terminal, the HTML and the Markdown views all show text from an input through it."""
+    return UNSAFE_CHARACTERS.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
+
+
 MISSING = "n/a"
 DIGITS = 4  # significant digits: 256.8 µs, 1.274 TB/s, 58.3 warps/SM
 PERCENT_DIGITS = 3  # 12.5%, 84.3%, 5.9%: Nsight's two decimals say more than a sample's run-to-run spread

@@ -121,6 +121,12 @@ def test_hostile_names_are_shown_as_text(tmp_path: Path) -> None:
     html = report.read_text()
     assert "<script>alert(1)" not in html  # escaped, never markup
     assert "&lt;script&gt;alert(1)" in html
+    markdown = tmp_path / "report.md"
+    assert run_cli("report", "1", "--format", "md", "--db", str(db), "-o", str(markdown)).returncode == 0
+    # a control character from the input is shown, never written raw (Markdown escapes the backslash and bracket)
+    for page, shown in ((html, "\\x1b[31mRED"), (markdown.read_text(), "\\\\x1b\\[31mRED")):
+        assert "\x1b" not in page and "\x07" not in page
+        assert shown in page
 
 
 def test_a_malformed_profile_is_refused_in_one_line_and_the_store_is_unchanged(tmp_path: Path) -> None:

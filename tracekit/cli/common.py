@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -13,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.segment import Segment
 
-from tracekit.format import NameStyle
+from tracekit.format import UNSAFE_CHARACTERS as UNSAFE_CHARACTERS
+from tracekit.format import NameStyle, escape_control
 
 if TYPE_CHECKING:
     from tracekit.present.sections import Table
@@ -34,17 +34,6 @@ NamesOption = Annotated[
         "signature). Mangled names are demangled either way.",
     ),
 ]
-
-# C0/C1 control characters (newline and tab aside), DEL, and the bidirectional overrides that reorder text.
-UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def escape_control(text: str) -> str:
-    """Control characters as visible escapes (ESC -> `\\x1b`), so a kernel name cannot drive the terminal."""
-    return UNSAFE_CHARACTERS.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
-    )
-
 
 # Wider than any table a command prints: a table measured against it takes its natural width.
 UNBOUNDED_WIDTH = 1 << 20

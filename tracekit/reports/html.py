@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import plotly.offline
 
+from tracekit import format as fmt
 from tracekit.analysis.job.types import JobResult
 from tracekit.analysis.trace_features import TraceFeatures
 from tracekit.analysis.types import LaunchAnalysis
@@ -77,7 +78,7 @@ RENDER_SCRIPT = """
 
 
 def esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(fmt.escape_control(str(text)), quote=True)
 
 
 def _numeric(cell: str) -> bool:

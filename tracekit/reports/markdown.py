@@ -28,7 +28,7 @@ _PUNCTUATION = re.compile(r"([\\`*_\[\]|~])")  # inline markup; `(` `!` only act
 
 
 def md(text: Any) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(fmt.escape_control(str(text)).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _PUNCTUATION.sub(r"\\\1", text)
 
