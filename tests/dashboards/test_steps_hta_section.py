@@ -43,3 +43,24 @@ def test_against_a_baseline_the_page_diffs_the_operators(sqlite_store: Store):
     shown = by_id(page, "steps-operator-diff")
     assert [[row[c] for c in expected.columns] for row in shown.data] == expected.rows
     assert "AccumulateGrad" in shown.data[0]["operator"]
+
+
+def test_a_range_profiled_import_shows_its_kernel_counters(sqlite_store: Store):
+    """HTA's CUPTI range-profiler trace has no step (no kernel activity): the page says why and shows the counters."""
+    cupti = DDP.parents[2] / "hta/cupti_profiler_a100.json.gz"
+    result, _ = ingest(sqlite_store, cupti)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(result.import_id))
+    assert "CUPTI range profiler" in str(by_id(page, "steps-missing").children)
+    expected = hta.feature_tables(trace_features(read_host_events(cupti)))
+    assert expected[-2].title == "Kernel counters per operator (CUPTI range profiler)"
+    for index, table in enumerate(expected):
+        shown = by_id(page, f"steps-hta-{index}")
+        assert [[row[c] for c in table.columns] for row in shown.data] == table.rows
+    operators = by_id(page, f"steps-hta-{len(expected) - 2}").data
+    assert operators[0]["operator"] == "aten::conv2d" and operators[0]["kernels"] == "38"
+
+
+def test_a_trace_without_counters_shows_no_counter_table(sqlite_store: Store):
+    result, _ = ingest(sqlite_store, DDP)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(result.import_id))
+    assert "Kernel counters" not in str(by_id(page, "steps-hta"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +17,7 @@ from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
 from tracekit.present.source_lines import REPORT_TOP_LINES, SourcePanel, source_panel, to_json
-from tracekit.selection import resolve_launches
+from tracekit.selection import named_import, resolve_launches
 
 if TYPE_CHECKING:
     from tracekit.store import Store
@@ -104,7 +104,9 @@ def report_command(
     if unknown:
         raise TracekitError(f"--launch {unknown[0]}: not among the launches the sources name")
     with collector_paused():
-        write_report(store, launches, fmt, output, launch or [], top, pairs)
+        # an import without launches (a CUPTI range-profiler trace) still has its trace analyses in the report
+        named = {i for i in map(named_import, sources) if i is not None}
+        write_report(store, launches, fmt, output, launch or [], top, pairs, named)
 
 
 def write_report(
@@ -115,8 +117,10 @@ def write_report(
     chosen: list[int],
     top: int | None,
     pairs: dict[int, int],
+    imports: Collection[int] = (),
 ) -> None:
-    """The report of these stored launches in `fmt` to `output`; `chosen`: the launches given --launch."""
+    """The report of these stored launches in `fmt` to `output`; `chosen`: the launches given --launch; `imports`:
+    imports named beside the launches' own, whose trace analyses are reported too."""
     # Imported here so `tracekit --help` does not load plotly.
     from tracekit.reports import html, markdown
 
@@ -140,7 +144,7 @@ def write_report(
         found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
         steps = [result for _, result in found]
         sources = source_panels(store, [r for r in results if r.launch_id in full])
-        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        features = steps_section.gather_features(store, {*launches["import_id"].to_list(), *imports})
         write_output(
             markdown.report_markdown(results, tries=tries, steps=steps, sources=sources, features=features),
             output,
@@ -155,7 +159,7 @@ def write_report(
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
         sources = source_panels(store, sections)
-        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        features = steps_section.gather_features(store, {*launches["import_id"].to_list(), *imports})
         page = html.report_html(
             results,
             aggregates,
