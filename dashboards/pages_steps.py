@@ -95,6 +95,18 @@ def _baselines(traces: TraceAnalysis, import_ref: str, step_name: str | None) ->
     return html.Div([html.H3("Compare with a baseline"), html.Ul(links or [html.Li("no other stored trace")])])
 
 
+def _without_steps(traces: TraceAnalysis, import_ref: str, reason: str) -> html.Div:
+    """An import with no step to show: the reason, and HTA's analyses where they have something to show (a trace of
+    the CUPTI range profiler: its kernel counters)."""
+    try:
+        found = traces.features(import_ref)
+    except TracekitError:
+        return not_found(reason)
+    if not found.counters.kernels.height:
+        return not_found(reason)
+    return html.Div([html.H2("Steps"), html.P(reason, id="steps-missing"), _trace_features(found)], id="steps-page")
+
+
 def layout(
     traces: TraceAnalysis, import_ref: str | None, step_name: str | None = None, baseline_ref: str | None = None
 ) -> html.Div:
@@ -116,7 +128,7 @@ def layout(
             against += _section_table("steps-operator-diff", hta.diff_table(diff))
         features = _trace_features(analysed)
     except TracekitError as exc:
-        return not_found(str(exc))
+        return _without_steps(traces, import_ref, str(exc))
     step = result.steps[result.representative_step]
     suggestions = [html.Li(present.suggestion_line(s)) for s in result.what_to_try]
     return html.Div(

@@ -42,7 +42,7 @@ from tracekit.host_events import MEMSET as HOST_MEMSET
 from tracekit.host_events import RECORDERS, HostEvents
 from tracekit.importers.chrome_trace_kinds import no_gpu_activity
 from tracekit.importers.nsys_sqlite import enclosing_range_paths, launch_points
-from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, plain_head
+from tracekit.importers.regions_common import DEFAULT_MAX_INFLATED_BYTES, GZIP_MAGIC, load_json, plain_head
 from tracekit.parsed import LAUNCH_SCHEMA, MEMCPY_SCHEMA, NVTX_SCHEMA, Device, ParsedImport, conform, empty_frame
 
 FORMAT = "kineto"
@@ -496,9 +496,16 @@ def _assemble_frames(path: Path, document: dict[str, Any], frames: dict[str, pl.
     launches = _launches(path, kernel_frame)
     range_frame = _timed(range_frame).filter(pl.col("name").is_not_null())
     launches = launches.with_columns(nvtx_path=_paths(launches, range_frame, _timed(call_frame, with_dur=False)))
-    if launches.height == 0 and copy_frame.height == 0:  # nothing to store: say what the trace holds instead
+    profiled = _range_profiled(path) if launches.height == 0 and copy_frame.height == 0 else 0
+    if launches.height == 0 and copy_frame.height == 0 and not profiled:  # nothing to store: say what it holds
         raise InputError(str(path), no_gpu_activity(path))
-    if launches.height == 0:
+    if profiled:  # the host timeline keeps the counters (`read_host_events`); no launch has a time or shape
+        warnings.append(
+            f"recorded with the CUPTI range profiler: {profiled:,} kernels' counters, no kernel activity (the "
+            "profiler replays each kernel to count it), so no launch is stored; the counters are in `tracekit "
+            "features`"
+        )
+    elif launches.height == 0:
         warnings.append("no kernel events: the trace holds memory copies and sets only")
     device = _device(path, document, launches, warnings)
     annotations = range_frame.filter(pl.col("domain").is_in(list(ANNOTATION_CATS)))
@@ -514,6 +521,14 @@ def _assemble_frames(path: Path, document: dict[str, Any], frames: dict[str, pl.
         memcpys=conform(_timed(copy_frame).sort("start_ns"), MEMCPY_SCHEMA) if copy_frame.height else _no_copies(),
         warnings=warnings,
     )
+
+
+def _range_profiled(path: Path) -> int:
+    """How many CUPTI range-profiler events (one per kernel) a trace without kernel activity holds."""
+    document = load_json(path)
+    events = document.get("traceEvents") if isinstance(document, dict) else document
+    found = events if isinstance(events, list) else []
+    return sum(1 for e in found if isinstance(e, dict) and e.get("cat") == RANGE_PROFILER_CAT and e.get("ph") == "X")
 
 
 def _no_copies() -> pl.DataFrame:
@@ -689,7 +704,8 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     blocks (`_streamed`: memory bounded by the block and the frames kept, not by the file); any other layout is
     parsed whole. A file polars cannot read with this schema is refused with the reason `read` gives for it."""
     path = Path(path)
-    header, (gpu, calls, ranges) = read_events(path, _host_frames, max_inflated_bytes)
+    header, (gpu, calls, ranges, profiled) = read_events(path, _host_frames, max_inflated_bytes)
+    counters = _range_counters(path, max_inflated_bytes) if profiled.height else None
     gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
     found_info, found_devices = header.get("distributedInfo"), header.get("deviceProperties")
     info: dict[str, Any] = found_info if isinstance(found_info, dict) else {}
@@ -706,7 +722,38 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
         source=str(path),
         profiler_options=options,
         recorded_by=RECORDERS[FORMAT],
+        **({"counters": counters} if counters is not None else {}),
     ).conformed()
+
+
+RANGE_PROFILER_CAT = "cuda_profiler_range"  # the CUPTI range profiler's events: one per kernel, counters in args
+
+
+def _range_counters(path: Path, max_inflated_bytes: int) -> pl.DataFrame:
+    """Each `cuda_profiler_range` event's numeric args as counter rows (`tracekit.host_events.COUNTER_SCHEMA`). The
+    metrics are whatever the profiler was asked for, so the file is parsed once more as Python objects, which
+    only a trace holding such events pays (the range profiler replays every kernel: such traces are short)."""
+    document = _parse(path, _content(path, max_inflated_bytes))
+    events = document.get("traceEvents") if isinstance(document, dict) else None
+    found = [
+        e
+        for e in (events if isinstance(events, list) else [])
+        if isinstance(e, dict) and e.get("cat") == RANGE_PROFILER_CAT and e.get("ph") == "X"
+    ]
+    found.sort(key=lambda e: e["ts"] if isinstance(e.get("ts"), int | float) else float("inf"))
+    columns = ("kernel_index", "name", "device_id", "ts", "dur", "metric", "value")
+    rows: dict[str, list[Any]] = {column: [] for column in columns}
+    for index, event in enumerate(found):
+        args = event.get("args")
+        for metric, value in args.items() if isinstance(args, dict) else ():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                kernel = (index, event.get("name"), _int(event.get("pid")), event.get("ts"), event.get("dur"))
+                for column, item in zip(columns, (*kernel, metric, float(value)), strict=True):
+                    rows[column].append(item)
+    schema: Schema = {"kernel_index": _INT, "name": pl.Utf8, "device_id": _INT, "ts": pl.Float64}
+    schema |= {"dur": pl.Float64, "metric": pl.Utf8, "value": pl.Float64}
+    frame = _Columns("cuda_profiler_range", rows).frame(path, schema)
+    return _timed(frame.with_columns(pl.col("dur").fill_null(0.0)))
 
 
 # torch.profiler options Kineto writes into the header: each adds host work per operator while profiling
@@ -748,7 +795,8 @@ def _whole(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[dict[
 
 
 def _host_frames(events: pl.DataFrame) -> EventFrames:
-    """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field)."""
+    """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field), and
+    the CUPTI range profiler's ranges (whose counters `_range_counters` reads)."""
     events = (
         events.filter(
             ((pl.col("ph") == "X") | ((pl.col("ph") == "i") & (pl.col("name") == MEMORY_EVENT)))
@@ -804,7 +852,8 @@ def _host_frames(events: pl.DataFrame) -> EventFrames:
         "start_ns",
         "end_ns",
     )
-    return gpu, calls, ranges
+    profiled = events.filter(pl.col("cat") == RANGE_PROFILER_CAT).select("name", "start_ns", "end_ns")
+    return gpu, calls, ranges, profiled
 
 
 def _range_domain() -> pl.Expr:

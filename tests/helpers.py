@@ -51,6 +51,18 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+# HTA's CUPTI range-profiler test trace (A100, 77 kernels with SASS counters), in ../shared/real_exports/
+HTA_CUPTI_TRACE = "kineto_gz_hta_cupti_range_profiler.json.gz"
+
+
+def real_export_path(name: str) -> Path:
+    """A file in ../shared/real_exports/, or a skip (a failure in CI) when that folder is absent."""
+    path = REAL_EXPORTS / name
+    if not path.exists():
+        skip_or_fail(f"{path} is absent (the shared real exports live beside the checkout)")
+    return path
+
+
 def headless_chromium(profile_dir: Path):
     """Debian's Chromium through Selenium 4 and chromedriver, headless, with a fresh profile."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -61,6 +61,20 @@ RANGE_SCHEMA: ColumnTypes = {
     "end_ns": pl.Int64,
 }
 
+# One row per counter of a kernel the CUPTI range profiler measured (Kineto's `cuda_profiler_range` events, one
+# per kernel, its counters in `args`): long, since the metrics are whatever the profiler was asked for. The range's
+# times are the profiler's, not the kernel's: the range profiler replays each kernel to count it, and Kineto lays
+# the ranges out one after the other over the profiling window (HTA's A100 trace: 77 ranges of exactly 121.431 ms).
+COUNTER_SCHEMA: ColumnTypes = {
+    "kernel_index": pl.Int64,  # the range's position among the trace's ranges, in time order (0, 1, ...)
+    "name": pl.Utf8,  # the kernel's name ("__missing__" where the profiler had none)
+    "device_id": pl.Int64,
+    "start_ns": pl.Int64,  # the range, as written: not the kernel's run
+    "end_ns": pl.Int64,
+    "metric": pl.Utf8,  # smsp__sass_thread_inst_executed_op_ffma_pred_on.sum, dram__bytes_read.sum, ...
+    "value": pl.Float64,
+}
+
 TORCH_PROFILER, NSYS = "torch.profiler", "nsys"
 RECORDERS = {"kineto": TORCH_PROFILER, "nsys-sqlite": NSYS}  # by the format of the file read
 
@@ -82,6 +96,7 @@ class HostEvents:
     source: str | None = None  # the file or import it was read from, for messages
     profiler_options: tuple[str, ...] = ()  # what the profiler recorded beyond the timeline (record_shapes, ...)
     recorded_by: str | None = None  # the profiler that wrote it (RECORDERS' values), whose own cost is in the trace
+    counters: pl.DataFrame = field(default_factory=lambda: empty_frame(COUNTER_SCHEMA))  # CUPTI range profiler
 
     def conformed(self) -> HostEvents:
         """The same events with every frame in its schema, sorted by start."""
@@ -94,6 +109,7 @@ class HostEvents:
             source=self.source,
             profiler_options=self.profiler_options,
             recorded_by=self.recorded_by,
+            counters=conform(self.counters, COUNTER_SCHEMA).sort("kernel_index", "metric"),
         )
 
 

@@ -17,6 +17,14 @@ from tracekit.store import Store
 _REF = re.compile(r"^(?:(import|launch):)?(\d+)$")
 
 
+def named_import(reference: str) -> int | None:
+    """The import `reference` names (`7`, `import:7`), or None (a launch id, a file)."""
+    match = _REF.match(reference.strip())
+    if match is None or Path(reference).exists() or match.group(1) == "launch":
+        return None
+    return int(match.group(2))
+
+
 def resolve_launches(store: Store, reference: str, kernel: str | None = None) -> pl.DataFrame:
     """The stored launches `reference` names, optionally only those whose kernel name contains `kernel`."""
     match = _REF.match(reference.strip())

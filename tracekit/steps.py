@@ -88,7 +88,7 @@ def analyze_events(events: HostEvents, source: str | Path, step: str | None = No
     try:
         return analyze_steps(events, step)
     except StepError as exc:
-        raise TracekitError(f"{source}: {exc}") from None
+        raise _step_failure(events, source, exc) from None
 
 
 def ranks_of(
@@ -164,7 +164,19 @@ def program_of_events(
     try:
         return analyze_program(events, calibration or calibration_of(), step, anchor_ns)
     except StepError as exc:
-        raise TracekitError(f"{source}: {exc}") from None
+        raise _step_failure(events, source, exc) from None
+
+
+def _step_failure(events: HostEvents, source: str | Path, exc: StepError) -> TracekitError:
+    """The one line a failed step analysis gives; a trace of the CUPTI range profiler is named for what it is."""
+    if events.gpu.height == 0 and events.counters.height:
+        kernels = events.counters["kernel_index"].n_unique()
+        return TracekitError(
+            f"{source}: recorded with the CUPTI range profiler ({kernels:,} kernels' counters, no kernel activity):"
+            " it replays each kernel to count it, so the trace holds no GPU timeline to cut into steps; its"
+            " counters are in `tracekit features`, and a trace recorded without profiler_metrics gives the steps"
+        )
+    return TracekitError(f"{source}: {exc}")
 
 
 def replayed_events(events: HostEvents, found: ProgramSteps, calibration: Calibration | None = None) -> HostEvents:

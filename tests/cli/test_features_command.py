@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.helpers import run_cli
+from tests.helpers import HTA_CUPTI_TRACE, real_export_path, run_cli
 from tracekit.analysis.trace_features import trace_features
 from tracekit.importers.kineto import read_host_events
 from tracekit.present.trace_features import features_json
@@ -92,3 +92,32 @@ def test_bad_input_is_one_line(tmp_path):
     smaller = json.loads(tracekit("features", str(DDP), "--small-kernel", "5us", "--json").stdout)
     assert smaller["kernel_sequences"]["small_ns"] == 5_000
     assert smaller["kernel_sequences"]["small_kernels"] < data_small_kernels(DDP)
+
+
+def test_kernel_counters_of_a_range_profiled_trace(tmp_path):
+    """HTA's CUPTI range-profiler trace: the counters per operator and kernel in the text and the JSON, the same
+    from its import; `step` says in one line why it has no step; a trace without counters has no such table."""
+    CUPTI = real_export_path(HTA_CUPTI_TRACE)  # noqa: N806 - the file the test is about
+    done = tracekit("features", str(CUPTI), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data == json.loads(json.dumps(features_json(trace_features(read_host_events(CUPTI)))))
+    counters = data["kernel_counters"]
+    assert len(counters["kernels"]) == counters["kernel_launch_calls"] == 77 and counters["paired_with_launches"]
+    assert sum(o["kernels"] for o in counters["operators"]) == 77
+    assert sum(o["flops"] for o in counters["operators"]) == sum(k["flops"] for k in counters["kernels"])
+    text = tracekit("features", str(CUPTI))
+    assert text.returncode == 0, text.stderr
+    assert "Kernel counters per operator (CUPTI range profiler)" in text.stdout and "aten::conv2d" in text.stdout
+    assert "not the kernel's run time" in text.stdout and "fft2d_r2c_32x32" in text.stdout
+    db = str(tmp_path / "store.sqlite")
+    imported = tracekit("import", str(CUPTI), "--db", db)
+    assert imported.returncode == 0 and "77 kernels' counters" in imported.stderr
+    stored = json.loads(tracekit("features", "import:1", "--db", db, "--json").stdout)
+    assert stored["kernel_counters"] == counters
+    step = tracekit("step", str(CUPTI))
+    assert step.returncode == 2 and "CUPTI range profiler (77 kernels' counters" in step.stderr
+    assert len(step.stderr.strip().splitlines()) == 1
+    plain = tracekit("features", str(DDP))
+    assert "Kernel counters" not in plain.stdout
+    assert json.loads(tracekit("features", str(DDP), "--json").stdout)["kernel_counters"] is None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import HTA_CUPTI_TRACE, real_export_path
 from tracekit.ingest import ingest
 from tracekit.present import steps as present
 from tracekit.steps import program_of
@@ -103,3 +104,29 @@ def test_trace_analyses_in_the_browser(tmp_path, start_server, browser, shots):
     shots(browser, "steps_trace_analyses")
     browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.ID, "steps-hta-queue_length"))
     shots(browser, "steps_trace_charts")
+
+
+def test_kernel_counters_in_the_browser(tmp_path, start_server, browser, shots):
+    """HTA's CUPTI range-profiler trace in Chromium: no step (the one line says why), and its kernel counters per
+    operator and per kernel, as `tracekit features IMPORT` lists them."""
+    from tracekit.api import TraceAnalysis
+    from tracekit.present import trace_features as hta
+
+    db_url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    result, _ = ingest(Store.open(db_url), real_export_path(HTA_CUPTI_TRACE))
+    server = start_server(db_url)
+    browser.set_window_size(1400, 900)
+    browser.get(f"{server.url}/steps?import={result.import_id}")
+    wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
+    section = wait.until(lambda d: d.find_element(By.ID, "steps-hta"))
+    assert "CUPTI range profiler" in browser.find_element(By.ID, "steps-missing").text
+    counters = hta.counter_tables(TraceAnalysis(Store.open(db_url)).features(str(result.import_id)))
+    titles = [h.text for h in section.find_elements(By.TAG_NAME, "h4")]
+    assert titles[-2:] == [t.title for t in counters]
+    index = titles.index(counters[0].title)
+    rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#steps-hta-{index} tbody tr"))
+    shown = [r.text for r in rows]
+    for row in counters[0].rows:  # operator, kernels, FLOPs
+        assert any(all(cell in text for cell in (row[0], row[1], row[-1])) for text in shown), row
+    browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.ID, f"steps-hta-{index}"))
+    shots(browser, "steps_kernel_counters")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.dashboards.test_library import by_id
+from tests.helpers import HTA_CUPTI_TRACE, real_export_path
 from tracekit.analysis.trace_features import trace_features
 from tracekit.api import TraceAnalysis
 from tracekit.dashboards import pages_steps
@@ -43,3 +44,24 @@ def test_against_a_baseline_the_page_diffs_the_operators(sqlite_store: Store):
     shown = by_id(page, "steps-operator-diff")
     assert [[row[c] for c in expected.columns] for row in shown.data] == expected.rows
     assert "AccumulateGrad" in shown.data[0]["operator"]
+
+
+def test_a_range_profiled_import_shows_its_kernel_counters(sqlite_store: Store):
+    """HTA's CUPTI range-profiler trace has no step (no kernel activity): the page says why and shows the counters."""
+    cupti = real_export_path(HTA_CUPTI_TRACE)
+    result, _ = ingest(sqlite_store, cupti)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(result.import_id))
+    assert "CUPTI range profiler" in str(by_id(page, "steps-missing").children)
+    expected = hta.feature_tables(trace_features(read_host_events(cupti)))
+    assert expected[-2].title == "Kernel counters per operator (CUPTI range profiler)"
+    for index, table in enumerate(expected):
+        shown = by_id(page, f"steps-hta-{index}")
+        assert [[row[c] for c in table.columns] for row in shown.data] == table.rows
+    operators = by_id(page, f"steps-hta-{len(expected) - 2}").data
+    assert operators[0]["operator"] == "aten::conv2d" and operators[0]["kernels"] == "38"
+
+
+def test_a_trace_without_counters_shows_no_counter_table(sqlite_store: Store):
+    result, _ = ingest(sqlite_store, DDP)
+    page = pages_steps.layout(TraceAnalysis(sqlite_store), str(result.import_id))
+    assert "Kernel counters" not in str(by_id(page, "steps-hta"))

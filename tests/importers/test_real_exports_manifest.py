@@ -175,7 +175,6 @@ KINDS["nvprof-text"] = (_nvprof_kernels, "nvprof", ())
 REFUSAL_OVERRIDES: dict[str, tuple[str, ...] | Callable[[Path], tuple[str, ...]]] = {
     "nsys_2023.2.3_nokerneltable_sgemm_report1.sqlite": ("no GPU activity recorded", "kernel launch calls"),
     "nsys_2023.4.4_4xH100_nokernel_vqe.sqlite": ("no GPU", "CUDA API"),
-    "kineto_gz_hta_cupti_range_profiler.json.gz": _kineto_no_kernel_words,
     "kineto_nokernel_flow_matching_RTX3090.json": _kineto_no_kernel_words,
     "legacy_autograd_cpuonly_luxmea_profiler_trace.json": _legacy_cpu_words,
     "nsysstats_osrt_sum_only_mineru.csv": (
@@ -188,6 +187,9 @@ REFUSAL_OVERRIDES: dict[str, tuple[str, ...] | Callable[[Path], tuple[str, ...]]
 # 2026-11-26) is refused, where 2026-11-23's "refuse-other" (an nsys stats GPU trace) is read since.
 FILE_KINDS: dict[str, _Expectation] = {
     "other_ebpf_cuda_chrome_trace.json": (None, None, ()),
+    # a CUPTI range-profiler trace ("refuse-nokernel" of 2026-11-26) is imported since its counters are read: no
+    # kernel event, so no launch; the counters are the host timeline's (tests/analysis/trace_features/test_counters)
+    "kineto_gz_hta_cupti_range_profiler.json.gz": (_kineto_kernels, "kineto", ()),
 }
 REFUSAL_OVERRIDES["other_ebpf_cuda_chrome_trace.json"] = _host_api_words
 REFUSAL_OVERRIDES |= {

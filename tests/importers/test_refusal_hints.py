@@ -210,7 +210,6 @@ def test_map_alone_reads_an_unrecognized_csv_as_a_warp_trace(tmp_path):
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("kineto_gz_hta_cupti_range_profiler.json.gz", ("CUPTI range-profiler events", "no GPU kernel activity")),
         ("kineto_nokernel_flow_matching_RTX3090.json", ("none of them a kernel launch", "no GPU kernel activity")),
         ("legacy_autograd_cpuonly_luxmea_profiler_trace.json", ("CPU-only PyTorch profiler trace",)),
         ("other_ebpf_cuda_chrome_trace.json", ("host-side CUDA API calls", "nsys profile --trace=cuda")),
@@ -222,6 +221,16 @@ def test_profiles_without_kernels_are_refused_with_what_they_hold(real_export, t
     message = refused(real_export(name), tmp_path / "s.sqlite")
     for word in words:
         assert word in message, message
+
+
+def test_a_range_profiled_trace_imports_its_counters_with_a_warning(real_export, tmp_path):
+    """A CUPTI range-profiler trace holds no kernel activity but each kernel's counters: it is imported (no launch)
+    with one warning saying so, and its counters are kept for `tracekit features`."""
+    path = real_export("kineto_gz_hta_cupti_range_profiler.json.gz")
+    done = tracekit("import", str(path), db=tmp_path / "s.sqlite")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"imported {path} as import 1: 0 launches, 0 warps"
+    assert "recorded with the CUPTI range profiler: 77 kernels' counters, no kernel activity" in done.stderr
 
 
 # `nsys stats` as it prints to the console (column format; nsys 2026.3 banner and table) and as HTML tables

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -18,7 +18,7 @@ from tracekit.cli.analyze_command import PairOption, parse_pairs
 from tracekit.cli.common import DbOption, busy, err_console, json_text, open_store, progress
 from tracekit.errors import TracekitError
 from tracekit.present.source_lines import REPORT_TOP_LINES, SourcePanel, source_panel, to_json
-from tracekit.selection import resolve_launches
+from tracekit.selection import named_import, resolve_launches
 
 if TYPE_CHECKING:
     from tracekit.store import Store
@@ -114,7 +114,9 @@ def report_command(
         raise TracekitError(f"--launch {unknown[0]}: not among the launches the sources name")
     jobs = collect_jobs(folders)
     with collector_paused():
-        write_report(store, launches, fmt, output, launch or [], top, pairs, jobs)
+        # an import without launches (a CUPTI range-profiler trace) still has its trace analyses in the report
+        imports = {i for i in map(named_import, named) if i is not None}
+        write_report(store, launches, fmt, output, launch or [], top, pairs, jobs, imports)
 
 
 def collect_jobs(folders: list[str]) -> list[JobResult]:
@@ -140,9 +142,11 @@ def write_report(
     top: int | None,
     pairs: dict[int, int],
     jobs: Sequence[JobResult] = (),
+    imports: Collection[int] = (),
 ) -> None:
     """The report of these stored launches in `fmt` to `output`; `chosen`: the launches given --launch; `jobs`: a
-    section each, after the launches (in the JSON, a `tracekit.job/1` object each after the launches' objects)."""
+    section each, after the launches (in the JSON, a `tracekit.job/1` object each after the launches' objects);
+    `imports`: imports named beside the launches' own, whose trace analyses are reported too."""
     # Imported here so `tracekit --help` does not load plotly.
     from tracekit.present.job import job_dict
     from tracekit.reports import html, markdown
@@ -167,7 +171,7 @@ def write_report(
         found = steps_section.gather_steps(store, launches["import_id"].unique().to_list())
         steps = [result for _, result in found]
         sources = source_panels(store, [r for r in results if r.launch_id in full])
-        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        features = steps_section.gather_features(store, {*launches["import_id"].to_list(), *imports})
         write_output(
             markdown.report_markdown(results, tries=tries, steps=steps, sources=sources, features=features, jobs=jobs),
             output,
@@ -182,7 +186,7 @@ def write_report(
 
         steps = steps_section.gather(store, launches["import_id"].unique().to_list())
         sources = source_panels(store, sections)
-        features = steps_section.gather_features(store, launches["import_id"].unique().to_list())
+        features = steps_section.gather_features(store, {*launches["import_id"].to_list(), *imports})
         page = html.report_html(
             results,
             aggregates,

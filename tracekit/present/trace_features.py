@@ -9,13 +9,15 @@ import polars as pl
 
 from tracekit import figures
 from tracekit import format as fmt
-from tracekit.analysis.trace_features import TraceFeatures
+from tracekit.analysis.trace_features import KernelCounters, TraceFeatures
+from tracekit.analysis.trace_features.counters import FLOP_COLUMNS
 from tracekit.analysis.trace_features.diff import TraceDiff
 from tracekit.analysis.trace_features.series import MAX_POINTS
 from tracekit.present.sections import Figure, Table
 
 SCHEMA = "tracekit.trace_features/1"
 DIFF_SCHEMA = "tracekit.trace_diff/1"
+COUNTER_KERNEL_ROWS = 20  # the profiled kernels with the most FLOPs listed in the text views (all in the JSON)
 COLLECTIVE_ROWS = 20  # the longest collectives listed one by one in the text views (all of them in the JSON)
 DIFF_ROWS = 30
 
@@ -61,6 +63,21 @@ def features_json(found: TraceFeatures, series: bool = False) -> dict[str, objec
             "kernels": sequences.kernels,
             "sequences": [dataclasses.asdict(s) | {"launches_saved": s.launches_saved} for s in sequences.sequences],
         },
+        "kernel_counters": counters_json(found.counters),
+    }
+
+
+def counters_json(counters: KernelCounters) -> dict[str, object] | None:
+    """The range profiler's counters per kernel and per operator; None for a trace recorded without it."""
+    if not counters.kernels.height:
+        return None
+    return {
+        "note": COUNTER_TIMES,
+        "metrics": list(counters.metrics),
+        "kernel_launch_calls": counters.launch_calls,
+        "paired_with_launches": counters.paired,
+        "operators": counters.operators.to_dicts(),
+        "kernels": counters.kernels.to_dicts(),
     }
 
 
@@ -210,14 +227,80 @@ def sequence_table(found: TraceFeatures) -> Table:
     return Table("Repeated small-kernel sequences (fusion candidates)", columns, rows, note)
 
 
+COUNTER_TIMES = (
+    "The CUPTI range profiler replays each kernel to count it: the trace's range for a kernel is the profiler's, "
+    "not the kernel's run time, so it gives no duration and no FLOP rate."
+)
+MISSING_NAME, UNNAMED = "__missing__", "(not named by the profiler)"  # Kineto's name for a range without one
+_PRECISION_LABELS = {"fp64_flops": "FP64", "fp32_flops": "FP32", "fp16_flops": "FP16"}
+
+
+def _flop(value: float | None) -> str:
+    return fmt.si(value, "FLOP") if value is not None else fmt.MISSING
+
+
+def counter_tables(found: TraceFeatures, top: int = COUNTER_KERNEL_ROWS) -> list[Table]:
+    """FLOPs per operator and per kernel from the range profiler's SASS counts; none for a trace without them."""
+    counters = found.counters
+    if not counters.kernels.height:
+        return []
+    flop_columns = [f"{_PRECISION_LABELS[c]} FLOPs" for c in FLOP_COLUMNS]
+    pairing = (
+        f"Each kernel is the one its launch call started ({fmt.plural(counters.launch_calls, 'kernel launch call')},"
+        " paired in order as HTA pairs them); the operator is the outermost one open at the call."
+        if counters.paired
+        else f"The trace has {fmt.plural(counters.launch_calls, 'kernel launch call')} for "
+        f"{fmt.plural(counters.kernels.height, 'profiled kernel')}: which call launched which kernel is unknown, so "
+        "no operator is named."
+    )
+    formula = "FLOPs from the SASS instruction counts: add + mul + 2 x fma per precision (Nsight Compute's roofline)."
+    operator_rows = [
+        [
+            r["operator"] or "(no operator)",
+            fmt.number(r["kernels"]),
+            *(_flop(r[c]) for c in FLOP_COLUMNS),
+            _flop(r["flops"]),
+        ]
+        for r in counters.operators.iter_rows(named=True)
+    ]
+    per_operator = Table(
+        "Kernel counters per operator (CUPTI range profiler)",
+        ["operator", "kernels", *flop_columns, "FLOPs"],
+        operator_rows,
+        f"{formula} {pairing} {COUNTER_TIMES}",
+    )
+    ranked = counters.kernels.sort("flops", "kernel_index", descending=[True, False], nulls_last=True).head(top)
+    kernel_rows = [
+        [
+            str(r["kernel_index"]),
+            UNNAMED if r["name"] in (None, MISSING_NAME) else fmt.kernel_name(r["name"]),
+            r["top_operator"] or fmt.MISSING,
+            r["bottom_operator"] or fmt.MISSING,
+            *(_flop(r[c]) for c in FLOP_COLUMNS),
+            _flop(r["flops"]),
+        ]
+        for r in ranked.iter_rows(named=True)
+    ]
+    per_kernel = Table(
+        f"Profiled kernels by FLOPs ({len(kernel_rows)} of {counters.kernels.height})",
+        ["#", "kernel", "operator", "innermost operator", *flop_columns, "FLOPs"],
+        kernel_rows,
+        f"# is the kernel's place in the run. Every recorded counter is in --json "
+        f"({fmt.plural(len(counters.metrics), 'metric')}).",
+    )
+    return [per_operator, per_kernel]
+
+
 def feature_tables(found: TraceFeatures) -> list[Table]:
-    """Every table of `tracekit features`, in the order the text shows them."""
+    """Every table of `tracekit features`, in the order the text shows them (the kernel counters only where the
+    trace has them)."""
     return [
         queue_table(found),
         bandwidth_table(found),
         *collective_tables(found),
         launch_delay_table(found),
         sequence_table(found),
+        *counter_tables(found),
     ]
 
 

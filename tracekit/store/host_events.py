@@ -8,12 +8,14 @@ import io
 import polars as pl
 from sqlalchemy import Connection, insert, select
 
-from tracekit.host_events import CALL_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, RECORDERS, HostEvents
+from tracekit.host_events import CALL_SCHEMA, COUNTER_SCHEMA, GPU_OP_SCHEMA, RANGE_SCHEMA, RECORDERS, HostEvents
 from tracekit.store import schema
 
 ENCODING = "arrow-ipc-zstd"
 CHUNK_ROWS = 1_000_000
-FRAMES = {"gpu": GPU_OP_SCHEMA, "calls": CALL_SCHEMA, "ranges": RANGE_SCHEMA}
+# `counters`: the CUPTI range profiler's kernel counters; an import stored before them reads as having none
+FRAMES = {"gpu": GPU_OP_SCHEMA, "calls": CALL_SCHEMA, "ranges": RANGE_SCHEMA, "counters": COUNTER_SCHEMA}
+COUNTERS = "counters"
 # What the profiler recorded beyond the timeline (record_shapes, ...), kept as a one-column chunk of its own so that
 # a stored step warns as the file does; stores written before it simply have none.
 OPTIONS = "profiler_options"
@@ -24,6 +26,8 @@ def save(connection: Connection, import_id: int, events: HostEvents) -> None:
     table = schema.host_event_chunks
     for frame_name in FRAMES:
         frame: pl.DataFrame = getattr(events, frame_name)
+        if frame_name == COUNTERS and frame.height == 0:  # only a range-profiled trace has any
+            continue
         # an empty frame is still written, as one empty chunk: it marks the import as having a host timeline
         for index, chunk in enumerate(list(frame.iter_slices(CHUNK_ROWS)) or [frame]):
             buffer = io.BytesIO()
@@ -83,6 +87,7 @@ def load(connection: Connection, import_id: int) -> HostEvents | None:
         gpu=frames["gpu"],
         calls=frames["calls"],
         ranges=frames["ranges"],
+        counters=frames["counters"],
         rank=rank,
         device_name=device,
         profiler_options=options,

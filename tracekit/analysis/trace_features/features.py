@@ -8,6 +8,7 @@ import polars as pl
 
 from tracekit.analysis.trace_features.bandwidth import MemoryBandwidth, memory_bandwidth
 from tracekit.analysis.trace_features.collectives import Collectives, collectives
+from tracekit.analysis.trace_features.counters import KernelCounters, kernel_counters
 from tracekit.analysis.trace_features.diff import operator_totals
 from tracekit.analysis.trace_features.launch_delays import LaunchDelays, launch_delays
 from tracekit.analysis.trace_features.queues import QueueLengths, queue_lengths
@@ -31,6 +32,7 @@ class TraceFeatures:
     queue_chart: pl.DataFrame
     bandwidth_chart: pl.DataFrame
     operators: pl.DataFrame  # each operator's count, CPU and GPU time (`diff.operator_totals`): one side of a diff
+    counters: KernelCounters  # the CUPTI range profiler's kernel counters (no kernels where it was not used)
 
 
 def trace_features(events: HostEvents, small_kernel_ns: int = SMALL_KERNEL_NS, top: int = 10) -> TraceFeatures:
@@ -50,4 +52,5 @@ def trace_features(events: HostEvents, small_kernel_ns: int = SMALL_KERNEL_NS, t
         queue_chart=peaks(queues.series, "stream_id", "queue_length"),
         bandwidth_chart=peaks(bandwidth.series, "kind", "bandwidth_gbps"),
         operators=operator_totals(events),
+        counters=kernel_counters(events.counters, calls, events.ranges),
     )
