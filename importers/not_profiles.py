@@ -29,13 +29,29 @@ _TFRECORD_EVENT = b"brain.Event:"
 _TF_PROFILE_PAGE = re.compile(
     r"[._](overview_page|input_pipeline|tensorflow_stats|kernel_stats|memory_profile|pod_viewer|xplane)\.pb$"
 )
-# DLProf's reports: the report's title line, then its header (v1.8.0, the last release; the System Config block
-# opens dlprof_summary.csv, the detailed report's title names its iteration range).
+# DLProf's reports: the report's title line, then its header (v1.8.0, the last release).
 _DLPROF_REPORT = re.compile(
     rb"^(?:\xef\xbb\xbf)?(?P<title>[^\r\n,]{1,60})\r?\n(?:"
     rb"Op ID,Op Name,Direction,Op Type,|Iteration,Op ID,Op Name,|Kernel Name,Op ID,Op Name,"
     rb"|Op Type,# Ops,# Calls,|Name,Num Calls Aggregated,|Problem,Recommendation\r?\n|GPU Count,)"
 )
+# The reports' titles, as the refusal names them (dlprof_summary.csv opens with its System Config block, the
+# detailed report's title is its iteration range).
+_DLPROF_TITLES = {
+    b"System Config": "Summary Report: ",
+    b"All Iterations": "Detailed Report, All Iterations: ",
+    **{
+        title.encode(): f"{title}: "
+        for title in (
+            "Iteration Report",
+            "Kernel Report",
+            "Op Type Summary Report",
+            "Tensor Core Report",
+            "Expert Systems Feedback",
+            "Group Op Report",
+        )
+    },
+}
 # TraceLens's sheets: columns no profiler's own CSV has, in the header (the first line; never JSON's or XML's).
 _TRACELENS_HEADER = re.compile(
     rb"^(?:\xef\xbb\xbf)?(?![\s{\[<])(?:type,time ms[,_]"
@@ -67,14 +83,10 @@ def not_a_profile(head: bytes, name: str) -> str | None:
         )
     dlprof = _DLPROF_REPORT.match(head)
     if dlprof:
-        title = dlprof.group("title").decode("utf-8", "replace").strip()
-        # dlprof_summary.csv opens with its System Config block; dlprof_detailed.csv's title is its iteration range
-        title = {"System Config": "Summary Report", "All Iterations": "Detailed Report, All Iterations"}.get(
-            title, title
-        )
+        report = _DLPROF_TITLES.get(dlprof.group("title").strip(), "")  # never the file's own text
         return (
-            f"a DLProf CSV report ({title}: a table DLProf computed from an Nsight Systems profile), not a "
-            f"profile: {_DLPROF_NSYS}"
+            f"a DLProf CSV report ({report}a table DLProf computed from an Nsight Systems profile), not a profile: "
+            f"{_DLPROF_NSYS}"
         )
     if _TRACELENS_HEADER.match(head):
         return (

@@ -136,3 +136,13 @@ def test_xml_under_another_name_and_a_dlprof_written_nsys_export_are_not_taken_f
     assert run_cli("import", str(export), "--db", str(db)).returncode == 0
     [entry] = listing(db)
     assert entry["format"] == "nsys-sqlite" and entry["launch_count"] == kernel_rows(export)
+
+
+def test_a_title_from_the_file_is_never_echoed(store: Path, tmp_path: Path) -> None:
+    """The refusal names a DLProf report by its known title only: a hostile first line is not written back."""
+    hostile = tmp_path / "report.csv"
+    real = (HERE / "dlprof_kernel.csv").read_text().splitlines(keepends=True)
+    hostile.write_text("\x1b[31mKernel Report\x07\n" + "".join(real[1:]))
+    refuse(hostile, store, ("a DLProf CSV report (a table DLProf computed", *DLPROF_NEXT))
+    refused = run_cli("import", str(hostile), "--db", str(store))
+    assert "\x1b" not in refused.stderr and "\x07" not in refused.stderr
