@@ -23,6 +23,7 @@ import polars as pl
 
 from tracekit.errors import InputError
 from tracekit.host_events import RECORDERS, HostEvents
+from tracekit.importers.not_profiles import sqlite_not_a_profile
 from tracekit.importers.sqlite_input import read_sqlite
 from tracekit.parsed import (
     LAUNCH_SCHEMA,
@@ -130,6 +131,9 @@ def read(path: Path, **options: Any) -> ParsedImport:
 
 def _read(connection: sqlite3.Connection, path: Path) -> ParsedImport:
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    other = sqlite_not_a_profile(tables)
+    if other:
+        raise InputError(str(path), other)
     if "StringIds" not in tables or not any(t.startswith(("CUPTI_", "TARGET_INFO_")) for t in tables):
         raise InputError(
             str(path),
