@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.job.frames import RankFrames
+from tracekit.analysis.job.frames import HostCollectives, RankFrames
+from tracekit.analysis.job.host import host_collectives
 from tracekit.analysis.steps import intervals
 
 IDLE_CLASSES = ("loader", "sync", "host", "dropped")
@@ -73,6 +74,10 @@ def _with_step(rows: pl.DataFrame, steps: pl.DataFrame, at: str) -> pl.DataFrame
     )
 
 
+def _is_collective() -> pl.Expr:
+    return pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")
+
+
 def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
     """GPU activities with their step, found from the launch call's time (GPU work runs after the host's step
     range ends when the host runs ahead), else from their own start. Where the trace holds launch calls, an
@@ -86,7 +91,7 @@ def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
     )
     gpu = frames.gpu.join(launched, on="correlation_id", how="left").with_columns(
         pl.coalesce("launch_ns", "start_ns").alias("at_ns"),
-        (pl.col("collective").is_not_null() | pl.col("name").str.starts_with("nccl")).alias("is_collective"),
+        _is_collective().alias("is_collective"),
         pl.coalesce(pl.col("collective"), pl.col("name").str.extract(NCCL_KIND).str.to_lowercase()).alias("collective"),
     )
     if launched.height:
@@ -150,37 +155,55 @@ def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> 
     return measured
 
 
-def rank_tables(frames: RankFrames) -> RankTables:
-    """The rank's tables for the job (all times on the rank's own clock)."""
+def needs_host_collectives(frames: RankFrames) -> bool:
+    """Whether the rank's GPU ran no collective kernel (gloo runs them on host threads: `HostCollectives`)."""
+    return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
+
+
+def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> RankTables:
+    """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
+    else from `host` (gloo's host-side collectives) when given."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
     if gpu.height == 0:
         raise RankError("no GPU activity inside its steps")
     rank = pl.lit(frames.rank, pl.Int64).alias("rank")
     busy = intervals.merge(gpu)
-    compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
     first = int(steps["start_ns"].min())  # type: ignore[arg-type]
     last = int(pl.concat([steps["end_ns"], gpu["end_ns"]]).max())  # type: ignore[arg-type]
     idle = _idle(frames, busy, first, last)
 
-    collectives = gpu.filter(pl.col("is_collective")).sort("start_ns")
-    sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
-    collectives = collectives.join(sequences, on="external_id", how="left").with_columns(
-        pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing")
-    )
+    if host is not None and not gpu["is_collective"].any():
+        found, copies = host_collectives(host, frames.gpu)
+        # the copies to the host and back are the collectives' own work, not the rank's computation
+        gpu = gpu.with_columns(pl.col("correlation_id").is_in(copies.implode()).fill_null(False).alias("is_collective"))
+        collectives = _with_step(found, steps, "at_ns").with_columns(pl.lit(None, pl.Int64).alias("sequence"))
+    else:
+        sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
+        collectives = gpu.filter(pl.col("is_collective")).join(sequences, on="external_id", how="left")
+    compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
+    collectives = collectives.select(
+        "step", "process_group", "collective", "sequence", "start_ns", "end_ns"
+    ).with_columns(pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing"))
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
     by_order = collectives["sequence"].null_count() > 0
     order = pl.int_range(pl.len()).over("step", "process_group", "collective")
     step_start = steps.select("step", pl.col("start_ns").alias("_step_start"))
+    ended = collectives.select(pl.col("end_ns").alias("_ended")).sort("_ended")
     collectives = (
-        collectives.with_columns(
+        collectives.sort("start_ns")
+        .with_columns(
             (pl.col("step") * SEQUENCE_STRIDE + order).alias("sequence") if by_order else pl.col("sequence"),
             pl.int_range(pl.len()).over("step").alias("position"),
+            pl.col("start_ns").shift(1).alias("_previous_arrival"),
             pl.col("end_ns").shift(1).alias("_previous_end"),
         )
+        .join_asof(ended, left_on="start_ns", right_on="_ended", strategy="backward")
         .join(step_start, on="step", how="left")
-        .with_columns(pl.coalesce("_previous_end", "_step_start").alias("window_start_ns"))
+        .with_columns(
+            pl.coalesce(pl.max_horizontal("_previous_arrival", "_ended"), "_step_start").alias("window_start_ns")
+        )
         .with_columns(pl.min_horizontal("window_start_ns", "start_ns").alias("window_start_ns"))
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
@@ -224,8 +247,9 @@ def rank_tables(frames: RankFrames) -> RankTables:
             "dropped_ns": [int(step_rows["dropped_ns"].sum())],
             "sampled": [launches > 0 and missing > MISSING_LAUNCHES_FLAG * launches],
             "matched_by": ["order" if by_order else "sequence"],
+            "process_groups": [host.process_groups if host is not None else None],
         },
-        schema_overrides={"world_size": pl.Int64},
+        schema_overrides={"world_size": pl.Int64, "process_groups": pl.Int64},
     )
     kernels = gpu.select(
         rank,
