@@ -2,13 +2,16 @@
 each (computation, and GPU idle split by what the host was doing), its kernels by step, and whether its profiler
 dropped events.
 
-A collective's *window* on a rank runs from the end of the rank's previous synchronizing collective (all-reduce,
-all-gather, reduce-scatter, all-to-all, barrier: no rank leaves one before the last arrives) to its arrival at
-this one (the start of its NCCL kernel): the only part of the step the rank spends on its own, so the part that makes it
-late. Idle in a window is GPU time with no activity, classed by the host: a DataLoader range over it (data
-loading), a synchronizing call returning at its start (sync), or anything else (Python and other host work). A
-gap where the rank's own launches say kernels ran but the trace holds none of them was dropped by the profiler
-(sampled or lost events) and is never counted as idle.
+A rank's collectives are its NCCL kernels (arrival: the kernel's start) or, where its GPU ran none, its host-side
+collectives (gloo: `host.host_collectives`, arrival: a worker took it up and its copy to the host was done). A
+collective's *window* on a rank is the part of the step the rank spends on its own before it, so the part that
+makes it late: from the later of its previous arrival and the last end of a synchronizing collective (all-reduce,
+all-gather, reduce-scatter, all-to-all, barrier: no rank leaves one before the last arrives) before this arrival,
+to this arrival. NCCL's collectives run one after another on their stream, so that is the previous one's end;
+gloo's overlap, so within a step's backward it is the previous bucket's arrival. Idle in a window is GPU time with
+no activity, classed by the host: a DataLoader range over it (data loading), a synchronizing call returning at its
+start (sync), or anything else (Python and other host work). A gap where the rank's own launches say kernels ran
+but the trace holds none of them was dropped by the profiler (sampled or lost events) and is never counted as idle.
 """
 
 from __future__ import annotations
@@ -220,6 +223,12 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         "end_ns",
         "window_start_ns",
         pl.col("_previous_end").alias("previous_end_ns"),  # null for the trace's first: no collective before it
+        # whether a collective ended between the rank's previous arrival and this one (it waited there): if not,
+        # a lateness at the previous one is carried into this one, not new (gloo's collectives overlap)
+        (
+            pl.col("_previous_arrival").is_null()
+            | (pl.col("_ended").fill_null(-(2**62)) >= pl.col("_previous_arrival"))
+        ).alias("resynced"),
         "compute_ns",
         *(f"{name}_ns" for name in IDLE_CLASSES),
     )

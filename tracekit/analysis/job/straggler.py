@@ -61,6 +61,7 @@ def collective_table(late: pl.DataFrame) -> pl.DataFrame:
         pl.col("rank").first().alias("last_rank"),
         pl.col("late_ns").first(),
         (pl.col("arrival_ns").first() - pl.col("arrival_ns").get(1)).alias("ahead_of_next_ns"),
+        pl.col("resynced").first(),
     )
     spread = math.sqrt(2 * math.log(max(ranks, 2))) + 3
     return (
@@ -93,12 +94,19 @@ def counted(table: pl.DataFrame, job_rank: int | None) -> pl.DataFrame:
 
 def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
     """Per step: rank (null where no collective counted), late_ns (its summed lateness at the counted
-    collectives it was last to reach), collectives_last, spread_ns, noise_ns, gain_ns."""
+    collectives it was last to reach), collectives_last, spread_ns, noise_ns, gain_ns. Where the last rank had
+    not waited for any collective since the previous one it was last at too (`resynced` false), only the lateness
+    it added there counts: the rest was carried over and is counted once."""
     steps = table.group_by("step").agg(
         pl.col("late_ns").max().alias("spread_ns"), pl.col("noise_ns").max(), pl.len().alias("collectives")
     )
+    carried = (pl.col("last_rank") == pl.col("last_rank").shift(1).over("step")) & ~pl.col("resynced")
+    added = table.sort("step", "position", *KEY).with_columns(
+        (pl.col(c) - pl.when(carried).then(pl.col(c).shift(1).over("step")).otherwise(0)).clip(lower_bound=0)
+        for c in ("late_ns", "ahead_of_next_ns")
+    )
     late = (
-        table.filter("counted")
+        added.filter("counted")
         .group_by("step", "last_rank")
         .agg(
             pl.col("late_ns").sum(),
