@@ -131,3 +131,23 @@ def test_the_cli_names_the_straggler_of_the_real_job():
     assert found["matched_by"] == "order"
     assert abs(found["clocks"][1]["offset_ns"]) < 100_000
     assert all(step["rank"] == 1 for step in found["step_stragglers"])
+
+
+def test_ranks_with_no_collective_are_one_line_and_exit_2(tmp_path):
+    """Two traces of a single-GPU program (no NCCL kernel, no c10d call): nothing to line up, said in one line."""
+    single = Path(__file__).resolve().parents[2] / "sample_traces" / "torch_step" / "torch_step.pt.trace.json"
+    for rank in (0, 1):
+        (tmp_path / f"rank{rank}.pt.trace.json").write_bytes(single.read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-m", "tracekit.cli.main", "job", str(tmp_path), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("tracekit: error:")]
+    assert errors == [
+        "tracekit: error: no rank's trace holds a collective (an NCCL kernel, or a gloo c10d call and its worker "
+        "range): nothing to line the ranks up on"
+    ]
