@@ -151,3 +151,19 @@ def test_ranks_with_no_collective_are_one_line_and_exit_2(tmp_path):
         "tracekit: error: no rank's trace holds a collective (an NCCL kernel, or a gloo c10d call and its worker "
         "range): nothing to line the ranks up on"
     ]
+
+
+def test_two_steps_are_too_few_to_name_a_straggler():
+    """The loader delay's first two steps alone: rank 1 is still last in each, but two steps give no step-to-step
+    variation to judge it against, so the job names no straggler and says why."""
+    ranks = tables("resnet50.loader_delay")
+    kept = pl.col("step").is_in([2, 3])
+    result = analyze_job(
+        pl.concat([t.summary for t in ranks]),
+        pl.concat([t.steps.filter(kept) for t in ranks]),
+        pl.concat([t.collectives.filter(kept) for t in ranks]),
+        lambda wanted: pl.DataFrame(schema={"rank": pl.Int64, "step": pl.Int64, "name": pl.Utf8, "gpu_ns": pl.Int64}),
+    )
+    assert result.steps == 2 and result.straggler.rank is None
+    assert result.straggler.candidate == 1 and result.straggler.late_per_step_ns > 0
+    assert any("too few to judge" in w for w in result.warnings)

@@ -149,6 +149,12 @@ def analyze_job(
     unmatched = sorted(set(summary["rank"]) - set(offsets["rank"]))
     if unmatched:
         warnings.append(f"ranks {unmatched} share no collective with the others and are left out")
+    if candidate["steps"] < straggler.MIN_STEPS:
+        warnings.append(
+            f"{candidate['steps']} steps matched: too few to judge a rank's lateness against its step-to-step "
+            f"variation ({straggler.MIN_STEPS} needed), so no job straggler is named; each step's last rank stands "
+            "alone"
+        )
     by_order = "order" in set(summary["matched_by"])
     if by_order:
         warnings.append("collectives matched by their order in each step (the traces carry no sequence numbers)")
