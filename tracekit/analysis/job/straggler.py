@@ -46,12 +46,14 @@ def arrivals(corrected: pl.DataFrame) -> pl.DataFrame:
 def collective_table(late: pl.DataFrame) -> pl.DataFrame:
     """One row per collective: step, last_rank, late_ns, ahead_of_next_ns, deviation_ns, noise_ns, significant."""
     ranks = late["rank"].n_unique()
-    # each rank's step-to-step variation at each position of its step, the median over the ranks
+    # each rank's step-to-step variation at each position of its step, the median over the ranks; a position's
+    # no less than the median position's (few ranks and steps make a MAD of a handful of values, at times ~0)
     deviation = (
         late.group_by("rank", "position")
         .agg(((pl.col("late_ns") - pl.col("late_ns").median()).abs().median() * MAD_SCALE).alias("deviation_ns"))
         .group_by("position")
         .agg(pl.col("deviation_ns").median())
+        .with_columns(pl.max_horizontal("deviation_ns", pl.col("deviation_ns").median()))
     )
     ordered = late.sort("arrival_ns", descending=True)
     table = ordered.group_by(KEY, maintain_order=True).agg(
