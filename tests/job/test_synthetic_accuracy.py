@@ -89,3 +89,19 @@ def test_a_sampled_rank_is_flagged_and_its_dropped_spans_are_not_idle(tmp_path, 
         assert cells[(2, step)].dropped_ns > 0.9 * group_ns
     assert result.straggler.rank is None
     assert any("rank 2" in w and "not counted as idle" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("cause", [*EXPECTED, None])
+def test_two_ranks_judged_over_the_steps(tmp_path, small_template, cause):
+    """Two ranks: the median arrival is their midpoint, so the straggler's variation is all the noise one
+    collective has; the job's straggler is judged over the steps (a t test of each rank's lateness a step)."""
+    job = SyntheticJob(ranks=2, steps=5, cause=cause, straggler=1, delay_ns=2_000_000, seed=3)
+    result = analyzed(job, tmp_path, small_template)
+    found = result.straggler
+    if cause is None:
+        assert found.rank is None and found.t < found.t_needed
+        assert all(s.rank is None for s in result.step_stragglers)
+        return
+    assert found.rank == 1 and found.cause == EXPECTED[cause] and found.t > found.t_needed
+    assert [s.rank for s in result.step_stragglers] == [1] * job.steps
+    assert 0.8 * job.delay_ns < found.gain_ns < 1.2 * job.delay_ns

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from tracekit.analysis.job.analysis import JobError, analyze_job
-from tracekit.analysis.job.rank import RankError, rank_tables
+from tracekit.analysis.job.rank import RankError, needs_host_collectives, rank_tables
 from tracekit.analysis.job.types import JobResult
 from tracekit.errors import InputError, TracekitError
 
@@ -62,10 +62,13 @@ def rank_files(sources: Sequence[str | Path]) -> list[Path]:
 def map_rank(path: str, position: int, parquet_dir: str) -> dict[str, Any]:
     """One rank (a Dask task): its trace read and its tables written under `parquet_dir`/TABLE/rank=R/step=S/.
     Returns the rank's one-row summary as a dict (all that travels back to the client)."""
+    from tracekit.job.host_comms import read_host_collectives
     from tracekit.job.read import read_rank
 
     try:
-        tables = rank_tables(read_rank(path, position))
+        frames = read_rank(path, position)
+        host = read_host_collectives(path) if needs_host_collectives(frames) else None
+        tables = rank_tables(frames, host)
     except RankError as exc:
         raise TracekitError(f"{path}: {exc}") from None
     except TracekitError as exc:  # re-raised as the base class: its one argument pickles back to the client
@@ -140,6 +143,11 @@ def reduce_job(parquet_dir: str | Path) -> JobResult:
     """The job from the Parquet the ranks wrote."""
     root = Path(parquet_dir)
     summary = pl.read_parquet(root / "ranks" / "*.parquet")
+    if not (root / "collectives").is_dir():
+        raise TracekitError(
+            "no rank's trace holds a collective (an NCCL kernel, or a gloo c10d call and its worker range): "
+            "nothing to line the ranks up on"
+        )
     steps = _read(root, "steps").collect()
     collectives = _read(root, "collectives").collect()
 

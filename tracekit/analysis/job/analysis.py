@@ -120,9 +120,11 @@ def analyze_job(
         raise JobError("the ranks share no collective (process group, kind and sequence): not one job's traces")
     offsets = align.clock_offsets(shared)
     late = straggler.arrivals(align.corrected(shared, offsets))
-    table = straggler.collective_table(late)
+    ranked = straggler.consistency(late)
+    job_rank = straggler.job_straggler(ranked)
+    table = straggler.counted(straggler.collective_table(late), job_rank)
     per_step = straggler.step_stragglers(table)
-    job_rank, share = straggler.job_straggler(table)
+    candidate = ranked.row(0, named=True)
     typical = _typical_rank(late, job_rank)
     named = sorted({int(r) for r in per_step["rank"].drop_nulls()})
     kernels = kernel_time(sorted({*named, typical}))
@@ -156,12 +158,16 @@ def analyze_job(
     median_step = float(spans["span_ns"].median() or 0)  # type: ignore[arg-type]
     job = JobStraggler(
         rank=job_rank,
-        share=share,
+        share=straggler.share(table, job_rank),
         steps_named=len(mine),
         cause=job_cause,
         cause_group=CAUSE_GROUPS.get(job_cause) if job_cause else None,
         gain_ns=gain,
         gain_pct=100.0 * gain / median_step if median_step else 0.0,
+        candidate=int(candidate["rank"]),
+        late_per_step_ns=round(candidate["late_per_step_ns"]),
+        t=float(candidate["t"]),
+        t_needed=float(candidate["t_needed"]),
     )
     arrivals = tuple(
         CollectiveArrival(
@@ -175,6 +181,7 @@ def analyze_job(
             ahead_of_next_ns=r["ahead_of_next_ns"] or 0,
             noise_ns=r["noise_ns"],
             significant=r["significant"],
+            counted=r["counted"],
         )
         for r in table.iter_rows(named=True)
     )
@@ -193,9 +200,20 @@ def analyze_job(
     unmatched = sorted(set(summary["rank"]) - set(offsets["rank"]))
     if unmatched:
         warnings.append(f"ranks {unmatched} share no collective with the others and are left out")
+    if candidate["steps"] < straggler.MIN_STEPS:
+        warnings.append(
+            f"{candidate['steps']} steps matched: too few to judge a rank's lateness against its step-to-step "
+            f"variation ({straggler.MIN_STEPS} needed), so no job straggler is named; each step's last rank stands "
+            "alone"
+        )
     by_order = "order" in set(summary["matched_by"])
     if by_order:
-        warnings.append("collectives matched by their order in each step (the traces' record_param_comms carry no Seq)")
+        warnings.append("collectives matched by their order in each step (the traces carry no sequence numbers)")
+    groups = summary["process_groups"] if "process_groups" in summary.columns else None
+    if groups is not None and (groups.drop_nulls() > 1).any():
+        warnings.append(
+            "host collectives carry no process group: matched by kind and order over all the process groups"
+        )
     return JobResult(
         schema=JOB_SCHEMA,
         ranks=ranks,

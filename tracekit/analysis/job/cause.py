@@ -20,9 +20,9 @@ LONGER_KERNELS = 5
 
 
 def excess_by_cause(late: pl.DataFrame, table: pl.DataFrame, rank: int, step: int) -> tuple[CauseShare, ...]:
-    """The straggler's excess of each kind over the median rank, summed over the step's collectives it was last to
-    reach beyond the noise; largest first."""
-    keys = table.filter((pl.col("step") == step) & (pl.col("last_rank") == rank) & pl.col("significant")).select(KEY)
+    """The straggler's excess of each kind over the median rank, summed over the step's counted collectives it was
+    last to reach (`straggler.counted`); largest first."""
+    keys = table.filter((pl.col("step") == step) & (pl.col("last_rank") == rank) & pl.col("counted")).select(KEY)
     rows = late.join(keys, on=KEY).with_columns(
         (pl.col(column) - pl.col(column).median().over(KEY)).alias(cause) for cause, column in PARTS.items()
     )

@@ -18,3 +18,17 @@ class RankFrames:
     calls: pl.DataFrame  # name, kind (launch | sync), correlation_id, start_ns, end_ns
     ranges: pl.DataFrame  # name, kind (step | loader), start_ns, end_ns
     comms: pl.DataFrame  # record_param_comms: external_id, collective, process_group, sequence, start_ns, end_ns
+
+
+@dataclass(frozen=True)
+class HostCollectives:
+    """A rank's host-side collectives (gloo, or any backend that runs them on CPU threads), for traces whose GPU
+    holds no NCCL kernel (tracekit.job.host_comms fills it). Times in ns on the rank's own clock."""
+
+    calls: pl.DataFrame  # the c10d calls that enqueue them (c10d::allreduce_ ...): name, thread, start_ns, end_ns
+    work: (
+        pl.DataFrame
+    )  # the backend's worker ranges that run them (gloo:all_reduce ...): name, thread, start_ns, end_ns
+    launches: pl.DataFrame  # the CUDA API calls on every host thread: thread, correlation_id, start_ns
+    process_group: str  # the trace's one process group (distributedInfo), else "" (not known from the events)
+    process_groups: int | None  # how many process groups distributedInfo lists (None: it says nothing)

@@ -2,13 +2,16 @@
 each (computation, and GPU idle split by what the host was doing), its kernels by step, and whether its profiler
 dropped events.
 
-A collective's *window* on a rank runs from the end of the rank's previous synchronizing collective (all-reduce,
-all-gather, reduce-scatter, all-to-all, barrier: no rank leaves one before the last arrives) to its arrival at
-this one (the start of its NCCL kernel): the only part of the step the rank spends on its own, so the part that makes it
-late. Idle in a window is GPU time with no activity, classed by the host: a DataLoader range over it (data
-loading), a synchronizing call returning at its start (sync), or anything else (Python and other host work). A
-gap where the rank's own launches say kernels ran but the trace holds none of them was dropped by the profiler
-(sampled or lost events) and is never counted as idle.
+A rank's collectives are its NCCL kernels (arrival: the kernel's start) or, where its GPU ran none, its host-side
+collectives (gloo: `host.host_collectives`, arrival: a worker took it up and its copy to the host was done). A
+collective's *window* on a rank is the part of the step the rank spends on its own before it, so the part that
+makes it late: from the later of its previous arrival and the last end of a synchronizing collective (all-reduce,
+all-gather, reduce-scatter, all-to-all, barrier: no rank leaves one before the last arrives) before this arrival,
+to this arrival. NCCL's collectives run one after another on their stream, so that is the previous one's end;
+gloo's overlap, so within a step's backward it is the previous bucket's arrival. Idle in a window is GPU time with
+no activity, classed by the host: a DataLoader range over it (data loading), a synchronizing call returning at its
+start (sync), or anything else (Python and other host work). A gap where the rank's own launches say kernels ran
+but the trace holds none of them was dropped by the profiler (sampled or lost events) and is never counted as idle.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit.analysis.job.frames import RankFrames
+from tracekit.analysis.job.frames import HostCollectives, RankFrames
+from tracekit.analysis.job.host import host_collectives
 from tracekit.analysis.steps import intervals
 
 IDLE_CLASSES = ("loader", "sync", "host", "dropped")
@@ -72,6 +76,11 @@ def _with_step(rows: pl.DataFrame, steps: pl.DataFrame, at: str) -> pl.DataFrame
         .filter(pl.col(at) <= pl.col("_to"))
         .drop("_from", "_to")
     )
+
+
+def _is_collective() -> pl.Expr:
+    """A collective kernel: one that carries collective metadata, or NCCL's (names may be Categorical)."""
+    return pl.col("collective").is_not_null() | pl.col("name").cast(pl.Utf8).str.starts_with("nccl")
 
 
 def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
@@ -161,37 +170,55 @@ def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> 
     return measured
 
 
-def rank_tables(frames: RankFrames) -> RankTables:
-    """The rank's tables for the job (all times on the rank's own clock)."""
+def needs_host_collectives(frames: RankFrames) -> bool:
+    """Whether the rank's GPU ran no collective kernel (gloo runs them on host threads: `HostCollectives`)."""
+    return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
+
+
+def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> RankTables:
+    """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
+    else from `host` (gloo's host-side collectives) when given."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
     if gpu.height == 0:
         raise RankError("no GPU activity inside its steps")
     rank = pl.lit(frames.rank, pl.Int64).alias("rank")
     busy = intervals.merge(gpu)
-    compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
     first = int(steps["start_ns"].min())  # type: ignore[arg-type]
     last = int(pl.concat([steps["end_ns"], gpu["end_ns"]]).max())  # type: ignore[arg-type]
     idle = _idle(frames, busy, first, last)
 
-    collectives = gpu.filter(pl.col("is_collective")).sort("start_ns")
-    sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
-    collectives = collectives.join(sequences, on="external_id", how="left").with_columns(
-        pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing")
-    )
+    if host is not None and not gpu["is_collective"].any():
+        found, copies = host_collectives(host, frames.gpu)
+        # the copies to the host and back are the collectives' own work, not the rank's computation
+        gpu = gpu.with_columns(pl.col("correlation_id").is_in(copies.implode()).fill_null(False).alias("is_collective"))
+        collectives = _with_step(found, steps, "at_ns").with_columns(pl.lit(None, pl.Int64).alias("sequence"))
+    else:
+        sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
+        collectives = gpu.filter(pl.col("is_collective")).join(sequences, on="external_id", how="left")
+    compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
+    collectives = collectives.select(
+        "step", "process_group", "collective", "sequence", "start_ns", "end_ns"
+    ).with_columns(pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing"))
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
     by_order = collectives["sequence"].null_count() > 0
     order = pl.int_range(pl.len()).over("step", "process_group", "collective")
     step_start = steps.select("step", pl.col("start_ns").alias("_step_start"))
+    ended = collectives.select(pl.col("end_ns").alias("_ended")).sort("_ended")
     collectives = (
-        collectives.with_columns(
+        collectives.sort("start_ns")
+        .with_columns(
             (pl.col("step") * SEQUENCE_STRIDE + order).alias("sequence") if by_order else pl.col("sequence"),
             pl.int_range(pl.len()).over("step").alias("position"),
+            pl.col("start_ns").shift(1).alias("_previous_arrival"),
             pl.col("end_ns").shift(1).alias("_previous_end"),
         )
+        .join_asof(ended, left_on="start_ns", right_on="_ended", strategy="backward")
         .join(step_start, on="step", how="left")
-        .with_columns(pl.coalesce("_previous_end", "_step_start").alias("window_start_ns"))
+        .with_columns(
+            pl.coalesce(pl.max_horizontal("_previous_arrival", "_ended"), "_step_start").alias("window_start_ns")
+        )
         .with_columns(pl.min_horizontal("window_start_ns", "start_ns").alias("window_start_ns"))
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
@@ -208,6 +235,12 @@ def rank_tables(frames: RankFrames) -> RankTables:
         "end_ns",
         "window_start_ns",
         pl.col("_previous_end").alias("previous_end_ns"),  # null for the trace's first: no collective before it
+        # whether a collective ended between the rank's previous arrival and this one (it waited there): if not,
+        # a lateness at the previous one is carried into this one, not new (gloo's collectives overlap)
+        (
+            pl.col("_previous_arrival").is_null()
+            | (pl.col("_ended").fill_null(-(2**62)) >= pl.col("_previous_arrival"))
+        ).alias("resynced"),
         "compute_ns",
         *(f"{name}_ns" for name in IDLE_CLASSES),
     )
@@ -235,8 +268,9 @@ def rank_tables(frames: RankFrames) -> RankTables:
             "dropped_ns": [int(step_rows["dropped_ns"].sum())],
             "sampled": [launches > 0 and missing > MISSING_LAUNCHES_FLAG * launches],
             "matched_by": ["order" if by_order else "sequence"],
+            "process_groups": [host.process_groups if host is not None else None],
         },
-        schema_overrides={"world_size": pl.Int64},
+        schema_overrides={"world_size": pl.Int64, "process_groups": pl.Int64},
     )
     kernels = gpu.select(
         rank,

@@ -1,11 +1,18 @@
 """Who the others waited for: at each collective the rank that arrived last and by how much, whether that is
 more than the ranks' own step-to-step variation, per step the rank that held it back, and over the job the rank
-that was last at most of the collectives that were late beyond the noise.
+that is late consistently, step after step.
 
 The noise at a collective is how much one rank's arrival (minus the median arrival) varies from step to step,
 as a robust deviation (1.4826 MAD), the median over the ranks; the last of N ranks arriving by chance lies about
 sqrt(2 ln N) deviations out, so a last arrival counts only beyond (sqrt(2 ln N) + 3) deviations, and never
 below NOISE_FLOOR_NS (the jitter of a collective's ends).
+
+One collective is weak evidence where ranks are few: with two, the median arrival is their midpoint, so the
+straggler's own variation is all the noise there is, and a delay of a few deviations that recurs at every step
+never stands out at any one collective. The job's straggler is therefore judged over the steps: each rank's mean
+lateness in each step (over the step's collectives), and a one-sided t test of those means against zero at
+ALPHA over all the ranks (Bonferroni: ALPHA / N each). Once a rank passes it, its last arrivals beyond one
+deviation count for its steps (their lateness, cause and gain) even where they stand within the noise.
 """
 
 from __future__ import annotations
@@ -13,12 +20,14 @@ from __future__ import annotations
 import math
 
 import polars as pl
+from scipy import stats
 
 from tracekit.analysis.job.align import KEY
 
 NOISE_FLOOR_NS = 5_000
 MAD_SCALE = 1.4826
-JOB_SHARE = 0.5  # the job's straggler was last at no less than this part of the late collectives
+ALPHA = 0.01  # the chance, over all the ranks together, of naming a straggler where none is
+MIN_STEPS = 3  # fewer steps give no step-to-step variation to judge a rank's lateness against
 
 
 def noise_threshold_ns(deviation_ns: float, ranks: int) -> int:
@@ -35,14 +44,16 @@ def arrivals(corrected: pl.DataFrame) -> pl.DataFrame:
 
 
 def collective_table(late: pl.DataFrame) -> pl.DataFrame:
-    """One row per collective: step, last_rank, late_ns, ahead_of_next_ns, noise_ns, significant."""
+    """One row per collective: step, last_rank, late_ns, ahead_of_next_ns, deviation_ns, noise_ns, significant."""
     ranks = late["rank"].n_unique()
-    # each rank's step-to-step variation at each position of its step, the median over the ranks
+    # each rank's step-to-step variation at each position of its step, the median over the ranks; a position's
+    # no less than the median position's (few ranks and steps make a MAD of a handful of values, at times ~0)
     deviation = (
         late.group_by("rank", "position")
         .agg(((pl.col("late_ns") - pl.col("late_ns").median()).abs().median() * MAD_SCALE).alias("deviation_ns"))
         .group_by("position")
         .agg(pl.col("deviation_ns").median())
+        .with_columns(pl.max_horizontal("deviation_ns", pl.col("deviation_ns").median()))
     )
     ordered = late.sort("arrival_ns", descending=True)
     table = ordered.group_by(KEY, maintain_order=True).agg(
@@ -52,6 +63,7 @@ def collective_table(late: pl.DataFrame) -> pl.DataFrame:
         pl.col("rank").first().alias("last_rank"),
         pl.col("late_ns").first(),
         (pl.col("arrival_ns").first() - pl.col("arrival_ns").get(1)).alias("ahead_of_next_ns"),
+        pl.col("resynced").first(),
     )
     spread = math.sqrt(2 * math.log(max(ranks, 2))) + 3
     return (
@@ -61,20 +73,42 @@ def collective_table(late: pl.DataFrame) -> pl.DataFrame:
             .cast(pl.Int64)
             .alias("noise_ns")
         )
-        .with_columns((pl.col("late_ns") > pl.col("noise_ns")).alias("significant"))
-        .drop("deviation_ns")
+        .with_columns(
+            (pl.col("late_ns") > pl.col("noise_ns")).alias("significant"),
+            pl.col("deviation_ns").fill_null(0).round().cast(pl.Int64),
+        )
         .sort("step", "position", *KEY)
     )
 
 
+def counted(table: pl.DataFrame, job_rank: int | None) -> pl.DataFrame:
+    """`table` with `counted`: the collectives whose last arrival holds its step back, those late beyond the noise
+    and, where the job has a consistent straggler, those it reached last by more than one deviation."""
+    consistent = (
+        (pl.col("last_rank") == job_rank)
+        & (pl.col("late_ns") > pl.col("deviation_ns"))
+        & (pl.col("late_ns") > NOISE_FLOOR_NS)
+        if job_rank is not None
+        else pl.lit(False)
+    )
+    return table.with_columns((pl.col("significant") | consistent).alias("counted"))
+
+
 def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
-    """Per step: rank (null where no collective was late beyond the noise), late_ns (its summed lateness at the
-    collectives it was last to reach), collectives_last, spread_ns, noise_ns, gain_ns."""
+    """Per step: rank (null where no collective counted), late_ns (its summed lateness at the counted
+    collectives it was last to reach), collectives_last, spread_ns, noise_ns, gain_ns. Where the last rank had
+    not waited for any collective since the previous one it was last at too (`resynced` false), only the lateness
+    it added there counts: the rest was carried over and is counted once."""
     steps = table.group_by("step").agg(
         pl.col("late_ns").max().alias("spread_ns"), pl.col("noise_ns").max(), pl.len().alias("collectives")
     )
+    carried = (pl.col("last_rank") == pl.col("last_rank").shift(1).over("step")) & ~pl.col("resynced")
+    added = table.sort("step", "position", *KEY).with_columns(
+        (pl.col(c) - pl.when(carried).then(pl.col(c).shift(1).over("step")).otherwise(0)).clip(lower_bound=0)
+        for c in ("late_ns", "ahead_of_next_ns")
+    )
     late = (
-        table.filter("significant")
+        added.filter("counted")
         .group_by("step", "last_rank")
         .agg(
             pl.col("late_ns").sum(),
@@ -93,13 +127,42 @@ def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def job_straggler(table: pl.DataFrame) -> tuple[int | None, float]:
-    """The rank last at the largest part of the collectives late beyond the noise, and that part; None where it
-    was last at less than JOB_SHARE of them (or none was late)."""
-    late = table.filter("significant")
-    if late.height == 0:
-        return None, 0.0
-    counts = late.group_by("last_rank").len().sort("len", "last_rank", descending=[True, False])
-    rank, count = counts.row(0)
-    share = count / late.height
-    return (int(rank) if share >= JOB_SHARE else None), share
+def consistency(late: pl.DataFrame) -> pl.DataFrame:
+    """Per rank: steps, late_per_step_ns (the mean over the steps of its mean lateness in a step), t (that mean in
+    standard errors of its step-to-step variation), t_needed (the one-sided t quantile at ALPHA / ranks)."""
+    ranks = late["rank"].n_unique()
+    per_step = late.group_by("rank", "step").agg(pl.col("late_ns").mean())
+    found = per_step.group_by("rank").agg(
+        pl.len().alias("steps"),
+        pl.col("late_ns").mean().alias("late_per_step_ns"),
+        pl.col("late_ns").std(ddof=1).alias("_deviation"),
+    )
+    steps = found["steps"].to_numpy()
+    needed = stats.t.ppf(1 - ALPHA / max(ranks, 2), (steps - 1).clip(min=1))
+    # a deviation of 0 (identical steps) is floored at the clocks' 1 ns; one step gives none (t 0)
+    deviation = pl.col("_deviation").fill_null(float("inf")).clip(lower_bound=1.0)
+    t = pl.col("late_per_step_ns") / deviation * pl.col("steps").cast(pl.Float64).sqrt()
+    return (
+        found.with_columns(t.alias("t"), pl.Series("t_needed", needed, dtype=pl.Float64))
+        .drop("_deviation")
+        .sort("t", "rank", descending=[True, False])
+    )
+
+
+def job_straggler(ranked: pl.DataFrame) -> int | None:
+    """The rank late consistently over the steps (`consistency`, best first): beyond its t quantile, over
+    MIN_STEPS steps or more; None where no rank is."""
+    if ranked.height == 0:
+        return None
+    best = ranked.row(0, named=True)
+    if best["steps"] >= MIN_STEPS and best["late_per_step_ns"] > 0 and best["t"] > best["t_needed"]:
+        return int(best["rank"])
+    return None
+
+
+def share(table: pl.DataFrame, rank: int | None) -> float:
+    """Of the counted collectives, the part `rank` was last to reach."""
+    held = table.filter("counted")
+    if rank is None or held.height == 0:
+        return 0.0
+    return held.filter(pl.col("last_rank") == rank).height / held.height

@@ -40,6 +40,7 @@ class CollectiveArrival:
     ahead_of_next_ns: int  # the last arrival minus the one before it: what the others would gain without it
     noise_ns: int  # what the ranks' own step-to-step variation makes of a last arrival at this collective
     significant: bool  # late_ns beyond noise_ns
+    counted: bool  # holds its step back: significant, or the job's straggler last here beyond one deviation
 
 
 @dataclass(frozen=True)
@@ -106,13 +107,20 @@ class RankTimeline:
 
 @dataclass(frozen=True)
 class JobStraggler:
-    rank: int | None  # None: no rank last at half of the significant collectives, or none significant
-    share: float  # of the collectives late beyond the noise, the part it was last to reach
+    rank: int | None  # None: no rank late consistently over the steps (t below t_needed), or too few steps
+    share: float  # of the counted collectives, the part it was last to reach
     steps_named: int  # steps whose straggler it was
     cause: str | None
     cause_group: str | None  # compute | host | communication
     gain_ns: int  # mean step time saved with it at the median
     gain_pct: float  # of the median step
+    # the evidence, for the rank latest on average (the straggler where named): its mean lateness per step (over
+    # the step's collectives, arrival minus the median arrival) and that mean in standard errors of its
+    # step-to-step variation, against the one-sided t quantile it needs (ALPHA over the ranks)
+    candidate: int
+    late_per_step_ns: int
+    t: float
+    t_needed: float
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,59 @@
+"""A rank's host-side collectives (gloo) for the job analysis, read where its GPU ran no NCCL kernel.
+
+With gloo a collective never reaches the GPU as a kernel: the calling thread enqueues it (a `c10d::allreduce_`
+CPU op, which also launches the copy of a CUDA tensor to the host) and one of the process group's worker threads
+runs it (a `gloo:all_reduce` range). `tracekit.job.read` keeps neither, so this reads them in a second pass, only
+for such traces, through the Kineto importer's timeline reader (polars in Rust, read in blocks); kept apart from
+the reader so the reader can change on its own.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import ijson
+import polars as pl
+
+from tracekit.analysis.job.frames import HostCollectives
+from tracekit.analysis.job.host import HOST_CALL, WORK_RANGE
+from tracekit.importers.kineto import read_host_events
+
+
+def _process_groups(path: Path) -> list[dict[str, Any]] | None:
+    """distributedInfo's pg_config, read lazily: Kineto writes the header before the events."""
+    with open(path, "rb") as probe:
+        zipped = probe.read(2) == b"\x1f\x8b"
+    with gzip.open(path, "rb") if zipped else open(path, "rb") as stream:
+        try:
+            for key, value in ijson.kvitems(stream, ""):
+                if key == "distributedInfo" and isinstance(value, dict):
+                    groups = value.get("pg_config")
+                    return [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else None
+                if key == "traceEvents":
+                    break
+        except (ijson.JSONError, OSError, EOFError):
+            return None
+    return None
+
+
+def read_host_collectives(path: str | Path) -> HostCollectives:
+    """The trace's c10d calls, its backend's worker ranges and its CUDA API calls with their threads."""
+    path = Path(path)
+    events = read_host_events(path)
+    ranges = events.ranges.select("name", "domain", "thread", "start_ns", "end_ns")
+    calls = ranges.filter((pl.col("domain") == "cpu_op") & pl.col("name").str.contains(HOST_CALL)).drop("domain")
+    work = ranges.filter((pl.col("domain") == "user_annotation") & pl.col("name").str.contains(WORK_RANGE)).drop(
+        "domain"
+    )
+    launches = events.calls.select("thread", "correlation_id", "start_ns").drop_nulls("correlation_id")
+    groups = _process_groups(path)
+    named = str(groups[0].get("pg_name", "")) if groups is not None and len(groups) == 1 else ""
+    return HostCollectives(
+        calls=calls,
+        work=work,
+        launches=launches,
+        process_group=named,
+        process_groups=None if groups is None else len(groups),
+    )
