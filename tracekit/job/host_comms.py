@@ -9,33 +9,22 @@ the reader so the reader can change on its own.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
-import ijson
 import polars as pl
 
 from tracekit.analysis.job.frames import HostCollectives
 from tracekit.analysis.job.host import HOST_CALL, WORK_RANGE
-from tracekit.importers.kineto import read_host_events
+from tracekit.importers.kineto import read_events, read_host_events
 
 
 def _process_groups(path: Path) -> list[dict[str, Any]] | None:
-    """distributedInfo's pg_config, read lazily: Kineto writes the header before the events."""
-    with open(path, "rb") as probe:
-        zipped = probe.read(2) == b"\x1f\x8b"
-    with gzip.open(path, "rb") if zipped else open(path, "rb") as stream:
-        try:
-            for key, value in ijson.kvitems(stream, ""):
-                if key == "distributedInfo" and isinstance(value, dict):
-                    groups = value.get("pg_config")
-                    return [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else None
-                if key == "traceEvents":
-                    break
-        except (ijson.JSONError, OSError, EOFError):
-            return None
-    return None
+    """distributedInfo's pg_config, from the trace's header (the Kineto reader's, keeping no events)."""
+    header, _ = read_events(path, lambda events: ())
+    info = header.get("distributedInfo")
+    groups = info.get("pg_config") if isinstance(info, dict) else None
+    return [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else None
 
 
 def read_host_collectives(path: str | Path) -> HostCollectives:
