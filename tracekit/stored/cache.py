@@ -16,6 +16,7 @@ from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.analysis.pairing import pairing_candidates
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text
 from tracekit.notebook import NotebookDisplay
+from tracekit.present.rules.worded import worded
 from tracekit.store import Store
 
 
@@ -28,7 +29,9 @@ _FIELDS = tuple(f.name for f in LaunchAnalysis.__dataclass_fields__.values())
 
 
 def handed_out(result: LaunchAnalysis) -> LaunchResult:
-    """`result` as a `LaunchResult` (the same fields)."""
+    """`result` as a `LaunchResult` (the same fields), worded: the cache keeps the analysis's data, and every view
+    shows the sentences `tracekit.present.rules` writes from it."""
+    result = worded(result)
     if isinstance(result, LaunchResult):
         return result
     return LaunchResult(**{name: getattr(result, name) for name in _FIELDS})
@@ -89,4 +92,5 @@ def cached_result(store: Store, launch_id: int, pair: int | None = None) -> Laun
         return None
     overrides = {launch_id: pair} if pair is not None else {}
     context = pairing_candidates(launch_catalog(store), launch)
-    return cached_analyses(store, context_digests(context, overrides)).get(launch_id)
+    found = cached_analyses(store, context_digests(context, overrides)).get(launch_id)
+    return handed_out(found) if found is not None else None
