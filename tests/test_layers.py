@@ -212,8 +212,8 @@ def test_the_readers_import_no_analysis_store_or_view():
 
 def test_the_door_and_what_it_delegates_to_import_no_view():
     """`tracekit.api` and `tracekit.stored` sit below every view: no CLI, report, dashboard or wording layer, except
-    the words of the analysis's data (`tracekit.present.rules`, pure functions of results): the store's cache keeps
-    the data, and `stored` words each result as it hands it out, so every view shows the same sentences."""
+    the words of the analysis's data (`tracekit.present.rules`, pure functions of results): `stored` words each
+    result once, when computed, and hands out only worded results, so every view shows the same sentences."""
     forbidden = ("tracekit.cli", "tracekit.reports", "tracekit.dashboards", "dashboards", "tracekit.present")
     forbidden += ("dash", "typer", "rich", "tracekit.figures")
     bad = offending("tracekit/stored", forbidden + ("tracekit.api",))

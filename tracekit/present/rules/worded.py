@@ -1,6 +1,6 @@
 """A launch's analysis and a prediction in words. The analysis returns data (each finding's template, advice ids and
-values); the store's cache keeps that data, and the door words each result as it hands it out (`stored.cache`), so
-every view (CLI text, `--json`, the reports, the dashboard, the notebook) shows the same sentences."""
+values); the door (`tracekit.stored`) words each result once, when it is computed, and hands out only worded ones,
+so every view (CLI text, `--json`, the reports, the dashboard, the notebook) shows the same sentences."""
 
 from __future__ import annotations
 
