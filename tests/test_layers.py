@@ -45,20 +45,28 @@ def test_dashboard_does_not_import_the_report_renderers():
 
 
 def test_analysis_imports_no_renderer_or_io():
-    """The engine's sentences are part of its result (`evidence` in the JSON), so the one module that renders them
-    (rules/render.py) formats numbers with tracekit.format, which is pure; nothing else in the analysis does."""
-    forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store")
+    """The analysis returns data: rules, advice and the predictor give template ids and values, and
+    `tracekit/present/rules/` words them (one file per rule, as `tracekit/analysis/rules/` has them). So the analysis
+    imports no wording (`tracekit.present`), no number formatting (`tracekit.format`) and no renderer."""
+    forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store", "tracekit.present")
     forbidden += ("tracekit.figures", "plotly", "dash", "rich", "typer", "sqlalchemy", "tracekit.format")
     # the device ceilings' types are data; reading a profile file or running calibrate is I/O
     forbidden += ("tracekit.ceilings.lookup", "tracekit.ceilings.profile", "tracekit.ceilings.calibrate")
-    bad = offending("tracekit/analysis", forbidden)
-    assert {path: hits for path, hits in bad.items() if path != "tracekit/analysis/rules/render.py"} == {}
-    assert all(hit.startswith("tracekit.format") for hit in bad.get("tracekit/analysis/rules/render.py", []))
+    assert offending("tracekit/analysis", forbidden) == {}
+    assert not (REPO / "tracekit/analysis/rules/render.py").exists()
+
+
+def test_every_rule_has_its_words_beside_the_presentation():
+    """One file of words per rule: `tracekit/present/rules/<rule>.py` for each `tracekit/analysis/rules/<rule>.py`
+    that finds something (base.py holds the types)."""
+    rules = {p.name for p in (REPO / "tracekit/analysis/rules").glob("*.py")} - {"__init__.py", "base.py"}
+    words = {p.name for p in (REPO / "tracekit/present/rules").glob("*.py")}
+    assert rules and rules <= words
 
 
 def test_tracekit_format_is_pure():
     forbidden = ("tracekit.reports", "tracekit.dashboards", "tracekit.cli", "tracekit.store", "plotly", "dash")
-    forbidden += ("tracekit.analysis",)  # the analysis writes its sentences through format: format stays below it
+    forbidden += ("tracekit.analysis",)  # present/rules words the analysis's data through format: format stays below
     assert not [m for m in imports_of(REPO / "tracekit/format.py") if m.startswith(forbidden + ("rich", "sqlalchemy"))]
 
 
@@ -203,11 +211,19 @@ def test_the_readers_import_no_analysis_store_or_view():
 
 
 def test_the_door_and_what_it_delegates_to_import_no_view():
-    """`tracekit.api` and `tracekit.stored` sit below every view: no CLI, report, dashboard or wording layer."""
+    """`tracekit.api` and `tracekit.stored` sit below every view: no CLI, report, dashboard or wording layer, except
+    the words of the analysis's data (`tracekit.present.rules`, pure functions of results): `stored` words each
+    result once, when computed, and hands out only worded results, so every view shows the same sentences."""
     forbidden = ("tracekit.cli", "tracekit.reports", "tracekit.dashboards", "dashboards", "tracekit.present")
     forbidden += ("dash", "typer", "rich", "tracekit.figures")
-    assert offending("tracekit/stored", forbidden + ("tracekit.api",)) == {}
+    bad = offending("tracekit/stored", forbidden + ("tracekit.api",))
+    assert {path: [m for m in hits if not m.startswith("tracekit.present.rules")] for path, hits in bad.items()} == {
+        path: [] for path in bad
+    }
     assert not [m for m in imports_of(REPO / "tracekit/api.py") if m.startswith(forbidden)]
+    # the words import no view and nothing above them
+    above = ("tracekit.stored", "tracekit.api", "tracekit.present.launch", "tracekit.present.prediction")
+    assert offending("tracekit/present/rules", above + ("tracekit.notebook",)) == {}
 
 
 def _store_uses(path: Path) -> list[int]:

@@ -10,8 +10,10 @@ import pytest
 
 from tests.helpers import ncu_rep_action, ncu_rep_metrics, plain_report
 from tracekit import format as fmt
-from tracekit.analysis.classification import SATURATION_PCT, ClassificationInputs, classify
+from tracekit.analysis.classification import SATURATION_PCT, Classification, ClassificationInputs
+from tracekit.analysis.classification import classify as classify_data
 from tracekit.analysis.sweep import fit_occupancy_sweep
+from tracekit.present.rules.worded import worded_verdict
 
 SGEMM_REPORT = "ncu_rep_RTX2080Ti_sgemm_tanvisharma.ncu-rep"
 T4_COPY_CSV = "ncu_details_T4_2025_rules_speedup_nsightful_copy_blocked.csv"
@@ -24,6 +26,11 @@ SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 ISSUE = "smsp__issue_active.avg.pct_of_peak_sustained_active"
 FMA = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"
 CPI = "smsp__average_warp_latency_per_inst_issued.ratio"
+
+
+def classify(inputs: ClassificationInputs) -> Classification:
+    """The verdict as a view shows it: the analysis's data, worded by `tracekit.present.rules`."""
+    return worded_verdict(classify_data(inputs))
 
 
 def stall(reason: str) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tracekit import api
 from tracekit.analysis.achievable import AchievableUtilization
-from tracekit.analysis.classification import _with_text
 from tracekit.analysis.rules.base import Finding
 from tracekit.ingest import ingest
+from tracekit.present.rules.worded import _with_text
 from tracekit.store import Store
 
 H100 = Path(__file__).resolve().parents[2] / "sample_traces" / "h100"
@@ -31,7 +31,7 @@ def test_with_text_is_replace(tmp_path) -> None:
     findings = [f for r in results for f in r.classification.rule_findings]
     units = [u for r in results if r.ceilings is not None for u in r.ceilings.units]
     assert len(findings) > 20 and len(units) > 5
-    assert all(f.text or f.template is None for f in findings)  # written by the verdict through _with_text
+    assert all(f.text or f.template is None for f in findings)  # worded by present.rules through _with_text
     assert all(u.text for u in units)
     for finding in findings:
         for text in ("another sentence", None):

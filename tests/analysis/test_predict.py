@@ -16,18 +16,29 @@ from tracekit.analysis import predict as predict_module
 from tracekit.analysis.predict import (
     Change,
     PredictInputs,
+    Prediction,
     PredictionRefused,
     SweepSample,
     UnitUse,
     knob_of,
-    predict,
     unit_uses,
-    what_to_try,
     with_sweep,
 )
+from tracekit.analysis.predict import predict as predict_data
+from tracekit.analysis.predict import what_to_try as what_to_try_data
 from tracekit.ceilings import ceilings_for
+from tracekit.present.rules.worded import worded_prediction
 
 SWEEPS = Path(__file__).resolve().parents[2] / "sample_traces" / "sweeps" / "h100"
+
+
+def predict(inputs: PredictInputs, change: Change) -> Prediction:
+    """The prediction as a view shows it: the predictor's data, worded by `tracekit.present.rules`."""
+    return worded_prediction(predict_data(inputs, change))
+
+
+def what_to_try(inputs: PredictInputs, top: int = 5, min_speedup: float = 1.02) -> list[Prediction]:
+    return [worded_prediction(p) for p in what_to_try_data(inputs, top=top, min_speedup=min_speedup)]
 
 
 def _launch(utilization_pct: float, smem: int = 115_712, **kw: object) -> PredictInputs:

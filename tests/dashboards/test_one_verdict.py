@@ -23,12 +23,12 @@ from selenium.webdriver.support.ui import WebDriverWait
 from sqlalchemy import text
 
 from tests.helpers import REAL_EXPORTS, run_cli, skip_or_fail
-from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
 from tracekit.api import analysis_dict, analyze_stored
 from tracekit.errors import TracekitError
 from tracekit.ingest import ingest
 from tracekit.store import Store
+from tracekit.stored.cache import CACHE_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_traces"
@@ -99,9 +99,9 @@ def engine_analyses(store_url) -> dict[int, LaunchAnalysis]:
     read what the engine computed back through the cache, as a user's second look does."""
     store = Store.open(store_url)
     launch_ids = store.launches()["id"].to_list()
-    assert store.cached_results(launch_ids, ENGINE_VERSION) == {}
+    assert store.cached_results(launch_ids, CACHE_VERSION) == {}
     results = {int(r.launch_id or 0): r for r in analyze_stored(store, store.launches())}
-    assert len(store.cached_results(launch_ids, ENGINE_VERSION)) == len(launch_ids)
+    assert len(store.cached_results(launch_ids, CACHE_VERSION)) == len(launch_ids)
     return results
 
 

@@ -643,6 +643,36 @@ def whole(table) -> list[list[str]]:
     return [list(table.columns), *[list(row) for row in table.rows]]
 
 
+def printed_json(*args: str, db: Path):
+    """What a CLI command prints with `--json`, parsed."""
+    import json
+
+    return json.loads(cli(*args, "--json", db=db))
+
+
+def launch_from_json(obj: dict):
+    """A launch's analysis read back from its JSON object (`analyze --json`): the JSON view's data, for the tables
+    `tracekit.present` lays out of it."""
+    from tracekit.analysis.types import LaunchAnalysis, from_json_dict
+
+    return from_json_dict(LaunchAnalysis, {k: v for k, v in obj.items() if k != "what_to_try"})
+
+
+def comparison_from_json(obj: dict):
+    """A comparison read back from `compare --json`'s object (each field's change, each text field's two sides)."""
+    from tracekit.analysis.comparison import Comparison, FieldChange
+    from tracekit.analysis.types import from_json_dict
+
+    return Comparison(
+        obj["kernel_a"],
+        obj["kernel_b"],
+        obj["launches_a"],
+        obj["launches_b"],
+        [from_json_dict(FieldChange, f) for f in obj["fields"]],
+        [(f["field"], f["a"], f["b"]) for f in obj["text_fields"]],
+    )
+
+
 def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
     """vector_add at 8 warps per SM (a trace of a four-occupancy sweep): each table `present.launch.launch_tables`
     decides (launch, occupancy, warps, Little's law, tail, sweep) is in `tracekit analyze --tables`, the Markdown
@@ -683,6 +713,10 @@ def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
     for title, rows in expected.items():
         if title != "Launch":
             assert rows in on_page, title
+    # The JSON view: `analyze --json`'s object (every JSON view prints the same one:
+    # `test_a_launch_at_its_ceiling_reads_the_same_in_every_view`) holds every cell of every table.
+    [printed] = printed_json("analyze", f"launch:{launch_id}", db=db)
+    assert {table.title: whole(table) for table in launch_tables(launch_from_json(printed))} == expected
     # The numbers are the trace's: its warp count, read with the csv module.
     warps = dict(row for row in expected["Warps (trace)"][1:])
     assert warps["warps"] == fmt.number(_warps_in(8))
@@ -716,6 +750,10 @@ def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store)
     }
     for view, tables in shown.items():
         assert expected in tables, view
+    # The JSON view: `compare --json`'s comparison holds every cell of the table.
+    printed = printed_json("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)
+    [compared] = [pair["comparison"] for pair in printed["pairs"]]
+    assert whole(comparison_table(comparison_from_json(compared))) == expected
 
 
 def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
@@ -738,6 +776,17 @@ def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
     assert [list(table.columns), *rows] == expected
     assert expected in dash_tables(panels.prediction_body(best, result))
     assert expected in html_tables(prediction_html(best, result))
+    # The JSON view: `predict --json`'s object (the first `what_to_try` entry of every analysis JSON:
+    # `test_a_prediction_reads_the_same_in_every_view`) holds every cell of the table, the analysis JSON what binds
+    # the launch now.
+    from tracekit.analysis.predict import Prediction
+    from tracekit.analysis.types import from_json_dict
+
+    [p] = printed_json("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db)
+    [analyzed] = printed_json("analyze", f"launch:{launch_id}", db=db)
+    assert p == analyzed["what_to_try"][0]
+    read = prediction_text(from_json_dict(Prediction, p), launch_from_json(analyzed))
+    assert whole(prediction_table(read)) == expected
 
 
 def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
@@ -783,8 +832,38 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
     headline = present_steps.program_headline(program)
     assert printed[0] == headline and _by_id(page, "steps-program").children == headline
     assert headline in report_markdown([], steps=[program])
-    for row in expected["steps"]:
-        assert any(all(cell[:24] in line for cell in row.values()) for line in printed), row
+    # The CLI's steps table, whole: its header and every row, each cell at its column's fixed width.
+    start = printed.index("  " + " ".join(k.rjust(w) if w > 0 else k.ljust(-w) for k, w in step_widths().items()))
+    assert fixed_width_rows(printed[start : start + len(expected["steps"]) + 1]) == as_table(expected["steps"])
+    # and each idle cause with every cell of its row, in one line
+    for row in expected["causes"]:
+        assert any(all(cell in line for cell in row.values()) for line in printed), row
+    # The JSON view: `step --json`'s replay without the profiler holds every cell of both tables.
+    from tracekit.analysis.steps import StepsResult
+    from tracekit.analysis.types import from_json_dict
+
+    read = from_json_dict(StepsResult, printed_json("step", f"import:{import_id}", db=db)["unprofiled"])
+    assert present_steps.step_rows(read) == expected["steps"]
+    assert present_steps.cause_rows(read.steps[read.representative_step or 0]) == expected["causes"]
+
+
+def step_widths() -> dict[str, int]:
+    """The CLI's steps table columns and widths (negative: left-aligned; 0: the rest of the line)."""
+    from tracekit.cli.step_command import WIDTHS
+
+    return WIDTHS
+
+
+def fixed_width_rows(lines: list[str]) -> list[list[str]]:
+    """The cells of the CLI's fixed-width rows ("  " then each column at its width, one space between)."""
+    rows = []
+    for line in lines:
+        cells, at = [], 2
+        for width in step_widths().values():
+            cells.append((line[at:] if width == 0 else line[at : at + abs(width)]).strip())
+            at += abs(width) + 1
+        rows.append(cells)
+    return rows
 
 
 def _by_id(node, component_id: str):

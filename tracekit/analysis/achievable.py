@@ -160,7 +160,7 @@ class AchievableUtilization:
     ceiling_source: str  # "measured: <file>" or "nominal"
     pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
     at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
-    text: str = ""  # the sentence the result keeps, written by rules/render when the verdict is returned
+    text: str = ""  # the sentence the result keeps, written by tracekit.present.rules when a view shows it
     #                 (empty before: `sentence()` then words it here)
     scattered_fraction: float | None = None  # DRAM: the access pattern's share of scattered sectors
     write_fraction: float | None = None  # DRAM: the share of its bytes written

@@ -7,22 +7,20 @@ few warps, or too little independent work per warp, to cover it). When the data 
 "undetermined" and says why.
 
 The rules live in `tracekit/analysis/rules/` (one module per rule, each a pure `apply(context) -> findings`);
-`rules/verdict.py` decides the mode and limiter and ranks the findings by the SM time they cost;
-`rules/render.py` writes every sentence. This module builds the rules' context from what the engine knows and
-returns the verdict as the engine's typed result.
+`rules/verdict.py` decides the mode and limiter and ranks the findings by the SM time they cost. This module builds
+the rules' context from what the engine knows and returns the verdict as the engine's typed result: data (each
+finding's template, advice ids and values), which `tracekit.present.rules` words when a view shows it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
 
 import polars as pl
 
 from tracekit import counters as c
-from tracekit.analysis.achievable import AchievableUtilization
 from tracekit.analysis.launch_ceilings import LaunchCeilings
-from tracekit.analysis.rules import render, verdict
+from tracekit.analysis.rules import verdict
 from tracekit.analysis.rules.base import (
     COMPOSITE_UNITS,
     MEMORY_LIMITERS,
@@ -34,7 +32,6 @@ from tracekit.analysis.rules.base import (
     TraceStats,
     UnitUtilization,
     Value,
-    section_nominal_note,
 )
 from tracekit.analysis.rules.nsight_rules import RULE_FLAGS, NsightRule
 from tracekit.analysis.stalls import StallBreakdown, stall_breakdown
@@ -106,7 +103,7 @@ class RankedFinding:
 
     kind: str  # "tail" (SMs idle before the launch ends), "launch-overhead", "limiter" (what bounds the busy part)
     sm_time_fraction: float  # share of the launch's SM time (of its timed duration for launch overhead)
-    text: str
+    text: str  # its sentence: empty until `tracekit.present.rules` words the result
     id: str = ""  # v2: the finding's stable id (tracekit/analysis/rules)
     values: tuple[Value, ...] = ()  # v2: the numbers behind the sentence, with units
     metrics: tuple[str, ...] = ()  # v2: the metric ids it cites
@@ -117,6 +114,8 @@ class Classification:
     mode: str  # "latency-bound" | "throughput-bound" | "undetermined"
     limiter: str | None  # when throughput-bound: "dram", "l2", "l1/shared", "fma", "issue", ...
     flags: list[str]
+    # The sentences (`tracekit.present.rules` words them from `rule_findings` when a view shows the result; the
+    # engine leaves `advice` empty, `reason` and `headline` None, and `evidence` holds only what it noted itself).
     evidence: list[str]
     advice: list[str]
     needed_occupancy_warps_per_sm: float | None
@@ -129,8 +128,8 @@ class Classification:
     tied_limiters: list[str] = field(default_factory=list)  # units within a few points of the limiter, named too
     nsight_rules: list[NsightRule] = field(default_factory=list)  # Nsight Compute's own rule results (evidence)
     rule_findings: list[Finding] = field(default_factory=list)  # every rule's finding, in evidence order, as data
-    # the inputs' ceilings as the verdict judged them: `judged_by` the ceiling it used, every unit's sentence written
-    # by rules/render (in JSON as the result's own `ceilings` section, not here)
+    # the inputs' ceilings as the verdict judged them: `judged_by` the ceiling it used (in JSON as the result's own
+    # `ceilings` section, not here)
     ceilings: LaunchCeilings | None = field(default=None, metadata={"json": False})
 
 
@@ -232,63 +231,34 @@ def build_context(inputs: ClassificationInputs) -> RuleContext:
     )
 
 
-_Texted = TypeVar("_Texted", Finding, AchievableUtilization)
-
-
-def _with_text(item: _Texted, text: str | None) -> _Texted:
-    """`dataclasses.replace(item, text=text)` for a finding or a unit of the ceilings (frozen dataclasses whose
-    `__init__` only stores the fields): a copy of the fields, in their order, with the new text. `replace` walks every
-    field and calls `__init__`; at ~13k texts for 1,008 launches that cost 5x as long."""
-    new = object.__new__(type(item))
-    vars(new).update(vars(item), text=text)
-    return new
-
-
 def _judged_ceilings(section: LaunchCeilings | None, outcome: verdict.Outcome) -> LaunchCeilings | None:
-    """The section with the ceiling the verdict used as `judged_by`, and every unit's sentence from rules/render."""
+    """The section with the ceiling the verdict used as `judged_by`."""
     if section is None:
         return None
-    note = next((v.value for v in section_nominal_note(section)), None)
-    units = tuple(_with_text(u, render.achievable_sentence(u, str(note) if note else None)) for u in section.units)
     judged = outcome.judged_by
-    chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)
-    return replace(section, units=units, judged_by=chosen)
+    chosen = next((u for u in section.units if judged is not None and u.unit == judged.unit), None)
+    return replace(section, judged_by=chosen)
 
 
 def classify(inputs: ClassificationInputs) -> Classification:
-    """The latency- vs throughput-bound verdict for one launch, with flags, evidence and advice."""
+    """The latency- vs throughput-bound verdict for one launch, with flags and its findings as data."""
     ctx = build_context(inputs)
     outcome = verdict.run(ctx)
-    texts = [_with_text(f, render.sentence(f)) for f in outcome.findings]
-    written = {id(f): t.text for f, t in zip(outcome.findings, texts, strict=True)}  # a ranked finding is one of them
-    verdict_words = render.verdict_headline(outcome, ctx.units)  # the limiter's finding, in plain words
     ranked = [
-        RankedFinding(
-            _KINDS[f.id],
-            f.sm_time_fraction or 0.0,
-            verdict_words
-            if f.id == "verdict.limiter"
-            else (written[id(f)] if id(f) in written else render.sentence(f)) or "",
-            f.id,
-            f.values,
-            f.metrics,
-        )
-        for f in outcome.ranked
+        RankedFinding(_KINDS[f.id], f.sm_time_fraction or 0.0, "", f.id, f.values, f.metrics) for f in outcome.ranked
     ]
     return Classification(
         mode=outcome.mode,
         limiter=outcome.limiter,
         flags=outcome.flags,
-        evidence=[f.text for f in texts if f.text is not None],
-        advice=[render.advice(advice_id, f) for advice_id, f in outcome.advice],
+        evidence=[],
+        advice=[],
         needed_occupancy_warps_per_sm=outcome.needed_occupancy_warps_per_sm,
-        reason=render.reason(outcome.reason) if outcome.reason is not None else None,
         utilization=list(ctx.units),
         stalls=ctx.stalls,
         findings=ranked,
-        headline=render.headline(outcome, ctx.units) if ranked else None,
         tied_limiters=list(outcome.tied),
         nsight_rules=list(outcome.nsight),
-        rule_findings=texts,
+        rule_findings=list(outcome.findings),
         ceilings=_judged_ceilings(inputs.ceilings, outcome),
     )

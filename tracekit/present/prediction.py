@@ -9,12 +9,13 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.predict import Prediction
-from tracekit.analysis.predict.json import prediction_dict as prediction_dict  # the one JSON shape
-from tracekit.analysis.rules.render import unit_name
+from tracekit.analysis.predict import Prediction, json
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.rules.headline import unit_name
+from tracekit.present.rules.worded import worded_prediction
 from tracekit.present.sections import Table
 from tracekit.present.verdict import limited_by
 
@@ -38,6 +39,11 @@ class PredictionText:
     note: str | None  # what the change as given means where it may not be what was meant (`grid_note`)
     steps: tuple[str, ...]  # the derivation, one line per step
     profiles: tuple[str, ...]  # the measured ceilings files cited
+
+
+def prediction_dict(p: Prediction) -> dict[str, Any]:
+    """The one JSON shape of a prediction (`analysis.predict.json`), its sentences worded."""
+    return json.prediction_dict(worded_prediction(p))
 
 
 def cite_once(text: str, profiles: list[str]) -> str:
@@ -127,6 +133,7 @@ def nsight_estimate(p: Prediction) -> str | None:
 def prediction_text(p: Prediction, result: LaunchAnalysis | None = None, name: str | None = None) -> PredictionText:
     """The words of one prediction; `result` (the launch's analysis) says what binds it now, `name` is the kernel
     name as the caller shows it."""
+    p = worded_prediction(p)
     profiles: list[str] = []
     before = now(result)
     binds = (f"now {before}; " if before else "") + f"after the change {after(p)}"

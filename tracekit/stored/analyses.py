@@ -20,6 +20,7 @@ from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.types import Device, LaunchAnalysis, to_json_dict
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
+from tracekit.present.rules.worded import worded
 from tracekit.store import Store
 from tracekit.stored.cache import (
     cached_analyses,
@@ -152,7 +153,8 @@ def analyze_stored(
         needed = sorted({i for launch_id in missing for i in context[launch_id]} | set(missing))
         inputs = load_inputs(store, catalog.filter(pl.col("id").is_in(needed)))
         computed = analyze(inputs, targets=set(missing), overrides=overrides, ceilings_for=device_ceilings)
-        stored = {r.launch_id: r for r in computed if r.launch_id is not None}  # all: stored launches have ids
+        # worded once, as the cache keeps them (`stored.cache`)
+        stored = {r.launch_id: worded(r) for r in computed if r.launch_id is not None}  # stored launches have ids
         found.update(stored)
         if use_cache:
             keep_analyses(store, digests, stored)

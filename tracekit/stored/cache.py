@@ -1,6 +1,10 @@
 """What the store keeps for the door: its launch catalog, read again only when the launches change, and each
 launch's analysis, keyed by engine version and by a digest of the launch's pairing context (`pairing_candidates`):
-an import or a delete that changes the context recomputes it."""
+an import or a delete that changes the context recomputes it.
+
+A result is kept worded (`tracekit.present.rules` words the analysis's data once, when it is computed: wording it at
+every read cost 1-2 ms a launch, seconds for a library page of a few thousand launches), so the cache's version is
+the engine's and a digest of the words and their number formatting: a changed sentence is never read stale."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import json
 import threading
 import weakref
 from collections.abc import Mapping
+from pathlib import Path
 
 import polars as pl
 
@@ -16,6 +21,7 @@ from tracekit.analysis.engine import ENGINE_VERSION
 from tracekit.analysis.pairing import pairing_candidates
 from tracekit.analysis.types import LaunchAnalysis, from_json_dict, to_cache_text
 from tracekit.notebook import NotebookDisplay
+from tracekit.present.rules.worded import worded
 from tracekit.store import Store
 
 
@@ -24,11 +30,26 @@ class LaunchResult(NotebookDisplay, LaunchAnalysis):
     (`_repr_html_`) and gives its plotly figures (`.figure(name)`). The engine's type knows no display."""
 
 
+def _words_version() -> str:
+    """A digest of the code that words a result (`tracekit/present/rules/`, `tracekit/format.py`)."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for path in [*sorted((root / "present" / "rules").glob("*.py")), root / "format.py"]:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# What a cached result was computed and worded by.
+CACHE_VERSION = f"{ENGINE_VERSION}+{_words_version()}"
+
 _FIELDS = tuple(f.name for f in LaunchAnalysis.__dataclass_fields__.values())
 
 
 def handed_out(result: LaunchAnalysis) -> LaunchResult:
-    """`result` as a `LaunchResult` (the same fields)."""
+    """`result` as a `LaunchResult` (the same fields), worded by `tracekit.present.rules` (a no-op for a result
+    computed or read from the cache here, which are worded already)."""
+    result = worded(result)
     if isinstance(result, LaunchResult):
         return result
     return LaunchResult(**{name: getattr(result, name) for name in _FIELDS})
@@ -68,7 +89,7 @@ def context_digests(context: Mapping[int, list[int]], overrides: Mapping[int, in
 
 def cached_analyses(store: Store, digests: Mapping[int, str]) -> dict[int, LaunchAnalysis]:
     """The stored results of these launches that this engine computed in the same context (by digest)."""
-    cached = store.cached_results(list(digests), ENGINE_VERSION)
+    cached = store.cached_results(list(digests), CACHE_VERSION)
     return {
         launch_id: from_json_dict(LaunchResult, json.loads(text))
         for launch_id, (digest, text) in cached.items()
@@ -77,8 +98,8 @@ def cached_analyses(store: Store, digests: Mapping[int, str]) -> dict[int, Launc
 
 
 def keep_analyses(store: Store, digests: Mapping[int, str], results: Mapping[int, LaunchAnalysis]) -> None:
-    """Keep `results` in the store under this engine's version and each launch's context digest."""
-    store.save_results(ENGINE_VERSION, {i: (digests[i], to_cache_text(r)) for i, r in results.items()})
+    """Keep `results` in the store, worded, under the cache's version and each launch's context digest."""
+    store.save_results(CACHE_VERSION, {i: (digests[i], to_cache_text(worded(r))) for i, r in results.items()})
 
 
 def cached_result(store: Store, launch_id: int, pair: int | None = None) -> LaunchAnalysis | None:
@@ -89,4 +110,5 @@ def cached_result(store: Store, launch_id: int, pair: int | None = None) -> Laun
         return None
     overrides = {launch_id: pair} if pair is not None else {}
     context = pairing_candidates(launch_catalog(store), launch)
-    return cached_analyses(store, context_digests(context, overrides)).get(launch_id)
+    found = cached_analyses(store, context_digests(context, overrides)).get(launch_id)
+    return handed_out(found) if found is not None else None

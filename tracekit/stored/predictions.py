@@ -25,6 +25,7 @@ from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
+from tracekit.present.rules.worded import worded, worded_prediction
 from tracekit.store import Store
 from tracekit.stored.inputs import metrics_by_launch
 
@@ -75,14 +76,14 @@ def predict_stored(
 ) -> Prediction:
     """The prediction for one analysed launch: the one function behind `tracekit predict`, `results.predict(...)`
     and the dashboard's what-if. Knobs: block, regs, smem, warps_per_sm, ilp, grid (`Change.from_knobs`)."""
-    return predict(predict_inputs(store, result, ceilings), Change.from_knobs(knobs))
+    return worded_prediction(predict(predict_inputs(store, result, ceilings), Change.from_knobs(knobs)))
 
 
 def what_to_try_stored(
     store: Store, result: LaunchAnalysis, top: int = 5, ceilings: Ceilings = None
 ) -> list[Prediction]:
     """The best few predicted changes for one launch (`analysis.predict.what_to_try`), best first."""
-    return what_to_try(predict_inputs(store, result, ceilings), top=top)
+    return [worded_prediction(p) for p in what_to_try(predict_inputs(store, result, ceilings), top=top)]
 
 
 def what_to_try_for(store: Store, result: LaunchAnalysis, top: int = 5) -> Tries:
@@ -99,7 +100,11 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
     for result in chosen:
         launch_id = int(result.launch_id or 0)
         try:
-            found[launch_id] = what_to_try(inputs(result), top=top) if predictable(result) else NOTHING_TO_PREDICT
+            found[launch_id] = (
+                [worded_prediction(p) for p in what_to_try(inputs(result), top=top)]
+                if predictable(result)
+                else NOTHING_TO_PREDICT
+            )
         except TracekitError as exc:
             found[launch_id] = str(exc)
     return found
@@ -108,4 +113,4 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
 def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
     """One launch's "tracekit.analysis/2" object with its `what_to_try` (null when nothing can be predicted):
     `tracekit analyze --json`, `report --format json` and `GET /api/launches/<id>/analysis` print exactly this."""
-    return analysis_with_tries(result, what_to_try_for(store, result))
+    return analysis_with_tries(worded(result), what_to_try_for(store, result))

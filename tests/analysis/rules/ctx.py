@@ -18,9 +18,9 @@ from tracekit.analysis.rules.base import (
     UnitUtilization,
     VerdictState,
 )
-from tracekit.analysis.rules.render import advice, sentence
 from tracekit.analysis.stalls import stall_breakdown
 from tracekit.ceilings.lookup import ceilings_for
+from tracekit.present.rules.sentences import advice, sentence
 
 COLUMNS = ["launch_id", "section", "name", "unit", "value", "text_value", "kind"]
 H100 = "NVIDIA H100 80GB HBM3"  # a measured profile ships for it (tracekit/ceilings/profiles/)

@@ -16,9 +16,10 @@ from tests.analysis.rules.ctx import H100, context, ids, texts, unit
 from tracekit.analysis.launch_ceilings import LaunchCeilings, launch_ceilings
 from tracekit.analysis.rules import tensor_roof, verdict
 from tracekit.analysis.rules.base import VerdictState
-from tracekit.analysis.rules.render import headline, sentence
 from tracekit.ceilings import ceilings_for
 from tracekit.counters import metric
+from tracekit.present.rules.headline import headline
+from tracekit.present.rules.sentences import sentence
 
 REPO = Path(__file__).resolve().parents[3]
 LIBRARY = REPO / "sample_traces" / "real_kernels" / "h100" / "library.raw.csv.gz"

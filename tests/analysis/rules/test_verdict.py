@@ -9,8 +9,9 @@ from tracekit.analysis.classification import ClassificationInputs, classify
 from tracekit.analysis.launch_ceilings import without_rates
 from tracekit.analysis.rules import verdict
 from tracekit.analysis.rules.base import OccupancyView
-from tracekit.analysis.rules.render import sentence
 from tracekit.ceilings.lookup import ceilings_for
+from tracekit.present.rules.sentences import sentence
+from tracekit.present.rules.worded import worded_verdict
 
 FULL = OccupancyView(achieved_warps=58.0, theoretical_warps=64.0)
 
@@ -73,7 +74,7 @@ def test_scattered_gather_at_its_ceiling_is_throughput_bound_by_dram_and_names_t
         **{stall(reason): cycles for reason, cycles in LATENCY_STALLS.items()},
     }
     inputs = ClassificationInputs(metrics=frame(counters), achieved_occupancy_warps_per_sm=58.0, ceilings=section)
-    result = classify(inputs)
+    result = worded_verdict(classify(inputs))  # its sentences, as a view shows them
     assert (result.mode, result.limiter) == ("throughput-bound", "dram")
     assert result.ceilings is not None and result.ceilings.judged_by is not None
     assert result.ceilings.judged_by.ceiling_name == "dram_random_sector_bytes_per_s"

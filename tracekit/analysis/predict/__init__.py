@@ -6,7 +6,7 @@ theoretical) scale with them; concurrency is warps x ILP; throughput follows the
 (`throughput`, over `tracekit.analysis.model`): fitted where a sweep of three or more occupancies exists and
 pinned by the launch's counters against the device's ceilings where only this launch exists. Waves, the partial
 last wave and the block launch rate (`launch_rate`) turn throughput into time; effects the model cannot see widen
-the interval (`uncertainty`). Every step returns findings (data) that `tracekit.analysis.rules.render` words.
+the interval (`uncertainty`). Every step returns findings (data) that `tracekit.present.rules` words.
 
 Pure functions: the caller reads the store (`inputs_from_result`) and passes what it read.
 """

@@ -51,9 +51,6 @@ from tracekit.analysis.predict.uncertainty import (
     spill_relief,
     unseen_effects,
 )
-from tracekit.analysis.rules import render
-from tracekit.analysis.rules.base import Finding as RuleFinding
-from tracekit.analysis.rules.base import values
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings.types import NOMINAL
 
@@ -194,7 +191,8 @@ def predict(inputs: PredictInputs | LaunchAnalysis, change: Change) -> Predictio
         needed_concurrency=needed,
         basis=tuple(basis),
         findings=tuple(findings),
-        narrow=_narrow(inputs, now, curve, unseen) if high / low > WIDE_INTERVAL else None,
+        narrow=None,
+        narrowing=_narrow(inputs, now, curve, unseen) if high / low > WIDE_INTERVAL else None,
         nsight=nsight,
         unseen=tuple(e.effect for e in unseen),
     )
@@ -298,24 +296,16 @@ def _capped(inputs: PredictInputs, relief: float | None, span: _Span) -> tuple[_
     return _Span(point, max(span.low, floor / (1 + CEILING_SPREAD)), max(span.high, point)), findings
 
 
-def _narrow(inputs: PredictInputs, now: Config, curve: Curve, unseen: list[Unseen]) -> str:
-    """What measurement would narrow a wide interval."""
-    return (
-        render.sentence(
-            RuleFinding(
-                "predict.narrow",
-                "predict",
-                "predict.narrow",
-                values(
-                    ("fitted", curve.fit is not None),
-                    ("low_warps", max(8, int(now.theoretical_warps_per_sm // 2)), "warps/SM"),
-                    ("most_warps", int(device_limits(inputs.compute_capability).max_warps_per_sm), "warps/SM"),
-                    ("unseen", "; ".join(e.why for e in unseen) or None),
-                    ("calibrate", curve.unit is not None and inputs.ceilings_source == NOMINAL),
-                ),
-            )
-        )
-        or ""
+def _narrow(inputs: PredictInputs, now: Config, curve: Curve, unseen: list[Unseen]) -> Finding:
+    """What measurement would narrow a wide interval (its values; the sentence is the view's)."""
+    return finding(
+        "narrow",
+        "predict.narrow",
+        ("fitted", curve.fit is not None),
+        ("low_warps", max(8, int(now.theoretical_warps_per_sm // 2)), "warps/SM"),
+        ("most_warps", int(device_limits(inputs.compute_capability).max_warps_per_sm), "warps/SM"),
+        ("unseen", "; ".join(e.why for e in unseen) or None),
+        ("calibrate", curve.unit is not None and inputs.ceilings_source == NOMINAL),
     )
 
 

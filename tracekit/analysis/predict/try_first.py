@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from tracekit.analysis.occupancy import device_limits, theoretical_occupancy
 from tracekit.analysis.predict.core import predict
-from tracekit.analysis.predict.findings import unworded, worded
 from tracekit.analysis.predict.inputs import inputs_from_result
 from tracekit.analysis.predict.launch_rate import refuse_launch_sized
 from tracekit.analysis.predict.occupancy_step import occupancy
@@ -96,16 +94,15 @@ def what_to_try(inputs: PredictInputs | LaunchAnalysis, top: int = 5, min_speedu
     refuse_tile_shape(inputs, Change(ilp=2 * inputs.ilp))
     refuse_launch_sized(inputs, Change(ilp=2 * inputs.ilp))  # and a launch that is mostly its fixed time
     best: dict[str, Prediction] = {}
-    with unworded():  # the candidates are screened by their numbers; only those returned are worded
-        for change in _candidates(inputs):
-            try:
-                found = predict(inputs, change)
-            except PredictionRefused:
-                continue
-            knob = knob_of(change)
-            if found.predicted.speedup >= min_speedup and (
-                knob not in best or found.predicted.speedup > best[knob].predicted.speedup
-            ):
-                best[knob] = found
+    for change in _candidates(inputs):
+        try:
+            found = predict(inputs, change)
+        except PredictionRefused:
+            continue
+        knob = knob_of(change)
+        if found.predicted.speedup >= min_speedup and (
+            knob not in best or found.predicted.speedup > best[knob].predicted.speedup
+        ):
+            best[knob] = found
     chosen = sorted(best.values(), key=lambda r: -r.predicted.speedup)[:top]
-    return [replace(p, findings=tuple(worded(f) for f in p.findings)) for p in chosen]
+    return chosen

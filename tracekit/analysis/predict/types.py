@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from tracekit.analysis import model
@@ -190,8 +190,8 @@ class PredictInputs:
 
 @dataclass(frozen=True)
 class Finding:
-    """One step of the reasoning as data (`template` and `values`); `text` is its sentence, written by
-    `tracekit.analysis.rules.render` (the one sentence-writer), `value` and `unit` its headline number."""
+    """One step of the reasoning as data (`template` and `values`); `text` is its sentence, empty until
+    `tracekit.present.rules` words the prediction; `value` and `unit` its headline number."""
 
     step: str  # occupancy, achieved, concurrency, regime, model, waves, launch_rate, uncertainty, result
     template: str
@@ -240,6 +240,8 @@ class Prediction:
     needed_concurrency: float | None  # L x B, warps x ILP per SM
     basis: tuple[str, ...]
     findings: tuple[Finding, ...]
-    narrow: str | None  # what measurement would narrow a wide interval
+    narrow: str | None  # what measurement would narrow a wide interval: None until worded from `narrowing`
     nsight: NsightEstimate | None
     unseen: tuple[str, ...] = ()  # effects the model cannot see that widened the interval (blind-spot ids)
+    # what would narrow a wide interval, as data (`tracekit.present.rules` words it into `narrow`)
+    narrowing: Finding | None = field(default=None, metadata={"json": False})

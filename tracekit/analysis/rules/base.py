@@ -2,7 +2,7 @@
 
 A rule never writes English: it returns `Finding`s (a stable id, the flag it raises, the unit it names as the
 bound, the SM time it costs, its values with units, the metrics it cites, advice ids and a sentence template id),
-and `tracekit.analysis.rules.render` writes their sentences. The verdict (`rules/verdict.py`) is the one place that
+and `tracekit.present.rules` words them when a view shows them. The verdict (`rules/verdict.py`) is the one place that
 decides the mode and the limiter and ranks findings by the SM time they cost.
 """
 
@@ -62,18 +62,18 @@ class Value:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing a rule found: typed data, rendered to a sentence by `rules.render`."""
+    """One thing a rule found: typed data, worded by `tracekit.present.rules`."""
 
     id: str  # stable: "<rule id>.<what>", e.g. "coalescing.uncoalesced"
     rule: str  # the RULE_ID of the rule that found it
-    template: str | None  # the sentence template (rules.render); None: data for the verdict, no sentence
+    template: str | None  # the sentence template (tracekit.present.rules); None: data for the verdict, no sentence
     values: tuple[Value, ...] = ()
     metrics: tuple[str, ...] = ()  # the metric ids it cites
     flag: str | None = None  # the flag it raises
     limiter: str | None = None  # the unit it names as the bound (bound rules only)
     sm_time_fraction: float | None = None  # the share of the launch's SM time it costs, when measured
-    advice: tuple[str, ...] = ()  # advice ids (rules.render.ADVICE), rendered with this finding's values
-    text: str | None = None  # its sentence, written by rules.render when the verdict is returned
+    advice: tuple[str, ...] = ()  # advice ids (tracekit.present.rules), worded with this finding's values
+    text: str | None = None  # its sentence, written by tracekit.present.rules when a view shows it
 
     def get(self, name: str) -> Scalar:
         return next((v.value for v in self.values if v.name == name), None)

@@ -35,7 +35,7 @@ from tracekit.analysis.rules.base import (
 RULE_ID = "saturated-unit"
 INPUTS = ("units", "metrics", "ceilings")
 FLAGS: tuple[str, ...] = ()  # the flags it can raise
-KNOWN_ADVICE = ("dram", "l2", "l1/shared", "issue", "memory")  # limiters with their own advice (rules.render)
+KNOWN_ADVICE = ("dram", "l2", "l1/shared", "issue", "memory")  # limiters with their own advice (present.rules)
 
 
 def unit_advice(limiter: str, fallback: str) -> str:

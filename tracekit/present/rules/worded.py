@@ -1,0 +1,113 @@
+"""A launch's analysis and a prediction in words. The analysis returns data (each finding's template, advice ids and
+values); the door (`tracekit.stored`) words each result once, when it is computed, and hands out only worded ones,
+so every view (CLI text, `--json`, the reports, the dashboard, the notebook) shows the same sentences."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TypeVar
+
+from tracekit.analysis.achievable import AchievableUtilization
+from tracekit.analysis.classification import Classification, RankedFinding
+from tracekit.analysis.launch_ceilings import LaunchCeilings
+from tracekit.analysis.predict.types import Finding as StepFinding
+from tracekit.analysis.predict.types import Prediction
+from tracekit.analysis.rules.base import Finding, section_nominal_note
+from tracekit.analysis.rules.verdict import Outcome
+from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.rules.headline import headline, verdict_headline
+from tracekit.present.rules.sentences import REASONS, achievable_sentence, advice, reason, sentence
+
+_Texted = TypeVar("_Texted", Finding, AchievableUtilization)
+_Result = TypeVar("_Result", bound=LaunchAnalysis)
+
+
+def _with_text(item: _Texted, text: str | None) -> _Texted:
+    """`dataclasses.replace(item, text=text)` for a finding or a unit of the ceilings (frozen dataclasses whose
+    `__init__` only stores the fields): a copy of the fields, in their order, with the new text. `replace` walks every
+    field and calls `__init__`; at ~13k texts for 1,008 launches that cost 5x as long."""
+    new = object.__new__(type(item))
+    vars(new).update(vars(item), text=text)
+    return new
+
+
+def worded_ceilings(section: LaunchCeilings | None) -> LaunchCeilings | None:
+    """The section with every unit's sentence, `judged_by` among them."""
+    if section is None:
+        return None
+    note = next((v.value for v in section_nominal_note(section)), None)
+    units = tuple(_with_text(u, achievable_sentence(u, str(note) if note else None)) for u in section.units)
+    judged = section.judged_by
+    chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)
+    return replace(section, units=units, judged_by=chosen)
+
+
+def _ranked(found: RankedFinding) -> Finding:
+    """A ranked finding as the rule gave it (its id is its template)."""
+    return Finding(found.id, "verdict", found.id, found.values, found.metrics, sm_time_fraction=found.sm_time_fraction)
+
+
+def outcome_of(verdict: Classification, judged_by: AchievableUtilization | None) -> Outcome:
+    """The verdict's outcome again from the data the result keeps (what the headline is worded from)."""
+    return Outcome(
+        mode=verdict.mode,
+        limiter=verdict.limiter,
+        reason=next((f for f in verdict.rule_findings if f.id in REASONS), None),
+        tied=tuple(verdict.tied_limiters),
+        needed_occupancy_warps_per_sm=verdict.needed_occupancy_warps_per_sm,
+        findings=tuple(verdict.rule_findings),
+        ranked=tuple(_ranked(f) for f in verdict.findings),
+        nsight=tuple(verdict.nsight_rules),
+        judged_by=judged_by,
+    )
+
+
+def worded_verdict(verdict: Classification, ceilings: LaunchCeilings | None = None) -> Classification:
+    """The verdict with every sentence: the evidence (after what the engine itself noted, such as an incomplete
+    trace), the advice, the ranked findings, the headline, why it is undetermined, and each unit of its ceilings
+    against its ceiling. `ceilings`: the result's own section, worded already, where the verdict's (which the cache
+    does not keep) is the same or absent. A verdict already worded is returned as it is."""
+    if verdict.headline is not None:
+        return verdict
+    own = ceilings if verdict.ceilings is None or ceilings is not None else worded_ceilings(verdict.ceilings)
+    texts = [_with_text(f, sentence(f)) for f in verdict.rule_findings]
+    outcome = outcome_of(verdict, own.judged_by if own is not None else None)
+    verdict_words = verdict_headline(outcome, verdict.utilization)
+    ranked = [
+        replace(f, text=verdict_words if f.id == "verdict.limiter" else sentence(lead) or "")
+        for f, lead in zip(verdict.findings, outcome.ranked, strict=True)
+    ]
+    return replace(
+        verdict,
+        evidence=[*verdict.evidence, *(f.text for f in texts if f.text is not None)],
+        advice=[advice(advice_id, f) for advice_id, f in outcome.advice],
+        reason=reason(outcome.reason) if outcome.reason is not None else None,
+        findings=ranked,
+        headline=headline(outcome, verdict.utilization) if ranked else None,
+        rule_findings=texts,
+        ceilings=own if verdict.ceilings is not None else None,
+    )
+
+
+def worded(result: _Result) -> _Result:
+    """`result` with every sentence of its verdict (`worded_verdict`) and of its ceilings; one already worded is
+    returned as it is."""
+    if result.classification.headline is not None:
+        return result
+    section = worded_ceilings(result.ceilings)
+    return replace(result, classification=worded_verdict(result.classification, section), ceilings=section)
+
+
+def step_sentence(found: StepFinding) -> str:
+    """One prediction step's sentence, from its template and values."""
+    return sentence(Finding(found.template, "predict", found.template, found.values)) or ""
+
+
+def worded_prediction(p: Prediction) -> Prediction:
+    """The prediction with each step's sentence and what would narrow its interval; one already worded is returned
+    as it is."""
+    if all(f.text for f in p.findings) and (p.narrowing is None or p.narrow is not None):
+        return p
+    findings = tuple(f if f.text else replace(f, text=step_sentence(f)) for f in p.findings)
+    narrow = step_sentence(p.narrowing) if p.narrowing is not None else None
+    return replace(p, findings=findings, narrow=narrow)
