@@ -12,6 +12,7 @@ from typing import Any
 
 from tracekit import figures
 from tracekit import format as fmt
+from tracekit.analysis.job.straggler import MIN_STEPS
 from tracekit.analysis.job.types import TIMELINE_LANES, JobResult, StepStraggler
 from tracekit.present.sections import Figure, Table
 
@@ -19,16 +20,21 @@ STEP_COLUMNS = ("step", "span", "last rank", "late by", "noise", "cause", "gain"
 
 
 def headline(result: JobResult) -> str:
+    """The job in one line: the rank late at the collectives step after step beyond its own step-to-step spread
+    (a one-sided t test, `analysis.job.straggler`), or why none is named."""
     found = result.straggler
+    job = f"{fmt.plural(result.ranks, 'rank')}, {fmt.plural(result.steps, 'step')}"
+    late = f"{fmt.duration(found.late_per_step_ns)} late a step, t {found.t:.2f} against {found.t_needed:.2f} needed"
     if found.rank is None:
+        if result.steps < MIN_STEPS:
+            return f"{job}: no straggler (too few steps to tell a late rank from its own variation)"
         return (
-            f"{fmt.plural(result.ranks, 'rank')}, {fmt.plural(result.steps, 'step')}: no straggler (no rank was last "
-            "at most of the collectives late beyond the ranks' own step-to-step variation)"
+            f"{job}: no straggler (the latest rank, {found.candidate}, is {late}: within its own step-to-step "
+            "variation)"
         )
     cause = f", cause: {found.cause}" if found.cause else ""
     return (
-        f"{fmt.plural(result.ranks, 'rank')}, {fmt.plural(result.steps, 'step')}: rank {found.rank} holds the job "
-        f"back (last at {fmt.percent(100 * found.share)} of the late collectives, the straggler of "
+        f"{job}: rank {found.rank} holds the job back ({late}; the straggler of "
         f"{fmt.plural(found.steps_named, 'step')}){cause}; without it each step would save "
         f"{fmt.duration(found.gain_ns)} ({fmt.percent(found.gain_pct)})"
     )
