@@ -127,7 +127,8 @@ def test_cli_analyze_and_report_print_the_engines_verdicts(store_url, engine_res
     assert results.keys() == engine_results.keys()
     for launch_id, result in results.items():
         assert key_numbers(result) == key_numbers(engine_results[launch_id]), launch_id
-    # `report --format json` prints what `analyze --json` prints (tests/reports/test_report.py compares the bytes):
+    # `report --format json` prints what `analyze --json` prints (tests/reports/test_report.py compares the bytes),
+    # with each launch's source lines where it has them:
     # the first import of each format, rather than all 11,584 launches again with their predictions.
     firsts = imports.group_by("format", maintain_order=True).head(1)["id"]
     reported = tracekit("report", *map(str, firsts), "--format", "json", "--db", store_url)
@@ -135,7 +136,11 @@ def test_cli_analyze_and_report_print_the_engines_verdicts(store_url, engine_res
     shown = json.loads(reported.stdout)
     assert len(shown) > 100 and {r["source"]["format"] for r in shown} == set(imports["format"])
     for result in shown:
+        # the report adds a launch's source lines (`tracekit lines --json`'s object) where it has source samples
+        lines = result.pop("source_lines", None)
         assert result == results[result["launch_id"]], result["launch_id"]
+        if lines is not None:
+            assert lines["launch_id"] == result["launch_id"] and lines["lines"]
 
 
 def test_compare_shows_each_sides_engine_verdict(store_url, engine_results) -> None:
