@@ -97,3 +97,16 @@ def test_importing_a_details_csv_loads_only_what_it_needs(tmp_path: Path, sample
     assert lines[-1] == "[]"
     assert "samples.details.csv as import 1: 14 launches, 0 warps" in lines[0]
     assert Store.open(db).launches()["kernel_name"].len() == 14
+
+
+def test_the_door_loads_no_statistics_or_cluster_library() -> None:
+    """Every command that reads the store imports `tracekit.api`: scipy.stats (1.5 s to import, the job's t test)
+    and Dask (the job's map) load when a job or a calibration runs, not with the door (a report of 1,008 launches
+    went from 7.0x to 9.4x its floor when the door imported scipy.stats)."""
+    code = (
+        "import sys\nimport tracekit.api\n"
+        "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'dask', 'distributed') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"

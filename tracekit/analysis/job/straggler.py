@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import polars as pl
-from scipy import stats
 
 from tracekit.analysis.job.align import KEY
 
@@ -138,6 +137,8 @@ def consistency(late: pl.DataFrame) -> pl.DataFrame:
         pl.col("late_ns").std(ddof=1).alias("_deviation"),
     )
     steps = found["steps"].to_numpy()
+    from scipy import stats  # here: scipy.stats takes 1.5 s to import, and every command imports the job's door
+
     needed = stats.t.ppf(1 - ALPHA / max(ranks, 2), (steps - 1).clip(min=1))
     # a deviation of 0 (identical steps) is floored at the clocks' 1 ns; one step gives none (t 0)
     deviation = pl.col("_deviation").fill_null(float("inf")).clip(lower_bound=1.0)
