@@ -703,6 +703,13 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     object per event): what `tracekit.analysis.steps` reads. A trace laid out as libkineto writes it is read in
     blocks (`_streamed`: memory bounded by the block and the frames kept, not by the file); any other layout is
     parsed whole. A file polars cannot read with this schema is refused with the reason `read` gives for it."""
+    return read_host_trace(path, max_inflated_bytes)[1]
+
+
+def read_host_trace(
+    path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
+) -> tuple[dict[str, Any], HostEvents]:
+    """`read_host_events` with the trace's header (every key but `traceEvents`), from the same one reading."""
     path = Path(path)
     header, (gpu, calls, ranges, profiled) = read_events(path, _host_frames, max_inflated_bytes)
     counters = _range_counters(path, max_inflated_bytes) if profiled.height else None
@@ -713,7 +720,7 @@ def read_host_events(path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_
     name = next((d["name"] for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str)), None)
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
     options = tuple(key for key in PROFILER_OPTIONS if header.get(key) not in (None, 0, False, "0", "false"))
-    return HostEvents(
+    return header, HostEvents(
         gpu=gpu,
         calls=calls,
         ranges=ranges,
