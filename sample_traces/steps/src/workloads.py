@@ -221,6 +221,54 @@ def lightning_fabric_resnet18() -> Step:
     return step
 
 
+def hf_bert_train() -> Step:
+    """Hugging Face BERT-base fine-tuned for sequence classification, batch 16 x 128 tokens, AdamW (the
+    transformers text-classification example's model and optimizer). Held out: added after the replay was fitted."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    model = BertForSequenceClassification(BertConfig(num_labels=2)).cuda()
+    ids = torch.randint(0, 30522, (16, 128), device="cuda")
+    labels = torch.randint(0, 2, (16,), device="cuda")
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        model(input_ids=ids, labels=labels).loss.backward()
+        opt.step()
+
+    return step
+
+
+def tv_mobilenet_v3_train() -> Step:
+    """torchvision's MobileNetV3-Large, batch 64 at 224 x 224, RMSprop (its reference recipe's optimizer): many small
+    kernels, so the host's launches bound it. Held out: added after the replay was fitted."""
+    import torchvision
+
+    model = torchvision.models.mobilenet_v3_large().cuda()
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (64,), device="cuda")
+    opt = torch.optim.RMSprop(model.parameters(), lr=0.064, alpha=0.9, eps=0.0316, momentum=0.9, weight_decay=1e-5)
+    return _train_step(model, opt, lambda: (x, y))
+
+
+def timm_convnext_tiny_train() -> Step:
+    """timm's ConvNeXt-T, batch 32 at 224 x 224, channels-last, AdamW, bf16 autocast (timm's training script with
+    --amp --channels-last). Held out: added after the replay was fitted."""
+    import timm
+
+    model = timm.create_model("convnext_tiny", pretrained=False).cuda().to(memory_format=torch.channels_last)
+    x = torch.randn(32, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (32,), device="cuda")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+    inner = _train_step(model, opt, lambda: (x, y))
+
+    def step() -> None:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            inner()
+
+    return step
+
+
 WORKLOADS: dict[str, Callable[[], Step]] = {
     f.__name__: f
     for f in (
@@ -234,6 +282,9 @@ WORKLOADS: dict[str, Callable[[], Step]] = {
         hf_gpt2_cudagraph,
         hf_gpt2_generate,
         lightning_fabric_resnet18,
+        hf_bert_train,
+        tv_mobilenet_v3_train,
+        timm_convnext_tiny_train,
     )
 }
 
