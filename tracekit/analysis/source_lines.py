@@ -65,6 +65,8 @@ SHARED_WAITS = ("short_scoreboard", "mio_throttle")
 SASS_GUARD = re.compile(r"^\s*@!?(U?P[0-6T])\s")
 SASS_OPCODE = re.compile(r"^\s*(?:@!?U?P[0-6T]\s+)?([A-Z][A-Z0-9_]*)(\S*)\s*(.*)$")
 PREDICATE = re.compile(r"^U?P[0-6]$")
+# Control flow: a guarded branch or exit skips code rather than running it with lanes off.
+CONTROL_OPCODES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK", "WARPSYNC", "KILL"}
 
 KIND_LOCAL = "local memory"
 KIND_ATOMICS = "atomics contention"
@@ -232,10 +234,6 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
 
 def _base(path: str | None) -> str:
     return str(path).rsplit("/", 1)[-1] if path else "?"
-
-
-# Control flow: a guarded branch or exit skips code rather than running it with lanes off.
-CONTROL_OPCODES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK", "WARPSYNC", "KILL"}
 
 
 def _guard(row: dict, predicate_lines: dict[str, tuple[str | None, int | None]]) -> tuple[str | None, int | None]:
@@ -622,7 +620,8 @@ def _bank_conflict_bounds(
     has room and the fix shortens this line's own time, no more (latency hiding)."""
     waits = sum(stalls.get(reason, 0) for reason in SHARED_WAITS)
     low = waits * waste / total_samples
-    throttled = stalls.get("mio_throttle", 0) >= stalls.get("short_scoreboard", 0) and stalls.get("mio_throttle", 0)
+    queued = stalls.get("mio_throttle", 0)
+    throttled = queued > 0 and queued >= stalls.get("short_scoreboard", 0)
     if throttled:
         upper = excess_wf / kernel["shared_wavefronts"] if kernel["shared_wavefronts"] else waste
     else:
@@ -698,8 +697,9 @@ def _fix(line: SourceLine, duration_ns: float | None) -> FixEstimate:
         saved_ns_low=line.gain_share_low * scale if scale else None,
         saved_ns_high=line.gain_share_high * scale if scale else None,
         basis=(
-            "between the time the line's own stalls stand for and the launch's whole waste of this kind as a share "
-            "of its traffic (time proportional to the traffic the limiter sees), widened by a tenth"
+            "between the part of the line's own samples its waste stands for (the waits the fix removes) and, where "
+            "its waits show the pipe full, the launch's whole waste of this kind as a share of its traffic (time "
+            "proportional to the traffic the limiter sees), widened by a tenth"
         ),
     )
 
