@@ -14,10 +14,20 @@ Each line gets a plain-words kind from its counters, in this order: local memory
 contention (global atomics or reductions), bank conflict (excess shared wavefronts), uncoalesced access (excess L2
 sectors), divergence (lanes predicated off), barrier wait, dependency chain (fixed-latency waits), then the
 unnamed ones (memory latency, busy issuing). The fixable kinds carry an estimate of what removing their waste buys,
-as a share of the launch's time: at least the line's own samples times its waste fraction (the time its stalls
-stand for), at most the launch's whole waste of that kind as a share of the launch's traffic of that kind (time
-proportional to the traffic the limiter sees, the roofline's assumption); the estimate is the middle, the interval
-the two widened by a tenth for the sampling and the model. Lines rank by that estimate, then by samples.
+as a share of the launch's time, read with the latency-hiding model (a warp's time is its waits plus its issue; a
+fix shortens the waits it removes, and buys more only where the pipe it unloads is the throughput bound): at least
+the part of the line's own samples its waste stands for, at most the launch's whole waste of that kind as a share of
+the launch's traffic of that kind where the line's waits show that pipe full (the roofline's assumption); the
+estimate is the middle, the interval the two widened by a tenth for the sampling and the model. Lines rank by that
+estimate, then by samples.
+
+Three readings follow the fix rather than the instruction the samples sit on:
+- a divergent branch is named on the line whose compare sets the predicate its body runs under (the fix rewrites
+  the condition), with the body's idle lanes counted there;
+- a barrier's fix (fewer barriers: the last steps unrolled in one warp) also frees the work that the lanes idle
+  between it and the previous barrier do only because the barrier keeps their warps in step;
+- consecutive lines that are each a dependency chain are one chain (one register carried statement to statement),
+  reported at its first line: the fix (independent accumulators, ILP) restructures all of them together.
 
 Samples by line with no instruction behind them (Proton's PC sampling: no PC, SASS or counters) are named only from
 what their stalls alone say: a line whose samples wait at memory barriers (`membar`) is atomics contention, ordered
@@ -30,7 +40,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -46,6 +56,17 @@ DIVERGENCE_MAX_LANES = 0.75  # predicated-on lanes per executed lane
 # stall) must reach for the line to be read as ordered atomics (acq_rel atomics wait there for their result).
 ORDERED_ATOMICS_MIN_MEMBAR = 0.25
 INTERVAL_WIDEN = 0.10
+# Stall reasons of a warp that issues or could: the issue slots a line holds (not its waits).
+ISSUE_STALLS = ("selected", "not_selected", "math_pipe_throttle", "dispatch_stall")
+# Stall reasons of a warp waiting on the shared-memory pipe: its result (latency) or its queue (throughput).
+SHARED_WAITS = ("short_scoreboard", "mio_throttle")
+# A guard predicate on a SASS instruction ("@!P1 IADD3 ..."), and a compare's destination predicates
+# ("ISETP.NE.AND P1, PT, R3, RZ, PT": P1 and PT).
+SASS_GUARD = re.compile(r"^\s*@!?(U?P[0-6T])\s")
+SASS_OPCODE = re.compile(r"^\s*(?:@!?U?P[0-6T]\s+)?([A-Z][A-Z0-9_]*)(\S*)\s*(.*)$")
+PREDICATE = re.compile(r"^U?P[0-6]$")
+# Control flow: a guarded branch or exit skips code rather than running it with lanes off.
+CONTROL_OPCODES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK", "WARPSYNC", "KILL"}
 
 KIND_LOCAL = "local memory"
 KIND_ATOMICS = "atomics contention"
@@ -110,6 +131,7 @@ class SourceLine:
     gain_share: float | None  # estimated share of the launch's time fixing it buys (fixable kinds)
     gain_share_low: float | None
     gain_share_high: float | None
+    line_last: int | None = None  # the last line of a finding spanning several (a dependency chain), else None
 
 
 @dataclass(frozen=True)
@@ -155,11 +177,16 @@ def is_toolkit_header(path: str | None) -> bool:
 def attributed(samples: pl.DataFrame) -> pl.DataFrame:
     """Per instruction, in PC order: `user_file`/`user_line` (toolkit headers folded into the user's line that
     inlined them, `inline_at` naming the header's place), and the stall samples as a {reason: n} dict column
-    `stalls` with barrier waits moved to their barrier and exit drains to the last global store."""
+    `stalls` with barrier waits moved to their barrier and exit drains to the last global store; `guard_file`/
+    `guard_line`, the line whose compare set the predicate the instruction runs under where that is another line
+    (a branch body's instruction: its idle lanes are the branch condition's); `region_file`/`region_line`, the
+    barrier that ends the stretch the instruction runs in; `idle_lanes` (lanes predicated off per lane slot) and
+    `issue_samples` (its samples issuing or ready to)."""
     rows = samples.sort("function", "pc_offset").to_dicts()
     last_user: tuple[str | None, int | None] = (None, None)
     last_barrier: int | None = None
     last_store: int | None = None
+    predicate_lines: dict[str, tuple[str | None, int | None]] = {}  # predicate -> the line whose compare set it
     for index, row in enumerate(rows):
         stalls = {k: int(v) for k, v in json.loads(row.get("stall_samples") or "{}").items() if v}
         row["stalls"] = stalls
@@ -172,6 +199,8 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
                 last_user = (row["file"], row["line"])
         if index and rows[index - 1]["function"] != row["function"]:
             last_barrier = last_store = None
+            predicate_lines = {}
+        row["guard_file"], row["guard_line"] = _guard(row, predicate_lines)
         moved = {}
         if stalls.get("barrier") and last_barrier is not None and row["operation"] != "barrier":
             moved["barrier"] = stalls.pop("barrier")
@@ -185,8 +214,19 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
             last_barrier = index
         if row["address_space"] in ("global", "generic") and row["operation"] in ("store", "reduction", "atomic"):
             last_store = index
+    next_barrier: tuple[str | None, int | None] = (None, None)
+    for index in range(len(rows) - 1, -1, -1):  # the barrier that ends each instruction's stretch
+        row = rows[index]
+        if index + 1 < len(rows) and rows[index + 1]["function"] != row["function"]:
+            next_barrier = (None, None)
+        row["region_file"], row["region_line"] = next_barrier
+        if row["operation"] == "barrier":
+            next_barrier = (row["user_file"], row["user_line"])
     for row in rows:
         row["attributed_samples"] = sum(row["stalls"].values())
+        row["issue_samples"] = sum(row["stalls"].get(reason, 0) for reason in ISSUE_STALLS)
+        inst, true_lanes = row.get("inst_executed"), row.get("thread_inst_executed_true")
+        row["idle_lanes"] = 1.0 - true_lanes / (WARP_LANES * inst) if inst and true_lanes is not None else 0.0
         # without a line (SASS only, or no -lineinfo) each instruction stands alone
         row["unlined_pc"] = row["pc_offset"] if row["user_line"] is None else None
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
@@ -194,6 +234,31 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
 
 def _base(path: str | None) -> str:
     return str(path).rsplit("/", 1)[-1] if path else "?"
+
+
+def _guard(row: dict, predicate_lines: dict[str, tuple[str | None, int | None]]) -> tuple[str | None, int | None]:
+    """The line whose compare set the predicate `row` runs under, where that is not `row`'s own line and `row` is
+    work rather than control flow; records the predicates `row` sets. The compiler turns a short branch into
+    predicated instructions, so the branch's body shows its idle lanes on its own lines while the condition that
+    decides them (and that the fix rewrites) is on the compare's line."""
+    sass = str(row.get("sass") or "")
+    match = SASS_OPCODE.match(sass)
+    if match is None:
+        return None, None
+    opcode, operands = match.group(1), match.group(3)
+    guard = SASS_GUARD.match(sass)
+    condition = predicate_lines.get(guard.group(1)) if guard else None
+    own = (row["user_file"], row["user_line"])
+    if opcode.endswith("SETP") or opcode.endswith("SETP2") or opcode == "PLOP3":
+        for operand in (x.strip() for x in operands.split(",")):
+            if operand == "PT" or PREDICATE.match(operand):
+                if operand != "PT":
+                    predicate_lines[operand] = own
+                continue
+            break
+    if condition is None or condition == own or opcode in CONTROL_OPCODES or own[1] is None:
+        return None, None
+    return condition
 
 
 def analyze_source_lines(
@@ -213,7 +278,9 @@ def analyze_source_lines(
         notes.append("the SASS has no source lines (built without -lineinfo): lines are unknown")
     groups = _groups(rows)
     kernel = _kernel_totals(rows, groups)
-    lines = [_line(group, total, kernel) for group in groups]
+    bodies = _branch_bodies(rows)
+    lines = [_line(group, total, kernel, bodies) for group in groups]
+    lines = [_widened(x) for x in _chains_joined(_with_barrier_stretches(lines, rows, total))]
     lines.sort(key=lambda x: (-(x.gain_share or 0.0), -x.samples, x.line or 0))
     if top is not None:
         lines = lines[:top]
@@ -281,7 +348,48 @@ def _stall_totals(group: pl.DataFrame) -> dict[str, int]:
     return out
 
 
-def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> SourceLine:
+@dataclass(frozen=True)
+class IdleLanes:
+    """Lanes predicated off over a set of instructions: the active lanes per lane slot, and the samples the idle
+    lanes stand for (each instruction's samples times its idle fraction), all of them and those issuing."""
+
+    lanes: float | None
+    samples: int
+    idle_samples: float
+    idle_issue_samples: float
+    lines: tuple[int, ...]
+
+
+def _idle_lanes(frame: pl.DataFrame) -> IdleLanes:
+    inst = _sum(frame, "inst_executed")
+    has_lanes = "thread_inst_executed_true" in frame.columns and frame["thread_inst_executed_true"].null_count() < (
+        frame.height
+    )
+    lanes = _sum(frame, "thread_inst_executed_true") / (WARP_LANES * inst) if inst and has_lanes else None
+    idle = frame.select(
+        (pl.col("attributed_samples") * pl.col("idle_lanes")).sum().alias("all"),
+        (pl.col("issue_samples") * pl.col("idle_lanes")).sum().alias("issue"),
+    ).row(0)
+    lines = tuple(sorted({int(x) for x in frame["user_line"].drop_nulls().to_list()}))
+    return IdleLanes(lanes, _sum(frame, "attributed_samples"), float(idle[0] or 0), float(idle[1] or 0), lines)
+
+
+def _branch_bodies(rows: pl.DataFrame) -> dict[tuple[str | None, int | None], IdleLanes]:
+    """Branch condition's line -> the instructions that run under its predicate on other lines (its body)."""
+    guarded = rows.filter(pl.col("guard_line").is_not_null())
+    return {
+        (file, line): _idle_lanes(body)
+        for (file, line), body in guarded.group_by("guard_file", "guard_line", maintain_order=True)
+    }
+
+
+def _line(
+    group: pl.DataFrame,
+    total: int,
+    kernel: Mapping[str, float],
+    bodies: Mapping[tuple[str | None, int | None], IdleLanes],
+) -> SourceLine:
+    """The line with its kind and the estimate's bounds as the model gives them (widened by `_widened`)."""
     first = group.row(0, named=True)
     stalls = _stall_totals(group)
     samples = sum(stalls.values())
@@ -289,6 +397,9 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
     inst = _sum(group, "inst_executed")
     true_lanes = _sum(group, "thread_inst_executed_true")
     lanes = true_lanes / (WARP_LANES * inst) if inst and "thread_inst_executed_true" in group.columns else None
+    # the lanes this line decides: its own instructions, not those run under another line's condition
+    own = _idle_lanes(group.filter(pl.col("guard_line").is_null()))
+    body = bodies.get((first["user_file"], first["user_line"])) if first["unlined_pc"] is None else None
     sectors, sectors_excess = _sum(group, "l2_sectors_global"), _sum(group, "l2_sectors_global_excess")
     wavefronts, wavefronts_excess = _sum(group, "shared_wavefronts"), _sum(group, "shared_wavefronts_excess")
     nways = group["shared_conflicts_nway"].drop_nulls().to_list() if "shared_conflicts_nway" in group.columns else []
@@ -304,7 +415,7 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
         share,
         stalls,
         samples,
-        lanes,
+        (own, body),
         (sectors, sectors_excess),
         (wavefronts, wavefronts_excess, nway),
         spaces,
@@ -334,8 +445,98 @@ def _line(group: pl.DataFrame, total: int, kernel: Mapping[str, float]) -> Sourc
         kind=kind,
         evidence=evidence,
         gain_share=gain,
-        gain_share_low=None if low is None else max(0.0, low * (1 - INTERVAL_WIDEN)),
-        gain_share_high=None if high is None else min(1.0, high * (1 + INTERVAL_WIDEN)),
+        gain_share_low=low,
+        gain_share_high=high,
+    )
+
+
+def _widened(line: SourceLine) -> SourceLine:
+    """The interval widened by a tenth each way, for the sampling and the model."""
+    if line.gain_share_low is None or line.gain_share_high is None:
+        return line
+    return replace(
+        line,
+        gain_share=(line.gain_share_low + line.gain_share_high) / 2,
+        gain_share_low=max(0.0, line.gain_share_low * (1 - INTERVAL_WIDEN)),
+        gain_share_high=min(1.0, line.gain_share_high * (1 + INTERVAL_WIDEN)),
+    )
+
+
+def _with_barrier_stretches(lines: list[SourceLine], rows: pl.DataFrame, total: int) -> list[SourceLine]:
+    """A barrier's upper bound grows by the idle lanes of the branch bodies in the stretch it ends (since the
+    previous barrier), where those lines are not a fixable kind of their own. Every warp of the block runs each
+    step up to the barrier, its lanes predicated off or not; the fix (no barrier for the steps that one warp can do
+    alone, the last warp unrolled) lets the idle warps leave, and their time goes with it. Body lines named
+    otherwise (a bank conflict) have their waste counted by their own finding."""
+    if not total:
+        return lines
+    kinds = {(x.file, x.line): x.kind for x in lines if x.pc_offset is None}
+    named = {key for key, kind in kinds.items() if kind in FIXABLE}
+    body = rows.filter(pl.col("guard_line").is_not_null() & pl.col("region_line").is_not_null())
+    idle: dict[tuple[str | None, int | None], float] = {}
+    for row in body.select(
+        "user_file", "user_line", "region_file", "region_line", "attributed_samples", "idle_lanes"
+    ).rows():
+        if (row[0], row[1]) not in named:
+            idle[(row[2], row[3])] = idle.get((row[2], row[3]), 0.0) + row[4] * row[5]
+    out = []
+    for line in lines:
+        extra = idle.get((line.file, line.line), 0.0) / total
+        if line.kind == KIND_BARRIER and extra and line.gain_share_high is not None:
+            line = replace(
+                line,
+                gain_share_high=line.gain_share_high + extra,
+                evidence=f"{line.evidence}; lanes idle in the steps it ends: {_pct(extra)} of the samples",
+            )
+        out.append(line)
+    return out
+
+
+def _chains_joined(lines: list[SourceLine]) -> list[SourceLine]:
+    """Consecutive lines of one file that are each a dependency chain, as one finding at the first line: a chain
+    written one statement a line (`a = a * b + c;` four times) is one register carried from line to line, its
+    waits spread evenly over the lines; the fix (independent chains, ILP) rewrites them together, and what it buys
+    is the waits of all of them (the Volkov model: the latency a warp waits out between dependent instructions)."""
+    chains = sorted(
+        (x for x in lines if x.kind == KIND_CHAIN and x.line is not None and x.pc_offset is None),
+        key=lambda x: (str(x.file), x.line or 0),
+    )
+    runs: list[list[SourceLine]] = []
+    for line in chains:
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.file == line.file and (last.line or 0) + 1 == line.line:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    joined = {id(run[0]): _joined(run) for run in runs if len(run) > 1}
+    absorbed = {id(x) for run in runs if len(run) > 1 for x in run[1:]}
+    return [joined.get(id(x), x) for x in lines if id(x) not in absorbed]
+
+
+def _joined(run: list[SourceLine]) -> SourceLine:
+    first = run[0]
+    stalls: dict[str, int] = {}
+    for line in run:
+        for stall in line.stalls:
+            stalls[stall.reason] = stalls.get(stall.reason, 0) + stall.samples
+    samples = sum(x.samples for x in run)
+    inst = sum(x.inst_executed for x in run)
+    lanes = [(x.active_lanes_share, x.inst_executed) for x in run if x.active_lanes_share is not None]
+    waited = (stalls.get("wait", 0) + stalls.get("short_scoreboard", 0)) / samples if samples else 0.0
+    return replace(
+        first,
+        samples=samples,
+        samples_share=sum(x.samples_share for x in run),
+        stalls=tuple(StallShare(r, n) for r, n in sorted(stalls.items(), key=lambda kv: (-kv[1], kv[0]))),
+        inst_executed=inst,
+        active_lanes_share=sum(a * n for a, n in lanes) / inst if lanes and inst else first.active_lanes_share,
+        operations=tuple(sorted({op for x in run for op in x.operations})),
+        evidence=f"lines {first.line}-{run[-1].line}, one chain: {_pct(waited)} of their samples wait on the "
+        "previous instruction's result",
+        gain_share=sum(x.gain_share or 0.0 for x in run),
+        gain_share_low=sum(x.gain_share_low or 0.0 for x in run),
+        gain_share_high=sum(x.gain_share_high or 0.0 for x in run),
+        line_last=run[-1].line,
     )
 
 
@@ -347,7 +548,7 @@ def _kind(
     share: float,
     stalls: Mapping[str, int],
     samples: int,
-    lanes: float | None,
+    lanes: tuple[IdleLanes, IdleLanes | None],
     sectors: tuple[int, int],
     wavefronts: tuple[int, int, float | None],
     spaces: set[str],
@@ -376,11 +577,10 @@ def _kind(
         return KIND_ATOMICS, evidence, share, max(share, upper)
     total_wf, excess_wf, nway = wavefronts
     if total_wf and excess_wf / total_wf >= BANK_CONFLICT_MIN_EXCESS:
-        waste = excess_wf / total_wf
-        upper = excess_wf / kernel["shared_wavefronts"] if kernel["shared_wavefronts"] else waste
+        low, high = _bank_conflict_bounds(share, stalls, total_samples, excess_wf / total_wf, excess_wf, kernel)
         ways = f"{nway:.0f}-way " if nway and nway > 1 else ""
-        evidence = f"a {ways}bank conflict: {_pct(waste)} of its shared wavefronts are excess"
-        return KIND_BANK, evidence, share * waste, max(share * waste, upper)
+        evidence = f"a {ways}bank conflict: {_pct(excess_wf / total_wf)} of its shared wavefronts are excess"
+        return KIND_BANK, evidence, low, high
     total_sectors, excess_sectors = sectors
     if total_sectors and excess_sectors / total_sectors >= UNCOALESCED_MIN_EXCESS:
         waste = excess_sectors / total_sectors
@@ -389,10 +589,9 @@ def _kind(
         per = f", {total_sectors / ideal:.1f} sectors for each one needed" if ideal > 0 else ""
         evidence = f"{_pct(waste)} of its L2 sectors are excess{per}"
         return KIND_UNCOALESCED, evidence, share * waste, max(share * waste, upper)
-    if lanes is not None and lanes < DIVERGENCE_MAX_LANES and samples:
-        waste = 1.0 - lanes
-        evidence = f"{_pct(lanes)} of the lanes active on average"
-        return KIND_DIVERGENCE, evidence, share * waste, share * waste
+    divergence = _divergence(samples, total_samples, *lanes)
+    if divergence is not None:
+        return divergence
     if top == "barrier":
         return KIND_BARRIER, f"{_pct(top_share)} of its samples wait at the barrier", share * top_share, share
     if top in ("wait", "short_scoreboard") and not stalls_only and not spaces - {"constant"}:
@@ -404,6 +603,54 @@ def _kind(
     if top in ("selected", "not_selected", "math_pipe_throttle", "dispatch_stall"):
         return KIND_ISSUE, f"{_pct(top_share)} of its samples issue or wait to ({top})", None, None
     return KIND_OTHER, f"top stall {top}" if top else "no samples", None, None
+
+
+def _bank_conflict_bounds(
+    share: float,
+    stalls: Mapping[str, int],
+    total_samples: float,
+    waste: float,
+    excess_wf: int,
+    kernel: Mapping[str, float],
+) -> tuple[float, float]:
+    """The conflict's extra wavefronts lengthen the line's waits on the shared pipe (its result, short_scoreboard,
+    and its queue, mio_throttle), not its issue or fixed-latency waits: at least that share of those waits. At
+    most: where the queue is full (mio_throttle as large as the result waits), the pipe is the throughput bound and
+    the launch's whole excess share of wavefronts goes (roofline); where the line only waits on results, the pipe
+    has room and the fix shortens this line's own time, no more (latency hiding)."""
+    waits = sum(stalls.get(reason, 0) for reason in SHARED_WAITS)
+    low = waits * waste / total_samples
+    queued = stalls.get("mio_throttle", 0)
+    throttled = queued > 0 and queued >= stalls.get("short_scoreboard", 0)
+    if throttled:
+        upper = excess_wf / kernel["shared_wavefronts"] if kernel["shared_wavefronts"] else waste
+    else:
+        upper = share * waste
+    return low, max(low, upper)
+
+
+def _divergence(
+    samples: int, total_samples: float, own: IdleLanes, body: IdleLanes | None
+) -> tuple[str, str, float, float] | None:
+    """Lanes predicated off, named on the line that decides them: a branch condition whose body (on other lines)
+    runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot but waits no longer
+    than a busy one: at least the idle lanes' share of the issue samples goes (slots other warps then use); at
+    most their share of all the samples (the active lanes compacted into fewer warps, whose waits go too), and for
+    a condition also its own samples, since the fix rewrites the condition (reduce1's `2 * s * tid`)."""
+    decides = body is not None and body.samples > 0 and body.lanes is not None and body.lanes < DIVERGENCE_MAX_LANES
+    own_idle = own.lanes is not None and own.lanes < DIVERGENCE_MAX_LANES and samples > 0
+    if not (decides or own_idle):
+        return None
+    if decides and body is not None and body.lanes is not None:
+        low = (body.idle_issue_samples + own.idle_issue_samples) / total_samples
+        high = (body.idle_samples + samples) / total_samples
+        where = ", ".join(str(x) for x in body.lines)
+        plural = "s" if len(body.lines) > 1 else ""
+        evidence = f"the branch it decides runs line{plural} {where} with {_pct(body.lanes)} of the lanes active"
+        return KIND_DIVERGENCE, evidence, low, max(low, high)
+    assert own.lanes is not None
+    low, high = own.idle_issue_samples / total_samples, own.idle_samples / total_samples
+    return KIND_DIVERGENCE, f"{_pct(own.lanes)} of the lanes active on average", low, max(low, high)
 
 
 def _limiter_lines(rows: pl.DataFrame, lines: list[SourceLine], limiter: str | None) -> LimiterLines | None:
@@ -450,8 +697,9 @@ def _fix(line: SourceLine, duration_ns: float | None) -> FixEstimate:
         saved_ns_low=line.gain_share_low * scale if scale else None,
         saved_ns_high=line.gain_share_high * scale if scale else None,
         basis=(
-            "between the time the line's own stalls stand for and the launch's whole waste of this kind as a share "
-            "of its traffic (time proportional to the traffic the limiter sees), widened by a tenth"
+            "between the part of the line's own samples its waste stands for (the waits the fix removes) and, where "
+            "its waits show the pipe full, the launch's whole waste of this kind as a share of its traffic (time "
+            "proportional to the traffic the limiter sees), widened by a tenth"
         ),
     )
 

@@ -51,10 +51,12 @@ def _base_name(path: str | None) -> str:
 
 
 def place(line: SourceLine) -> str:
-    """ "transpose.cu:37", or the instruction where the SASS has no source lines ("PC 0x280")."""
+    """ "transpose.cu:37", "ilp.cu:10-13" for a finding over several lines (a dependency chain), or the instruction
+    where the SASS has no source lines ("PC 0x280")."""
     if line.line is None:
         return f"PC {line.pc_offset:#x}" if line.pc_offset is not None else "unknown line"
-    return f"{_base_name(line.file)}:{line.line}"
+    span = f"-{line.line_last}" if line.line_last is not None and line.line_last != line.line else ""
+    return f"{_base_name(line.file)}:{line.line}{span}"
 
 
 def stall_words(line: SourceLine, top: int = TOP_STALLS) -> str:
@@ -117,6 +119,7 @@ def line_rows(result: SourceLines, files: pl.DataFrame, duration_ns: float | Non
                 "place": place(line),
                 "file": line.file,
                 "line": line.line,
+                "line_last": line.line_last,
                 "pc_offset": line.pc_offset,
                 "sass": line.sass,
                 "inline_chain": list(line.inline_chain),
