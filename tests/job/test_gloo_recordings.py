@@ -68,6 +68,20 @@ def test_the_gloo_all_reduces_are_read_from_the_host_and_matched(job, per_step):
     assert [c.collectives for c in result.clocks] == [per_step * STEPS] * 2
 
 
+@pytest.mark.parametrize("job", ["resnet50.loader_delay", "gpt2.baseline"])
+def test_event_records_are_launches_without_activity_not_dropped_events(job):
+    """The calls are classed as the step analysis classes them (`steps.calls`): cudaEventRecord is a launch there,
+    but it enqueues a marker, which no profiler records as GPU activity, so it never counts as a launch whose
+    activity the profiler dropped (it did, 115-195 a rank, when the job read it as one: both ranks flagged sampled,
+    70-500 ms of their GPU gaps not counted as idle)."""
+    for path in sorted((JOBS / job).glob("rank*.pt.trace.json.gz")):
+        calls = read_rank(path).calls
+        assert calls.filter((pl.col("kind") == "launch") & (pl.col("name") == "cudaEventRecord")).height > 100
+    result = analyzed(job)
+    assert all(c.missing_launches == 0 and not c.sampled and c.dropped_ns == 0 for c in result.clocks)
+    assert not any("launches have no GPU activity" in w for w in result.warnings)
+
+
 @pytest.mark.parametrize("job", ["resnet50.loader_delay", "resnet50.item_sync", *NO_STRAGGLER])
 def test_two_processes_on_one_host_share_one_clock(job):
     """Both ranks ran on one machine: the offset the collectives' ends give is near zero (their ends on the two
