@@ -107,10 +107,11 @@ def test_the_delayed_loader_is_named_with_a_host_cause():
     # the host's excess in the steps' windows, summed: about the sleep in most steps
     host = sorted(s.causes[0].excess_ns for s in result.step_stragglers)
     assert host[STEPS // 2] > 5_000_000
-    # what the others would gain a step: some of the 10 ms sleep (the other rank ran alone on the shared GPU
-    # meanwhile), its lateness at the first bucket counted once though the next buckets carry it too
+    # the job's step with rank 1's host time set to rank 0's, replayed: some of the 10 ms sleep in every step (rank 0
+    # had the shared GPU to itself meanwhile and got ahead, so its own host time in the windows is long too), never
+    # more than the sleep; unprofiled, the job's step is 15 ms longer than the baseline's (the README's timings)
+    assert all(0 < s.gain_ns < 10_000_000 for s in result.step_stragglers)
     assert 1_000_000 < straggler.gain_ns < 10_000_000
-    assert all(s.gain_ns <= 2 * s.late_ns + 1 for s in result.step_stragglers)  # two ranks: 2x the median gap
 
 
 @pytest.mark.parametrize("job", NO_STRAGGLER)
