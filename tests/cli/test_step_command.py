@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import polars as pl
+
 from tests.helpers import run_cli
 from tracekit.analysis.steps import analyze_steps
 from tracekit.importers.kineto import read_host_events
@@ -103,3 +105,32 @@ def test_a_stored_import_keeps_what_the_profiler_recorded(tmp_path):
     assert any("record_shapes" in w for w in from_file["traced"]["warnings"])
     assert from_import["traced"]["warnings"] == from_file["traced"]["warnings"]
     assert from_import["setting"] == from_file["setting"] == "shapes"
+
+
+def test_a_gloo_job_communicates_on_host_threads():
+    """Gloo runs each collective on a worker thread of the host (its `gloo:all_reduce` range), no kernel on the GPU:
+    those count as the step's communication. On the dry run's loader delay (sample_traces/jobs: rank 1 sleeps 10 ms
+    before each step; unprofiled, the job's step is 15 ms longer than the baseline's), rank 1 is the rank the other
+    waits for in every step, and rank 0's wait is longer than any in the baseline."""
+    from tracekit.importers.kineto import read_host_events
+
+    jobs = REPO / "sample_traces/jobs/h200_gloo_dryrun"
+    waits = {}
+    for job in ("resnet50.loader_delay", "resnet50.baseline"):
+        done = tracekit("step", str(jobs / job), "--json")
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        for rank, result in enumerate(data["ranks"]):
+            worker = read_host_events(jobs / job / f"rank{rank}.pt.trace.json.gz").ranges.filter(
+                (pl.col("domain") == "user_annotation") & pl.col("name").str.starts_with("gloo:")
+            )
+            for step in result["steps"]:
+                inside = worker.filter((pl.col("start_ns") >= step["start_ns"]) & (pl.col("end_ns") <= step["end_ns"]))
+                longest = int((inside["end_ns"] - inside["start_ns"]).max() or 0)
+                assert inside.height and longest <= step["communication_ns"] <= step["span_ns"]
+        aligned = data["aligned"]
+        assert all(a["straggler"] is not None for a in aligned)
+        waits[job] = [max(r["communication_wait_ns"] for r in a["ranks"]) for a in aligned]
+        if job == "resnet50.loader_delay":
+            assert [a["straggler"] for a in aligned] == [1] * 5
+    assert min(waits["resnet50.loader_delay"]) > max(waits["resnet50.baseline"])

@@ -68,6 +68,20 @@ def test_the_gloo_all_reduces_are_read_from_the_host_and_matched(job, per_step):
     assert [c.collectives for c in result.clocks] == [per_step * STEPS] * 2
 
 
+@pytest.mark.parametrize("job", ["resnet50.loader_delay", "gpt2.baseline"])
+def test_event_records_are_launches_without_activity_not_dropped_events(job):
+    """The calls are classed as the step analysis classes them (`steps.calls`): cudaEventRecord is a launch there,
+    but it enqueues a marker, which no profiler records as GPU activity, so it never counts as a launch whose
+    activity the profiler dropped (it did, 115-195 a rank, when the job read it as one: both ranks flagged sampled,
+    70-500 ms of their GPU gaps not counted as idle)."""
+    for path in sorted((JOBS / job).glob("rank*.pt.trace.json.gz")):
+        calls = read_rank(path).calls
+        assert calls.filter((pl.col("kind") == "launch") & (pl.col("name") == "cudaEventRecord")).height > 100
+    result = analyzed(job)
+    assert all(c.missing_launches == 0 and not c.sampled and c.dropped_ns == 0 for c in result.clocks)
+    assert not any("launches have no GPU activity" in w for w in result.warnings)
+
+
 @pytest.mark.parametrize("job", ["resnet50.loader_delay", "resnet50.item_sync", *NO_STRAGGLER])
 def test_two_processes_on_one_host_share_one_clock(job):
     """Both ranks ran on one machine: the offset the collectives' ends give is near zero (their ends on the two
@@ -93,10 +107,11 @@ def test_the_delayed_loader_is_named_with_a_host_cause():
     # the host's excess in the steps' windows, summed: about the sleep in most steps
     host = sorted(s.causes[0].excess_ns for s in result.step_stragglers)
     assert host[STEPS // 2] > 5_000_000
-    # what the others would gain a step: some of the 10 ms sleep (the other rank ran alone on the shared GPU
-    # meanwhile), its lateness at the first bucket counted once though the next buckets carry it too
+    # the job's step with rank 1's host time set to rank 0's, replayed: some of the 10 ms sleep in every step (rank 0
+    # had the shared GPU to itself meanwhile and got ahead, so its own host time in the windows is long too), never
+    # more than the sleep; unprofiled, the job's step is 15 ms longer than the baseline's (the README's timings)
+    assert all(0 < s.gain_ns < 10_000_000 for s in result.step_stragglers)
     assert 1_000_000 < straggler.gain_ns < 10_000_000
-    assert all(s.gain_ns <= 2 * s.late_ns + 1 for s in result.step_stragglers)  # two ranks: 2x the median gap
 
 
 @pytest.mark.parametrize("job", NO_STRAGGLER)

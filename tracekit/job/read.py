@@ -11,22 +11,12 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.analysis.job.frames import RankFrames
+from tracekit.analysis.steps.calls import LAUNCH, LAUNCH_CALLS, SYNC, SYNC_CALLS, base_name
 from tracekit.errors import InputError
 from tracekit.importers.kineto import read_events
 
 GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 CALL_CATEGORIES = ("cuda_runtime", "cuda_driver")
-# the calls whose GPU work has a correlation id (a launch) and the calls that wait for the GPU (a sync)
-LAUNCH_CALL = r"^(cuda|cu)(LaunchKernel|LaunchCooperativeKernel|MemcpyAsync|MemsetAsync|Memcpy|Memset)"
-SYNC_CALLS = (
-    "cudaDeviceSynchronize",
-    "cudaStreamSynchronize",
-    "cudaEventSynchronize",
-    "cudaThreadSynchronize",
-    "cuCtxSynchronize",
-    "cuStreamSynchronize",
-    "cuEventSynchronize",
-)
 STEP_RANGE = r"^ProfilerStep#(\d+)$"
 LOADER_RANGE = r"DataLoader|dataloader"
 LOADER_CATEGORIES = ("cpu_op", "user_annotation", "python_function")
@@ -57,14 +47,16 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
         _arg("Process Group Name").alias("process_group"),
         _arg("External id", as_int=True).alias("external_id"),
     )
+    base = base_name(pl.col("name"))
     calls = (
         events.filter(pl.col("cat").is_in(CALL_CATEGORIES))
         .select(
             pl.col("name").cast(pl.Categorical),
-            pl.when(pl.col("name").is_in(SYNC_CALLS))
-            .then(pl.lit("sync"))
-            .when(pl.col("name").str.contains(LAUNCH_CALL))
-            .then(pl.lit("launch"))
+            # as the step analysis reads them (`steps.calls`): a blocking copy waits for the GPU (a sync)
+            pl.when(base.is_in(list(SYNC_CALLS)))
+            .then(pl.lit(SYNC))
+            .when(base.is_in(list(LAUNCH_CALLS)))
+            .then(pl.lit(LAUNCH))
             .alias("kind"),
             _arg("correlation", as_int=True).alias("correlation_id"),
             "start_ns",

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit.analysis.job import align, cause, straggler
+from tracekit.analysis.job import align, cause, replay, straggler
+from tracekit.analysis.job.align import KEY
 from tracekit.analysis.job.types import (
     CAUSE_GROUPS,
     COMPUTE,
@@ -136,6 +137,7 @@ def analyze_job(
         rank = row["rank"]
         shares = cause.excess_by_cause(late, table, rank, row["step"]) if rank is not None else ()
         found = cause.cause_of(shares)
+        in_step = late.join(table.filter(pl.col("step") == row["step"]).select(KEY), on=KEY)
         step_rows.append(
             StepStraggler(
                 step=row["step"],
@@ -148,7 +150,7 @@ def analyze_job(
                 cause=found,
                 causes=shares,
                 longer_kernels=cause.longer_kernels(kernels, rank, row["step"]) if found == COMPUTE else (),
-                gain_ns=row["gain_ns"],
+                gain_ns=replay.step_gain_ns(in_step, rank, found) if rank is not None else 0,
             )
         )
     mine = [s for s in step_rows if job_rank is not None and s.rank == job_rank]
@@ -178,7 +180,6 @@ def analyze_job(
             ranks=r["ranks"],
             last_rank=r["last_rank"],
             late_ns=r["late_ns"],
-            ahead_of_next_ns=r["ahead_of_next_ns"] or 0,
             noise_ns=r["noise_ns"],
             significant=r["significant"],
             counted=r["counted"],

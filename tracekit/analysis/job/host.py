@@ -15,9 +15,10 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.analysis.job.frames import HostCollectives
+from tracekit.analysis.steps.categories import HOST_COLLECTIVE_RANGE
 
 HOST_CALL = r"^c10d::"
-WORK_RANGE = r"^gloo:"
+WORK_RANGE = HOST_COLLECTIVE_RANGE  # the backend's worker range that runs each collective
 # c10d::_allgather_base_, gloo:all_gather, c10d::reduce_scatter_tensor_coalesced_ ... -> allgather, reducescatter
 KIND_NOISE = r"^(c10d::|gloo:)|_base|_coalesced|_into_tensor|_tensor|_"
 

@@ -23,6 +23,7 @@ import polars as pl
 from tracekit.analysis.job.frames import HostCollectives, RankFrames
 from tracekit.analysis.job.host import host_collectives
 from tracekit.analysis.steps import intervals
+from tracekit.analysis.steps.calls import EVENT_RECORD_CALLS, LAUNCH, SYNC, base_name
 
 IDLE_CLASSES = ("loader", "sync", "host", "dropped")
 SYNC_TOLERANCE_NS = 20_000  # a gap begun up to this long before a sync returned still follows it
@@ -83,14 +84,20 @@ def _is_collective() -> pl.Expr:
     return pl.col("collective").is_not_null() | pl.col("name").cast(pl.Utf8).str.starts_with("nccl")
 
 
+def _work_calls(frames: RankFrames) -> pl.DataFrame:
+    """The launch calls whose work a trace records as a GPU activity (an event record enqueues a marker)."""
+    return frames.calls.filter(
+        (pl.col("kind") == LAUNCH) & ~base_name(pl.col("name").cast(pl.Utf8)).is_in(list(EVENT_RECORD_CALLS))
+    )
+
+
 def _gpu_by_step(frames: RankFrames, steps: pl.DataFrame) -> pl.DataFrame:
-    """GPU activities with their step, found from the launch call's time (GPU work runs after the host's step
-    range ends when the host runs ahead), else from their own start. Where the trace holds launch calls, an
-    activity whose launch it lacks was launched before the profiler recorded the host (its warm-up) and is left
-    out: its step is not known."""
+    """GPU activities with their step, found from the time of the call that enqueued them (GPU work runs after the
+    host's step range ends when the host runs ahead; a launch, or a blocking copy, which is a sync), else from their
+    own start. Where the trace holds launch calls, an activity whose call it lacks was launched before the profiler
+    recorded the host (its warm-up) and is left out: its step is not known."""
     launched = (
-        frames.calls.filter(pl.col("kind") == "launch")
-        .select("correlation_id", pl.col("start_ns").alias("launch_ns"))
+        frames.calls.select("correlation_id", pl.col("start_ns").alias("launch_ns"))
         .drop_nulls()
         .unique("correlation_id", keep="first")
     )
@@ -120,9 +127,8 @@ def _missing_launches(frames: RankFrames) -> pl.DataFrame:
     if frames.gpu.height == 0:
         return frames.calls.clear()
     last = frames.gpu["start_ns"].max()
-    return frames.calls.filter(
-        (pl.col("kind") == "launch")
-        & pl.col("correlation_id").is_not_null()
+    return _work_calls(frames).filter(
+        pl.col("correlation_id").is_not_null()
         & ~pl.col("correlation_id").is_in(frames.gpu["correlation_id"].drop_nulls().implode())
         & (pl.col("start_ns") < last)
     )
@@ -144,7 +150,7 @@ def _idle(frames: RankFrames, busy: pl.DataFrame, start_ns: int, end_ns: int) ->
     )
     loaders = intervals.merge(frames.ranges.filter(pl.col("kind") == "loader"))
     loading = intervals.measure(loaders, gaps["start_ns"], gaps["end_ns"])
-    sync_ends = frames.calls.filter(pl.col("kind") == "sync")["end_ns"].sort()
+    sync_ends = frames.calls.filter(pl.col("kind") == SYNC)["end_ns"].sort()
     syncs_in = sync_ends.search_sorted(gaps["end_ns"], side="right").cast(pl.Int64) - sync_ends.search_sorted(
         gaps["start_ns"] - SYNC_TOLERANCE_NS, side="left"
     ).cast(pl.Int64)
@@ -256,7 +262,7 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         (idle_by_class["loader_ns"] + idle_by_class["sync_ns"] + idle_by_class["host_ns"]).alias("idle_ns"),
         idle_by_class["dropped_ns"].alias("dropped_ns"),
     )
-    launches = frames.calls.filter(pl.col("kind") == "launch").height
+    launches = _work_calls(frames).height
     missing = _missing_launches(frames).height
     summary = pl.DataFrame(
         {

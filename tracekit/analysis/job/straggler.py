@@ -43,7 +43,7 @@ def arrivals(corrected: pl.DataFrame) -> pl.DataFrame:
 
 
 def collective_table(late: pl.DataFrame) -> pl.DataFrame:
-    """One row per collective: step, last_rank, late_ns, ahead_of_next_ns, deviation_ns, noise_ns, significant."""
+    """One row per collective: step, last_rank, late_ns, deviation_ns, noise_ns, significant."""
     ranks = late["rank"].n_unique()
     # each rank's step-to-step variation at each position of its step, the median over the ranks; a position's
     # no less than the median position's (few ranks and steps make a MAD of a handful of values, at times ~0)
@@ -61,7 +61,6 @@ def collective_table(late: pl.DataFrame) -> pl.DataFrame:
         pl.len().alias("ranks"),
         pl.col("rank").first().alias("last_rank"),
         pl.col("late_ns").first(),
-        (pl.col("arrival_ns").first() - pl.col("arrival_ns").get(1)).alias("ahead_of_next_ns"),
         pl.col("resynced").first(),
     )
     spread = math.sqrt(2 * math.log(max(ranks, 2))) + 3
@@ -95,16 +94,17 @@ def counted(table: pl.DataFrame, job_rank: int | None) -> pl.DataFrame:
 
 def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
     """Per step: rank (null where no collective counted), late_ns (its summed lateness at the counted
-    collectives it was last to reach), collectives_last, spread_ns, noise_ns, gain_ns. Where the last rank had
-    not waited for any collective since the previous one it was last at too (`resynced` false), only the lateness
-    it added there counts: the rest was carried over and is counted once."""
+    collectives it was last to reach), collectives_last, spread_ns, noise_ns. Where the last rank had not waited
+    for any collective since the previous one it was last at too (`resynced` false), only the lateness it added
+    there counts: the rest was carried over and is counted once."""
     steps = table.group_by("step").agg(
         pl.col("late_ns").max().alias("spread_ns"), pl.col("noise_ns").max(), pl.len().alias("collectives")
     )
     carried = (pl.col("last_rank") == pl.col("last_rank").shift(1).over("step")) & ~pl.col("resynced")
     added = table.sort("step", "position", *KEY).with_columns(
-        (pl.col(c) - pl.when(carried).then(pl.col(c).shift(1).over("step")).otherwise(0)).clip(lower_bound=0)
-        for c in ("late_ns", "ahead_of_next_ns")
+        (pl.col("late_ns") - pl.when(carried).then(pl.col("late_ns").shift(1).over("step")).otherwise(0)).clip(
+            lower_bound=0
+        )
     )
     late = (
         added.filter("counted")
@@ -112,7 +112,6 @@ def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("late_ns").sum(),
             pl.len().alias("collectives_last"),
-            pl.col("ahead_of_next_ns").sum().alias("gain_ns"),
         )
         .sort("step", "late_ns", descending=[False, True])
         .group_by("step", maintain_order=True)
@@ -121,7 +120,7 @@ def step_stragglers(table: pl.DataFrame) -> pl.DataFrame:
     )
     return (
         steps.join(late, on="step", how="left")
-        .with_columns(pl.col("late_ns", "collectives_last", "gain_ns").fill_null(0))
+        .with_columns(pl.col("late_ns", "collectives_last").fill_null(0))
         .sort("step")
     )
 

@@ -37,7 +37,6 @@ class CollectiveArrival:
     ranks: int
     last_rank: int
     late_ns: int  # the last arrival minus the median arrival
-    ahead_of_next_ns: int  # the last arrival minus the one before it: what the others would gain without it
     noise_ns: int  # what the ranks' own step-to-step variation makes of a last arrival at this collective
     significant: bool  # late_ns beyond noise_ns
     counted: bool  # holds its step back: significant, or the job's straggler last here beyond one deviation
@@ -67,7 +66,7 @@ class StepStraggler:
     cause: str | None
     causes: tuple[CauseShare, ...]  # largest first
     longer_kernels: tuple[KernelExcess, ...]  # compute: the kernels that ran longer, largest first
-    gain_ns: int  # the step's time saved were the straggler at the median (the next arrival starts each)
+    gain_ns: int  # the step's time saved with the straggler's cause at the others' median (`replay`)
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ class JobStraggler:
     steps_named: int  # steps whose straggler it was
     cause: str | None
     cause_group: str | None  # compute | host | communication
-    gain_ns: int  # mean step time saved with it at the median
+    gain_ns: int  # mean step time saved with its cause at the others' median (its steps' `replay`, over all steps)
     gain_pct: float  # of the median step
     # the evidence, for the rank latest on average (the straggler where named): its mean lateness per step (over
     # the step's collectives, arrival minus the median arrival) and that mean in standard errors of its

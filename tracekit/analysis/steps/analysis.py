@@ -11,7 +11,7 @@ from tracekit.analysis.steps.critical_path import critical_path, timeline
 from tracekit.analysis.steps.detect import detect
 from tracekit.analysis.steps.framework import is_pytorch
 from tracekit.analysis.steps.types import STEPS_SCHEMA, IdleCause, Step, StepsResult
-from tracekit.host_events import KERNEL, MEMCPY, MEMSET, HostEvents
+from tracekit.host_events import ANNOTATION_DOMAIN, KERNEL, MEMCPY, MEMSET, HostEvents
 
 
 class StepError(ValueError):
@@ -86,7 +86,12 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     count_of = {row[0]: row[1:] for row in counts.iter_rows()}
     per_category = operators.categories(assigned, windows.height)
     per_operator = operators.operators(assigned.filter(pl.col("kind") == KERNEL), windows.height)
-    comm, overlap = operators.communication_overlap(labelled.filter(pl.col("kind") == KERNEL), windows)
+    host_collectives = events.ranges.filter(
+        (pl.col("domain") == ANNOTATION_DOMAIN) & pl.col("name").str.contains(categories.HOST_COLLECTIVE_RANGE)
+    )
+    comm, overlap = operators.communication_overlap(
+        labelled.filter(pl.col("kind") == KERNEL), windows, host_collectives
+    )
     steps = []
     for index, (label, start, end) in enumerate(
         zip(windows_found.labels, windows["start_ns"].to_list(), windows["end_ns"].to_list(), strict=True)

@@ -84,6 +84,9 @@ SYNC_CALLS = frozenset(
         "hipFree",
     }
 )
+# launch calls that enqueue a marker, not work: no profiler records a GPU activity for them (a launch without one
+# is otherwise a dropped event)
+EVENT_RECORD_CALLS = frozenset({"cudaEventRecord", "cuEventRecord", "hipEventRecord"})
 WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
 # One-time start-up: allocations (the caching allocator growing), module loading, context, stream and handle

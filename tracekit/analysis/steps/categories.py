@@ -21,6 +21,9 @@ REDUCTION = "reduction and normalization"
 ELEMENTWISE = "elementwise"
 COPIES = "copies and sets"
 OTHER = "other"
+# A collective run on host threads (gloo: no kernel of it reaches the GPU): the process group's worker range that ran
+# it (`gloo:all_reduce`, a user annotation). Communication as much as an NCCL kernel is, though not GPU time.
+HOST_COLLECTIVE_RANGE = r"^gloo:"
 CATEGORIES = (GEMM, ATTENTION, CONVOLUTION, ELEMENTWISE, REDUCTION, COPIES, COMMUNICATION, OTHER)
 # A step's time with two streams busy at once is counted once, for the first of these categories running then
 # (`operators.categories`): computation before copies before communication, so the copies' time is what ran with

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.steps.calls import (
+    EVENT_RECORD_CALLS,
     FIRST_CALL_SLOWER,
     GRAPH_LAUNCH_CALLS,
     LAUNCH,
@@ -463,7 +464,7 @@ def _stall_kind(frame: pl.DataFrame, gpu: pl.DataFrame, calls: pl.DataFrame) -> 
     missing = calls.filter(
         (pl.col("call_class") == LAUNCH)
         & pl.col("correlation_id").is_not_null()
-        & ~pl.col("base").str.contains("EventRecord")
+        & ~pl.col("base").is_in(list(EVENT_RECORD_CALLS))
         & ~pl.col("correlation_id").is_in(gpu["correlation_id"].drop_nulls().implode())
     ).select("thread", "start_ns", end_ns=pl.col("start_ns") + 1)
     until = pl.min_horizontal("issue_ns", "gap_end_ns")

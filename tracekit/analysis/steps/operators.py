@@ -65,10 +65,15 @@ def operators(assigned: pl.DataFrame, steps: int) -> list[tuple[OperatorTime, ..
     return [tuple(f) for f in found]
 
 
-def communication_overlap(gpu: pl.DataFrame, windows: pl.DataFrame) -> tuple[list[int], list[int]]:
-    """Per step: the union of communication kernels, and the part of it during which computation (any other
-    kernel) ran: |comm| + |compute| - |comm ∪ compute|."""
-    comm = gpu.filter(pl.col("category") == COMMUNICATION)
+def communication_overlap(
+    gpu: pl.DataFrame, windows: pl.DataFrame, host_collectives: pl.DataFrame | None = None
+) -> tuple[list[int], list[int]]:
+    """Per step: the union of communication kernels and of the collectives run on host threads (`host_collectives`:
+    start_ns, end_ns; gloo's worker ranges), and the part of it during which computation (any other kernel) ran:
+    |comm| + |compute| - |comm ∪ compute|."""
+    comm = gpu.filter(pl.col("category") == COMMUNICATION).select("start_ns", "end_ns")
+    if host_collectives is not None and host_collectives.height:
+        comm = pl.concat([comm, host_collectives.select(comm.columns).cast(comm.schema)])
     compute = gpu.filter((pl.col("category") != COMMUNICATION) & (pl.col("category") != COPIES))
     if comm.height == 0:
         return [0] * windows.height, [0] * windows.height

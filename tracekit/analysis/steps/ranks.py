@@ -2,8 +2,9 @@
 profiler's ProfilerStep#N is the same iteration on every rank) or, without labels in common, by order.
 
 In a data-parallel step every rank waits in the gradient all-reduce for the slowest one, so step times even out
-and the straggler shows as the rank that spent least time in communication kernels (the others' extra time in
-NCCL is waiting for it); each rank's wait is its communication time minus the least any rank spent in that step.
+and the straggler shows as the rank that spent least time in communication (NCCL's kernels, or gloo's collectives
+on host threads: the others' extra time there is waiting for it); each rank's wait is its communication time minus
+the least any rank spent in that step.
 """
 
 from __future__ import annotations

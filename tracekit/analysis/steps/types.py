@@ -70,7 +70,7 @@ class Step:
     causes: tuple[IdleCause, ...]  # every cause, largest first; their idle_ns sum to idle_ns
     categories: tuple[CategoryTime, ...]
     operators: tuple[OperatorTime, ...]
-    communication_ns: int  # the union of communication kernels
+    communication_ns: int  # the union of communication kernels and host-side collectives (gloo's worker ranges)
     communication_overlap_ns: int  # of which computation ran at the same time
     pageable_copy_ns: int = 0  # copies from or to pageable host memory: busy time a pinned copy would shorten
     pageable_copy_bytes: int = 0

@@ -1,0 +1,120 @@
+"""What the job would gain without its straggler: each step replayed with the part of the straggler's own time that
+made it late (its cause) set to the median of the other ranks', the job's step then read where every rank meets.
+
+The replay is the step replay's (`steps.critical_path.replay`, `steps.unprofiled`) at the grain the job holds: each
+event starts when its last constraint is met and keeps what the trace shows beyond it, with the changed durations
+moving everything that waits on them. Here the events are each rank's arrival at each collective of the step and the
+collective's end on each rank (on the reference clock, `align`):
+
+- an arrival is the rank's window (`rank.rank_tables`: its own time before the collective) after the window's
+  start, which is the later of its previous arrival and the ends of the collectives that had ended on the rank
+  before it arrived (NCCL's stream order; gloo's waits), or, when the window began before the step's first
+  collective, that start as recorded;
+- a collective ends on each rank when the last rank has arrived, plus that rank's own recorded time after the last
+  arrival (its transfer: a slower link shows here).
+
+The straggler's change, at every collective of the step: compute, data loading, host sync or host (Python): that
+part of its window no longer than the other ranks' median there (the window shortened by the excess);
+communication: its transfer after the last arrival no longer than the others' median. The step's time is the job's
+at its last meeting point, the latest end over the ranks and collectives; the gain is how much earlier that comes.
+The ranks' own time after the last collective (the optimizer) waits on no one and is left as it is.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+
+from tracekit.analysis.job.align import KEY
+from tracekit.analysis.job.cause import PARTS
+from tracekit.analysis.job.types import COMMUNICATION
+
+
+def _matrix(frame: pl.DataFrame, column: str, ranks: list[int], keys: int) -> np.ndarray:
+    """ranks x collectives of `column` (the frame: rank_index, key_index, column; NaN where a rank lacks one)."""
+    out = np.full((len(ranks), keys), np.nan)
+    out[frame["rank_index"].to_numpy(), frame["key_index"].to_numpy()] = frame[column].cast(pl.Float64).to_numpy()
+    return out
+
+
+def _median_of_others(values: np.ndarray, mask: np.ndarray, straggler: int) -> np.ndarray:
+    """Per collective, the median over the ranks but the straggler that hold it (NaN where none)."""
+    others = np.where(mask, values, np.nan)
+    others = np.delete(others, straggler, axis=0)
+    if others.shape[0] == 0:
+        return np.full(values.shape[1], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a collective only the straggler holds: NaN, said here
+        return np.nanmedian(others, axis=0)
+
+
+def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
+    """The step's gain with `rank`'s `cause` set to the median of the other ranks' (see the module). `late`: the
+    step's shared collectives on the reference clock (`straggler.arrivals`: rank, KEY, arrival_ns, end_ns,
+    window_start_ns and the window's parts, `cause.PARTS`)."""
+    if cause is None or late.height == 0 or rank not in set(late["rank"]):
+        return 0
+    ranks = sorted(set(late["rank"]))
+    order = (
+        late.group_by(KEY)
+        .agg(pl.col("arrival_ns").max().alias("_meets"))
+        .sort("_meets", *KEY)
+        .with_row_index("key_index")
+    )
+    frame = late.join(order.select(*KEY, "key_index"), on=KEY).with_columns(
+        pl.col("rank").replace_strict(ranks, range(len(ranks)), return_dtype=pl.Int64).alias("rank_index"),
+        pl.col("key_index").cast(pl.Int64),
+    )
+    keys = order.height
+    arrival = _matrix(frame, "arrival_ns", ranks, keys)
+    end = _matrix(frame, "end_ns", ranks, keys)
+    start = _matrix(frame, "window_start_ns", ranks, keys)
+    present = ~np.isnan(arrival)
+    straggler = ranks.index(rank)
+    own = arrival - start
+    last_arrival = np.nanmax(np.where(present, arrival, np.nan), axis=0)
+    transfer = end - last_arrival
+    if cause == COMMUNICATION:
+        typical = _median_of_others(transfer, present, straggler)
+        transfer[straggler] = np.where(np.isnan(typical), transfer[straggler], np.fmin(transfer[straggler], typical))
+    else:
+        part = _matrix(frame, PARTS[cause], ranks, keys)
+        typical = _median_of_others(part, present, straggler)
+        excess = np.nan_to_num(part[straggler] - typical, nan=0.0)
+        own[straggler] -= np.clip(excess, 0.0, np.nan_to_num(own[straggler], nan=0.0))
+
+    # each rank's window anchors: its previous arrival in the step, and the collective that ended last on it before
+    # it arrived (-1: none in the step); anchored: the window began at one of them, not before the step's first
+    count = len(ranks)
+    previous = np.full((count, keys), -1)
+    ended = np.full((count, keys), -1)
+    for r in range(count):
+        held = np.flatnonzero(present[r])
+        by_arrival = held[np.argsort(arrival[r, held], kind="stable")]
+        previous[r, by_arrival[1:]] = by_arrival[:-1]
+        by_end = held[np.argsort(end[r, held], kind="stable")]
+        at = np.searchsorted(end[r, by_end], arrival[r, held], side="right") - 1
+        ended[r, held] = np.where(at >= 0, by_end[np.maximum(at, 0)], -1)
+    rows = np.arange(count)[:, None]
+    recorded = np.fmax(
+        np.where(previous >= 0, arrival[rows, previous], np.nan), np.where(ended >= 0, end[rows, ended], np.nan)
+    )
+    anchored = present & (recorded >= start)
+
+    new_arrival, new_end = arrival.copy(), end.copy()
+    for _ in range(keys + 1):  # in meeting order one pass settles it; ranks that order collectives apart take more
+        before = new_end.copy()
+        for k in range(keys):
+            mine = np.arange(count)
+            moved = np.fmax(
+                np.where(previous[:, k] >= 0, new_arrival[mine, previous[:, k]], np.nan),
+                np.where(ended[:, k] >= 0, new_end[mine, ended[:, k]], np.nan),
+            )
+            new_arrival[:, k] = np.where(anchored[:, k], moved, start[:, k]) + own[:, k]
+            met = np.nanmax(np.where(present[:, k], new_arrival[:, k], np.nan))
+            new_end[:, k] = np.where(present[:, k], met + transfer[:, k], np.nan)
+        if np.array_equal(before, new_end, equal_nan=True):
+            break
+    return max(0, round(float(np.nanmax(end) - np.nanmax(new_end))))
