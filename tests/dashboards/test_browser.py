@@ -364,3 +364,34 @@ def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, s
     )
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "compare-diff-table"))
     shots(driver, "compare_vector_add")
+
+
+# Every table on the page as drawn: its rows of cell texts, header row first.
+DRAWN_TABLES = (
+    "return Array.from(document.querySelectorAll('table')).map("
+    "t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.textContent.trim())))"
+)
+
+
+def test_launch_page_draws_the_tables_every_view_shows(site, sample_trace, shots):
+    """vector_add at 8 warps per SM (its kernel's sweep over four traces): every table `present.launch.launch_tables`
+    decides (the launch's own among them, not the stored row) is drawn whole, cell for cell, as the reports and the
+    CLI show it (tests/reports/test_one_presentation.py); the compare page draws each side's launch table."""
+    from tracekit.present.launch import launch_table, launch_tables
+
+    db_url, base_url, driver = site
+    ids = vector_add_ids(db_url, sample_trace)
+    results = analyze_stored(Store.open(db_url), [ids[0], ids[3]])
+    driver.get(f"{base_url}/launch/{ids[0]}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#launch-table tbody tr"))
+    drawn = driver.execute_script(DRAWN_TABLES)
+    tables = launch_tables(results[0])
+    assert tables[0].title == "Launch" and len(tables) >= 6
+    for table in tables:
+        assert [table.columns, *table.rows] in drawn, table.title
+    driver.get(f"{base_url}/compare?a={ids[0]}&b={ids[3]}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#launch-table-b tbody tr"))
+    drawn = driver.execute_script(DRAWN_TABLES)
+    for result in results:
+        table = launch_table(result)
+        assert [table.columns, *table.rows] in drawn, result.launch_id

@@ -737,15 +737,18 @@ def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
     assert launch["shared memory per block"].endswith(f" ({static} static, {dynamic} dynamic)")
 
 
-def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store):
+def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store, tmp_path):
     """vector_add at 8 against 64 warps per SM: the whole of `present.comparison.comparison_table` in `tracekit
-    compare`, the Markdown and HTML comparisons, the compare page and the notebook, cell for cell."""
+    compare` (text, `--format md`, `--format html`), the compare page and the notebook, cell for cell, and from the
+    Python API's comparison (`api.compare_launches`) and `compare --json`'s. The compare page shows each side's
+    launch table as every view of the launch does (`present.launch.launch_table`)."""
+    from tracekit.api import compare_launches
+    from tracekit.api import open as open_store
     from tracekit.dashboards import pages_compare
     from tracekit.dashboards.analysis_cache import AnalysisCache
     from tracekit.notebook import comparison_html
-    from tracekit.present.comparison import ComparedPair, comparison_table
-    from tracekit.reports.html import compare_html
-    from tracekit.reports.markdown import compare_markdown
+    from tracekit.present.comparison import comparison_table
+    from tracekit.present.launch import launch_table
 
     db, ids = vector_add_store
     a, b = ids[0], ids[3]
@@ -754,21 +757,30 @@ def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store)
     comparison = compare_results_of([result_a], [result_b])
     expected = whole(comparison_table(comparison))
     assert expected[1][0] == "duration" and len(expected) > 10
-    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b])
     page = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
+    sides = (f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add")
+    written = tmp_path / "compare.html"
+    cli("compare", *sides, "--format", "html", "-o", str(written), db=db)
     shown = {
-        "cli": terminal_tables(cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)),
-        "markdown": markdown_tables(compare_markdown([pair], [])),
-        "html": html_tables(compare_html([pair], [])),
+        "cli": terminal_tables(cli("compare", *sides, db=db)),
+        "markdown": markdown_tables(cli("compare", *sides, "--format", "md", db=db)),
+        "html": html_tables(written.read_text(encoding="utf-8")),
         "dashboard": dash_tables(page),
         "notebook": html_tables(comparison_html(comparison)),
     }
     for view, tables in shown.items():
         assert expected in tables, view
-    # The JSON view: `compare --json`'s comparison holds every cell of the table.
-    printed = printed_json("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)
+    for result in (result_a, result_b):
+        assert whole(launch_table(result)) in shown["dashboard"], result.launch_id
+    # The APIs: the Python API's comparison, and `compare --json`'s, give every cell of the table.
+    results = open_store(str(db)).analyze([a, b])
+    assert whole(comparison_table(compare_launches([results.by_launch(a)], [results.by_launch(b)]))) == expected
+    printed = printed_json("compare", *sides, db=db)
     [compared] = [pair["comparison"] for pair in printed["pairs"]]
     assert whole(comparison_table(comparison_from_json(compared))) == expected
+    # The numbers are the traces': A's and B's durations as their headers state them.
+    durations = [int(_trace_header(warps)["launch_duration_ns"]) for warps in (8, 64)]
+    assert expected[1][1:3] == [fmt.duration(ns) for ns in durations]
 
 
 def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path, tmp_path):
