@@ -12,8 +12,7 @@ from tracekit import figures
 from tracekit import format as display
 from tracekit.api import TraceAnalysis, compare_launches, shared_metrics
 from tracekit.present.comparison import comparison_charts, comparison_table
-from tracekit.present.launch import TraceFrames, verdict_text
-from tracekit.present.launch import launch_table as present_launch_table
+from tracekit.present.launch import TraceFrames, launch_table, verdict_text
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable
@@ -54,12 +53,12 @@ def _verdict(label: str, analysis: LaunchPage) -> html.Div:
     )
 
 
-def launch_table(analysis: LaunchPage, label: str) -> list:
+def side_launch_table(analysis: LaunchPage, label: str) -> list:
     """The side's launch as every view shows it (`present.launch.launch_table`); nothing where its analysis failed
     (its verdict says why)."""
     if analysis.result is None:
         return []
-    return [table_view(present_launch_table(analysis.result), f"launch-table-{label.lower()}")]
+    return [table_view(launch_table(analysis.result), f"launch-table-{label.lower()}")]
 
 
 def answer_charts(analyses: dict[str, LaunchPage]) -> dict[str, list]:
@@ -158,7 +157,7 @@ def layout(traces: TraceAnalysis, cache: AnalysisCache, a: str | None, b: str | 
                     dcc.Link("open launch page", href=f"/launch/{launch_id}"),
                     _verdict(label, analysis),
                     *charts[label],
-                    *launch_table(analysis, label),
+                    *side_launch_table(analysis, label),
                 ],
                 className="compare-column",
             )
