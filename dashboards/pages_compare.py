@@ -12,12 +12,11 @@ from tracekit import figures
 from tracekit import format as display
 from tracekit.api import TraceAnalysis, compare_launches, shared_metrics
 from tracekit.present.comparison import comparison_charts, comparison_table
-from tracekit.present.launch import TraceFrames, verdict_text
+from tracekit.present.launch import TraceFrames, launch_table, verdict_text
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable
-from .pages_launch import launch_table
-from .panels import GRAPH_CONFIG
+from .panels import GRAPH_CONFIG, table_view
 
 
 def _chooser(a: str | None, b: str | None) -> html.Form:
@@ -52,6 +51,14 @@ def _verdict(label: str, analysis: LaunchPage) -> html.Div:
         ],
         id=f"compare-verdict-{side}",
     )
+
+
+def side_launch_table(analysis: LaunchPage, label: str) -> list:
+    """The side's launch as every view shows it (`present.launch.launch_table`); nothing where its analysis failed
+    (its verdict says why)."""
+    if analysis.result is None:
+        return []
+    return [table_view(launch_table(analysis.result), f"launch-table-{label.lower()}")]
 
 
 def answer_charts(analyses: dict[str, LaunchPage]) -> dict[str, list]:
@@ -150,7 +157,7 @@ def layout(traces: TraceAnalysis, cache: AnalysisCache, a: str | None, b: str | 
                     dcc.Link("open launch page", href=f"/launch/{launch_id}"),
                     _verdict(label, analysis),
                     *charts[label],
-                    launch_table(analysis.launch, table_id=f"launch-table-{label.lower()}"),
+                    *side_launch_table(analysis, label),
                 ],
                 className="compare-column",
             )

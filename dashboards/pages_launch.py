@@ -1,6 +1,6 @@
-"""Launch page `/launch/<id>`: the verdict first, then the launch's configuration, its warps on the SMs over time,
-the analysis panels (occupancy and its what-if calculator, occupancy over time, warp latency, Little's law, the
-kernel's occupancy sweep, stalls) and its raw metrics.
+"""Launch page `/launch/<id>`: the verdict first, then its warps on the SMs over time, the analysis panels
+(occupancy and its what-if calculator, occupancy over time, warp latency, Little's law, the kernel's occupancy
+sweep, stalls), the launch's table as every view shows it (`present.launch.launch_table`) and its raw metrics.
 
 The analysis comes from `AnalysisCache` (once per launch per process); callbacks only format or look up.
 """
@@ -42,50 +42,6 @@ Spec = dict[str, Any]  # a figure as a plotly dict (tracekit.figures, tracekit.p
 
 def _text(value) -> str:
     return "" if value is None else str(value)
-
-
-def _size(value) -> str:
-    return "" if value is None else display.size(value)
-
-
-def launch_fields(launch: dict) -> list[tuple[str, str]]:
-    """(label, text) pairs of one `Store.launches()` row, in reading order."""
-
-    def dims(prefix):
-        return (
-            ""
-            if launch[f"{prefix}_x"] is None  # noqa: E731
-            else f"{launch[f'{prefix}_x']} x {launch[f'{prefix}_y']} x {launch[f'{prefix}_z']}"
-        )
-
-    device = " ".join(
-        part
-        for part in (
-            _text(launch["device_name"]),
-            f"(CC {launch['compute_capability']})" if launch["compute_capability"] else "",
-            f"{launch['sm_count']} SMs" if launch["sm_count"] else "",
-        )
-        if part
-    )
-    return [
-        ("kernel", _text(launch["kernel_name"])),
-        ("mangled name", _text(launch["mangled_name"])),
-        ("grid", dims("grid")),
-        ("block", dims("block")),
-        ("registers per thread", _text(launch["registers_per_thread"])),
-        ("static shared memory", _size(launch["static_smem_bytes"])),
-        ("dynamic shared memory", _size(launch["dynamic_smem_bytes"])),
-        ("duration", display.duration(launch["duration_ns"]) if launch["duration_ns"] is not None else ""),
-        ("device", device),
-        ("stream", _text(launch["stream_id"])),
-        ("NVTX", _text(launch["nvtx_path"])),
-        ("import", f"{launch['import_id']} ({launch['import_name']}, {launch['format']})"),
-    ]
-
-
-def launch_table(launch: dict, table_id: str = "launch-table") -> html.Table:
-    rows = [html.Tr([html.Th(label), html.Td(text)]) for label, text in launch_fields(launch) if text]
-    return html.Table(html.Tbody(rows), id=table_id, className="table fields")
 
 
 def metrics_table(metrics: pl.DataFrame, table_id: str = "metrics-table") -> DataTableClass:
@@ -247,8 +203,9 @@ def analysis_sections(
 ) -> list[html.Section]:
     """The page's sections from the result, in page order: the answer (headline, speed of light, roofline, the
     source lines, What to try first), the findings by cost, stalls, occupancy and its calculator, the trace's
-    figures, the sweep and the regions. A section whose data the launch lacks is left out; the answer says what
-    would add it. `regions`: the region panel's figures; `tries`: `what_to_try`; `source`: `source_lines`."""
+    figures, the sweep, the regions and the launch's own table. A section whose data the launch lacks is left out;
+    the answer says what would add it. `regions`: the region panel's figures; `tries`: `what_to_try`; `source`:
+    `source_lines`."""
     result = analysis.result
     if result is None:
         return panels.analysis_failed(analysis.error or "The analysis did not run.")
@@ -283,7 +240,7 @@ def analysis_sections(
         sections.append(panels.sweep_panel(result, sweep_note(result), charts["sweep"]))
     if result.regions is not None:
         sections.append(panels.region_panel(result, regions))
-    return sections
+    return sections + [panels.launch_panel(result)]
 
 
 def timeline_view(warps: pl.DataFrame, sm_id: int | None, window_ns: tuple[int, int] | None) -> tuple[Spec, str]:
@@ -403,6 +360,7 @@ def page_sections(cache: AnalysisCache, analysis: LaunchPage) -> tuple[html.Sect
         return panels.analysis_running_panel(analysis.pending_warps), [
             panels.occupancy_time_panel(None, occupancy_chart(curve) if curve is not None else None),
             panels.latency_panel(None, latency_chart(histogram) if histogram is not None else None),
+            panels.launch_panel(None),
         ]
     launch_id = int(analysis.launch["id"])
     regions = region_views.initial_view(cache, launch_id, analysis.result) if analysis.result else None
@@ -447,7 +405,6 @@ def layout(traces: TraceAnalysis, cache: AnalysisCache, launch_id: int, pair: in
             html.Div(verdict, id="verdict-slot"),
             *timeline_part,
             html.Div(analysis_panels, id="analysis-slot"),
-            html.Section([html.H3("Launch"), launch_table(launch)]),
             pairing_section(launch_id, analysis),
             html.Section([html.H3("Metrics as recorded"), metrics_section(analysis.metrics)]),
         ]

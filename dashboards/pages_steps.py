@@ -32,12 +32,12 @@ def _table(table_id: str, rows: list[dict[str, str]]) -> Any:
     return DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
 
 
-def _section_table(table_id: str, table: Table) -> list[Any]:
-    """A table `tracekit.present` decided, under its title, its note below."""
+def _section_table(table_id: str, table: Table, heading: Any = html.H4) -> list[Any]:
+    """A table `tracekit.present` decided, under its title (`heading`), its note below."""
     rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
     columns = [{"name": name, "id": name} for name in table.columns]
     shown = DataTable(id=table_id, columns=columns, data=rows, **TABLE_STYLE)
-    return [html.H4(table.title), shown, html.P(table.note or "")]
+    return [heading(table.title), shown, html.P(table.note or "")]
 
 
 def _trace_features(found: trace_features.TraceFeatures) -> html.Div:
@@ -143,8 +143,7 @@ def layout(
             *against,
             html.H3("Steps"),
             _table("steps-table", present.step_rows(result)),
-            html.H3("Idle time by cause"),
-            _table("steps-causes", present.cause_rows(step)),
+            *_section_table("steps-causes", present.cause_table(step), html.H3),
             html.H3("GPU time by category"),
             _table("steps-categories", present.category_rows(step)),
             html.H3("GPU time by operator"),

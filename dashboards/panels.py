@@ -15,6 +15,7 @@ from tracekit import format as display
 from tracekit.api import LaunchAnalysis, Prediction, WhatIf
 from tracekit.present.launch import (
     answer_figures,
+    launch_table,
     occupancy_table,
     region_table,
     stalls_table,
@@ -22,7 +23,13 @@ from tracekit.present.launch import (
     tail_table,
     warps_table,
 )
-from tracekit.present.prediction import prediction_table, prediction_text
+from tracekit.present.prediction import (
+    PredictionTables,
+    ceilings_cited,
+    prediction_table,
+    prediction_tables,
+    prediction_text,
+)
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.source_lines import SourcePanel
 from tracekit.present.try_first import Tries, TryFirst, try_first
@@ -127,6 +134,18 @@ def try_first_div(section: TryFirst) -> html.Div:
     return html.Div([html.H4(section.heading), html.Ol(items, id="what-to-try-list")], id="what-to-try")
 
 
+def predictions_div(predictions: PredictionTables) -> html.Details:
+    """What to try first's changes, each as the table `tracekit predict` prints under its answer (folded), and the
+    measured ceilings they cite."""
+    tables = [
+        part
+        for i, table in enumerate(predictions.tables)
+        for part in (html.H5(table.title), table_view(table, f"what-to-try-prediction-{i}"))
+    ]
+    ceilings = [html.P(predictions.ceilings, className="hint")] if predictions.ceilings else []
+    return html.Details([html.Summary(predictions.heading), *tables, *ceilings], id="what-to-try-predictions")
+
+
 PANEL_IDS = {"speed_of_light": "sol", "roofline": "roofline"}  # the answer's charts' element ids
 
 
@@ -165,6 +184,8 @@ def answer_panel(
     if source is not None:
         body.append(source_panel(source))
     body.append(try_first_div(try_first(result, tries)))  # always: the changes, or why there are none
+    if tries and not isinstance(tries, str):  # each change as `tracekit predict` and the reports give it
+        body.append(predictions_div(prediction_tables(tries, result)))
     missing += not_shown or []
     if missing:
         body.append(html.Ul([html.Li(line) for line in missing], id="not-recorded", className="hint"))
@@ -294,6 +315,15 @@ def not_shown(result: LaunchAnalysis) -> list[str]:
     if result.regions is None:
         lines.append(NOT_SHOWN_REGIONS)
     return lines
+
+
+def launch_panel(result: LaunchAnalysis | None) -> html.Section:
+    """What ran (`present.launch.launch_table`, the table every view of the launch shows); while a big launch is
+    analysed, a place-holder."""
+    if result is None:
+        return _section("launch-panel", "Launch", [html.P(ANALYSIS_RUNNING, className="hint")])
+    table = launch_table(result)
+    return _section("launch-panel", table.title, [table_view(table, "launch-table")])
 
 
 def occupancy_panel(result: LaunchAnalysis) -> html.Section:
@@ -486,7 +516,8 @@ def prediction_body(p: Prediction, result: LaunchAnalysis | None = None) -> list
     and after, basis, Nsight Compute's estimate, what would narrow it), the occupancy after the change, the
     measured ceilings cited once, and the derivation folded. `result`: the launch, for what binds it now."""
     text = prediction_text(p, result)
-    profiles = [html.P(f"measured ceilings: {', '.join(text.profiles)}", className="hint")] if text.profiles else []
+    ceilings = ceilings_cited(text.profiles)
+    profiles = [html.P(ceilings, className="hint")] if ceilings else []
     return [
         html.P(text.answer, id="whatif-prediction", className="verdict"),
         table_view(prediction_table(text), "whatif-prediction-table"),
@@ -510,6 +541,7 @@ PANEL_TITLES = (
     ("sweep-panel", "Throughput against occupancy"),
     ("stall-panel", "Stall breakdown"),
     ("region-panel", "Regions inside the kernel"),
+    ("launch-panel", "Launch"),
 )
 
 

@@ -45,7 +45,7 @@ def test_text_names_steps_causes_and_fixes(real_export):
     assert "3 steps (ProfilerStep)" in out
     for label in ("ProfilerStep#7", "ProfilerStep#8", "ProfilerStep#9"):
         assert label in out
-    assert "idle by cause:" in out and "GPU time by category:" in out and "what to try first" in out
+    assert "Idle time by cause" in out and "GPU time by category:" in out and "what to try first" in out
 
 
 def test_named_step_and_two_traces_as_ranks():

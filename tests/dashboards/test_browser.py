@@ -73,6 +73,13 @@ def upload(driver, base_url: str, paths: list[Path]) -> list[list[str]]:
     return [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][:3] for row in rows]
 
 
+def field_values(driver, table_id: str) -> dict[str, str]:
+    """A field / value table on the page (`present.launch.launch_table`), as drawn: each row's field and value."""
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr")
+    cells = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows]
+    return {row[0]: row[1] for row in cells}
+
+
 def no_alert(driver) -> bool:
     try:
         _ = driver.switch_to.alert
@@ -140,11 +147,8 @@ def test_launch_page_draws_each_warp_and_shows_names_as_text(site, files, real_e
     types, points = graph_points(driver)
     assert len(types) > 0 and set(types) == {"scatter"}
     assert points == 3 * len(synthetic_warps(64))  # every warp drawn: start, end, gap
-    fields = {
-        row.find_element(By.TAG_NAME, "th").text: row.find_element(By.TAG_NAME, "td").text
-        for row in driver.find_elements(By.CSS_SELECTOR, "#launch-table tr")
-    }
-    assert fields["kernel"] == XSS_KERNEL
+    fields = field_values(driver, "launch-table")  # present's launch table, as the report shows it
+    assert fields["kernel"] == fields["signature"] == XSS_KERNEL
     assert fields["grid"] == "64 x 1 x 1" and fields["block"] == "128 x 1 x 1"
     assert driver.find_element(By.CSS_SELECTOR, "h2.kernel-name").text == XSS_KERNEL
     assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
@@ -190,7 +194,7 @@ def test_compare_page_shows_both_launches(site, files, real_export, shots):
     driver.get(f"{base_url}/compare?a={a}&b={b}")
     wait(driver, lambda d: d.find_elements(By.ID, "launch-table-b"))
     shots(driver, "compare")
-    kernels = [driver.find_element(By.CSS_SELECTOR, f"#launch-table-{side} td").text for side in "ab"]
+    kernels = [field_values(driver, f"launch-table-{side}")["signature"] for side in "ab"]
     assert kernels == [XSS_KERNEL, NSYS_KERNEL_NAME]
     assert driver.find_elements(By.CSS_SELECTOR, "img[src=x]") == [] and no_alert(driver)
 
@@ -360,3 +364,34 @@ def test_compare_page_shows_the_difference_table_and_links_the_time_axes(site, s
     )
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "compare-diff-table"))
     shots(driver, "compare_vector_add")
+
+
+# Every table on the page as drawn: its rows of cell texts, header row first.
+DRAWN_TABLES = (
+    "return Array.from(document.querySelectorAll('table')).map("
+    "t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.textContent.trim())))"
+)
+
+
+def test_launch_page_draws_the_tables_every_view_shows(site, sample_trace, shots):
+    """vector_add at 8 warps per SM (its kernel's sweep over four traces): every table `present.launch.launch_tables`
+    decides (the launch's own among them, not the stored row) is drawn whole, cell for cell, as the reports and the
+    CLI show it (tests/reports/test_one_presentation.py); the compare page draws each side's launch table."""
+    from tracekit.present.launch import launch_table, launch_tables
+
+    db_url, base_url, driver = site
+    ids = vector_add_ids(db_url, sample_trace)
+    results = analyze_stored(Store.open(db_url), [ids[0], ids[3]])
+    driver.get(f"{base_url}/launch/{ids[0]}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#launch-table tbody tr"))
+    drawn = driver.execute_script(DRAWN_TABLES)
+    tables = launch_tables(results[0])
+    assert tables[0].title == "Launch" and len(tables) >= 6
+    for table in tables:
+        assert [table.columns, *table.rows] in drawn, table.title
+    driver.get(f"{base_url}/compare?a={ids[0]}&b={ids[3]}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#launch-table-b tbody tr"))
+    drawn = driver.execute_script(DRAWN_TABLES)
+    for result in results:
+        table = launch_table(result)
+        assert [table.columns, *table.rows] in drawn, result.launch_id

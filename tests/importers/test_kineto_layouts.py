@@ -80,7 +80,7 @@ def test_an_mtia_trace_gives_a_step_analysis():
     assert "on ARTEMIS" in result.stdout.splitlines()[0]
     data = json.loads(run_cli("step", "--traced", "--json", str(MTIA)).stdout)
     assert data["device_name"] == "ARTEMIS" and 0 < sum(s["kernels"] for s in data["steps"]) <= 97
-    assert "?" not in result.stdout.split("idle by cause:")[1].split("GPU time by category")[0]
+    assert "?" not in result.stdout.split("Idle time by cause")[1].split("GPU time by category")[0]
 
 
 def test_the_2020_layout_is_a_kineto_trace_with_its_kernels_calls_and_operators(real_export):

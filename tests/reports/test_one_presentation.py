@@ -407,6 +407,14 @@ def _warps_in(warps: int) -> int:
         return sum(1 for _ in csv.DictReader(line for line in handle if not line.startswith("#")))
 
 
+def _trace_header(warps: int) -> dict[str, str]:
+    """The header of a vector_add trace ("# grid: 2048,1,1" as {"grid": "2048,1,1"}), read line by line."""
+    import gzip
+
+    with gzip.open(REPO / "sample_traces" / "h100" / f"vector_add_{warps:02d}warps.csv.gz", "rt") as handle:
+        return dict(line[2:].strip().split(": ", 1) for line in handle if line.startswith("# ") and ": " in line)
+
+
 def test_the_comparison_charts_are_one_plotly_dict_in_every_layout(vector_add_store):
     """vector_add at 8 against 64 warps per SM: occupancy over time on linked rows, the latency histograms as shares
     and the sweeps are built once (`present.comparison.comparison_charts`); the HTML comparison embeds and the
@@ -676,8 +684,9 @@ def comparison_from_json(obj: dict):
 def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
     """vector_add at 8 warps per SM (a trace of a four-occupancy sweep): each table `present.launch.launch_tables`
     decides (launch, occupancy, warps, Little's law, tail, sweep) is in `tracekit analyze --tables`, the Markdown
-    and HTML reports and the notebook whole, cell for cell; the launch page lays out the same tables for the
-    panels it has (all but the launch table, which it shows from the stored row)."""
+    and HTML reports, the launch page and the notebook whole, cell for cell, and every JSON view (`analyze --json`,
+    `report --format json`, the HTTP API, the Python API's `to_dicts()`) holds every cell of every table. (The
+    launch page as Chromium draws it: tests/dashboards/test_browser.py.)"""
     from tracekit.dashboards import pages_launch
     from tracekit.dashboards.analysis_cache import AnalysisCache
     from tracekit.notebook import launch_html
@@ -711,26 +720,34 @@ def test_a_launch_shows_the_same_whole_tables_in_every_view(vector_add_store):
     page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
     on_page = dash_tables(page)
     for title, rows in expected.items():
-        if title != "Launch":
-            assert rows in on_page, title
-    # The JSON view: `analyze --json`'s object (every JSON view prints the same one:
-    # `test_a_launch_at_its_ceiling_reads_the_same_in_every_view`) holds every cell of every table.
-    [printed] = printed_json("analyze", f"launch:{launch_id}", db=db)
-    assert {table.title: whole(table) for table in launch_tables(launch_from_json(printed))} == expected
-    # The numbers are the trace's: its warp count, read with the csv module.
+        assert rows in on_page, title
+    # The JSON views: each object holds every cell of every table.
+    for name, obj in json_views(db, launch_id).items():
+        assert {table.title: whole(table) for table in launch_tables(launch_from_json(obj))} == expected, name
+    # The numbers are the trace's: its warp count, read with the csv module; the grid and block of its header.
     warps = dict(row for row in expected["Warps (trace)"][1:])
     assert warps["warps"] == fmt.number(_warps_in(8))
+    launch, header = dict(row for row in expected["Launch"][1:]), _trace_header(8)
+    assert (launch["grid"], launch["block"]) == (
+        header["grid"].replace(",", " x "),
+        header["block"].replace(",", " x "),
+    )
+    static, dynamic = (fmt.size(int(header[f"{part}_smem_bytes"])) for part in ("static", "dynamic"))
+    assert launch["shared memory per block"].endswith(f" ({static} static, {dynamic} dynamic)")
 
 
-def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store):
+def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store, tmp_path):
     """vector_add at 8 against 64 warps per SM: the whole of `present.comparison.comparison_table` in `tracekit
-    compare`, the Markdown and HTML comparisons, the compare page and the notebook, cell for cell."""
+    compare` (text, `--format md`, `--format html`), the compare page and the notebook, cell for cell, and from the
+    Python API's comparison (`api.compare_launches`) and `compare --json`'s. The compare page shows each side's
+    launch table as every view of the launch does (`present.launch.launch_table`)."""
+    from tracekit.api import compare_launches
+    from tracekit.api import open as open_store
     from tracekit.dashboards import pages_compare
     from tracekit.dashboards.analysis_cache import AnalysisCache
     from tracekit.notebook import comparison_html
-    from tracekit.present.comparison import ComparedPair, comparison_table
-    from tracekit.reports.html import compare_html
-    from tracekit.reports.markdown import compare_markdown
+    from tracekit.present.comparison import comparison_table
+    from tracekit.present.launch import launch_table
 
     db, ids = vector_add_store
     a, b = ids[0], ids[3]
@@ -739,61 +756,91 @@ def test_a_comparison_shows_the_same_whole_table_in_every_view(vector_add_store)
     comparison = compare_results_of([result_a], [result_b])
     expected = whole(comparison_table(comparison))
     assert expected[1][0] == "duration" and len(expected) > 10
-    pair = ComparedPair(f"launch:{a}", f"launch:{b}", comparison, [result_a], [result_b])
     page = pages_compare.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), str(a), str(b))
+    sides = (f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add")
+    written = tmp_path / "compare.html"
+    cli("compare", *sides, "--format", "html", "-o", str(written), db=db)
     shown = {
-        "cli": terminal_tables(cli("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)),
-        "markdown": markdown_tables(compare_markdown([pair], [])),
-        "html": html_tables(compare_html([pair], [])),
+        "cli": terminal_tables(cli("compare", *sides, db=db)),
+        "markdown": markdown_tables(cli("compare", *sides, "--format", "md", db=db)),
+        "html": html_tables(written.read_text(encoding="utf-8")),
         "dashboard": dash_tables(page),
         "notebook": html_tables(comparison_html(comparison)),
     }
     for view, tables in shown.items():
         assert expected in tables, view
-    # The JSON view: `compare --json`'s comparison holds every cell of the table.
-    printed = printed_json("compare", f"launch:{a}", f"launch:{b}", "--kernel-a", "vector_add", db=db)
+    for result in (result_a, result_b):
+        assert whole(launch_table(result)) in shown["dashboard"], result.launch_id
+    # The APIs: the Python API's comparison, and `compare --json`'s, give every cell of the table.
+    results = open_store(str(db)).analyze([a, b])
+    assert whole(comparison_table(compare_launches([results.by_launch(a)], [results.by_launch(b)]))) == expected
+    printed = printed_json("compare", *sides, db=db)
     [compared] = [pair["comparison"] for pair in printed["pairs"]]
     assert whole(comparison_table(comparison_from_json(compared))) == expected
+    # The numbers are the traces': A's and B's durations as their headers state them.
+    durations = [int(_trace_header(warps)["launch_duration_ns"]) for warps in (8, 64)]
+    assert expected[1][1:3] == [fmt.duration(ns) for ns in durations]
 
 
-def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path):
+def test_a_prediction_shows_the_same_whole_table_in_every_view(store_path, tmp_path):
     """The copy at 8 warps per SM, its best change: `present.prediction.prediction_table` (what binds, occupancy
-    after, basis, Nsight Compute's estimate, what would narrow it) whole under the answer in `tracekit predict`,
-    the launch page's what-if and the notebook (the reports list a launch's predictions under What to try first,
-    one line each: `test_a_prediction_reads_the_same_in_every_view`)."""
-    from tracekit.dashboards import panels
+    after, basis, Nsight Compute's estimate, what would narrow it) whole, under the same title, in `tracekit
+    predict`, the Markdown and HTML reports (`tracekit report`: under What to try first), the launch page (under its
+    What to try first, and in the what-if) and the notebook; every JSON view of the launch (`predict --json`,
+    `analyze --json`, `report --format json`, the HTTP API, the Python API) holds every cell of it."""
+    from tracekit.analysis.predict import Prediction
+    from tracekit.analysis.types import from_json_dict
+    from tracekit.api import open as open_store
+    from tracekit.dashboards import pages_launch, panels
+    from tracekit.dashboards.analysis_cache import AnalysisCache
     from tracekit.notebook import prediction_html
     from tracekit.present.prediction import prediction_table, prediction_text
 
     db = store_path
-    _, launch_id, result, found, knob, value = best_change(db)
+    store, launch_id, result, found, knob, value = best_change(db)
     best = found[0]
-    table = prediction_table(prediction_text(best, result))
+    table = prediction_table(prediction_text(best, result, fmt.kernel_name(result.kernel.name or "")))
     expected = whole(table)
     assert [row[0] for row in expected[1:4]] == ["binds", "basis", "occupancy after the change"]
-    printed = cli("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db).splitlines()
+    change = (f"--{knob.replace('_', '-')}", value)
+    printed = cli("predict", f"launch:{launch_id}", *change, db=db).splitlines()
+    assert printed[0] == table.title
     rows = [line.strip().split(": ", 1) for line in printed[2:] if line.startswith("  ") and ": " in line]
     assert [list(table.columns), *rows] == expected
+    # The reports, as `tracekit report` writes them: the table under its title, below What to try first.
+    markdown = cli("report", f"launch:{launch_id}", "--format", "md", db=db)
+    assert expected in markdown_tables(markdown)
+    plain = markdown.replace("\\", "")
+    assert plain.index("**What to try first**") < plain.index(f"**{table.title}**")
+    page = tmp_path / "report.html"
+    cli("report", f"launch:{launch_id}", "--format", "html", "-o", str(page), db=db)
+    written = page.read_text(encoding="utf-8")
+    assert expected in html_tables(written)
+    assert f"<h3>{html_text.escape(table.title)}</h3>" in written
+    # The launch page: under What to try first, and in the what-if for the same change; the notebook.
+    launch_page = pages_launch.layout(TraceAnalysis(store), AnalysisCache(TraceAnalysis(store)), launch_id)
+    assert expected in dash_tables(_by_id(launch_page, "what-to-try-predictions"))
+    assert table.title in _texts(_by_id(launch_page, "what-to-try-predictions"))
     assert expected in dash_tables(panels.prediction_body(best, result))
     assert expected in html_tables(prediction_html(best, result))
-    # The JSON view: `predict --json`'s object (the first `what_to_try` entry of every analysis JSON:
-    # `test_a_prediction_reads_the_same_in_every_view`) holds every cell of the table, the analysis JSON what binds
-    # the launch now.
-    from tracekit.analysis.predict import Prediction
-    from tracekit.analysis.types import from_json_dict
-
-    [p] = printed_json("predict", f"launch:{launch_id}", f"--{knob.replace('_', '-')}", value, db=db)
-    [analyzed] = printed_json("analyze", f"launch:{launch_id}", db=db)
-    assert p == analyzed["what_to_try"][0]
-    read = prediction_text(from_json_dict(Prediction, p), launch_from_json(analyzed))
-    assert whole(prediction_table(read)) == expected
+    # The JSON views: `predict --json`'s object is the first `what_to_try` entry of every analysis JSON, and with
+    # the analysis (what binds the launch now) it gives the table again; so does the Python API's prediction.
+    [p] = printed_json("predict", f"launch:{launch_id}", *change, db=db)
+    for name, obj in json_views(db, launch_id).items():
+        assert obj["what_to_try"][0] == p, name
+        read = prediction_text(from_json_dict(Prediction, p), launch_from_json(obj))
+        assert whole(prediction_table(read)) == expected, name
+    results = open_store(str(db)).analyze([launch_id])
+    predicted = results.predict(launch_id, **{knob: float(value) if knob == "ilp" else int(value)})
+    assert whole(prediction_table(prediction_text(predicted, results.by_launch(launch_id)))) == expected
 
 
 def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
-    """A ResNet step with a `.item()` sync (batch 512 on an H200): the steps table and the idle causes
-    (`present.steps.step_rows`, `cause_rows`) whole in the Markdown and HTML reports and on the steps page; `tracekit
-    step` prints each row's cells at fixed widths (a long label cut at 24 characters). A notebook gets the
-    `ProgramSteps` itself (`TraceAnalysis.program_steps`). Every view shows the step as the program runs it (the
+    """A ResNet step with a `.item()` sync (batch 512 on an H200): the steps table (`present.steps.step_rows`) and
+    the idle causes (`present.steps.cause_table`) whole in the Markdown and HTML reports and on the steps page; the
+    causes whole in `tracekit step` too, which prints the steps table's cells at fixed widths (a long label cut at
+    24 characters). The Python API and a notebook get the `ProgramSteps` itself (`TraceAnalysis.program_steps`, the
+    tables' source here), `step --json` every cell of both. Every view shows the step as the program runs it (the
     replay without the profiler), and the same headline above the tables."""
     from tracekit.dashboards import pages_steps
     from tracekit.present import steps as present_steps
@@ -809,42 +856,43 @@ def test_a_step_shows_the_same_whole_tables_in_every_view(tmp_path):
     program = traces.program_steps(str(import_id))
     result = program.unprofiled
     step = result.steps[result.representative_step or 0]
-    expected = {
-        "steps": present_steps.step_rows(result),
-        "causes": present_steps.cause_rows(step),
-    }
-    assert len(expected["steps"]) > 1 and expected["causes"]
+    causes = present_steps.cause_table(step)
 
     def as_table(rows: list[dict[str, str]]) -> list[list[str]]:
         return [list(rows[0]), *[list(row.values()) for row in rows]]
 
+    expected = {"steps": as_table(present_steps.step_rows(result)), "causes": whole(causes)}
+    assert len(expected["steps"]) > 2 and len(expected["causes"]) > 1
+    assert sum(c.idle_ns for c in step.causes) == step.idle_ns > 0  # the trace's idle time, all of it named
     shown = {
         "markdown": markdown_tables(report_markdown([], steps=[program])),
         "html": html_tables(report_html([], {}, steps=steps_section.gather(store, [import_id]))),
     }
     for view, tables in shown.items():
         for name, rows in expected.items():
-            assert as_table(rows) in tables, (view, name)
+            assert rows in tables, (view, name)
     page = pages_steps.layout(traces, str(import_id))
     for table_id, rows in (("steps-table", expected["steps"]), ("steps-causes", expected["causes"])):
-        assert _by_id(page, table_id).data == rows
-    printed = cli("step", f"import:{import_id}", db=db).splitlines()
+        shown_table = _by_id(page, table_id)
+        assert [[c["name"] for c in shown_table.columns], *[list(r.values()) for r in shown_table.data]] == rows
+    assert causes.title in _texts(page)
+    text = cli("step", f"import:{import_id}", db=db)
+    printed = text.splitlines()
+    # The causes: the same table, whole, under its title.
+    assert expected["causes"] in terminal_tables(text) and causes.title in printed
     headline = present_steps.program_headline(program)
     assert printed[0] == headline and _by_id(page, "steps-program").children == headline
     assert headline in report_markdown([], steps=[program])
     # The CLI's steps table, whole: its header and every row, each cell at its column's fixed width.
     start = printed.index("  " + " ".join(k.rjust(w) if w > 0 else k.ljust(-w) for k, w in step_widths().items()))
-    assert fixed_width_rows(printed[start : start + len(expected["steps"]) + 1]) == as_table(expected["steps"])
-    # and each idle cause with every cell of its row, in one line
-    for row in expected["causes"]:
-        assert any(all(cell in line for cell in row.values()) for line in printed), row
+    assert fixed_width_rows(printed[start : start + len(expected["steps"])]) == expected["steps"]
     # The JSON view: `step --json`'s replay without the profiler holds every cell of both tables.
     from tracekit.analysis.steps import StepsResult
     from tracekit.analysis.types import from_json_dict
 
     read = from_json_dict(StepsResult, printed_json("step", f"import:{import_id}", db=db)["unprofiled"])
-    assert present_steps.step_rows(read) == expected["steps"]
-    assert present_steps.cause_rows(read.steps[read.representative_step or 0]) == expected["causes"]
+    assert as_table(present_steps.step_rows(read)) == expected["steps"]
+    assert whole(present_steps.cause_table(read.steps[read.representative_step or 0])) == expected["causes"]
 
 
 def step_widths() -> dict[str, int]:

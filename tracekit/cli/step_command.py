@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 import typer
@@ -13,9 +14,10 @@ from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.ranks import AlignedStep
 from tracekit.analysis.steps.types import Step, StepsResult
 from tracekit.analysis.steps.whatif import StepWhatIf
-from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json
+from tracekit.cli.common import DbOption, JsonOption, busy, console, open_store, print_json, print_table
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
+from tracekit.present.sections import Table
 
 TOP_ROWS = 5
 
@@ -45,13 +47,22 @@ def table_lines(result: StepsResult) -> list[str]:
     return [present.title(result), _row(header), *(_row(row) for row in present.step_rows(result))]
 
 
-def step_lines(step: Step) -> list[str]:
-    """One step in detail: idle causes with evidence, categories, operators, communication."""
-    lines = [present.step_heading(step), "  idle by cause:"]
-    for row in present.cause_rows(step):
-        lines.append(
-            f"    {row['cause']:<24} {row['idle']:>10} {row['share']:>6} in {row['gaps']} gaps: {row['evidence']}"
-        )
+# What the text prints, in order: a line, or a table `tracekit.present` decided (printed by `print_table`).
+Shown = str | Table
+
+
+def show(items: Iterable[Shown]) -> None:
+    for item in items:
+        if isinstance(item, Table):
+            print_table(item)
+        else:
+            console.print(item, markup=False)
+
+
+def step_lines(step: Step) -> list[Shown]:
+    """One step in detail: idle causes with evidence (the table every view shows), categories, operators,
+    communication."""
+    lines: list[Shown] = [present.step_heading(step), present.cause_table(step)]
     lines.append("  GPU time by category:")
     for row in present.category_rows(step):
         lines.append(
@@ -68,8 +79,8 @@ def step_lines(step: Step) -> list[str]:
     return lines
 
 
-def result_lines(result: StepsResult) -> list[str]:
-    lines = table_lines(result)
+def result_lines(result: StepsResult) -> list[Shown]:
+    lines: list[Shown] = [*table_lines(result)]
     if result.representative_step is not None:
         lines += ["", *step_lines(result.steps[result.representative_step])]
     path = present.critical_path_line(result)
@@ -163,7 +174,7 @@ def program_dict(found: ProgramSteps) -> dict[str, Any]:
     return data
 
 
-def program_lines(found: ProgramSteps) -> list[str]:
+def program_lines(found: ProgramSteps) -> list[Shown]:
     return [*present.program_lines(found), "", *result_lines(found.unprofiled)]
 
 
@@ -178,8 +189,7 @@ def _program(
     if as_json:
         print_json(program_dict(found))
         return
-    for line in program_lines(found):
-        console.print(line, markup=False)
+    show(program_lines(found))
 
 
 def step_command(
@@ -263,8 +273,7 @@ def step_command(
         if as_json:
             print_json(steps_dict(result))
             return
-        for line in result_lines(result):
-            console.print(line, markup=False)
+        show(result_lines(result))
         return
 
     from tracekit.api import rank_files
@@ -293,8 +302,7 @@ def step_command(
     for index, result in enumerate(results):
         if index:
             console.print("", markup=False)
-        for line in result_lines(result):
-            console.print(line, markup=False)
+        show(result_lines(result))
     if len(results) > 1:
         console.print("", markup=False)
         for line in rank_lines(aligned):

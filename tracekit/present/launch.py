@@ -17,7 +17,8 @@ import polars as pl
 from tracekit import format as fmt
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
-from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
+from tracekit.analysis.types import Kernel, LaunchAnalysis, Stalls, Sweep, Warps
+from tracekit.present.prediction import PredictionTables, prediction_tables
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label
@@ -42,6 +43,7 @@ class LaunchContent:
     headline: str | None = None  # the engine's: what costs the most time (the launch page's first line)
     findings: list[tuple[float, str]] = field(default_factory=list)  # (share of SM time, sentence), largest first
     try_first: TryFirst | None = None  # What to try first: the predicted changes, or why there are none
+    predictions: PredictionTables | None = None  # What to try first's changes, each as `tracekit predict`'s table
     figures: list[Figure] = field(default_factory=list)  # answer_figures, then launch_figures: plotly dicts
 
 
@@ -62,11 +64,30 @@ def warp_rate(per_ns: float | None) -> str:
 # ---- one launch -------------------------------------------------------------------------------------------------
 
 
-def _launch_table(result: LaunchAnalysis) -> Table:
+def shared_memory(kernel: Kernel) -> str:
+    """Shared memory per block, with its static and dynamic parts where both are recorded (the dynamic part is what
+    the launch passes, the what-if's input)."""
+    total, static, dynamic = (
+        kernel.shared_mem_per_block_bytes,
+        kernel.static_shared_mem_per_block_bytes,
+        kernel.dynamic_shared_mem_per_block_bytes,
+    )
+    if static is None or dynamic is None:
+        return fmt.size(total)
+    return f"{fmt.size(total)} ({fmt.size(static)} static, {fmt.size(dynamic)} dynamic)"
+
+
+def launch_table(result: LaunchAnalysis) -> Table:
+    """What ran: the kernel, where it was read from, on which device, its launch configuration and duration."""
     kernel, source, device = result.kernel, result.source, result.kernel.device
+    signature = fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.full)
     rows = [
         ["kernel", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.base)],
-        ["signature", fmt.kernel_name(kernel.name or kernel.mangled_name, fmt.NameStyle.full)],
+        ["signature", signature],
+    ]
+    if kernel.mangled_name and kernel.mangled_name != signature:
+        rows.append(["mangled name", kernel.mangled_name])
+    rows += [
         ["launch id", number(result.launch_id)],
         [
             "source",
@@ -77,7 +98,7 @@ def _launch_table(result: LaunchAnalysis) -> Table:
         ["grid", dims(kernel.grid)],
         ["block", dims(kernel.block)],
         ["registers per thread", number(kernel.registers_per_thread)],
-        ["shared memory per block", fmt.size(kernel.shared_mem_per_block_bytes)],
+        ["shared memory per block", shared_memory(kernel)],
         ["duration", duration(result.duration_ns)],
         ["counters", result.pairing.evidence],
     ]
@@ -384,8 +405,8 @@ def launch_content(
     frames: TraceFrames | None = None,
 ) -> LaunchContent:
     """The display form of one analysis (without its tables when `tables` is False: a summary row's needs).
-    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view); `figures`: with its charts
-    (a view that draws them), the trace's from `frames`."""
+    `tries`: `api.what_to_try_for` of the launch (None: not predicted for this view), each predicted change also as
+    `tracekit predict`'s table; `figures`: with its charts (a view that draws them), the trace's from `frames`."""
     verdict = result.classification
     launch_id = result.launch_id
     content = LaunchContent(
@@ -402,6 +423,8 @@ def launch_content(
     if not tables:
         return content
     content.try_first = try_first(result, tries)
+    if tries and not isinstance(tries, str):
+        content.predictions = prediction_tables(tries, result, content.kernel_name)
     if figures:
         content.figures = answer_figures(result) + launch_figures(result, frames)
     content.tables = launch_tables(result)
@@ -411,7 +434,7 @@ def launch_content(
 def launch_tables(result: LaunchAnalysis) -> list[Table]:
     """The launch's tables in reading order, the ones its data has: launch, occupancy, warps, Little's law, tail,
     stalls, sweep, regions. Every view that shows a launch's tables shows these."""
-    found = [_launch_table(result), occupancy_table(result)]
+    found = [launch_table(result), occupancy_table(result)]
     found += [warps_table(result.warps)] if result.warps else []
     found += [table for table in (littles_law_table(result),) if table is not None]
     found += [tail_table(result.tail)] if result.tail else []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,3 +165,36 @@ def prediction_table(text: PredictionText) -> Table:
 def profiles_of(texts: Iterable[PredictionText]) -> list[str]:
     """The measured ceilings files a set of predictions cite, each once, in order."""
     return list(dict.fromkeys(path for text in texts for path in text.profiles))
+
+
+def ceilings_cited(profiles: Sequence[str]) -> str | None:
+    """The measured ceilings files that predictions cite as "(measured)", named once in one line; None when none
+    is cited."""
+    return f"measured ceilings: {', '.join(profiles)}" if profiles else None
+
+
+@dataclass(frozen=True)
+class PredictionTables:
+    """A launch's predicted changes (What to try first's), each as the table `tracekit predict` prints under its
+    answer, best first: the reports show them under What to try first."""
+
+    heading: str
+    tables: tuple[Table, ...]
+    ceilings: str | None  # `ceilings_cited` of the tables' texts
+
+
+PREDICTIONS_HEADING = "The predictions (tracekit predict)"
+
+
+def prediction_tables(
+    predictions: Sequence[Prediction], result: LaunchAnalysis | None = None, name: str | None = None
+) -> PredictionTables:
+    """Each prediction's `prediction_table` (`result`: the launch, for what binds it now; `name`: the kernel name as
+    the view shows it, by default the launch's base name as `tracekit predict` prints it), and the measured ceilings
+    they cite."""
+    if name is None and result is not None:
+        name = fmt.kernel_name(result.kernel.name or result.kernel.mangled_name)
+    texts = [prediction_text(p, result, name) for p in predictions]
+    return PredictionTables(
+        PREDICTIONS_HEADING, tuple(prediction_table(text) for text in texts), ceilings_cited(profiles_of(texts))
+    )

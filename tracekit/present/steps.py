@@ -10,6 +10,7 @@ from tracekit.analysis.steps.profiler_cost import CPU_CUDA, CUDA_ONLY, MEMORY, S
 from tracekit.analysis.steps.program import ProgramSteps
 from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
 from tracekit.host_events import NSYS
+from tracekit.present.sections import Table
 
 STEP_COLUMNS = ("step", "span", "GPU busy", "busy", "idle", "kernels", "largest idle cause")
 
@@ -71,21 +72,40 @@ def _short(name: str) -> str:
     return prefix + fmt.kernel_name(name.removeprefix(prefix))
 
 
+CAUSE_COLUMNS = ("cause", "idle", "share", "gaps", "evidence")
+
+
 def cause_rows(step: Step) -> list[dict[str, str]]:
     """The named causes (idle > 0), largest first, with their largest pieces of evidence."""
     return [
-        {
-            "cause": cause.cause,
-            "idle": fmt.duration(cause.idle_ns),
-            "share": _share(cause.idle_ns, step.idle_ns),
-            "gaps": f"{cause.gaps:,}",
-            "evidence": "; ".join(
-                f"{e.kind} {_short(e.name)} {fmt.duration(e.idle_ns)}".replace("  ", " ") for e in cause.evidence
-            ),
-        }
+        dict(
+            zip(
+                CAUSE_COLUMNS,
+                (
+                    cause.cause,
+                    fmt.duration(cause.idle_ns),
+                    _share(cause.idle_ns, step.idle_ns),
+                    f"{cause.gaps:,}",
+                    "; ".join(
+                        f"{e.kind} {_short(e.name)} {fmt.duration(e.idle_ns)}".replace("  ", " ")
+                        for e in cause.evidence
+                    ),
+                ),
+                strict=True,
+            )
+        )
         for cause in step.causes
         if cause.idle_ns
     ]
+
+
+def cause_table(step: Step) -> Table:
+    """Why the GPU idled in the step: `cause_rows` under its title, as `tracekit step`, the reports and the steps
+    page show it; a step without idle time says so."""
+    rows = [list(row.values()) for row in cause_rows(step)]
+    return Table(
+        "Idle time by cause", list(CAUSE_COLUMNS), rows, note=None if rows else "The GPU does not idle in this step."
+    )
 
 
 def category_rows(step: Step) -> list[dict[str, str]]:

@@ -26,6 +26,7 @@ from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_charts, comparison_table, pair_heading, side_launch
 from tracekit.present.job import JobContent, job_content
 from tracekit.present.launch import LaunchContent, index_table, launch_content, trace_frames
+from tracekit.present.prediction import PredictionTables
 from tracekit.present.regions import region_charts
 from tracekit.present.sections import Figure, Table
 from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables
@@ -180,6 +181,18 @@ def _try_first_block(section: TryFirst) -> str:
     return f'<div class="try-first"><h3>{esc(section.heading)}</h3><ol>{items}</ol></div>'
 
 
+def _predictions_block(predictions: PredictionTables) -> str:
+    """What to try first's changes, each as the table `tracekit predict` prints under its answer, and the measured
+    ceilings they cite, once."""
+    ceilings = f'<p class="note">{esc(predictions.ceilings)}</p>' if predictions.ceilings else ""
+    return (
+        f'<div class="predictions"><h3>{esc(predictions.heading)}</h3>'
+        + "".join(render_table(table) for table in predictions.tables)
+        + ceilings
+        + "</div>"
+    )
+
+
 ANSWER_CHARTS = ("speed_of_light", "roofline")
 TRACE_CHARTS = ("warp_timeline", "occupancy_time", "latency")
 
@@ -239,6 +252,8 @@ def _launch_section(
         parts.append(_source_block(source))
     if content.try_first is not None:
         parts.append(_try_first_block(content.try_first))
+    if content.predictions is not None:
+        parts.append(_predictions_block(content.predictions))
     parts.append(_verdict_block(content))
     tables = {table.title: table for table in content.tables}
     for title in ("Launch", "Occupancy"):

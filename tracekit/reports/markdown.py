@@ -20,6 +20,7 @@ from tracekit.present import steps as present_steps
 from tracekit.present import trace_features as hta
 from tracekit.present.comparison import ComparedPair, comparison_table, pair_heading
 from tracekit.present.launch import LaunchContent, index_table, launch_content
+from tracekit.present.prediction import PredictionTables
 from tracekit.present.sections import Table
 from tracekit.present.source_lines import SourcePanel, changes_sentence, changes_tables, code_table
 from tracekit.present.try_first import Tries, TryFirst
@@ -63,6 +64,15 @@ def try_first_lines(section: TryFirst) -> list[str]:
     return lines + [""]
 
 
+def prediction_lines(predictions: PredictionTables) -> list[str]:
+    """What to try first's changes, each as the table `tracekit predict` prints under its answer, and the measured
+    ceilings they cite, once."""
+    lines = [f"**{md(predictions.heading)}**", ""]
+    for table in predictions.tables:
+        lines += render_table(table)
+    return lines + ([md(predictions.ceilings), ""] if predictions.ceilings else [])
+
+
 def source_lines(panel: SourcePanel) -> list[str]:
     """The launch page's source panel: its sentences, the code with each line's share of the samples (the
     profiled file's text, escaped), the stall reasons and the ranked lines."""
@@ -83,6 +93,8 @@ def _launch_lines(content: LaunchContent, source: SourcePanel | None = None) -> 
         lines += source_lines(source)
     if content.try_first is not None:
         lines += try_first_lines(content.try_first)
+    if content.predictions is not None:
+        lines += prediction_lines(content.predictions)
     lines += [f"**Verdict: {md(content.verdict)}**{flags}", ""]
     lines += [f"- {md(line)}" for line in content.evidence] + [""]
     if content.advice:
@@ -109,7 +121,7 @@ def steps_lines(program: ProgramSteps) -> list[str]:
     lines += [f"- {md(line.strip())}" for line in present_steps.program_lines(program)[1:]] + [""]
     lines += [f"#### {md(present_steps.title(result))}", "", md(present_steps.step_heading(step)), ""]
     lines += _rows_table("Steps", present_steps.step_rows(result))
-    lines += _rows_table("Idle time by cause", present_steps.cause_rows(step))
+    lines += render_table(present_steps.cause_table(step))
     lines += _rows_table("GPU time by category", present_steps.category_rows(step))
     lines += _rows_table("GPU time by operator", present_steps.operator_rows(step))
     path = present_steps.critical_path_line(result)

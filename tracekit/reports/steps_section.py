@@ -18,6 +18,7 @@ from tracekit.api import (
 )
 from tracekit.errors import TracekitError
 from tracekit.present import steps as present
+from tracekit.reports.html import render_table
 
 
 def gather_steps(store: Store, import_ids: Iterable[int]) -> list[tuple[int, Any]]:
@@ -82,8 +83,7 @@ def render(program: Any, view: Any, sink: Any) -> str:
         + sink.embed(figures.step_breakdown_spec(step))
         + "<h3>Steps</h3>"
         + _table(present.step_rows(result))
-        + "<h3>Idle time by cause</h3>"
-        + _table(present.cause_rows(step))
+        + render_table(present.cause_table(step))
         + "<h3>GPU time by category</h3>"
         + _table(present.category_rows(step))
         + "<h3>GPU time by operator</h3>"
