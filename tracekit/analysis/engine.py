@@ -429,20 +429,14 @@ def _finish(
         None,
     )
     if incomplete is not None:
-        # Said first and flagged: every trace number below covers only the warps that were recorded.
-        verdict = replace(
-            verdict,
-            flags=["incomplete-trace", *verdict.flags],
-            evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
-        )
+        # flagged first: every trace number covers only the warps that were recorded (`Source.incomplete` says why;
+        # tracekit.present.rules.incomplete words it first in the evidence)
+        verdict = replace(verdict, flags=["incomplete-trace", *verdict.flags])
     lacks = counters.metric_text(measured.data.metrics, INCOMPLETE_LAUNCH_METRIC)
     if lacks is not None:
-        # A profile cut off mid-launch (an .ncu-rep whose application ended): said first, with what it lacks.
-        verdict = replace(
-            verdict,
-            flags=["incomplete-launch", *verdict.flags],
-            evidence=[f"The launch's profile is incomplete: {lacks}.", *verdict.evidence],
-        )
+        # a profile cut off mid-launch (an .ncu-rep whose application ended): flagged first, `Source.incomplete_launch`
+        # holds what it lacks
+        verdict = replace(verdict, flags=["incomplete-launch", *verdict.flags])
     return LaunchAnalysis(
         schema=SCHEMA,
         engine_version=ENGINE_VERSION,
@@ -454,6 +448,7 @@ def _finish(
             import_id=launch.get("import_id"),
             import_name=launch.get("import_name"),
             incomplete=incomplete,
+            incomplete_launch=lacks,
         ),
         kernel=measured.kernel,
         counters_from=measured.counters_from,

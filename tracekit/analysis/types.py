@@ -61,6 +61,7 @@ class Source:
     import_id: int | None
     import_name: str | None
     incomplete: str | None = None  # v2: why the trace holds fewer warps than the launch ran (imported anyway)
+    incomplete_launch: str | None = None  # v2: what the profile of a launch cut off mid-profile lacks (an .ncu-rep)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,18 @@
+"""The words of what the engine notes about a launch's inputs (`tracekit.analysis.engine`): a trace that holds fewer
+warps than the launch ran (`Source.incomplete`, flag `incomplete-trace`) and a profile cut off mid-launch
+(`Source.incomplete_launch`, flag `incomplete-launch`). Said first in the evidence: every number after them covers
+only what was recorded."""
+
+from __future__ import annotations
+
+from tracekit.analysis.types import Source
+
+
+def incomplete_notes(source: Source) -> list[str]:
+    """The evidence's first lines for an incomplete input: the launch's profile, then its trace."""
+    notes = []
+    if source.incomplete_launch is not None:
+        notes.append(f"The launch's profile is incomplete: {source.incomplete_launch}.")
+    if source.incomplete is not None:
+        notes.append(f"The trace is incomplete ({source.incomplete}).")
+    return notes
