@@ -11,9 +11,9 @@ from dash.dash_table.Format import Format, Group, Scheme, Trim
 from tracekit import figures
 from tracekit import format as display
 from tracekit.api import TraceAnalysis, compare_launches, shared_metrics
-from tracekit.present.ceilings import unit_sentences
 from tracekit.present.comparison import comparison_charts, comparison_table
 from tracekit.present.launch import TraceFrames, verdict_text
+from tracekit.present.rules.ceilings import unit_sentences
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable

@@ -718,7 +718,7 @@ def speed_of_light_spec(
     """Each unit's utilization in % of its nominal peak (Nsight's speed of light, `classification.utilization`),
     the measured achievable peak where the ceilings give one (a tick at ceiling / nominal), the binding unit in
     red. None without counters (no unit has a utilization). `unit_words`: each ceiling unit's sentence by its name
-    (`tracekit.present.ceilings.unit_sentences`), shown on hover."""
+    (`tracekit.present.rules.ceilings.unit_sentences`), shown on hover."""
     words = unit_words or {}
     classification = result.classification
     units = list(classification.utilization)

@@ -157,7 +157,7 @@ def _judge(
     scattered_fraction: float | None = None,
     write_fraction: float | None = None,
 ) -> AchievableUtilization:
-    """The unit against `ceiling`: numbers only (`tracekit.present.ceilings` words it)."""
+    """The unit against `ceiling`: numbers only (`tracekit.present.rules.ceilings` words it)."""
     of_achievable = achieved / ceiling.value
     return AchievableUtilization(
         unit=unit,

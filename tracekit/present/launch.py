@@ -18,7 +18,7 @@ from tracekit import format as fmt
 from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import LaunchAnalysis, Stalls, Sweep, Warps
-from tracekit.present.ceilings import unit_sentences
+from tracekit.present.rules.ceilings import unit_sentences
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label

@@ -84,7 +84,7 @@ def worded_verdict(
 def worded(result: _Result) -> _Result:
     """`result` with every sentence of its verdict (`worded_verdict`), what the engine noted about its inputs first;
     one already worded is returned as it is. (Each unit of its ceilings is worded where a view shows it:
-    `present.ceilings`.)"""
+    `present.rules.ceilings`.)"""
     if result.classification.headline is not None:
         return result
     verdict = worded_verdict(result.classification, result.ceilings, incomplete_notes(result.source))
