@@ -16,12 +16,12 @@ from tests.helpers import skip_or_fail
 from tracekit.analysis.achievable import AchievableUtilization
 from tracekit.analysis.comparison import GateResult
 from tracekit.analysis.engine import analyze
-from tracekit.analysis.types import Source
+from tracekit.analysis.types import LeftOut, Source
 from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
 from tracekit.present.launch import answer_figures
 from tracekit.present.rules.ceilings import unit_sentences
-from tracekit.present.rules.incomplete import incomplete_notes
+from tracekit.present.rules.notes import incomplete_notes
 from tracekit.store import Store
 from tracekit.stored.analyses import device_ceilings
 from tracekit.stored.inputs import load_inputs
@@ -46,8 +46,9 @@ def _strings(path: Path) -> list[str]:
     [
         # the sentence of a unit against its ceiling (present/rules/ceilings.py, values.against)
         ("achievable.py", ("of nominal", "reach on this GPU", "tensor roof", "Shared memory", "Block launch rate")),
-        # the evidence lines of an incomplete trace or profile (present/rules/incomplete.py)
-        ("engine.py", ("is incomplete",)),
+        # the evidence lines of an incomplete trace or profile, why a launch is left out of its sweep (present/rules/
+        # notes.py)
+        ("engine.py", ("is incomplete", "the trace's point", "measured occupancy", "same measurement")),
         # a gate's message (present/comparison.gate_message)
         ("comparison.py", ("FAILED", "passed:", "not evaluated", "changed by", "run-to-run spread)")),
     ],
@@ -63,6 +64,7 @@ def test_the_results_carry_no_free_text_for_them() -> None:
     assert not hasattr(AchievableUtilization, "sentence")
     assert "message" not in {f.name for f in dataclasses.fields(GateResult)}
     assert {"incomplete", "incomplete_launch"} <= {f.name for f in dataclasses.fields(Source)}
+    assert [f.name for f in dataclasses.fields(LeftOut)] == ["kind", "launch_ids", "same_as_launch_ids"]
 
 
 @pytest.fixture(scope="module")

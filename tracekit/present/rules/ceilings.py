@@ -12,6 +12,7 @@ from tracekit.analysis.predict import Prediction
 from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.rules.base import section_nominal_note
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.present.rules.notes import LEFT_OUT
 from tracekit.present.rules.sentences import achievable_sentence
 
 
@@ -39,8 +40,13 @@ def _with_text(unit: dict[str, Any], text: str) -> dict[str, Any]:
 
 def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None = None) -> dict[str, Any]:
     """The launch's "tracekit.analysis/2" object as every JSON view prints it: the engine's fields, `what_to_try`
-    when `found` is given (`analysis_with_tries`), and each ceiling unit's sentence as its `text`."""
+    when `found` is given (`analysis_with_tries`), each ceiling unit's sentence as its `text` and why each launch
+    its sweep left out was left out (`sweep.left_out[].reason`)."""
     data = to_json_dict(result) if found is None else analysis_with_tries(result, found)
+    sweep = data.get("sweep")
+    if isinstance(sweep, dict) and sweep.get("left_out"):
+        # each entry's `reason` first, where the schema has always printed it; `kind` is its code
+        sweep["left_out"] = [{"reason": LEFT_OUT[entry["kind"]], **entry} for entry in sweep["left_out"]]
     section, ceilings = result.ceilings, data.get("ceilings")
     if section is None or not isinstance(ceilings, dict):
         return data

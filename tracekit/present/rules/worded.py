@@ -17,7 +17,7 @@ from tracekit.analysis.rules.base import Finding
 from tracekit.analysis.rules.verdict import Outcome
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present.rules.headline import headline, verdict_headline
-from tracekit.present.rules.incomplete import incomplete_notes
+from tracekit.present.rules.notes import incomplete_notes
 from tracekit.present.rules.sentences import REASONS, advice, reason, sentence
 
 _Result = TypeVar("_Result", bound=LaunchAnalysis)
@@ -56,7 +56,7 @@ def worded_verdict(
     verdict: Classification, ceilings: LaunchCeilings | None = None, notes: Sequence[str] = ()
 ) -> Classification:
     """The verdict with every sentence: the evidence (`notes` first: what the engine noted about its inputs, such as
-    an incomplete trace, `present.rules.incomplete`), the advice, the ranked findings, the headline and why it is
+    an incomplete trace, `present.rules.notes`), the advice, the ranked findings, the headline and why it is
     undetermined. `ceilings`: the result's own section, where the verdict's (which the cache does not keep) is the
     same or absent. A verdict already worded is returned as it is."""
     if verdict.headline is not None:

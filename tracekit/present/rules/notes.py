@@ -1,11 +1,18 @@
 """The words of what the engine notes about a launch's inputs (`tracekit.analysis.engine`): a trace that holds fewer
 warps than the launch ran (`Source.incomplete`, flag `incomplete-trace`) and a profile cut off mid-launch
-(`Source.incomplete_launch`, flag `incomplete-launch`). Said first in the evidence: every number after them covers
-only what was recorded."""
+(`Source.incomplete_launch`, flag `incomplete-launch`), said first in the evidence since every number after them
+covers only what was recorded; and why a launch of its sweep family is not one of the sweep's points
+(`LeftOut.kind`, the JSON's `sweep.left_out[].reason`)."""
 
 from __future__ import annotations
 
-from tracekit.analysis.types import Source
+from tracekit.analysis.types import LeftOutKind, Source
+
+LEFT_OUT: dict[str, str] = {
+    LeftOutKind.TRACED: "profiled run of a traced launch: the trace's point stands for it",
+    LeftOutKind.UNMEASURED: "no measured occupancy and throughput",
+    LeftOutKind.REPEATED: "the same measurement as a fitted launch (one run in two exports)",
+}
 
 
 def incomplete_notes(source: Source) -> list[str]:
