@@ -19,8 +19,7 @@ from tracekit.analysis.predict import NOTHING_TO_PREDICT, Knobs, Prediction
 from tracekit.analysis.types import Device, LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
-from tracekit.present.rules.ceilings import analysis_json
-from tracekit.present.rules.worded import worded
+from tracekit.present.rules.worded import analysis_json, worded
 from tracekit.store import Store
 from tracekit.stored.cache import (
     cached_analyses,

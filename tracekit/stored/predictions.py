@@ -24,8 +24,7 @@ from tracekit.analysis.predict import (
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
-from tracekit.present.rules.ceilings import analysis_json
-from tracekit.present.rules.worded import worded, worded_prediction
+from tracekit.present.rules.worded import analysis_json, worded, worded_prediction
 from tracekit.store import Store
 from tracekit.stored.inputs import metrics_by_launch
 

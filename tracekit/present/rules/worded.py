@@ -6,18 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tracekit.analysis.achievable import AchievableUtilization
 from tracekit.analysis.classification import Classification, RankedFinding
 from tracekit.analysis.launch_ceilings import LaunchCeilings
+from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.predict.types import Finding as StepFinding
 from tracekit.analysis.predict.types import Prediction
 from tracekit.analysis.rules.base import Finding
 from tracekit.analysis.rules.verdict import Outcome
-from tracekit.analysis.types import LaunchAnalysis
+from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.present.rules.ceilings import unit_sentences
 from tracekit.present.rules.headline import headline, verdict_headline
-from tracekit.present.rules.notes import incomplete_notes
+from tracekit.present.rules.notes import LEFT_OUT, incomplete_notes
 from tracekit.present.rules.sentences import REASONS, advice, reason, sentence
 
 _Result = TypeVar("_Result", bound=LaunchAnalysis)
@@ -104,3 +106,29 @@ def worded_prediction(p: Prediction) -> Prediction:
     findings = tuple(f if f.text else replace(f, text=step_sentence(f)) for f in p.findings)
     narrow = step_sentence(p.narrowing) if p.narrowing is not None else None
     return replace(p, findings=findings, narrow=narrow)
+
+
+def _unit_json(unit: dict[str, Any], text: str) -> dict[str, Any]:
+    """A unit's JSON object with its `text` after `at_ceiling`, where the schema has always printed it."""
+    fields = list(unit.items())
+    at = next((i + 1 for i, (name, _) in enumerate(fields) if name == "at_ceiling"), len(fields))
+    return dict([*fields[:at], ("text", text), *fields[at:]])
+
+
+def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None = None) -> dict[str, Any]:
+    """The launch's "tracekit.analysis/2" object as every JSON view prints it: the engine's fields, `what_to_try`
+    when `found` is given (`analysis_with_tries`), each ceiling unit's sentence as its `text` and why each launch
+    its sweep left out was left out (`sweep.left_out[].reason`)."""
+    data = to_json_dict(result) if found is None else analysis_with_tries(result, found)
+    sweep = data.get("sweep")
+    if isinstance(sweep, dict) and sweep.get("left_out"):
+        # each entry's `reason` first, where the schema has always printed it; `kind` is its code
+        sweep["left_out"] = [{"reason": LEFT_OUT[entry["kind"]], **entry} for entry in sweep["left_out"]]
+    section, ceilings = result.ceilings, data.get("ceilings")
+    if section is None or not isinstance(ceilings, dict):
+        return data
+    words = unit_sentences(section)
+    ceilings["units"] = [_unit_json(u, words[u["unit"]]) for u in ceilings["units"]]
+    if ceilings.get("judged_by") is not None:
+        ceilings["judged_by"] = _unit_json(ceilings["judged_by"], words[ceilings["judged_by"]["unit"]])
+    return data
