@@ -13,6 +13,7 @@ from tracekit import format as display
 from tracekit.api import TraceAnalysis, compare_launches, shared_metrics
 from tracekit.present.comparison import comparison_charts, comparison_table
 from tracekit.present.launch import TraceFrames, launch_table, verdict_text
+from tracekit.present.rules.ceilings import unit_sentences
 
 from .analysis_cache import AnalysisCache, LaunchPage
 from .common import TABLE_STYLE, DataTable
@@ -75,7 +76,8 @@ def answer_charts(analyses: dict[str, LaunchPage]) -> dict[str, list]:
         side = label.lower()
         parts: list = []
         result = analysis.result
-        sol = figures.speed_of_light_figure(result) if result is not None else None
+        words = unit_sentences(result.ceilings) if result is not None else {}
+        sol = figures.speed_of_light_figure(result, unit_words=words) if result is not None else None
         if sol is not None:
             parts += [html.H4("Speed of light"), dcc.Graph(id=f"compare-sol-{side}", figure=sol, config=GRAPH_CONFIG)]
         roof = figures.roofline_figure(rooflines[label], axes) if label in rooflines and axes else None

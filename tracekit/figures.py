@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import plotly.graph_objects as go
@@ -704,16 +704,22 @@ CEILING_LIMITERS = {"dram": "dram", "l2": "l2", "shared": "l1/shared", "fp32": "
 TENSOR_FLOPS = "tensor-flops"  # the speed-of-light row of the tensor cores' FLOP/s
 
 
-def speed_of_light_figure(result: LaunchAnalysis, height: int = 300) -> go.Figure | None:
+def speed_of_light_figure(
+    result: LaunchAnalysis, height: int = 300, unit_words: Mapping[str, str] | None = None
+) -> go.Figure | None:
     """`speed_of_light_spec` as a plotly figure (a notebook's `result.figure("speed_of_light")`, the compare page)."""
-    spec = speed_of_light_spec(result, height)
+    spec = speed_of_light_spec(result, height, unit_words)
     return None if spec is None else unchecked_figure(spec["data"], spec["layout"])
 
 
-def speed_of_light_spec(result: LaunchAnalysis, height: int = 300) -> dict[str, Any] | None:
+def speed_of_light_spec(
+    result: LaunchAnalysis, height: int = 300, unit_words: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
     """Each unit's utilization in % of its nominal peak (Nsight's speed of light, `classification.utilization`),
     the measured achievable peak where the ceilings give one (a tick at ceiling / nominal), the binding unit in
-    red. None without counters (no unit has a utilization)."""
+    red. None without counters (no unit has a utilization). `unit_words`: each ceiling unit's sentence by its name
+    (`tracekit.present.rules.ceilings.unit_sentences`), shown on hover."""
+    words = unit_words or {}
     classification = result.classification
     units = list(classification.utilization)
     if not units:
@@ -742,7 +748,11 @@ def speed_of_light_spec(result: LaunchAnalysis, height: int = 300) -> dict[str, 
     labels = [u.label + (" (binds)" if binds(u) else "") for u in rows]
     hover = [
         f"{u.label}: {u.pct:.1f}% of peak ({u.metric})"
-        + (f"<br>{html.escape(achievable[u.limiter].sentence())}" if u.limiter in achievable else "")
+        + (
+            f"<br>{html.escape(words[found.unit])}"
+            if (found := achievable.get(u.limiter)) and found.unit in words
+            else ""
+        )
         for u in rows
     ]
     traces: list[dict[str, Any]] = [
@@ -774,7 +784,7 @@ def speed_of_light_spec(result: LaunchAnalysis, height: int = 300) -> dict[str, 
                 "mode": "markers",
                 "name": "measured achievable peak",
                 "marker": {"symbol": "line-ns", "size": 18, "line": {"width": 3, "color": ACHIEVABLE_COLOR}},
-                "hovertext": [html.escape(achievable[limiter].sentence()) for _, _, limiter in ticks],
+                "hovertext": [html.escape(words.get(achievable[limiter].unit, "")) for _, _, limiter in ticks],
                 "hoverinfo": "text",
             }
         )

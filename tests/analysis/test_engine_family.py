@@ -10,7 +10,9 @@ import polars as pl
 
 from tracekit import api
 from tracekit.analysis import engine
+from tracekit.analysis.types import LeftOutKind
 from tracekit.ingest import ingest
+from tracekit.present.rules.notes import LEFT_OUT
 from tracekit.store import Store
 
 H100 = Path(__file__).resolve().parents[2] / "sample_traces" / "h100"
@@ -34,8 +36,14 @@ def test_results_are_the_same_whether_the_family_is_asked_for_or_not(tmp_path):
     vector_add = every[traced[0]]
     assert vector_add.sweep is not None and len(vector_add.sweep.points) == 3  # the traces' points, fitted
     # one entry per reason, ids only: the timeline's vector_add launches have no occupancy or throughput measured
-    reasons = {out.reason: out.launch_ids for out in vector_add.sweep.left_out}
+    reasons = {out.kind: out.launch_ids for out in vector_add.sweep.left_out}
     assert len(reasons) == len(vector_add.sweep.left_out)
-    unmeasured = reasons[engine.UNMEASURED]
+    unmeasured = reasons[LeftOutKind.UNMEASURED]
+    # the JSON words each kind (present.rules.notes), `reason` first as it always was
+    shown = api.AnalysisResults((vector_add,)).to_dicts()[0]["sweep"]["left_out"]
+    assert [(list(e)[0], e["reason"], e["kind"]) for e in shown] == [
+        ("reason", LEFT_OUT[out.kind], out.kind) for out in vector_add.sweep.left_out
+    ]
+    assert LEFT_OUT[LeftOutKind.UNMEASURED] in [e["reason"] for e in shown]
     assert len(unmeasured) == len(set(unmeasured)) and int(dataless[0].launch["id"]) in unmeasured
     assert not set(unmeasured) & set(vector_add.sweep.launch_ids)

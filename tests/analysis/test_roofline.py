@@ -16,6 +16,7 @@ from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import ceilings_for
 from tracekit.ceilings.types import STREAM_MIXES
 from tracekit.counters import metric
+from tracekit.present.rules.ceilings import unit_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = REPO / "sample_traces" / "real_kernels" / "h100" / "library.raw.csv.gz"
@@ -116,7 +117,7 @@ def test_each_gemms_verdict_names_its_tensor_roof(analysed, prefix: str, kind: s
     assert section is not None and section.roofline is not None and section.roofline.flop_kind == f"tensor_{kind}"
     assert section.judged_by is not None and section.judged_by.unit == f"tensor_{kind}"
     assert f"of the {kind} tensor roof" in verdict.headline
-    assert verdict.evidence[-1] == section.judged_by.text + "."
+    assert verdict.evidence[-1] == unit_sentences(section)[section.judged_by.unit] + "."
     assert f"of the {kind} tensor roof on this GPU (measured: " in verdict.evidence[-1]
     assert section.access_pattern == "stream" and "uncoalesced-access" not in verdict.flags
     l2 = section.unit("l2")

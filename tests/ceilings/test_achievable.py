@@ -23,6 +23,7 @@ from tracekit.analysis.achievable import (
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
 from tracekit.ceilings import ceilings_for
 from tracekit.counters import metric
+from tracekit.present.rules.sentences import achievable_sentence
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = REPO / "sample_traces" / "verdict_cases" / "h100_ceilings" / "cases.raw.csv"
@@ -61,8 +62,9 @@ def test_scattered_gather_is_at_its_scattered_ceiling_far_below_nominal(cases) -
     assert scattered is not None and scattered.benchmark_value == pytest.approx(2.086e12, rel=0.01)
     assert dram.at_ceiling and dram.of_achievable == pytest.approx(dram.achieved / scattered.value)
     assert 0.9 < dram.of_achievable < 1.02
-    assert dram.sentence().startswith(f"DRAM 2.02 TB/s: 60.3% of nominal, {100 * dram.of_achievable:.3g}%")
-    assert "of what scattered 32-byte sectors reach on this GPU (measured: " in dram.sentence()
+    words = achievable_sentence(dram)  # the unit's one wording (present), as every view shows it
+    assert words.startswith(f"DRAM 2.02 TB/s: 60.3% of nominal, {100 * dram.of_achievable:.3g}%")
+    assert "of what scattered 32-byte sectors reach on this GPU (measured: " in words
 
 
 def test_long_copy_is_at_its_stream_ceiling(cases) -> None:
@@ -97,7 +99,9 @@ def test_units_without_a_measured_ceiling_fall_back_to_nominal() -> None:
     nominal = ceilings_for("NVIDIA H100 PCIe", "9.0")
     fp32 = unit_utilization("fp32", 40e12, nominal)
     assert fp32 is not None and fp32.ceiling_source == "nominal" and fp32.of_achievable == pytest.approx(40 / 51.2)
-    assert "no measured ceiling: nominal" in fp32.sentence()
+    assert achievable_sentence(fp32, "NVIDIA H100 PCIe") == (
+        "FP32 40 TFLOP/s: 78.1% of nominal (against nominal peaks: no measured profile for NVIDIA H100 PCIe)"
+    )
     assert unit_utilization("l2", 1e12, nominal) is None  # NVIDIA publishes no L2 bandwidth
     tensor = unit_utilization("tensor_fp8", 1.2e15, H100)
     assert tensor is not None and tensor.ceiling_name == "tensor_flop_per_s.fp8" and tensor.at_ceiling is False

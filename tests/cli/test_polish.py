@@ -165,6 +165,7 @@ def test_compare_gate_on_a_missing_metric_fails(h100_pair, tmp_path):
     assert as_json.returncode == 1
     gate = json.loads(as_json.stdout)["gates"][0]
     assert (gate["failed"], gate["evaluated"], gate["change"]) == (True, False, None)
+    assert gate["message"] in done.stdout  # one wording: the JSON's message is the text's line
     passing = tracekit("compare", a, b, "--kernel-a", "vector_add", "--fail-if", "duration_ns>+5%", db=db)
     assert passing.returncode == 0, passing.stdout  # 64 warps per SM run much faster than 8
     # 82,688 / 269,216 - 1 = -69.29%

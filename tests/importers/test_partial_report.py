@@ -58,6 +58,8 @@ def test_cut_off_launch_is_kept_marked_incomplete(real_export, tmp_path):
     verdict = result["classification"]
     assert verdict["flags"][0] == "incomplete-launch"
     assert verdict["evidence"][0].startswith("The launch's profile is incomplete: the report holds no duration, grid")
+    # what it lacks is data on the source (the engine writes no sentence); present words it first
+    assert verdict["evidence"][0] == f"The launch's profile is incomplete: {result['source']['incomplete_launch']}."
     assert not any(rule["name"] == "IncompleteLaunch" for rule in verdict["nsight_rules"])  # not one of Nsight's
     done = subprocess.run(
         [*run, "analyze", "launch:44", "--json", "--db", str(db)], capture_output=True, text=True, timeout=300

@@ -27,27 +27,10 @@ def _share(value: float) -> str:
     return f"{pct:.3g}%" if abs(pct) < 100 else f"{pct:.0f}%"
 
 
-def _rate(value: float, unit: str) -> str:
-    """1.274 TB/s, 64.2 TFLOP/s, 12.2 M block/s: SI prefixes, four significant digits."""
-    label = {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(unit, unit)
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.4g} {prefix}{label}"
-    return f"{value:.4g} {label}"
-
-
 # How near a launch's share of DRAM bytes written must be to a measured mix's (STREAM_MIXES) to be judged by it
 # alone, not interpolated.
 MIX_MATCH = 0.02
 
-UNIT_LABELS = {
-    "dram": "DRAM",
-    "l2": "L2",
-    "shared": "Shared memory",
-    "fp32": "FP32",
-    "fp64": "FP64",
-    "block_launch": "Block launch rate",
-}
 UNIT_CEILINGS = {
     "l2": "l2_bytes_per_s",
     "shared": "shared_bytes_per_s",
@@ -160,29 +143,8 @@ class AchievableUtilization:
     ceiling_source: str  # "measured: <file>" or "nominal"
     pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
     at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
-    text: str = ""  # the sentence the result keeps, written by tracekit.present.rules when a view shows it
-    #                 (empty before: `sentence()` then words it here)
     scattered_fraction: float | None = None  # DRAM: the access pattern's share of scattered sectors
     write_fraction: float | None = None  # DRAM: the share of its bytes written
-
-    def sentence(self) -> str:
-        return self.text or self._sentence()
-
-    def _sentence(self) -> str:
-        """ "DRAM 2.54 TB/s: 76% of nominal, 90% of what a stream reaches on this GPU (measured: h100.json)"."""
-        rate = _rate(self.achieved, self.rate_unit) + (" per SM" if self.unit == "block_launch" else "")
-        label = UNIT_LABELS.get(self.unit) or "Tensor " + self.unit.removeprefix("tensor_")
-        nominal = f"{_share(self.of_nominal)} of nominal, " if self.of_nominal is not None else ""
-        what = {
-            "stream": "what a stream reaches",
-            "scattered": "what scattered 32-byte sectors reach",
-        }.get(self.pattern, f"what a {self.pattern} access reaches" if self.pattern else "the measured ceiling")
-        if self.unit.startswith("tensor_"):
-            what = f"the {self.unit.removeprefix('tensor_')} tensor roof"
-        if self.ceiling_source == "nominal":
-            return f"{label} {rate}: {_share(self.of_achievable)} of nominal (no measured ceiling: nominal)"
-        share = _share(self.of_achievable)
-        return f"{label} {rate}: {nominal}{share} of {what} on this GPU ({self.ceiling_source})"
 
 
 def _judge(
@@ -195,8 +157,7 @@ def _judge(
     scattered_fraction: float | None = None,
     write_fraction: float | None = None,
 ) -> AchievableUtilization:
-    """The unit against `ceiling`, built once (no sentence: the verdict words every unit of a result itself, and
-    a sentence written here was replaced in every launch)."""
+    """The unit against `ceiling`: numbers only (`tracekit.present.rules.ceilings` words it)."""
     of_achievable = achieved / ceiling.value
     return AchievableUtilization(
         unit=unit,

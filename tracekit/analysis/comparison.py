@@ -12,6 +12,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any
 
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
@@ -161,12 +162,35 @@ class Gate:
     relative: bool
 
 
+class GateOutcome(StrEnum):
+    """What a gate found: its change crossed the threshold (failed) or not (passed), or its field is missing on a
+    side so nothing could be compared (`tracekit compare` fails such a gate: a CI gate must not pass by not
+    looking)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_EVALUATED = "not-evaluated"
+
+
 @dataclass(frozen=True)
 class GateResult:
+    """A gate against a comparison, as data: `tracekit.present.comparison.gate_message` words it."""
+
     gate: Gate
-    failed: bool
-    change: float | None  # the relative (fraction) or absolute change the gate looked at
-    message: str
+    failed: bool  # the change crossed the threshold (False when not evaluated)
+    change: float | None  # the relative (fraction) or absolute change the gate looked at; None when not evaluated
+    field_change: FieldChange  # the gated field on both sides (means, spreads, within the run-to-run spread)
+
+    @property
+    def outcome(self) -> GateOutcome:
+        if self.change is None:
+            return GateOutcome.NOT_EVALUATED
+        return GateOutcome.FAILED if self.failed else GateOutcome.PASSED
+
+    @property
+    def missing_sides(self) -> tuple[str, ...]:
+        """The sides ("A", "B") without a value of the gated field."""
+        return tuple(side for side, value in (("A", self.field_change.a), ("B", self.field_change.b)) if value is None)
 
 
 def parse_gate(text: str) -> Gate:
@@ -187,14 +211,6 @@ def evaluate_gate(comparison: Comparison, gate: Gate) -> GateResult:
     change = comparison.field(gate.field)
     observed = change.relative_change if gate.relative else change.absolute_change
     if observed is None:
-        return GateResult(gate, False, None, f"{gate.text}: not evaluated, {gate.field} is missing on one side")
+        return GateResult(gate, False, None, change)
     failed = observed > gate.threshold if gate.operator == ">" else observed < gate.threshold
-    shown = f"{observed:+.2%}" if gate.relative else f"{observed:+.6g}"
-    verdict = "FAILED" if failed else "passed"
-    noise = " (within the run-to-run spread)" if change.within_noise else ""
-    return GateResult(
-        gate,
-        failed,
-        observed,
-        f"{gate.text}: {verdict}: {gate.field} changed by {shown} ({change.a:.6g} -> {change.b:.6g}){noise}",
-    )
+    return GateResult(gate, failed, observed, change)

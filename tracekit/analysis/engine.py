@@ -38,6 +38,7 @@ from tracekit.analysis.types import (
     Kernel,
     LaunchAnalysis,
     LeftOut,
+    LeftOutKind,
     LittlesLaw,
     LittlesLawWindow,
     Occupancy,
@@ -59,10 +60,6 @@ from tracekit.parsed import INCOMPLETE_LAUNCH_METRIC
 
 # The ceilings that judge a device (tracekit.ceilings.ceilings_for, called by the caller: it reads package data).
 CeilingsFor = Callable[[Device], DeviceCeilings | None]
-# Why a launch of a family is not one of its sweep's points (`Sweep.left_out`).
-TRACED = "profiled run of a traced launch: the trace's point stands for it"
-UNMEASURED = "no measured occupancy and throughput"
-REPEATED = "the same measurement as a fitted launch (one run in two exports)"
 
 ACHIEVED_OCCUPANCY_METRIC = "sm__warps_active.avg.pct_of_peak_sustained_active"
 
@@ -429,20 +426,14 @@ def _finish(
         None,
     )
     if incomplete is not None:
-        # Said first and flagged: every trace number below covers only the warps that were recorded.
-        verdict = replace(
-            verdict,
-            flags=["incomplete-trace", *verdict.flags],
-            evidence=[f"The trace is incomplete ({incomplete}).", *verdict.evidence],
-        )
+        # flagged first: every trace number covers only the warps that were recorded (`Source.incomplete` says why;
+        # tracekit.present.rules.notes words it first in the evidence)
+        verdict = replace(verdict, flags=["incomplete-trace", *verdict.flags])
     lacks = counters.metric_text(measured.data.metrics, INCOMPLETE_LAUNCH_METRIC)
     if lacks is not None:
-        # A profile cut off mid-launch (an .ncu-rep whose application ended): said first, with what it lacks.
-        verdict = replace(
-            verdict,
-            flags=["incomplete-launch", *verdict.flags],
-            evidence=[f"The launch's profile is incomplete: {lacks}.", *verdict.evidence],
-        )
+        # a profile cut off mid-launch (an .ncu-rep whose application ended): flagged first, `Source.incomplete_launch`
+        # holds what it lacks
+        verdict = replace(verdict, flags=["incomplete-launch", *verdict.flags])
     return LaunchAnalysis(
         schema=SCHEMA,
         engine_version=ENGINE_VERSION,
@@ -454,6 +445,7 @@ def _finish(
             import_id=launch.get("import_id"),
             import_name=launch.get("import_name"),
             incomplete=incomplete,
+            incomplete_launch=lacks,
         ),
         kernel=measured.kernel,
         counters_from=measured.counters_from,
@@ -566,25 +558,25 @@ def analyze(
         members = families[family]
         borrowed_by_trace = {pairings[i][0].counters_launch_id for i in members if pairings[i][1] is not None}
         points: list[MeasuredPoint] = []
-        left_out: dict[str, list[int]] = {}
+        left_out: dict[LeftOutKind, list[int]] = {}
         repeated: list[int] = []  # the fitted launch each repeated measurement repeats
         for i in members:
             launch_id = int(inputs[i].launch["id"])
             if launch_id in borrowed_by_trace:
-                left_out.setdefault(TRACED, []).append(launch_id)
+                left_out.setdefault(LeftOutKind.TRACED, []).append(launch_id)
                 continue
             point = None if i in pointless else sweep_point(measured[i])
             twin = None if point is None else next((p for p in points if same_measurement(p, point)), None)
             if point is None:
-                left_out.setdefault(UNMEASURED, []).append(launch_id)
+                left_out.setdefault(LeftOutKind.UNMEASURED, []).append(launch_id)
             elif twin is not None:
-                left_out.setdefault(REPEATED, []).append(launch_id)
+                left_out.setdefault(LeftOutKind.REPEATED, []).append(launch_id)
                 repeated.append(twin.launch_id)
             else:
                 points.append(point)
         grouped = [
-            LeftOut(reason, tuple(ids), tuple(repeated) if reason == REPEATED else ())
-            for reason, ids in left_out.items()
+            LeftOut(kind, tuple(ids), tuple(repeated) if kind is LeftOutKind.REPEATED else ())
+            for kind, ids in left_out.items()
         ]
         sweeps[family] = fit_family(points, grouped, len(members))
     results = []

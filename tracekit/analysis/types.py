@@ -14,6 +14,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal, TypeVar, cast, get_args, get_origin, get_type_hints
 
 import orjson
@@ -61,6 +62,7 @@ class Source:
     import_id: int | None
     import_name: str | None
     incomplete: str | None = None  # v2: why the trace holds fewer warps than the launch ran (imported anyway)
+    incomplete_launch: str | None = None  # v2: what the profile of a launch cut off mid-profile lacks (an .ncu-rep)
 
 
 @dataclass(frozen=True)
@@ -183,12 +185,21 @@ class SweepPoint:
     regime: str | None
 
 
+class LeftOutKind(StrEnum):
+    """Why a launch of a sweep family is not one of its points (`tracekit.present.rules.notes` words it: the JSON's
+    `reason`)."""
+
+    TRACED = "traced"  # the profiled run of a traced launch: the trace's point stands for it
+    UNMEASURED = "unmeasured"  # neither a trace nor counters of its own give it an occupancy and a throughput
+    REPEATED = "repeated"  # the same measurement as a fitted launch (one run in two exports)
+
+
 @dataclass(frozen=True)
 class LeftOut:
     """The launches of a family not fitted for one reason: one entry per reason, ids only (each result of a family
     of N launches carries its left-out list, so N sentences each cost N^2: 26 MB of a 1,008-launch report's cache)."""
 
-    reason: str
+    kind: LeftOutKind  # v2: why, as a code (the JSON's `reason` words it)
     launch_ids: tuple[int, ...]
     same_as_launch_ids: tuple[int, ...] = ()  # a repeated measurement: the fitted launch each one repeats, in order
 

@@ -131,8 +131,7 @@ def compare_command(
     gate_messages = [
         (
             result.failed or result.change is None,
-            (f"{kernel_name(pair.comparison.kernel_a, names)}: " if prefix else "")
-            + gate_message(result, pair.comparison),
+            (f"{kernel_name(pair.comparison.kernel_a, names)}: " if prefix else "") + gate_message(result),
         )
         for pair, result in gate_results
     ]

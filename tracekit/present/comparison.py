@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.comparison import Comparison, FieldChange, GateResult
+from tracekit.analysis.comparison import Comparison, FieldChange, GateOutcome, GateResult
 from tracekit.analysis.source_line_changes import LineChanges
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.present.launch import TAIL_NOTE, TraceFrames
@@ -116,10 +116,6 @@ def comparison_table(comparison: Comparison) -> Table:
     )
 
 
-def gate_lines(gate_results: list[GateResult]) -> list[str]:
-    return [result.message for result in gate_results]
-
-
 @dataclass
 class ComparedPair:
     """One matched pair of launch groups: what the comparison renderers draw from."""
@@ -146,24 +142,23 @@ def pair_heading(pair: ComparedPair) -> str:
     return f"A: {name_a} ({_launch_ids(pair.results_a)}) against B: {name_b} ({_launch_ids(pair.results_b)})"
 
 
-def gate_message(result: GateResult, comparison: Comparison) -> str:
+def gate_message(result: GateResult) -> str:
     """What a gate found, in display units: "duration_ns>+5%: FAILED: duration changed by +20% (3 µs -> 3.6 µs)".
     A gate whose field is missing on a side cannot pass; the message says which side lacks it."""
-    gate = result.gate
-    change = comparison.field(gate.field)
-    if result.change is None:
-        sides = [side for side, value in (("A", change.a), ("B", change.b)) if value is None]
+    gate, change = result.gate, result.field_change
+    if result.outcome is GateOutcome.NOT_EVALUATED:
+        sides = result.missing_sides
         where = "both sides" if len(sides) == 2 else f"side {sides[0]}" if sides else "one side"
         return (
             f"{gate.text}: FAILED: cannot be evaluated, {gate.field} is missing on {where} "
             f"(a gate on a metric the inputs do not give fails; drop the gate or give inputs that have it)"
         )
-    label = FIELD_LABELS.get(gate.field, (gate.field.replace("_", " "), ""))[0]
+    label = FIELD_LABELS.get(change.field, (gate.field.replace("_", " "), ""))[0]
     shown = fraction(result.change, signed=True) if gate.relative else _signed(change)
     noise = " (within the run-to-run spread)" if change.within_noise else ""
     return (
-        f"{gate.text}: {'FAILED' if result.failed else 'passed'}: {label} changed by {shown} "
-        f"({field_value(gate.field, change.a)} -> {field_value(gate.field, change.b)}){noise}"
+        f"{gate.text}: {'FAILED' if result.outcome is GateOutcome.FAILED else 'passed'}: {label} changed by {shown} "
+        f"({field_value(change.field, change.a)} -> {field_value(change.field, change.b)}){noise}"
     )
 
 

@@ -19,6 +19,7 @@ from tracekit.analysis.regions import RegionAnalysis
 from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import Kernel, LaunchAnalysis, Stalls, Sweep, Warps
 from tracekit.present.prediction import PredictionTables, prediction_tables
+from tracekit.present.rules.ceilings import unit_sentences
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label
@@ -279,7 +280,7 @@ def answer_figures(result: LaunchAnalysis, height: int = ANSWER_FIGURE_HEIGHT) -
     from tracekit import figures  # plotly only where a chart is drawn (the Markdown report and the CLI draw none)
 
     found: list[Figure] = []
-    sol = figures.speed_of_light_spec(result, height)
+    sol = figures.speed_of_light_spec(result, height, unit_sentences(result.ceilings))
     if sol is not None:
         found.append(Figure("speed_of_light", "Speed of light", sol))
     roofline = result.ceilings.roofline if result.ceilings else None

@@ -16,11 +16,10 @@ import polars as pl
 from tracekit.analysis.engine import analyze
 from tracekit.analysis.pairing import pairing_candidates
 from tracekit.analysis.predict import NOTHING_TO_PREDICT, Knobs, Prediction
-from tracekit.analysis.predict.json import analysis_with_tries
-from tracekit.analysis.types import Device, LaunchAnalysis, to_json_dict
+from tracekit.analysis.types import Device, LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
-from tracekit.present.rules.worded import worded
+from tracekit.present.rules.worded import analysis_json, worded
 from tracekit.store import Store
 from tracekit.stored.cache import (
     cached_analyses,
@@ -74,9 +73,9 @@ class AnalysisResults(Sequence[LaunchAnalysis]):
         """The "tracekit.analysis/2" objects, as `tracekit analyze --json` prints them: with `what_to_try` when the
         results came from a store (the predictor needs the launch's counters and the device's ceilings)."""
         if self.store is None:
-            return [to_json_dict(result) for result in self.results]
+            return [analysis_json(result) for result in self.results]
         tries = what_to_try_all(self.store, self.results)
-        return [analysis_with_tries(r, tries.get(int(r.launch_id or 0), NOTHING_TO_PREDICT)) for r in self.results]
+        return [analysis_json(r, tries.get(int(r.launch_id or 0), NOTHING_TO_PREDICT)) for r in self.results]
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dicts(), indent=indent, allow_nan=False)

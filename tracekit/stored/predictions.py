@@ -21,11 +21,10 @@ from tracekit.analysis.predict import (
     predictable,
     what_to_try,
 )
-from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import DeviceCeilings, ceilings_for
 from tracekit.errors import TracekitError
-from tracekit.present.rules.worded import worded, worded_prediction
+from tracekit.present.rules.worded import analysis_json, worded, worded_prediction
 from tracekit.store import Store
 from tracekit.stored.inputs import metrics_by_launch
 
@@ -113,4 +112,4 @@ def what_to_try_all(store: Store, results: Iterable[LaunchAnalysis], top: int = 
 def analysis_dict(store: Store, result: LaunchAnalysis) -> dict[str, Any]:
     """One launch's "tracekit.analysis/2" object with its `what_to_try` (null when nothing can be predicted):
     `tracekit analyze --json`, `report --format json` and `GET /api/launches/<id>/analysis` print exactly this."""
-    return analysis_with_tries(worded(result), what_to_try_for(store, result))
+    return analysis_json(worded(result), what_to_try_for(store, result))

@@ -10,6 +10,7 @@ from tracekit.analysis.launch_ceilings import without_rates
 from tracekit.analysis.rules import verdict
 from tracekit.analysis.rules.base import OccupancyView
 from tracekit.ceilings.lookup import ceilings_for
+from tracekit.present.rules.ceilings import unit_sentences
 from tracekit.present.rules.sentences import sentence
 from tracekit.present.rules.worded import worded_verdict
 
@@ -78,7 +79,7 @@ def test_scattered_gather_at_its_ceiling_is_throughput_bound_by_dram_and_names_t
     assert (result.mode, result.limiter) == ("throughput-bound", "dram")
     assert result.ceilings is not None and result.ceilings.judged_by is not None
     assert result.ceilings.judged_by.ceiling_name == "dram_random_sector_bytes_per_s"
-    assert result.evidence[-1] == result.ceilings.judged_by.text + "."
+    assert result.evidence[-1] == unit_sentences(result.ceilings)["dram"] + "."
 
 
 def test_stream_at_76_percent_of_nominal_is_dram_bound_with_a_profile_and_not_without() -> None:

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracekit import format as fmt
-from tracekit.analysis.achievable import UNIT_LABELS
 from tracekit.analysis.rules.base import Finding, Scalar, Value
 
 
@@ -84,6 +83,17 @@ def amount(v: V, prefix: str, name: str) -> str:
 
 def achieved_rate(v: V, prefix: str) -> str:
     return amount(v, prefix, "achieved")
+
+
+# The units of a launch's ceilings section (`AchievableUtilization.unit`) in words; a tensor unit is "Tensor <type>".
+UNIT_LABELS = {
+    "dram": "DRAM",
+    "l2": "L2",
+    "shared": "Shared memory",
+    "fp32": "FP32",
+    "fp64": "FP64",
+    "block_launch": "Block launch rate",
+}
 
 
 def label_of(v: V, prefix: str) -> str:

@@ -4,42 +4,34 @@ so every view (CLI text, `--json`, the reports, the dashboard, the notebook) sho
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tracekit.analysis.achievable import AchievableUtilization
 from tracekit.analysis.classification import Classification, RankedFinding
 from tracekit.analysis.launch_ceilings import LaunchCeilings
+from tracekit.analysis.predict.json import analysis_with_tries
 from tracekit.analysis.predict.types import Finding as StepFinding
 from tracekit.analysis.predict.types import Prediction
-from tracekit.analysis.rules.base import Finding, section_nominal_note
+from tracekit.analysis.rules.base import Finding
 from tracekit.analysis.rules.verdict import Outcome
-from tracekit.analysis.types import LaunchAnalysis
+from tracekit.analysis.types import LaunchAnalysis, to_json_dict
+from tracekit.present.rules.ceilings import unit_sentences
 from tracekit.present.rules.headline import headline, verdict_headline
-from tracekit.present.rules.sentences import REASONS, achievable_sentence, advice, reason, sentence
+from tracekit.present.rules.notes import LEFT_OUT, incomplete_notes
+from tracekit.present.rules.sentences import REASONS, advice, reason, sentence
 
-_Texted = TypeVar("_Texted", Finding, AchievableUtilization)
 _Result = TypeVar("_Result", bound=LaunchAnalysis)
 
 
-def _with_text(item: _Texted, text: str | None) -> _Texted:
-    """`dataclasses.replace(item, text=text)` for a finding or a unit of the ceilings (frozen dataclasses whose
-    `__init__` only stores the fields): a copy of the fields, in their order, with the new text. `replace` walks every
-    field and calls `__init__`; at ~13k texts for 1,008 launches that cost 5x as long."""
+def _with_text(item: Finding, text: str | None) -> Finding:
+    """`dataclasses.replace(item, text=text)` for a finding (a frozen dataclass whose `__init__` only stores the
+    fields): a copy of the fields, in their order, with the new text. `replace` walks every field and calls
+    `__init__`; at ~13k texts for 1,008 launches that cost 5x as long."""
     new = object.__new__(type(item))
     vars(new).update(vars(item), text=text)
     return new
-
-
-def worded_ceilings(section: LaunchCeilings | None) -> LaunchCeilings | None:
-    """The section with every unit's sentence, `judged_by` among them."""
-    if section is None:
-        return None
-    note = next((v.value for v in section_nominal_note(section)), None)
-    units = tuple(_with_text(u, achievable_sentence(u, str(note) if note else None)) for u in section.units)
-    judged = section.judged_by
-    chosen = next((u for u in units if judged is not None and u.unit == judged.unit), None)
-    return replace(section, units=units, judged_by=chosen)
 
 
 def _ranked(found: RankedFinding) -> Finding:
@@ -62,14 +54,16 @@ def outcome_of(verdict: Classification, judged_by: AchievableUtilization | None)
     )
 
 
-def worded_verdict(verdict: Classification, ceilings: LaunchCeilings | None = None) -> Classification:
-    """The verdict with every sentence: the evidence (after what the engine itself noted, such as an incomplete
-    trace), the advice, the ranked findings, the headline, why it is undetermined, and each unit of its ceilings
-    against its ceiling. `ceilings`: the result's own section, worded already, where the verdict's (which the cache
-    does not keep) is the same or absent. A verdict already worded is returned as it is."""
+def worded_verdict(
+    verdict: Classification, ceilings: LaunchCeilings | None = None, notes: Sequence[str] = ()
+) -> Classification:
+    """The verdict with every sentence: the evidence (`notes` first: what the engine noted about its inputs, such as
+    an incomplete trace, `present.rules.notes`), the advice, the ranked findings, the headline and why it is
+    undetermined. `ceilings`: the result's own section, where the verdict's (which the cache does not keep) is the
+    same or absent. A verdict already worded is returned as it is."""
     if verdict.headline is not None:
         return verdict
-    own = ceilings if verdict.ceilings is None or ceilings is not None else worded_ceilings(verdict.ceilings)
+    own = ceilings if ceilings is not None else verdict.ceilings
     texts = [_with_text(f, sentence(f)) for f in verdict.rule_findings]
     outcome = outcome_of(verdict, own.judged_by if own is not None else None)
     verdict_words = verdict_headline(outcome, verdict.utilization)
@@ -79,7 +73,7 @@ def worded_verdict(verdict: Classification, ceilings: LaunchCeilings | None = No
     ]
     return replace(
         verdict,
-        evidence=[*verdict.evidence, *(f.text for f in texts if f.text is not None)],
+        evidence=[*notes, *verdict.evidence, *(f.text for f in texts if f.text is not None)],
         advice=[advice(advice_id, f) for advice_id, f in outcome.advice],
         reason=reason(outcome.reason) if outcome.reason is not None else None,
         findings=ranked,
@@ -90,12 +84,13 @@ def worded_verdict(verdict: Classification, ceilings: LaunchCeilings | None = No
 
 
 def worded(result: _Result) -> _Result:
-    """`result` with every sentence of its verdict (`worded_verdict`) and of its ceilings; one already worded is
-    returned as it is."""
+    """`result` with every sentence of its verdict (`worded_verdict`), what the engine noted about its inputs first;
+    one already worded is returned as it is. (Each unit of its ceilings is worded where a view shows it:
+    `present.rules.ceilings`.)"""
     if result.classification.headline is not None:
         return result
-    section = worded_ceilings(result.ceilings)
-    return replace(result, classification=worded_verdict(result.classification, section), ceilings=section)
+    verdict = worded_verdict(result.classification, result.ceilings, incomplete_notes(result.source))
+    return replace(result, classification=verdict)
 
 
 def step_sentence(found: StepFinding) -> str:
@@ -111,3 +106,29 @@ def worded_prediction(p: Prediction) -> Prediction:
     findings = tuple(f if f.text else replace(f, text=step_sentence(f)) for f in p.findings)
     narrow = step_sentence(p.narrowing) if p.narrowing is not None else None
     return replace(p, findings=findings, narrow=narrow)
+
+
+def _unit_json(unit: dict[str, Any], text: str) -> dict[str, Any]:
+    """A unit's JSON object with its `text` after `at_ceiling`, where the schema has always printed it."""
+    fields = list(unit.items())
+    at = next((i + 1 for i, (name, _) in enumerate(fields) if name == "at_ceiling"), len(fields))
+    return dict([*fields[:at], ("text", text), *fields[at:]])
+
+
+def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None = None) -> dict[str, Any]:
+    """The launch's "tracekit.analysis/2" object as every JSON view prints it: the engine's fields, `what_to_try`
+    when `found` is given (`analysis_with_tries`), each ceiling unit's sentence as its `text` and why each launch
+    its sweep left out was left out (`sweep.left_out[].reason`)."""
+    data = to_json_dict(result) if found is None else analysis_with_tries(result, found)
+    sweep = data.get("sweep")
+    if isinstance(sweep, dict) and sweep.get("left_out"):
+        # each entry's `reason` first, where the schema has always printed it; `kind` is its code
+        sweep["left_out"] = [{"reason": LEFT_OUT[entry["kind"]], **entry} for entry in sweep["left_out"]]
+    section, ceilings = result.ceilings, data.get("ceilings")
+    if section is None or not isinstance(ceilings, dict):
+        return data
+    words = unit_sentences(section)
+    ceilings["units"] = [_unit_json(u, words[u["unit"]]) for u in ceilings["units"]]
+    if ceilings.get("judged_by") is not None:
+        ceilings["judged_by"] = _unit_json(ceilings["judged_by"], words[ceilings["judged_by"]["unit"]])
+    return data
