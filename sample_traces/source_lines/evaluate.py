@@ -3,10 +3,15 @@
 Ground truth comes from the kernels' own sources and the timing pass, never from the tool: the problem line of each
 case is the one its source marks `[case: limiter]` (the fix's line `[case: fixed]`), its kind is cases.csv's, the
 measured gain is (before - after) / before of the median times in h200/timings.csv, recorded before any profile.
-Prints one row per case and the issue's four figures; `evaluate()` returns them for tests/analysis."""
+Prints one row per case and the issue's four figures; `evaluate()` returns them for tests/analysis.
+
+`evaluate.py --heldout` judges the held-out cases (heldout_cases.csv, recorded into h200_heldout/ by
+`make_source_lines.sh OUT_DIR heldout`), which the analysis was not tuned on, and labels their figures held-out;
+`evaluate.py CASES_CSV RECORDING_DIR` judges any case file against any recording folder of the same layout."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import re
 import sys
@@ -16,6 +21,10 @@ from pathlib import Path
 import polars as pl
 
 HERE = Path(__file__).resolve().parent
+CASES = HERE / "cases.csv"
+RECORDING = HERE / "h200"
+HELDOUT_CASES = HERE / "heldout_cases.csv"
+HELDOUT_RECORDING = HERE / "h200_heldout"
 MARKER = re.compile(r"\[(\w+): (limiter|fixed)\]")
 
 
@@ -58,15 +67,25 @@ def markers() -> dict[tuple[str, str], tuple[str, int]]:
     return found
 
 
-def evaluate(samples: pl.DataFrame, launches: pl.DataFrame) -> list[CaseResult]:
-    """`samples`/`launches`: the ncu-rep's import (`ParsedImport.source_samples`, `.launches`)."""
+def evaluate(
+    samples: pl.DataFrame, launches: pl.DataFrame, cases_csv: Path = CASES, recording: Path = RECORDING
+) -> list[CaseResult]:
+    """`samples`/`launches`: the ncu-rep's import (`ParsedImport.source_samples`, `.launches`); `cases_csv` the
+    cases to judge, `recording` the folder whose timings.csv was recorded with that import."""
     from tracekit.analysis.source_lines import analyze_source_lines
 
     timings = {
-        (r["case"], r["variant"]): r for r in csv.DictReader((HERE / "h200" / "timings.csv").read_text().splitlines())
+        (r["case"], r["variant"]): r for r in csv.DictReader((recording / "timings.csv").read_text().splitlines())
     }
-    cases = list(csv.DictReader((HERE / "cases.csv").read_text().splitlines()))
+    cases = list(csv.DictReader(cases_csv.read_text().splitlines()))
     marks = markers()
+    for case in cases:
+        for role in ("limiter", "fixed"):
+            if (case["case"], role) not in marks:
+                raise ValueError(f"no [{case['case']}: {role}] marker in src/*.cu")
+        for variant in ("before", "after"):
+            if (case["case"], variant) not in timings:
+                raise ValueError(f"{recording / 'timings.csv'} has no {variant} row for {case['case']}")
     key_of = {str(name).split("(")[0]: key for key, name in launches.select("launch_key", "kernel_name").rows()}
     duration = dict(launches.select("launch_key", "duration_ns").rows())
 
@@ -120,19 +139,42 @@ def figures(results: list[CaseResult]) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     import gzip
     import shutil
     import tempfile
 
     from tracekit.importers import ncu_rep
 
+    parser = argparse.ArgumentParser(description="Judge the source-lines analysis on a recorded case set.")
+    parser.add_argument("cases_csv", nargs="?", type=Path, help=f"case file (default {CASES.name})")
+    parser.add_argument("recording", nargs="?", type=Path, help=f"recording folder (default {RECORDING.name}/)")
+    parser.add_argument(
+        "--heldout",
+        action="store_true",
+        help=f"the held-out cases: {HELDOUT_CASES.name} against {HELDOUT_RECORDING.name}/",
+    )
+    args = parser.parse_args(argv)
+    heldout = args.heldout or (args.cases_csv is not None and args.cases_csv.resolve() == HELDOUT_CASES)
+    cases_csv = args.cases_csv or (HELDOUT_CASES if args.heldout else CASES)
+    recording = args.recording or (HELDOUT_RECORDING if args.heldout else RECORDING)
+    report_gz = recording / "source_lines.ncu-rep.gz"
+    for needed in (cases_csv, recording / "timings.csv", report_gz):
+        if not needed.is_file():
+            print(f"evaluate.py: {needed} not found", file=sys.stderr)
+            return 2
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "source_lines.ncu-rep"
-        with gzip.open(HERE / "h200" / "source_lines.ncu-rep.gz") as src, open(report, "wb") as dst:
+        with gzip.open(report_gz) as src, open(report, "wb") as dst:
             shutil.copyfileobj(src, dst)
         parsed = ncu_rep.read(report)
-    results = evaluate(parsed.source_samples, parsed.launches)
+    try:
+        results = evaluate(parsed.source_samples, parsed.launches, cases_csv, recording)
+    except (ValueError, KeyError) as error:
+        print(f"evaluate.py: {error}", file=sys.stderr)
+        return 2
+    label = "held-out" if heldout else "in-sample"
+    print(f"{label}: {cases_csv.name} against {recording.name}/ ({len(results)} cases)")
     print("case | marked line (kind) | ranked first | measured gain | estimate [interval] | after: first line")
     for r in results:
         est = (
@@ -146,7 +188,8 @@ def main() -> None:
             f"{r.top_after}{' (still first)' if r.still_first_after else ''}"
         )
     for name, value in figures(results).items():
-        print(f"{name}: {value:.0%}")
+        print(f"{'held-out ' if heldout else ''}{name}: {value:.0%}")
+    return 0
 
 
 if __name__ == "__main__":

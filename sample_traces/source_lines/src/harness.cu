@@ -1,6 +1,16 @@
 // harness.cu: what main.cu (the source-lines set) and heldout_main.cu (the held-out set) share: the launch list, the
 // inputs, and the two passes: `time OUT.csv` times every launch (CUDA events, median of 51 launches after 5
 // warm-ups), `profile` launches each kernel once between cudaProfilerStart/Stop, for `ncu --profile-from-start off`.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <cuda_runtime.h>
+#include <cuda_profiler_api.h>
+
 #define CHECK(call) do { cudaError_t e = (call); if (e != cudaSuccess) { \
   fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
 
