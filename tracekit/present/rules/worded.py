@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from tracekit.analysis.achievable import AchievableUtilization
+from tracekit.analysis.achievable import AccessPattern, AchievableUtilization
 from tracekit.analysis.classification import Classification, RankedFinding
 from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.predict.json import analysis_with_tries
@@ -17,7 +17,7 @@ from tracekit.analysis.predict.types import Prediction
 from tracekit.analysis.rules.base import Finding
 from tracekit.analysis.rules.verdict import Outcome
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
-from tracekit.present.rules.ceilings import unit_sentences
+from tracekit.present.rules.ceilings import access_words, unit_sentences
 from tracekit.present.rules.headline import headline, verdict_headline
 from tracekit.present.rules.notes import (
     LEFT_OUT,
@@ -28,6 +28,7 @@ from tracekit.present.rules.notes import (
     sweep_note,
 )
 from tracekit.present.rules.sentences import REASONS, advice, reason, sentence
+from tracekit.present.rules.values import pattern_name
 
 _Result = TypeVar("_Result", bound=LaunchAnalysis)
 
@@ -123,8 +124,18 @@ def _inserted(data: dict[str, Any], after: str, key: str, value: Any) -> dict[st
 
 
 def _unit_json(unit: dict[str, Any], text: str) -> dict[str, Any]:
-    """A unit's JSON object with its `text` after `at_ceiling`."""
+    """A unit's JSON object with its `text` after `at_ceiling`, and its `pattern` in words ("mixed (88.9%
+    scattered)")."""
+    if unit.get("pattern"):
+        unit = {**unit, "pattern": pattern_name(unit["pattern"], unit.get("scattered_fraction"))}
     return _inserted(unit, "at_ceiling", "text", text)
+
+
+def _access_json(section: dict[str, Any], pattern: AccessPattern, after: str) -> dict[str, Any]:
+    """The ceilings section's (or its roofline's) JSON with its access pattern and the counter it was read from in
+    words (`access_pattern`, `access_basis`) after `after`."""
+    name, basis = access_words(pattern)
+    return _inserted(_inserted(section, after, "access_pattern", name), "access_pattern", "access_basis", basis)
 
 
 def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None = None) -> dict[str, Any]:
@@ -152,4 +163,8 @@ def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None =
     ceilings["units"] = [_unit_json(u, words[u["unit"]]) for u in ceilings["units"]]
     if ceilings.get("judged_by") is not None:
         ceilings["judged_by"] = _unit_json(ceilings["judged_by"], words[ceilings["judged_by"]["unit"]])
+    if section.access is not None:
+        data["ceilings"] = ceilings = _access_json(ceilings, section.access, "device_name")
+    if section.roofline is not None and isinstance(ceilings.get("roofline"), dict):
+        ceilings["roofline"] = _access_json(ceilings["roofline"], section.roofline.access, "dram_roof")
     return data
