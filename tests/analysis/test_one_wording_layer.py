@@ -64,7 +64,14 @@ def _strings(path: Path) -> list[str]:
         # counters and --pair (present/rules/notes.py)
         (
             "engine.py",
-            ("is incomplete", "the trace's point", "measured occupancy", "same measurement", "own counters", "--pair"),
+            (
+                "is incomplete",
+                "the trace's point",
+                "measured occupancy",
+                "same measurement",
+                "own counters",
+                "by the user",
+            ),
         ),
         # where the counters came from (present/rules/notes.py: pairing_evidence)
         ("pairing.py", ("durations agree", "repeats)", "ambiguous:", "no profiled launch", "not borrowed", "(--pair)")),
@@ -227,6 +234,6 @@ def test_the_json_the_text_and_the_tables_say_the_data_in_presents_words(paired_
         assert name.startswith("mixed (") and name.endswith("% scattered)") and basis.endswith(" used per sector")
         assert (shown["ceilings"]["access_pattern"], shown["ceilings"]["access_basis"]) == (name, basis)
         roof = shown["ceilings"]["roofline"]
-        assert (roof["access_pattern"], roof["access_basis"]) == (name, basis)
+        assert (roof["access_pattern"], roof["access_basis"]) == (name, basis) and "access" not in roof
         dram = next(u for u in shown["ceilings"]["units"] if u["unit"] == "dram")
         assert dram["pattern"] == name and f"what a {name} access reaches" in dram["text"]

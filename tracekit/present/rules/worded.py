@@ -165,6 +165,7 @@ def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None =
         ceilings["judged_by"] = _unit_json(ceilings["judged_by"], words[ceilings["judged_by"]["unit"]])
     if section.access is not None:
         data["ceilings"] = ceilings = _access_json(ceilings, section.access, "device_name")
-    if section.roofline is not None and isinstance(ceilings.get("roofline"), dict):
-        ceilings["roofline"] = _access_json(ceilings["roofline"], section.roofline.access, "dram_roof")
+    if section.access is not None and isinstance(ceilings.get("roofline"), dict):
+        # the pattern its DRAM roof matches: the section's
+        ceilings["roofline"] = _access_json(ceilings["roofline"], section.access, "dram_roof")
     return data
