@@ -29,6 +29,8 @@ from tracekit.api import (
 )
 from tracekit.errors import TracekitError
 from tracekit.present.launch import TraceFrames, latency_chart, launch_figures, occupancy_chart, timeline_chart
+from tracekit.present.rules.notes import counters_evidence, fitted_note
+from tracekit.present.rules.notes import sweep_note as family_sweep_note
 from tracekit.present.source_lines import NO_SOURCE, SourcePanel, source_panel
 
 from . import panels, region_views
@@ -100,7 +102,7 @@ def dynamic_shared_mem(result: LaunchAnalysis) -> int | None:
 
 
 def sweep_note(result: LaunchAnalysis) -> str:
-    return result.sweep.note if result.sweep else result.sweep_note or ""
+    return fitted_note(result.sweep) if result.sweep else family_sweep_note(result) or ""
 
 
 def what_if_knobs(
@@ -332,7 +334,7 @@ def pairing_section(launch_id: int, analysis: LaunchPage) -> html.Section:
     """Where the counters came from and why, and the override (`--pair` on the command line): a form that
     reloads the page with `?pair=<profiled launch id>`."""
     result = analysis.result
-    evidence = result.pairing.evidence if result else (panels.ANALYSIS_RUNNING if analysis.pending_warps else "")
+    evidence = counters_evidence(result) if result else (panels.ANALYSIS_RUNNING if analysis.pending_warps else "")
     return html.Section(
         [
             html.H3("Counters"),
@@ -517,7 +519,7 @@ def register_callbacks(app: Dash, cache: AnalysisCache) -> None:
         if analysis is None:
             return no_update, no_update, no_update
         verdict, analysis_panels = page_sections(cache, analysis)
-        return verdict, analysis_panels, analysis.result.pairing.evidence if analysis.result else ""
+        return verdict, analysis_panels, counters_evidence(analysis.result) if analysis.result else ""
 
     @app.callback(
         Output("whatif-result", "children"),

@@ -30,6 +30,7 @@ from tracekit.present.prediction import (
     prediction_tables,
     prediction_text,
 )
+from tracekit.present.rules.notes import sweep_note
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.source_lines import SourcePanel
 from tracekit.present.try_first import Tries, TryFirst, try_first
@@ -311,7 +312,7 @@ def not_shown(result: LaunchAnalysis) -> list[str]:
     if not result.stalls.by_reason and result.classification.utilization:
         lines.append(NOT_SHOWN_STALLS)
     if result.sweep is None:
-        lines.append(result.sweep_note or "No occupancy sweep.")
+        lines.append(sweep_note(result) or "No occupancy sweep.")
     if result.regions is None:
         lines.append(NOT_SHOWN_REGIONS)
     return lines

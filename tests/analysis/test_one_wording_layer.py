@@ -1,6 +1,10 @@
 """Issue 42, one wording layer: `tracekit/analysis/` returns data and `tracekit/present/` writes every sentence. A
 unit against its ceiling, the engine's notes on an incomplete input and a regression gate's finding are data in the
-results (codes and numbers in frozen dataclasses); each view takes their words from present, one wording for all."""
+results (codes and numbers in frozen dataclasses); each view takes their words from present, one wording for all.
+So are where a launch's counters came from (`Pairing.reason`), where its Little's law gap comes from, what its sweep
+was fitted over or why none was (`SweepFamily`), and its access pattern and the counter it was read from
+(`AccessPattern`): the JSON keeps their keys and words (`pairing.evidence`, `littles_law.explanation`, `sweep.note`,
+`sweep_note`, `ceilings.access_pattern`, `ceilings.access_basis`)."""
 
 from __future__ import annotations
 
@@ -13,15 +17,19 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import skip_or_fail
-from tracekit.analysis.achievable import AchievableUtilization
+from tracekit.analysis.achievable import AccessBasis, AccessPattern, AchievableUtilization
 from tracekit.analysis.comparison import GateResult
 from tracekit.analysis.engine import analyze
-from tracekit.analysis.types import LeftOut, Source
+from tracekit.analysis.launch_ceilings import LaunchCeilings
+from tracekit.analysis.roofline import Roofline
+from tracekit.analysis.types import LaunchAnalysis, LeftOut, LittlesLaw, Pairing, Source, Sweep
 from tracekit.api import analyze_stored
+from tracekit.cli.analyze_command import summary_lines
 from tracekit.ingest import ingest
-from tracekit.present.launch import answer_figures
-from tracekit.present.rules.ceilings import unit_sentences
-from tracekit.present.rules.notes import incomplete_notes
+from tracekit.present.launch import answer_figures, launch_tables
+from tracekit.present.rules.ceilings import access_words, unit_sentences
+from tracekit.present.rules.notes import counters_evidence, fitted_note, incomplete_notes, littles_law_explanation
+from tracekit.present.rules.notes import sweep_note as family_sweep_note
 from tracekit.store import Store
 from tracekit.stored.analyses import device_ceilings
 from tracekit.stored.inputs import load_inputs
@@ -46,9 +54,30 @@ def _strings(path: Path) -> list[str]:
     [
         # the sentence of a unit against its ceiling (present/rules/ceilings.py, values.against)
         ("achievable.py", ("of nominal", "reach on this GPU", "tensor roof", "Shared memory", "Block launch rate")),
-        # the evidence lines of an incomplete trace or profile, why a launch is left out of its sweep (present/rules/
-        # notes.py)
-        ("engine.py", ("is incomplete", "the trace's point", "measured occupancy", "same measurement")),
+        # an access pattern and its basis, a derived ceiling's detail (present/rules/ceilings.py: access_words)
+        (
+            "achievable.py",
+            ("scattered)", "bytes used per sector", "per load request", "TMA bulk", "assumed a stream", "read:write"),
+        ),
+        ("launch_ceilings.py", ("no duration counter",)),
+        # the evidence lines of an incomplete trace or profile, why a launch is left out of its sweep, the own
+        # counters and --pair (present/rules/notes.py)
+        (
+            "engine.py",
+            (
+                "is incomplete",
+                "the trace's point",
+                "measured occupancy",
+                "same measurement",
+                "own counters",
+                "by the user",
+            ),
+        ),
+        # where the counters came from (present/rules/notes.py: pairing_evidence)
+        ("pairing.py", ("durations agree", "repeats)", "ambiguous:", "no profiled launch", "not borrowed", "(--pair)")),
+        # the Little's law gap (notes.edge_explanation), the sweep's notes (notes.family_note, fitted_note)
+        ("littles_law.py", ("closes exactly", "edge effects", "straddle the")),
+        ("sweep_rule.py", ("No occupancy sweep", "Sweep fitted over", "needs ")),
         # a gate's message (present/comparison.gate_message)
         ("comparison.py", ("FAILED", "passed:", "not evaluated", "changed by", "run-to-run spread)")),
     ],
@@ -65,6 +94,16 @@ def test_the_results_carry_no_free_text_for_them() -> None:
     assert "message" not in {f.name for f in dataclasses.fields(GateResult)}
     assert {"incomplete", "incomplete_launch"} <= {f.name for f in dataclasses.fields(Source)}
     assert [f.name for f in dataclasses.fields(LeftOut)] == ["kind", "launch_ids", "same_as_launch_ids"]
+    assert "evidence" not in {f.name for f in dataclasses.fields(Pairing)}
+    assert "explanation" not in {f.name for f in dataclasses.fields(LittlesLaw)}
+    assert "note" not in {f.name for f in dataclasses.fields(Sweep)}
+    assert "sweep_note" not in {f.name for f in dataclasses.fields(LaunchAnalysis)}
+    assert not hasattr(AccessPattern, "name") and dataclasses.fields(AccessPattern)[1].type in (
+        "AccessBasis",
+        AccessBasis,
+    )
+    for section in (LaunchCeilings, Roofline):
+        assert not {"access_pattern", "access_basis"} & {f.name for f in dataclasses.fields(section)}
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +173,67 @@ def test_each_unit_is_worded_once_for_the_json_the_verdict_and_the_chart(incompl
         assert set(on_bars) <= escaped and {line for t in ticks for line in t["hovertext"]} <= escaped
         hovered += len(on_bars)
     assert judged > 0 and hovered > 0
+
+
+@pytest.fixture(scope="module")
+def paired_store(tmp_path_factory) -> Store:
+    """The H100 samples' Nsight Compute export and the vector_add trace it pairs with (a sweep of 4 launches), and
+    the gather sweep's export, whose loads are a mix of stream and scattered sectors."""
+    files = [
+        REPO / "sample_traces/h100/samples.raw.csv",
+        REPO / "sample_traces/h100/vector_add_64warps.csv.gz",
+        REPO / "sample_traces/sweeps/h100/sweep_gather.raw.csv.gz",
+    ]
+    for path in files:
+        if not path.exists():
+            skip_or_fail(f"{path} is missing: run sample_traces/make_samples.sh on a GPU machine")
+    store = Store.open(f"sqlite:///{tmp_path_factory.mktemp('paired') / 's.sqlite'}")
+    for path in files:
+        ingest(store, path)
+    return store
+
+
+def test_the_json_the_text_and_the_tables_say_the_data_in_presents_words(paired_store: Store) -> None:
+    """The pairing, the Little's law gap, the sweep's notes and the access pattern: the JSON's keys, where the schema
+    has always printed them, hold present's words of the result's data, and the CLI and the launch tables say the
+    same."""
+    results = analyze_stored(paired_store, paired_store.launches())
+    traced = next(r for r in results if r.warps is not None)
+    data = next(d for r, d in zip(results, results.to_dicts(), strict=True) if r is traced)
+    # paired by the rule: the code and the durations it compared, in words
+    assert traced.pairing.reason == "duration" and traced.pairing.counters_duration_ns is not None
+    evidence = counters_evidence(traced)
+    assert evidence.startswith("same kernel key, and the durations agree: ") and evidence.endswith("within 3x)")
+    assert list(data["pairing"])[:4] == ["status", "counters_launch_id", "evidence", "reason"]
+    assert data["pairing"]["evidence"] == evidence and f"  counters: {evidence}" in summary_lines(traced)
+    launch = next(t for t in launch_tables(traced) if t.title == "Launch")
+    assert ["counters", evidence] in launch.rows
+    # Little's law: the steady state's edges
+    law = traced.littles_law
+    assert law is not None and data["littles_law"]["explanation"] == littles_law_explanation(law)
+    assert data["littles_law"]["explanation"].startswith("edge effects: ")
+    keys = list(data["littles_law"])
+    assert keys[keys.index("clipped_relative_error") + 1] == "explanation"
+    # the sweep over vector_add's 4 launches: one note for `sweep.note`, `sweep_note` and the text
+    assert traced.sweep is not None and traced.sweep_family is not None and traced.sweep_family.outcome == "fitted"
+    note = fitted_note(traced.sweep)
+    assert note.startswith("Sweep fitted over 4 launches (ids ") and note.endswith(" warps per SM.")
+    assert data["sweep"]["note"] == data["sweep_note"] == family_sweep_note(traced) == note
+    assert f"  sweep: {note}" in summary_lines(traced)
+    assert list(data)[list(data).index("sweep") + 1] == "sweep_note"
+    alone = [r for r in results if r.sweep is None and r.sweep_family is not None]
+    assert alone and all((family_sweep_note(r) or "").startswith("No occupancy sweep: ") for r in alone)
+    # the gather's loads: a mix, worded with its share in the JSON's pattern keys and the DRAM unit's sentence
+    mixed = [(r, d) for r, d in zip(results, results.to_dicts(), strict=True) if r.ceilings and r.ceilings.access]
+    mixed = [(r, d) for r, d in mixed if r.ceilings.access.kind == "mixed"]  # type: ignore[union-attr]
+    assert mixed
+    for result, shown in mixed:
+        section = result.ceilings
+        assert section is not None and section.access is not None and section.roofline is not None
+        name, basis = access_words(section.access)
+        assert name.startswith("mixed (") and name.endswith("% scattered)") and basis.endswith(" used per sector")
+        assert (shown["ceilings"]["access_pattern"], shown["ceilings"]["access_basis"]) == (name, basis)
+        roof = shown["ceilings"]["roofline"]
+        assert (roof["access_pattern"], roof["access_basis"]) == (name, basis) and "access" not in roof
+        dram = next(u for u in shown["ceilings"]["units"] if u["unit"] == "dram")
+        assert dram["pattern"] == name and f"what a {name} access reaches" in dram["text"]

@@ -10,13 +10,20 @@ import json
 import pytest
 
 from tracekit.analysis.pairing import DURATION_TOLERANCE, PairingCandidate, pair_launch
+from tracekit.analysis.types import Pairing, PairingReason
 from tracekit.api import analyze_stored
 from tracekit.ingest import ingest
 from tracekit.kernel_key import KernelKey, same_smem_bytes
+from tracekit.present.rules.notes import pairing_evidence
 from tracekit.store import Store
 
 KEY = KernelKey("k<4>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
 OTHER_INSTANTIATION = KernelKey("k<1>", (64, 1, 1), (256, 1, 1), 32, 0, 0, "NVIDIA H100 80GB HBM3", "9.0")
+
+
+def evidence(pairing: Pairing) -> str:
+    """The pairing in words, as every view says it (of launch 1 of the kernel k<4>)."""
+    return pairing_evidence(pairing, 1, KEY.name)
 
 
 def trace(launch_id: int, span: float, order: int = 0) -> PairingCandidate:
@@ -31,14 +38,21 @@ def test_pairs_with_the_one_profiled_launch_whose_duration_agrees() -> None:
     pairing = pair_launch(trace(1, 100_000), [profiled(10, 95_000), profiled(11, 460_000)], [trace(1, 100_000)])
     assert (pairing.status, pairing.counters_launch_id) == ("paired", 10)
     assert pairing.candidate_launch_ids == (10, 11)
-    assert "durations agree" in pairing.evidence
+    assert pairing.reason == PairingReason.DURATION and pairing.candidate_durations_ns == (95_000, 460_000)
+    assert (pairing.duration_ns, pairing.counters_duration_ns, pairing.agreeing_count) == (100_000, 95_000, 1)
+    assert evidence(pairing) == (
+        "same kernel key, and the durations agree: 100,000 ns here vs 95,000 ns profiled (1.05x, within 3x)"
+    )
 
 
 def test_another_instantiation_or_a_disagreeing_duration_is_not_a_twin() -> None:
     alone = pair_launch(trace(1, 100_000), [profiled(10, 100_000, key=OTHER_INSTANTIATION)], [])
     assert (alone.status, alone.counters_launch_id, alone.candidate_launch_ids) == ("unpaired", None, ())
+    assert alone.reason == PairingReason.NO_TWIN and evidence(alone).startswith("no profiled launch of k<4> with")
     far = pair_launch(trace(1, 100_000), [profiled(10, 100_000 * (DURATION_TOLERANCE + 1))], [])
-    assert far.status == "unpaired" and "another input or workload" in far.evidence
+    assert far.status == "unpaired" and far.reason == PairingReason.DURATION_MISMATCH
+    assert evidence(far).startswith("1 profiled launch of the same kernel key (launch 10 (400,000 ns)), but none")
+    assert "another input or workload" in evidence(far)
 
 
 def test_order_within_the_run_decides_between_repeated_launches_of_one_key() -> None:
@@ -46,15 +60,16 @@ def test_order_within_the_run_decides_between_repeated_launches_of_one_key() -> 
     twins = [profiled(10, 97_000, order=0), profiled(11, 140_000, order=1)]
     assert pair_launch(traces[0], twins, traces).counters_launch_id == 10
     second = pair_launch(traces[1], twins, traces)
-    assert second.counters_launch_id == 11 and "launch 2 of 2" in second.evidence
+    assert second.counters_launch_id == 11 and (second.order_position, second.order_count) == (2, 2)
+    assert "launch 2 of 2 of it in both files" in evidence(second)
 
 
 def test_agreeing_candidates_that_differ_from_one_another_are_ambiguous() -> None:
     pairing = pair_launch(trace(1, 100_000), [profiled(10, 60_000), profiled(11, 160_000)], [trace(1, 100_000)])
     assert (pairing.status, pairing.counters_launch_id) == ("unpaired", None)
-    assert pairing.evidence.startswith("ambiguous")
+    assert pairing.reason == PairingReason.AMBIGUOUS and evidence(pairing).startswith("ambiguous: 2 profiled")
     repeats = pair_launch(trace(1, 100_000), [profiled(10, 96_000), profiled(11, 104_000)], [trace(1, 100_000)])
-    assert repeats.status == "paired" and "closest of 2 repeats" in repeats.evidence
+    assert repeats.status == "paired" and "closest of 2 repeats" in evidence(repeats)
 
 
 def test_one_run_stored_twice_lends_the_export_with_more_counters() -> None:

@@ -16,7 +16,7 @@ from tracekit.analysis.types import LaunchAnalysis
 from tracekit.ceilings import ceilings_for
 from tracekit.ceilings.types import STREAM_MIXES
 from tracekit.counters import metric
-from tracekit.present.rules.ceilings import unit_sentences
+from tracekit.present.rules.ceilings import access_words, unit_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = REPO / "sample_traces" / "real_kernels" / "h100" / "library.raw.csv.gz"
@@ -64,10 +64,13 @@ def test_tma_bulk_copies_are_no_scattered_access(works) -> None:
     assert work.data_bytes_per_sector == 4.0 and work.lsu_load_sectors == 58368
     assert work.tma_load_sectors is not None and work.tma_load_sectors > 2.5e8
     lsu_only = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
-    assert lsu_only.name == "scattered"  # what the LSU's counters alone say
+    assert lsu_only.kind == "scattered"  # what the LSU's counters alone say
     pattern = work_pattern(work)
-    assert pattern.name == "stream" and pattern.scattered_fraction < 1e-3
-    assert "TMA bulk copies" in pattern.basis and "of the LSU's loads" in pattern.basis
+    assert pattern.kind == "stream" and pattern.scattered_fraction < 1e-3 and pattern.tma_fraction > 0.99
+    name, basis = access_words(pattern)
+    assert (
+        name == "stream" and "TMA bulk copies" in basis and "4 of 32 bytes used per sector of the LSU's loads" in basis
+    )
     chosen = dram_ceiling(H100, pattern)
     assert chosen is not None and "dram_random_sector" not in chosen[0]
     # half the sectors by TMA, half scattered LSU loads: half as scattered
@@ -119,7 +122,7 @@ def test_each_gemms_verdict_names_its_tensor_roof(analysed, prefix: str, kind: s
     assert f"of the {kind} tensor roof" in verdict.headline
     assert verdict.evidence[-1] == unit_sentences(section)[section.judged_by.unit] + "."
     assert f"of the {kind} tensor roof on this GPU (measured: " in verdict.evidence[-1]
-    assert section.access_pattern == "stream" and "uncoalesced-access" not in verdict.flags
+    assert section.access is not None and section.access.kind == "stream" and "uncoalesced-access" not in verdict.flags
     l2 = section.unit("l2")
     assert l2 is not None and l2.of_achievable <= 1.0
 
@@ -159,6 +162,6 @@ def test_vector_loads_are_no_scattered_access() -> None:
     page has none: its 16 sectors per request still read as 43% scattered)."""
     assert ideal_sectors_per_request({128: 10.0, 32: 0.0}) == 16.0
     assert ideal_sectors_per_request({128: 1.0, 32: 1.0}) == 10.0 and ideal_sectors_per_request({}) is None
-    assert access_pattern(None, 16.0, ideal_sectors=16.0).name == "stream"
+    assert access_pattern(None, 16.0, ideal_sectors=16.0).kind == "stream"
     assert access_pattern(None, 16.0).scattered_fraction == pytest.approx(12 / 28)  # widths unknown: 4-byte loads
     assert access_pattern(None, 32.0, ideal_sectors=16.0).scattered_fraction == 1.0  # every lane its own sector

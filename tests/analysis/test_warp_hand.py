@@ -23,6 +23,7 @@ import pytest
 
 from tracekit.analysis import blocks, latency, littles_law, tail, throughput, timeline, warp_occupancy, windows
 from tracekit.errors import TracekitError
+from tracekit.present.rules.notes import edge_explanation
 
 ORIGIN = 1_750_000_000_000_000_000  # %globaltimer reads ns since the epoch
 ROWS = [  # sm_id, block_id, warp_in_block, start_rel_ns, end_rel_ns
@@ -175,7 +176,7 @@ def test_littles_law_over_the_launch_closes_exactly(warps):
     assert law.mean_latency_ns == 166.0
     assert law.arrival_throughput_warps_per_ns_per_sm == 5 / 800
     assert law.relative_error == 0.0 and law.clipped_relative_error == 0.0
-    assert "closes exactly" in law.explanation()
+    assert edge_explanation(law.to_dict()) == "closes exactly: no warp crosses the window's edges"
 
 
 def test_littles_law_over_a_window_both_ways(warps):
@@ -197,7 +198,10 @@ def test_littles_law_over_a_window_both_ways(warps):
     assert law.latency_x_throughput - law.mean_occupancy == pytest.approx((0 - 350) / 400)
     # Halves: [100,200) holds 100+100+50+100 = 350 warp-ns, [200,300) 100+50 = 150: (1.5 - 3.5) / 2.5.
     assert law.occupancy_drift == pytest.approx(-0.8)
-    assert "3 warps straddle the start" in law.explanation()
+    assert edge_explanation(law.to_dict()) == (
+        "edge effects: 3 warps straddle the start (350 warp-ns carried in), 0 straddle the end (0 warp-ns spilled "
+        "out): -0.875 warps/SM; occupancy drifts -80.0% across the window"
+    )
 
 
 def test_tail(warps):

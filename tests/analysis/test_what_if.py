@@ -7,16 +7,17 @@ from types import SimpleNamespace
 import pytest
 
 from tracekit.analysis.sweep_rule import MeasuredPoint, fit_family
-from tracekit.analysis.types import Sweep, SweepPoint
+from tracekit.analysis.types import Sweep, SweepOutcome, SweepPoint
 from tracekit.analysis.what_if import predict_throughput, what_if
 from tracekit.errors import TracekitError
+from tracekit.present.rules.notes import family_note
 
 LATENCY_NS, BOUND = 400.0, 0.05  # the knee L x B is 20 warps per SM
 
 
 def make_sweep(latency: float | None, bound: float | None, occupancies: tuple[float, ...]) -> Sweep:
     points = tuple(SweepPoint(None, n, 0.0, None, None) for n in occupancies)
-    return Sweep(latency, bound, None, None, 0.0, points, (), "")
+    return Sweep(latency, bound, None, None, 0.0, points, (), ())
 
 
 SWEEP = make_sweep(LATENCY_NS, BOUND, (8.0, 16.0, 32.0, 64.0))
@@ -102,7 +103,9 @@ def test_kernel_sweep_fits_exact_points_and_names_the_launches():
     points = [
         MeasuredPoint(10 + i, n, min(n / LATENCY_NS, BOUND), "trace") for i, n in enumerate((8.0, 16.0, 32.0, 64.0))
     ]
-    fit, section, note = fit_family(points, [], 4)
+    fit, section, family = fit_family(points, [], 4)
+    note = family_note(family, section)
+    assert family.outcome == SweepOutcome.FITTED and family.occupancy_levels_warps_per_sm == (8.0, 16.0, 32.0, 64.0)
     assert fit.latency == pytest.approx(LATENCY_NS)
     assert fit.throughput_bound == pytest.approx(BOUND)
     assert section.launch_ids == (10, 11, 12, 13)
@@ -117,10 +120,13 @@ def test_kernel_sweep_needs_three_distinct_occupancies_spanning_twice():
         MeasuredPoint(2, 8.04, 0.021, "trace"),
         MeasuredPoint(3, 16.0, 0.04, "trace"),
     ]
-    fit, section, note = fit_family(near, [], 4)
-    assert fit is None and section is None
+    fit, section, family = fit_family(near, [], 4)
+    note = family_note(family, section)
+    assert fit is None and section is None and family.outcome == SweepOutcome.TOO_FEW_OCCUPANCIES
     assert "4 launches of this kernel" in note and "3 with a measured occupancy" in note
     assert "at 2 distinct occupancies" in note
     narrow = [MeasuredPoint(i, n, 0.01 * n, "trace") for i, n in enumerate((40.0, 48.0, 56.0, 64.0))]
-    fit, section, note = fit_family(narrow, [], 4)
-    assert fit is None and "spanning 1.6x" in note  # 4 occupancies, but 40 to 64 is less than a factor of 2
+    fit, section, family = fit_family(narrow, [], 4)
+    assert fit is None and "spanning 1.6x" in family_note(
+        family, section
+    )  # 4 occupancies, but 40 to 64 is less than a factor of 2

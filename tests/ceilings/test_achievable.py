@@ -23,6 +23,7 @@ from tracekit.analysis.achievable import (
 from tracekit.analysis.roofline import LaunchWork, launch_work, roofline, work_pattern
 from tracekit.ceilings import ceilings_for
 from tracekit.counters import metric
+from tracekit.present.rules.ceilings import access_words
 from tracekit.present.rules.sentences import achievable_sentence
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,16 +45,18 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[LaunchWor
 
 
 def test_access_pattern_from_sector_counters() -> None:
-    assert access_pattern(32.0).name == "stream" and access_pattern(4.0).name == "scattered"
-    assert access_pattern(18.0).name == "mixed (50% scattered)"
+    assert access_pattern(32.0).kind == "stream" and access_pattern(4.0).kind == "scattered"
+    mixed = access_pattern(18.0)
+    assert mixed.kind == "mixed" and access_words(mixed) == ("mixed (50% scattered)", "18 of 32 bytes used per sector")
     assert access_pattern(None, 32.0).scattered_fraction == 1.0  # the fallback: every lane its own sector
-    assert access_pattern(None, None).basis == "no sector counters: assumed a stream"
+    assert access_words(access_pattern(None, 32.0))[1] == "32 sectors per load request"
+    assert access_words(access_pattern(None, None)) == ("stream", "no sector counters: assumed a stream")
 
 
 def test_scattered_gather_is_at_its_scattered_ceiling_far_below_nominal(cases) -> None:
     work, _ = cases["scattered_gather"]
     pattern = access_pattern(work.data_bytes_per_sector, work.sectors_per_request)
-    assert pattern.name == "scattered" and work.sectors_per_request == pytest.approx(32, rel=1e-3)
+    assert pattern.kind == "scattered" and work.sectors_per_request == pytest.approx(32, rel=1e-3)
     dram = dram_utilization(work.dram_bytes / (work.duration_ns * 1e-9), H100, pattern)  # type: ignore[operator]
     assert dram is not None and dram.ceiling_name == "dram_random_sector_bytes_per_s"
     assert dram.of_nominal == pytest.approx(0.603, abs=0.005)  # Nsight: 60.3% of peak
@@ -116,7 +119,7 @@ def test_roofline_of_the_cases(cases) -> None:
     roof = roofline(work, H100)
     names = {r.name for r in roof.roofs}
     assert {"dram_stream", "dram_scattered", "l2", "shared", "fp32", "fp64", "tensor_fp16", "tensor_fp8"} <= names
-    assert roof.dram_roof == "dram_scattered" and roof.access_pattern == "scattered"
+    assert roof.dram_roof == "dram_scattered"
     dram = next(p for p in roof.points if p.level == "dram")
     assert dram.roof == "dram_scattered" and dram.bytes_per_s == pytest.approx(2.02e12, rel=0.01)
     assert roof.achieved_flop_per_s is None and roof.bound_side is None  # a gather does no arithmetic

@@ -11,6 +11,7 @@ from tracekit import format as display
 from tracekit.api import analyze_stored, predict_stored
 from tracekit.ingest import ingest
 from tracekit.present.prediction import prediction_text
+from tracekit.present.rules.notes import counters_evidence
 from tracekit.store import Store
 
 pytest.importorskip("selenium", minversion="4", reason="browser tests need selenium 4 (pip install 'selenium>=4.20')")
@@ -295,7 +296,7 @@ def test_a_big_launch_is_drawn_first_and_its_verdict_follows(tmp_path, start_ser
         assert browser.find_elements(By.ID, table), table
     evidence = browser.find_element(By.ID, "pairing-evidence").text
     result = analyze_stored(Store.open(db_url), [launch_id])[0]  # the page's analysis, now in the store
-    assert evidence == result.pairing.evidence and shown == result.classification.mode
+    assert evidence == counters_evidence(result) and shown == result.classification.mode
 
 
 def test_what_if_occupancy_follows_the_typed_registers(site, sample_trace, shots):

@@ -8,6 +8,7 @@ DeviceCeilings; the engine passes the counters."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from tracekit.ceilings.types import STREAM_MIXES, Ceiling, DeviceCeilings, between_mixes, mix_position
 
@@ -19,12 +20,6 @@ AT_CEILING_FRACTION = 0.85
 # Bytes of data a fully used 32-byte sector carries, and what one 4-byte element of a scattered access uses.
 SECTOR_BYTES = 32.0
 SCATTERED_DATA_BYTES = 4.0
-
-
-def _share(value: float) -> str:
-    """A fraction as percent, three significant digits (79.7%, not 80%)."""
-    pct = 100.0 * value
-    return f"{pct:.3g}%" if abs(pct) < 100 else f"{pct:.0f}%"
 
 
 # How near a launch's share of DRAM bytes written must be to a measured mix's (STREAM_MIXES) to be judged by it
@@ -39,24 +34,49 @@ UNIT_CEILINGS = {
 }
 
 
+class AccessKind(StrEnum):
+    """A launch's global loads, from their share of scattered sectors (`AccessPattern.kind`)."""
+
+    STREAM = "stream"  # at most a tenth scattered
+    SCATTERED = "scattered"  # at least nine tenths
+    MIXED = "mixed"  # between: judged by the blend of the stream and scattered ceilings
+
+
+class AccessBasis(StrEnum):
+    """Which counters an access pattern was read from (`tracekit.present.rules.ceilings` words it with the
+    pattern's numbers: the JSON's `access_basis`)."""
+
+    BYTES_PER_SECTOR = "bytes-per-sector"  # data bytes used per 32-byte sector of the LSU's global loads
+    SECTORS_PER_REQUEST = "sectors-per-request"  # sectors per load request against a coalesced request's
+    NO_LSU_LOADS = "no-lsu-loads"  # only TMA bulk copies: a stream
+    NO_SECTOR_COUNTERS = "no-sector-counters"  # assumed a stream
+
+
+# A share of scattered sectors at or below this is a stream, at or above 1 - this scattered; between, a mix.
+PURE_PATTERN_FRACTION = 0.1
+
+
 @dataclass(frozen=True)
 class AccessPattern:
     """How scattered a launch's global loads are: 0 = every sector fully used (a stream), 1 = one 4-byte element
-    per 32-byte sector (a random gather). `basis` names the counter it came from."""
+    per 32-byte sector (a random gather). `basis` is the counter it came from, with its value."""
 
     scattered_fraction: float
-    basis: str
+    basis: AccessBasis
     # DRAM bytes read / (read + written) (dram__bytes_read.sum, dram__bytes_write.sum): which read:write stream
     # ceiling applies; None where the counters are missing
     read_fraction: float | None = None
+    data_bytes_per_sector: float | None = None  # the counter it was read from (basis bytes-per-sector) ...
+    sectors_per_request: float | None = None  # ... or this one (basis sectors-per-request)
+    tma_fraction: float = 0.0  # the share of global load sectors TMA bulk copies moved (they count as a stream)
 
     @property
-    def name(self) -> str:
-        if self.scattered_fraction <= 0.1:
-            return "stream"
-        if self.scattered_fraction >= 0.9:
-            return "scattered"
-        return f"mixed ({_share(self.scattered_fraction)} scattered)"
+    def kind(self) -> AccessKind:
+        if self.scattered_fraction <= PURE_PATTERN_FRACTION:
+            return AccessKind.STREAM
+        if self.scattered_fraction >= 1.0 - PURE_PATTERN_FRACTION:
+            return AccessKind.SCATTERED
+        return AccessKind.MIXED
 
 
 def _read_fraction(dram_read_bytes: float | None, dram_write_bytes: float | None) -> float | None:
@@ -108,24 +128,26 @@ def access_pattern(
     sectors: a GEMM's few scalar LSU loads (4 of 32 bytes used) beside 250 M TMA sectors are no scattered access."""
     reads = _read_fraction(dram_read_bytes, dram_write_bytes)
     tma = _tma_share(lsu_load_sectors, tma_load_sectors)
-    note = f"; {_share(tma)} of load sectors are TMA bulk copies (whole tiles)" if tma > 0 else ""
     if data_bytes_per_sector is not None and data_bytes_per_sector > 0:
         share = (SECTOR_BYTES - data_bytes_per_sector) / (SECTOR_BYTES - SCATTERED_DATA_BYTES)
-        basis = (
-            f"{data_bytes_per_sector:.3g} of 32 bytes used per sector of the LSU's loads{note}"
-            if tma
-            else (f"{data_bytes_per_sector:.3g} of 32 bytes used per sector")
+        scattered = min(1.0, max(0.0, share)) * (1.0 - tma)
+        return AccessPattern(
+            scattered,
+            AccessBasis.BYTES_PER_SECTOR,
+            reads,
+            data_bytes_per_sector=data_bytes_per_sector,
+            tma_fraction=tma,
         )
-        return AccessPattern(min(1.0, max(0.0, share)) * (1.0 - tma), basis, reads)
     if sectors_per_request is not None and sectors_per_request > 0:
         ideal = min(ideal_sectors or 4.0, 31.0)
         share = (sectors_per_request - ideal) / (32.0 - ideal)
+        scattered = min(1.0, max(0.0, share)) * (1.0 - tma)
         return AccessPattern(
-            min(1.0, max(0.0, share)) * (1.0 - tma), f"{sectors_per_request:.3g} sectors per load request{note}", reads
+            scattered, AccessBasis.SECTORS_PER_REQUEST, reads, sectors_per_request=sectors_per_request, tma_fraction=tma
         )
     if tma > 0:
-        return AccessPattern(0.0, f"no LSU loads{note}: a stream", reads)
-    return AccessPattern(0.0, "no sector counters: assumed a stream", reads)
+        return AccessPattern(0.0, AccessBasis.NO_LSU_LOADS, reads, tma_fraction=tma)
+    return AccessPattern(0.0, AccessBasis.NO_SECTOR_COUNTERS, reads)
 
 
 @dataclass(frozen=True)
@@ -141,7 +163,7 @@ class AchievableUtilization:
     ceiling_value: float
     of_achievable: float
     ceiling_source: str  # "measured: <file>" or "nominal"
-    pattern: str  # "stream", "scattered", "mixed (...)" for DRAM; "" elsewhere
+    pattern: str  # DRAM: its access pattern's kind (AccessKind: "stream", "scattered", "mixed"); "" elsewhere
     at_ceiling: bool = False  # of_achievable >= AT_CEILING_FRACTION
     scattered_fraction: float | None = None  # DRAM: the access pattern's share of scattered sectors
     write_fraction: float | None = None  # DRAM: the share of its bytes written
@@ -203,8 +225,8 @@ def stream_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[st
         return f"dram_stream_by_mix.{key}", ceiling
     (_, k0, c0), (_, k1, c1) = below[-1], above[0]
     value = between_mixes(c0.value, c1.value, mix_position(k0, k1, w) or 0.0)
-    detail = f"between the {k0} and {k1} read:write streams, {_share(w)} of DRAM bytes written"
-    return f"dram_stream_by_mix.{k0}~{k1}", Ceiling(value, c0.unit, c0.nominal, c0.source, None, detail)
+    # its name says which streams it lies between (no `detail`: the result keeps its numbers, present words them)
+    return f"dram_stream_by_mix.{k0}~{k1}", Ceiling(value, c0.unit, c0.nominal, c0.source)
 
 
 def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str, Ceiling] | None:
@@ -217,19 +239,11 @@ def dram_ceiling(ceilings: DeviceCeilings, pattern: AccessPattern) -> tuple[str,
     stream_name, stream = found
     scattered = ceilings.dram_random_sector_bytes_per_s
     s = pattern.scattered_fraction
-    if scattered is None or s <= 0.1:
+    if scattered is None or pattern.kind == AccessKind.STREAM:
         return stream_name, stream
-    if s >= 0.9:
+    if pattern.kind == AccessKind.SCATTERED:
         return "dram_random_sector_bytes_per_s", scattered
-    value = 1.0 / ((1.0 - s) / stream.value + s / scattered.value)
-    mixed = Ceiling(
-        value,
-        stream.unit,
-        stream.nominal,
-        stream.source,
-        None,
-        f"mix of the stream and scattered ceilings, {_share(s)} scattered",
-    )
+    mixed = Ceiling(1.0 / ((1.0 - s) / stream.value + s / scattered.value), stream.unit, stream.nominal, stream.source)
     return f"{stream_name}+dram_random_sector_bytes_per_s", mixed
 
 
@@ -242,7 +256,7 @@ def dram_utilization(
     name, ceiling = chosen
     writes = None if pattern.read_fraction is None else 1.0 - pattern.read_fraction
     return _judge(
-        "dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.name, pattern.scattered_fraction, writes
+        "dram", achieved_bytes_per_s, "byte/s", name, ceiling, pattern.kind, pattern.scattered_fraction, writes
     )
 
 

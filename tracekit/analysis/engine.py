@@ -44,10 +44,12 @@ from tracekit.analysis.types import (
     Occupancy,
     OccupancyLimits,
     Pairing,
+    PairingReason,
     ReportedOccupancy,
     Source,
     Stalls,
     Sweep,
+    SweepFamily,
     TraceVsCounter,
     Warps,
 )
@@ -281,7 +283,6 @@ def _trace_sections(measured: _Measured) -> _Measured:
         relative_error=_finite(steady.relative_error),
         clipped_latency_x_throughput=steady.clipped_latency_x_throughput,
         clipped_relative_error=_finite(steady.clipped_relative_error),
-        explanation=steady.explanation(),
         whole_launch=LittlesLawWindow(
             window_ns=(int(whole.window_ns[0]), int(whole.window_ns[1])),
             mean_occupancy=whole.mean_occupancy,
@@ -389,7 +390,7 @@ def _finish(
     measured: _Measured,
     fit: SweepFit | None,
     sweep: Sweep | None,
-    sweep_note: str | None,
+    sweep_family: SweepFamily | None,
     ceilings_for: CeilingsFor | None = None,
 ) -> LaunchAnalysis:
     occupancy = measured.occupancy
@@ -459,7 +460,7 @@ def _finish(
         stalls=_stalls(verdict),
         classification=verdict,
         sweep=sweep,
-        sweep_note=sweep_note,
+        sweep_family=sweep_family,
         regions=measured.regions,
         ceilings=section,
     )
@@ -502,13 +503,13 @@ def _pairings(
     result: list[tuple[Pairing, LaunchInput | None]] = []
     for candidate in candidates:
         if candidate.has_counters:
-            result.append((Pairing("own-counters", candidate.launch_id, "the launch's own counters"), None))
+            result.append((Pairing("own-counters", candidate.launch_id, PairingReason.OWN_COUNTERS), None))
             continue
         override = overrides.get(candidate.launch_id)
         if override is not None:
             if override not in by_id or not by_id[override].metrics.height:
                 raise TracekitError(f"--pair {candidate.launch_id}={override}: launch {override} has no counters")
-            pairing = Pairing("override", override, f"paired by the user (--pair {candidate.launch_id}={override})")
+            pairing = Pairing("override", override, PairingReason.USER)
             result.append((pairing, by_id[override]))
             continue
         pairing = pair_launch(candidate, profiled, timed)
@@ -553,7 +554,7 @@ def analyze(
         for i in sorted(i for family in wanted_families for i in families[family] if i not in pointless)
     }
 
-    sweeps: dict[tuple, tuple[SweepFit | None, Sweep | None, str]] = {}
+    sweeps: dict[tuple, tuple[SweepFit | None, Sweep | None, SweepFamily]] = {}
     for family in wanted_families:
         members = families[family]
         borrowed_by_trace = {pairings[i][0].counters_launch_id for i in members if pairings[i][1] is not None}
@@ -581,6 +582,6 @@ def analyze(
         sweeps[family] = fit_family(points, grouped, len(members))
     results = []
     for i in wanted:
-        fit, section, note = sweeps.get(keys[i].sweep_family(), (None, None, None))
-        results.append(_finish(measured[i], fit, section, note, ceilings_for))
+        fit, section, family_found = sweeps.get(keys[i].sweep_family(), (None, None, None))
+        results.append(_finish(measured[i], fit, section, family_found, ceilings_for))
     return results

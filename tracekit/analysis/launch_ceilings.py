@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracekit.analysis.achievable import (
+    AccessPattern,
     AchievableUtilization,
     block_launch_utilization,
     dram_utilization,
@@ -40,8 +41,9 @@ class LaunchCeilings:
     source: str  # "measured: <file>" or "nominal"
     basis: str  # where the nominal peaks come from
     device_name: str  # the device the ceilings are of (named where no measured profile exists for it)
-    access_pattern: str  # stream, scattered, mixed (...)
-    access_basis: str  # the counter the pattern was read from
+    # the launch's access pattern and the counter it was read from (the JSON's `access_pattern` and `access_basis`
+    # word it); None in a section without rates (`without_rates`)
+    access: AccessPattern | None
     units: tuple[AchievableUtilization, ...]  # every unit with a rate and a ceiling, nearest its ceiling first
     judged_by: AchievableUtilization | None  # the ceiling the verdict was judged by (classification sets it)
     roofline: Roofline | None
@@ -109,8 +111,7 @@ def launch_ceilings(
         source=ceilings.source,
         basis=ceilings.basis,
         device_name=ceilings.device_name,
-        access_pattern=pattern.name,
-        access_basis=pattern.basis,
+        access=pattern,
         units=units,
         judged_by=judged,
         roofline=roofline(work, ceilings, pattern),
@@ -126,8 +127,7 @@ def without_rates(ceilings: DeviceCeilings) -> LaunchCeilings:
         source=ceilings.source,
         basis=ceilings.basis,
         device_name=ceilings.device_name,
-        access_pattern="",
-        access_basis="no duration counter",
+        access=None,
         units=(),
         judged_by=None,
         roofline=None,

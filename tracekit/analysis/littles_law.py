@@ -10,7 +10,8 @@ treat warps that cross the window's edges:
   (spilled_out_warp_ns - carried_in_warp_ns) / (window x sm_count): warp time after the window's end of warps that
   started in it, minus warp time inside the window of warps that started before it. In a stationary window those
   two cancel on average; `occupancy_drift` (second half minus first half of the window, relative to the mean)
-  shows when they cannot because the window is not stationary.
+  shows when they cannot because the window is not stationary. (`tracekit.present.rules.notes` says which explains
+  a result's gap.)
 Over the whole launch [first start, last end] both ways count every warp whole and the law closes exactly.
 """
 
@@ -63,20 +64,6 @@ class LittlesLaw:
         result = asdict(self)
         result["window_ns"] = list(self.window_ns)
         return result
-
-    def explanation(self) -> str:
-        """One line on where the whole-warp check's error comes from."""
-        if self.warps_straddling_start == 0 and self.warps_straddling_end == 0:
-            return "closes exactly: no warp crosses the window's edges"
-        edge = (self.spilled_out_warp_ns - self.carried_in_warp_ns) / (
-            (self.window_ns[1] - self.window_ns[0]) * self.sm_count
-        )
-        return (
-            f"edge effects: {self.warps_straddling_start} warps straddle the start "
-            f"({self.carried_in_warp_ns} warp-ns carried in), {self.warps_straddling_end} straddle the end "
-            f"({self.spilled_out_warp_ns} warp-ns spilled out): {edge:+.4g} warps/SM; "
-            f"occupancy drifts {self.occupancy_drift:+.1%} across the window"
-        )
 
 
 def check_littles_law(

@@ -13,17 +13,17 @@ when the kernel key matches (`KernelKey.matches`) and the run agrees:
 Several profiled launches agreeing with one another (repeats of one workload) pair with the closest in duration; if
 they disagree with one another the match is ambiguous and nothing is paired. Of one run stored twice (a report and
 its details page, which holds fewer counters), the export with more counters is borrowed. The result says which and
-why.
+why, as a code and the durations it compared (`tracekit.present.rules.notes` words it).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
-from tracekit.analysis.types import Pairing
+from tracekit.analysis.types import Pairing, PairingReason
 from tracekit.kernel_key import KernelKey, neutral_kernel_name
 
 DURATION_TOLERANCE = 3.0  # trace span / profiled duration within [1/3, 3]
@@ -47,39 +47,23 @@ def _ratio(a: float, b: float) -> float:
     return abs(math.log(a / b))
 
 
-def _fmt_ratio(span: float, duration: float) -> str:
-    return f"{span / duration:.2f}x"
-
-
 def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], timed: list[PairingCandidate]) -> Pairing:
     """The pairing of `launch` (which has no counters) among the `profiled` launches. `timed` holds every launch
     without counters, for the order rule."""
     same = [p for p in profiled if launch.key.matches(p.key)]
     ids = tuple(p.launch_id for p in same)
     if not same:
-        return Pairing(
-            "unpaired",
-            None,
-            f"no profiled launch of {launch.key.name or 'this kernel'} with the same grid, block, registers, shared "
-            "memory and device is in the store: the verdict uses the trace alone",
-            ids,
-        )
+        return Pairing("unpaired", None, PairingReason.NO_TWIN, ids)
     if launch.duration_ns is None or launch.duration_ns <= 0:
-        return Pairing(
-            "unpaired", None, "the launch has no duration to check a profiled launch against: not paired", ids
-        )
+        return Pairing("unpaired", None, PairingReason.NO_DURATION, ids)
     span = launch.duration_ns
+    # the candidates' durations against this launch's: none agrees (the other outcomes replace the reason)
+    checked = Pairing(
+        "unpaired", None, PairingReason.DURATION_MISMATCH, ids, tuple(p.duration_ns for p in same), duration_ns=span
+    )
     agreeing = [p for p in same if p.duration_ns and _ratio(span, p.duration_ns) <= math.log(DURATION_TOLERANCE)]
-    described = ", ".join(f"launch {p.launch_id} ({p.duration_ns:,.0f} ns)" for p in same[:6] if p.duration_ns)
     if not agreeing:
-        return Pairing(
-            "unpaired",
-            None,
-            f"{len(same)} profiled launch{'es' if len(same) > 1 else ''} of the same kernel key ({described}), but "
-            f"none lasted within {DURATION_TOLERANCE:g}x of this launch's {span:,.0f} ns: another input or workload, "
-            "so its counters are not borrowed",
-            ids,
-        )
+        return checked
 
     # Order within the run: the k-th launch of the key in this file with the k-th in the profiled file.
     siblings = sorted(
@@ -94,32 +78,28 @@ def pair_launch(launch: PairingCandidate, profiled: list[PairingCandidate], time
             rank = [t.launch_id for t in siblings].index(launch.launch_id)
             match = sorted(group, key=lambda p: p.order)[rank]
             if match in agreeing:
-                return Pairing(
-                    "paired",
-                    match.launch_id,
-                    f"same kernel key; launch {rank + 1} of {len(siblings)} of it in both files, and the durations "
-                    f"agree ({span:,.0f} ns traced vs {match.duration_ns:,.0f} ns profiled, "
-                    f"{_fmt_ratio(span, match.duration_ns or span)})",
-                    ids,
+                return replace(
+                    checked,
+                    status="paired",
+                    counters_launch_id=match.launch_id,
+                    reason=PairingReason.ORDER,
+                    counters_duration_ns=match.duration_ns,
+                    agreeing_count=len(agreeing),
+                    order_position=rank + 1,
+                    order_count=len(siblings),
                 )
 
     durations = [p.duration_ns for p in agreeing if p.duration_ns]
     if len(agreeing) > 1 and max(durations) / min(durations) > REPEAT_SPREAD:
-        return Pairing(
-            "unpaired",
-            None,
-            f"ambiguous: {len(agreeing)} profiled launches of the same kernel key agree with this launch's "
-            f"{span:,.0f} ns but differ from one another ({described}); pair it explicitly (--pair)",
-            ids,
-        )
+        return replace(checked, reason=PairingReason.AMBIGUOUS, agreeing_count=len(agreeing))
     best = min(agreeing, key=lambda p: (_ratio(span, p.duration_ns or span), -p.counter_count))
-    repeats = f" (closest of {len(agreeing)} repeats)" if len(agreeing) > 1 else ""
-    return Pairing(
-        "paired",
-        best.launch_id,
-        f"same kernel key, and the durations agree{repeats}: {span:,.0f} ns here vs {best.duration_ns:,.0f} ns "
-        f"profiled ({_fmt_ratio(span, best.duration_ns or span)}, within {DURATION_TOLERANCE:g}x)",
-        ids,
+    return replace(
+        checked,
+        status="paired",
+        counters_launch_id=best.launch_id,
+        reason=PairingReason.DURATION,
+        counters_duration_ns=best.duration_ns,
+        agreeing_count=len(agreeing),
     )
 
 

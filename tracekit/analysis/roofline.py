@@ -168,8 +168,6 @@ class Roofline:
     points: tuple[RooflinePoint, ...]
     roofs: tuple[Roof, ...]
     dram_roof: str | None  # stream or scattered, from the sector counters
-    access_pattern: str
-    access_basis: str
     attainable_flop_per_s: float | None  # min(compute roof, DRAM intensity x DRAM roof)
     fraction_of_attainable: float | None
     bound_side: str | None  # "memory" left of the ridge point at DRAM, "compute" right of it
@@ -265,8 +263,6 @@ def roofline(work: LaunchWork, ceilings: DeviceCeilings, pattern: AccessPattern 
         points=tuple(points),
         roofs=all_roofs,
         dram_roof=dram_roof,
-        access_pattern=pattern.name,
-        access_basis=pattern.basis,
         attainable_flop_per_s=attainable,
         fraction_of_attainable=fraction_of,
         bound_side=bound_side,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.analysis.sweep import SweepFit, fit_occupancy_sweep, measured_levels
-from tracekit.analysis.types import LeftOut, Sweep, SweepPoint
+from tracekit.analysis.types import LeftOut, Sweep, SweepFamily, SweepOutcome, SweepPoint
 from tracekit.errors import TracekitError
 
 MIN_OCCUPANCIES = 3
@@ -48,22 +48,17 @@ def distinct_occupancies(values: list[float]) -> list[float]:
 
 def fit_family(
     points: list[MeasuredPoint], left_out: list[LeftOut], family_size: int
-) -> tuple[SweepFit | None, Sweep | None, str]:
-    """The fit over one family's points, its result section, and a sentence on what was (not) fitted."""
+) -> tuple[SweepFit | None, Sweep | None, SweepFamily]:
+    """The fit over one family's points, its result section, and what was (not) fitted."""
     ids = tuple(p.launch_id for p in points)
-    levels = distinct_occupancies([p.occupancy_warps_per_sm for p in points])
+    levels = tuple(distinct_occupancies([p.occupancy_warps_per_sm for p in points]))
     span = levels[-1] / levels[0] if levels else 0.0
+
+    def family(outcome: SweepOutcome) -> SweepFamily:
+        return SweepFamily(outcome, family_size, len(points), levels)
+
     if len(levels) < MIN_OCCUPANCIES or span < MIN_SPAN:
-        return (
-            None,
-            None,
-            f"No occupancy sweep: {family_size} launch{'es' if family_size != 1 else ''} of this kernel at this "
-            f"problem size on this device, {len(points)} with a measured occupancy and throughput, at "
-            f"{len(levels)} distinct occupanc{'y' if len(levels) == 1 else 'ies'}"
-            + (f" spanning {span:.2g}x" if len(levels) > 1 else "")
-            + f"; a fit of min(n / L, B) needs {MIN_OCCUPANCIES} or more occupancies spanning {MIN_SPAN:g}x or "
-            "more (run it with other block sizes or more dynamic shared memory per block).",
-        )
+        return None, None, family(SweepOutcome.TOO_FEW_OCCUPANCIES)
     frame = pl.DataFrame(
         {
             "occupancy_warps_per_sm": [p.occupancy_warps_per_sm for p in points],
@@ -72,8 +67,8 @@ def fit_family(
     )
     try:
         fit = fit_occupancy_sweep(frame)
-    except TracekitError as exc:
-        return None, None, f"No occupancy sweep: {exc}"
+    except TracekitError:
+        return None, None, family(SweepOutcome.FIT_FAILED)
     by_value = {(p.occupancy_warps_per_sm, p.throughput_warps_per_ns_per_sm): p.launch_id for p in points}
     fitted = tuple(
         SweepPoint(
@@ -85,10 +80,6 @@ def fit_family(
         )
         for row in fit.points.to_dicts()
     )
-    note = (
-        f"Sweep fitted over {len(points)} launches (ids {', '.join(str(i) for i in ids)}) at {len(levels)} "
-        f"occupancies from {levels[0]:.3g} to {levels[-1]:.3g} warps per SM."
-    )
     section = Sweep(
         latency_ns=fit.latency,
         throughput_bound_warps_per_ns_per_sm=fit.throughput_bound,
@@ -97,7 +88,7 @@ def fit_family(
         residual_rms=fit.residual_rms,
         points=fitted,
         launch_ids=ids,
-        note=note,
+        occupancy_levels_warps_per_sm=levels,
         left_out=tuple(left_out),
         measured_max_throughput=fit.measured_max_throughput,
         occupancy_at_90pct_warps_per_sm=fit.occupancy_at_90pct_warps_per_sm,
@@ -105,4 +96,4 @@ def fit_family(
         plateau_reached=fit.plateau_reached,
         last_step_gain_fraction=fit.last_step_gain_fraction,
     )
-    return fit, section, note
+    return fit, section, family(SweepOutcome.FITTED)

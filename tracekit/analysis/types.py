@@ -75,14 +75,34 @@ class CountersFrom:
     kernel_name: str | None
 
 
+class PairingReason(StrEnum):
+    """Why a launch's counters come from where they do (`tracekit.analysis.pairing`); `tracekit.present.rules.notes`
+    words it with the pairing's numbers (the JSON's `pairing.evidence`)."""
+
+    OWN_COUNTERS = "own-counters"  # the launch was profiled itself
+    USER = "user"  # `--pair`
+    ORDER = "order"  # the k-th launch of the key in both files, the durations agree
+    DURATION = "duration"  # the durations agree (the closest of several repeats)
+    NO_TWIN = "no-twin"  # no profiled launch of the same kernel key
+    NO_DURATION = "no-duration"  # the launch has no duration to check a profiled one against
+    DURATION_MISMATCH = "duration-mismatch"  # profiled launches of the key, none within DURATION_TOLERANCE
+    AMBIGUOUS = "ambiguous"  # several agree with it but differ from one another
+
+
 @dataclass(frozen=True)
 class Pairing:
-    """v2: where this launch's counters came from and by which evidence."""
+    """v2: where this launch's counters came from and by which evidence (codes and numbers: present words them)."""
 
     status: PairingStatus
     counters_launch_id: int | None  # the launch the counters came from (this one for "own-counters")
-    evidence: str  # a sentence: the key that matched, the duration agreement, or why nothing was paired
+    reason: PairingReason  # v2: why, as a code (the JSON's `evidence` words it)
     candidate_launch_ids: tuple[int, ...] = ()  # profiled launches of the same kernel key that were considered
+    candidate_durations_ns: tuple[float | None, ...] = ()  # v2: their durations, in the same order
+    duration_ns: float | None = None  # v2: this launch's span (trace) or timed duration the candidates were checked by
+    counters_duration_ns: float | None = None  # v2: the paired launch's profiled duration
+    agreeing_count: int = 0  # v2: candidates whose duration agrees with this launch's
+    order_position: int | None = None  # v2: by order: this launch is the k-th (1-based) of the key in both files ...
+    order_count: int | None = None  # v2: ... of this many
 
 
 @dataclass(frozen=True)
@@ -161,9 +181,10 @@ class LittlesLaw:
     relative_error: float | None
     clipped_latency_x_throughput: float
     clipped_relative_error: float | None
-    explanation: str
     whole_launch: LittlesLawWindow
-    detail: dict[str, Any]  # every term of the steady-state check (tracekit.analysis.littles_law.LittlesLaw)
+    # every term of the steady-state check (tracekit.analysis.littles_law.LittlesLaw): the edges' warps and warp-ns
+    # and the drift that explain the gap (`tracekit.present.rules.notes` words it: the JSON's `explanation`)
+    detail: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -204,6 +225,25 @@ class LeftOut:
     same_as_launch_ids: tuple[int, ...] = ()  # a repeated measurement: the fitted launch each one repeats, in order
 
 
+class SweepOutcome(StrEnum):
+    """Whether a launch's sweep family was fitted (`tracekit.analysis.sweep_rule`)."""
+
+    FITTED = "fitted"
+    TOO_FEW_OCCUPANCIES = "too-few-occupancies"  # fewer than MIN_OCCUPANCIES levels, or spanning less than MIN_SPAN
+    FIT_FAILED = "fit-failed"  # the least-squares fit found no latency and bound
+
+
+@dataclass(frozen=True)
+class SweepFamily:
+    """What the sweep rule found of a launch's family (one kernel at one problem size on one device): codes and
+    counts, worded by `tracekit.present.rules.notes` (the JSON's `sweep_note`)."""
+
+    outcome: SweepOutcome
+    launch_count: int  # launches of the family
+    measured_count: int  # those with a measured occupancy and throughput (the fitted ones when fitted)
+    occupancy_levels_warps_per_sm: tuple[float, ...]  # their distinct occupancies, lowest first
+
+
 @dataclass(frozen=True)
 class Sweep:
     """The fit throughput ~ min(n / L, B) over the launches of one kernel at several occupancies."""
@@ -215,7 +255,8 @@ class Sweep:
     residual_rms: float
     points: tuple[SweepPoint, ...]
     launch_ids: tuple[int, ...]  # v2: the launches whose points were fitted
-    note: str  # v2: which launches were fitted, under which rule
+    # v2: their distinct occupancies, lowest first (with `launch_ids`, what the JSON's `note` says)
+    occupancy_levels_warps_per_sm: tuple[float, ...]
     left_out: tuple[LeftOut, ...] = ()  # v2: launches of the same kernel name not fitted, and why
     # v2, what the measured points say beside the model (its knee is an idealization; advice follows these):
     measured_max_throughput: float | None = None
@@ -246,7 +287,7 @@ class LaunchAnalysis:
     stalls: Stalls
     classification: Classification
     sweep: Sweep | None
-    sweep_note: str | None = None  # v2: why no sweep applies, or which launches it was fitted over
+    sweep_family: SweepFamily | None = None  # v2: why no sweep applies, or over what it was fitted (`sweep_note`)
     regions: RegionAnalysis | None = None  # v2: named regions inside the kernel (tracekit.analysis.regions)
     ceilings: LaunchCeilings | None = None  # v2: units against achievable ceilings, roofline (issue 20)
 

@@ -15,6 +15,7 @@ from tracekit.errors import TracekitError
 from tracekit.format import NameStyle
 from tracekit.present.launch import launch_tables
 from tracekit.present.prediction import cite_once
+from tracekit.present.rules.notes import counters_evidence, sweep_note
 from tracekit.present.try_first import TryFirst, try_first
 from tracekit.present.verdict import limited_by, verdict_text
 from tracekit.selection import resolve_launches
@@ -32,7 +33,7 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
         f"{fmt.size(smem)} shared memory/block, duration {fmt.duration(result.duration_ns)}",
         f"  occupancy: theoretical {fmt.percent(occupancy.theoretical_pct)} ({limited_by(occupancy.limiter)}), "
         f"achieved {fmt.percent(occupancy.achieved_pct)}, {fmt.number(occupancy.waves_per_sm)} waves per SM",
-        f"  counters: {result.pairing.evidence}",
+        f"  counters: {counters_evidence(result)}",
     ]
     warps, law, tail = result.warps, result.littles_law, result.tail
     if warps:
@@ -50,8 +51,8 @@ def summary_lines(result: LaunchAnalysis, names: NameStyle = NameStyle.base) -> 
         )
     if tail:
         lines.append(f"  tail: {fmt.duration(tail.tail_ns)} ({fmt.fraction(tail.tail_fraction)} of the launch)")
-    if result.sweep_note:
-        lines.append(f"  sweep: {result.sweep_note}")
+    if note := sweep_note(result):
+        lines.append(f"  sweep: {note}")
     flags = f"  [{', '.join(verdict.flags)}]" if verdict.flags else ""
     lines.append(f"  verdict: {verdict_text(verdict)}{flags}")
     lines += [f"    - {line}" for line in verdict.evidence]

@@ -20,6 +20,7 @@ from tracekit.analysis.tail import TailEffect
 from tracekit.analysis.types import Kernel, LaunchAnalysis, Stalls, Sweep, Warps
 from tracekit.present.prediction import PredictionTables, prediction_tables
 from tracekit.present.rules.ceilings import unit_sentences
+from tracekit.present.rules.notes import counters_evidence, fitted_note
 from tracekit.present.sections import Figure, Table, littles_law_table
 from tracekit.present.try_first import Tries, TryFirst, try_first
 from tracekit.present.verdict import BLOCK_LIMITS, limit_label
@@ -101,7 +102,7 @@ def launch_table(result: LaunchAnalysis) -> Table:
         ["registers per thread", number(kernel.registers_per_thread)],
         ["shared memory per block", shared_memory(kernel)],
         ["duration", duration(result.duration_ns)],
-        ["counters", result.pairing.evidence],
+        ["counters", counters_evidence(result)],
     ]
     if kernel.nvtx_path:
         rows.append(["NVTX ranges", kernel.nvtx_path])
@@ -229,7 +230,7 @@ def sweep_table(sweep: Sweep) -> Table:
         note=f"L = {duration(sweep.latency_ns)}, B = "
         f"{warp_rate(sweep.throughput_bound_warps_per_ns_per_sm)}, needed occupancy "
         f"L x B = {number(sweep.needed_occupancy_warps_per_sm)} warps per SM, "
-        f"largest gap near the knee {fraction(sweep.knee_gap_fraction)}. {sweep.note}",
+        f"largest gap near the knee {fraction(sweep.knee_gap_fraction)}. {fitted_note(sweep)}",
     )
 
 

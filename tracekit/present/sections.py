@@ -9,6 +9,7 @@ from typing import Any
 
 from tracekit import format as fmt
 from tracekit.analysis.types import LaunchAnalysis
+from tracekit.present.rules.notes import littles_law_explanation
 
 
 @dataclass(frozen=True)
@@ -89,4 +90,6 @@ def littles_law_table(result: LaunchAnalysis) -> Table | None:
             fmt.fraction(whole.relative_error, signed=True),
         ],
     ]
-    return Table("Little's law: occupancy = latency x throughput", LITTLES_LAW_COLUMNS, rows, note=law.explanation)
+    return Table(
+        "Little's law: occupancy = latency x throughput", LITTLES_LAW_COLUMNS, rows, note=littles_law_explanation(law)
+    )

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from tracekit import counters as c
-from tracekit.analysis.achievable import access_pattern, dram_ceiling
+from tracekit.analysis.achievable import AccessKind, AccessPattern, access_pattern, dram_ceiling
 from tracekit.analysis.predict.types import (
     DramCurve,
     NsightEstimate,
@@ -99,6 +99,15 @@ def _pct_use(unit: str, pct: float | None, ceiling: Ceiling | None, source: str)
     return UnitUse(unit, pct, 100.0 * min(fraction, 1.0), ceiling.source)
 
 
+def dram_use_label(pattern: AccessPattern) -> str:
+    """DRAM's id among a prediction's unit uses (`UnitUse.unit`, which its findings and JSON name): "dram (stream)",
+    "dram (scattered)", "dram (mixed (88.9% scattered))" (a mix's share of scattered sectors, three digits)."""
+    if pattern.kind != AccessKind.MIXED:
+        return f"dram ({pattern.kind})"
+    percent = 100.0 * pattern.scattered_fraction
+    return f"dram (mixed ({percent:.3g}% scattered))"
+
+
 def unit_uses(
     metrics: pl.DataFrame, ceilings: DeviceCeilings | None = None
 ) -> tuple[tuple[UnitUse, ...], DramCurve | None]:
@@ -120,7 +129,7 @@ def unit_uses(
     if work is not None and work.dram_bytes is not None and chosen is not None and chosen[1].nominal:
         ceiling = chosen[1]
         rate = work.dram_bytes / (work.duration_ns * 1e-9)
-        label = f"dram ({pattern.name})"
+        label = dram_use_label(pattern)
         uses.append(UnitUse(label, rate, ceiling.value, ceiling.source, "B/s"))
         curve = ceilings.dram_latency_curve if ceilings is not None else ()
         if curve and ceiling.measured:
@@ -128,7 +137,7 @@ def unit_uses(
             points = tuple(sorted((p.throughput_bytes_per_s / top, p.latency_ns) for p in curve))
             dram_curve = DramCurve(rate, ceiling.value, points, _memory_share(get), ceiling.source)
     elif dram_pct is not None:
-        uses.append(UnitUse(f"dram ({pattern.name})", dram_pct, 100.0, NOMINAL))
+        uses.append(UnitUse(dram_use_label(pattern), dram_pct, 100.0, NOMINAL))
     l2_ceiling = ceilings.l2_bytes_per_s if ceilings is not None else None
     if work is not None and work.l2_bytes is not None and l2_ceiling is not None:
         uses.append(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracekit.analysis.achievable import AT_CEILING_FRACTION, AchievableUtilization
+from tracekit.analysis.achievable import AT_CEILING_FRACTION, AccessKind, AchievableUtilization
 from tracekit.analysis.launch_ceilings import LIMITER_UNITS, LaunchCeilings
 from tracekit.analysis.stalls import StallBreakdown
 from tracekit.analysis.sweep import SweepFit
@@ -208,7 +208,8 @@ def section_nominal_note(section: LaunchCeilings | None) -> tuple[Value, ...]:
 
 def achievable_items(prefix: str, u: AchievableUtilization) -> tuple[tuple[str, Scalar, str], ...]:
     """A unit against its ceilings as (name, value, unit) items: `<prefix>_achieved`, `_rate_unit`, `_of_nominal`,
-    `_of_achievable`, `_ceiling_name`, `_ceiling_value`, `_ceiling_source`, `_pattern`, `_unit`."""
+    `_of_achievable`, `_ceiling_name`, `_ceiling_value`, `_ceiling_source`, `_pattern` (DRAM's `AccessKind`; a
+    mixed one's share of scattered sectors as `_scattered_fraction` after it), `_unit`."""
     rate_unit = {"byte/s": "B/s", "flop/s": "FLOP/s", "block/s": "blocks/s"}.get(u.rate_unit, u.rate_unit)
     return (
         (f"{prefix}_unit", u.unit, ""),
@@ -221,6 +222,11 @@ def achievable_items(prefix: str, u: AchievableUtilization) -> tuple[tuple[str, 
         (f"{prefix}_of_achievable", u.of_achievable, "fraction"),
         (f"{prefix}_ceiling_source", u.ceiling_source, ""),
         (f"{prefix}_pattern", u.pattern, ""),
+        *(
+            [(f"{prefix}_scattered_fraction", u.scattered_fraction, "fraction")]
+            if u.pattern == AccessKind.MIXED
+            else []
+        ),
     )
 
 

@@ -101,9 +101,23 @@ def label_of(v: V, prefix: str) -> str:
     return UNIT_LABELS.get(name) or "Tensor " + name.removeprefix("tensor_")
 
 
+def share(value: float) -> str:
+    """A fraction as percent, three significant digits (79.7%, not 80%), as an access pattern's share says it."""
+    percent = 100.0 * value
+    return f"{percent:.3g}%" if abs(percent) < 100 else f"{percent:.0f}%"
+
+
+def pattern_name(kind: str, scattered_fraction: float | None) -> str:
+    """An access pattern (`AccessKind`) in words: "stream", "scattered", "mixed (23.4% scattered)"."""
+    if kind == "mixed" and scattered_fraction is not None:
+        return f"mixed ({share(scattered_fraction)} scattered)"
+    return kind
+
+
 def ceiling_what(v: V, prefix: str) -> str:
     """What the ceiling is: "what a stream reaches", "what scattered 32-byte sectors reach", ..."""
-    pattern = v.s(prefix + "_pattern") if v.o(prefix + "_pattern") else ""
+    kind = v.s(prefix + "_pattern") if v.o(prefix + "_pattern") else ""
+    pattern = pattern_name(kind, v.o(prefix + "_scattered_fraction"))
     unit = v.s(prefix + "_unit") if v.o(prefix + "_unit") else ""
     if unit.startswith("tensor_"):
         return f"the {unit.removeprefix('tensor_')} tensor roof"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from tracekit.analysis.achievable import AchievableUtilization
+from tracekit.analysis.achievable import AccessPattern, AchievableUtilization
 from tracekit.analysis.classification import Classification, RankedFinding
 from tracekit.analysis.launch_ceilings import LaunchCeilings
 from tracekit.analysis.predict.json import analysis_with_tries
@@ -17,10 +17,18 @@ from tracekit.analysis.predict.types import Prediction
 from tracekit.analysis.rules.base import Finding
 from tracekit.analysis.rules.verdict import Outcome
 from tracekit.analysis.types import LaunchAnalysis, to_json_dict
-from tracekit.present.rules.ceilings import unit_sentences
+from tracekit.present.rules.ceilings import access_words, unit_sentences
 from tracekit.present.rules.headline import headline, verdict_headline
-from tracekit.present.rules.notes import LEFT_OUT, incomplete_notes
+from tracekit.present.rules.notes import (
+    LEFT_OUT,
+    counters_evidence,
+    fitted_note,
+    incomplete_notes,
+    littles_law_explanation,
+    sweep_note,
+)
 from tracekit.present.rules.sentences import REASONS, advice, reason, sentence
+from tracekit.present.rules.values import pattern_name
 
 _Result = TypeVar("_Result", bound=LaunchAnalysis)
 
@@ -108,22 +116,46 @@ def worded_prediction(p: Prediction) -> Prediction:
     return replace(p, findings=findings, narrow=narrow)
 
 
+def _inserted(data: dict[str, Any], after: str, key: str, value: Any) -> dict[str, Any]:
+    """`data` with `key` after the key `after` (at the end without it), where the schema has always printed it."""
+    fields = list(data.items())
+    at = next((i + 1 for i, (name, _) in enumerate(fields) if name == after), len(fields))
+    return dict([*fields[:at], (key, value), *fields[at:]])
+
+
 def _unit_json(unit: dict[str, Any], text: str) -> dict[str, Any]:
-    """A unit's JSON object with its `text` after `at_ceiling`, where the schema has always printed it."""
-    fields = list(unit.items())
-    at = next((i + 1 for i, (name, _) in enumerate(fields) if name == "at_ceiling"), len(fields))
-    return dict([*fields[:at], ("text", text), *fields[at:]])
+    """A unit's JSON object with its `text` after `at_ceiling`, and its `pattern` in words ("mixed (88.9%
+    scattered)")."""
+    if unit.get("pattern"):
+        unit = {**unit, "pattern": pattern_name(unit["pattern"], unit.get("scattered_fraction"))}
+    return _inserted(unit, "at_ceiling", "text", text)
+
+
+def _access_json(section: dict[str, Any], pattern: AccessPattern, after: str) -> dict[str, Any]:
+    """The ceilings section's (or its roofline's) JSON with its access pattern and the counter it was read from in
+    words (`access_pattern`, `access_basis`) after `after`."""
+    name, basis = access_words(pattern)
+    return _inserted(_inserted(section, after, "access_pattern", name), "access_pattern", "access_basis", basis)
 
 
 def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None = None) -> dict[str, Any]:
     """The launch's "tracekit.analysis/2" object as every JSON view prints it: the engine's fields, `what_to_try`
-    when `found` is given (`analysis_with_tries`), each ceiling unit's sentence as its `text` and why each launch
-    its sweep left out was left out (`sweep.left_out[].reason`)."""
+    when `found` is given (`analysis_with_tries`), and the words of its data (`present.rules.notes`): where its
+    counters came from (`pairing.evidence`), where its Little's law gap comes from (`littles_law.explanation`),
+    what its sweep was fitted over or why none was (`sweep.note`, `sweep_note`), why each launch its sweep left out
+    was left out (`sweep.left_out[].reason`), and each ceiling unit's sentence as its `text`."""
     data = to_json_dict(result) if found is None else analysis_with_tries(result, found)
+    data["pairing"] = _inserted(data["pairing"], "counters_launch_id", "evidence", counters_evidence(result))
+    if result.littles_law is not None:
+        explanation = littles_law_explanation(result.littles_law)
+        data["littles_law"] = _inserted(data["littles_law"], "clipped_relative_error", "explanation", explanation)
     sweep = data.get("sweep")
+    if isinstance(sweep, dict) and result.sweep is not None:
+        sweep = data["sweep"] = _inserted(sweep, "launch_ids", "note", fitted_note(result.sweep))
     if isinstance(sweep, dict) and sweep.get("left_out"):
         # each entry's `reason` first, where the schema has always printed it; `kind` is its code
         sweep["left_out"] = [{"reason": LEFT_OUT[entry["kind"]], **entry} for entry in sweep["left_out"]]
+    data = _inserted(data, "sweep", "sweep_note", sweep_note(result))
     section, ceilings = result.ceilings, data.get("ceilings")
     if section is None or not isinstance(ceilings, dict):
         return data
@@ -131,4 +163,9 @@ def analysis_json(result: LaunchAnalysis, found: list[Prediction] | str | None =
     ceilings["units"] = [_unit_json(u, words[u["unit"]]) for u in ceilings["units"]]
     if ceilings.get("judged_by") is not None:
         ceilings["judged_by"] = _unit_json(ceilings["judged_by"], words[ceilings["judged_by"]["unit"]])
+    if section.access is not None:
+        data["ceilings"] = ceilings = _access_json(ceilings, section.access, "device_name")
+    if section.access is not None and isinstance(ceilings.get("roofline"), dict):
+        # the pattern its DRAM roof matches: the section's
+        ceilings["roofline"] = _access_json(ceilings["roofline"], section.access, "dram_roof")
     return data
