@@ -27,6 +27,8 @@ MARKED = sorted(
 PATTERN_MISSES = {
     "h200_programs/lightning_fabric_resnet18.cpu_cuda.pt.trace.json.gz": "Lightning's steps vary by 2x in one run",
     "h200_programs/tv_resnet18_loader0.shapes.pt.trace.json.gz": "the loader's pause is inside the step",
+    # the second recording's process of the same program: the first pattern step spans two marked steps
+    "h200_programs_2/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz": "the loader's pause is inside the step",
 }
 MARKED = [
     pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATTERN_MISSES[t])) if t in PATTERN_MISSES else t

@@ -39,8 +39,21 @@ class Op:
     correlation: int | None = None
     prev: int | None = None  # the activity before it on its stream
     dep: int | None = None  # the other stream's activity it waited for
-    latency: int = 0
+    latency: int = 0  # after its binding constraint, as the trace shows
     binding: str = "host"
+    # after each constraint (see `_latencies`): where another constraint binds after a change, the activity starts
+    # that constraint's latency after it, not the one the trace showed after its old one
+    host_latency: int = 0
+    queue_latency: int = 0
+
+    def ready_at(self, host: int, stream: int, event: int) -> int:
+        """When the activity starts, given when its launch was issued and its stream's and event's work ended."""
+        starts = [
+            at + latency
+            for at, latency in ((host, self.host_latency), (stream, self.queue_latency), (event, self.queue_latency))
+            if at != NONE
+        ]
+        return max(starts) if starts else self.start
 
 
 @dataclass(frozen=True)
@@ -120,6 +133,37 @@ def _constraints(ops: list[Op]) -> None:
         op.binding = "event" if ready == event and event != NONE else "stream" if ready == stream else "host"
         op.latency = max(0, op.start - ready) if ready != NONE else 0
         bisect.insort(ended_on.setdefault(op.stream, []), (op.end, op.index))
+    _latencies(ops)
+
+
+# Where the trace has no activity of a kind bound by a constraint: about what an H100 or H200 shows unprofiled
+# between a launch call's start and its kernel's start, and between two kernels queued back to back.
+HOST_LATENCY_NS = 5_000
+QUEUE_LATENCY_NS = 1_000
+
+
+def _latencies(ops: list[Op]) -> None:
+    """Each activity's latency after each constraint. The binding one is the trace's; a constraint that did not
+    bind gets the trace's median for activities of the same kind it did bind (launch to start: a few us; queued
+    back to back: about 1 us), capped so that it still would not have bound. A launch's latency is far longer than
+    a queue's, so an activity the host issued late in the trace but finds queued once the host is faster (the
+    profiler's cost out, a host change) follows its stream's work by a queue's latency, not a launch's."""
+    typical: dict[tuple[str, str], int] = {}
+    for binding in ("host", "stream"):
+        for kind in {op.kind for op in ops}:
+            found = sorted(op.latency for op in ops if op.binding == binding and op.kind == kind)
+            if found:
+                typical[binding, kind] = found[len(found) // 2]
+    for op in ops:
+        queued = max(ops[op.prev].end if op.prev is not None else NONE, ops[op.dep].end if op.dep is not None else NONE)
+        if op.binding == "host":
+            op.host_latency = op.latency
+            usual = typical.get(("stream", op.kind), QUEUE_LATENCY_NS)
+            op.queue_latency = max(0, min(usual, op.start - queued)) if queued != NONE else 0
+        else:
+            op.queue_latency = op.latency  # the stream's or the event's, whichever ended last
+            usual = typical.get(("host", op.kind), HOST_LATENCY_NS)
+            op.host_latency = max(0, min(usual, op.start - op.issue)) if op.issue is not None else 0
 
 
 def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:
@@ -145,8 +189,7 @@ def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -
         host = op.issue + shift(op.thread, op.issue) if op.issue is not None else NONE
         stream = new_end[op.prev] if op.prev is not None else NONE
         event = new_end[op.dep] if op.dep is not None else NONE
-        ready = max(host, stream, event)
-        start = ready + op.latency if ready != NONE else op.start
+        start = op.ready_at(host, stream, event)
         duration = duration_of(op) if duration_of else op.end - op.start
         new_end[op.index] = start + duration
     while si < len(syncs):

@@ -8,8 +8,10 @@ of the host time just before it (CUPTI timestamps a call inside its callbacks: p
 A synchronizing call returns when the GPU work it waited for ends in the replay (plus the latency of its return as
 recorded), so the host moves with the GPU where it waited on it. Each GPU activity starts when its launch call was
 made in the replay, the activity before it on its stream has ended, and any other stream's activity it waited on has
-ended (`critical_path._constraints`), plus the latency the trace shows. GPU durations are kept: the profiler's cost
-is the host's.
+ended (`critical_path._constraints`), plus that constraint's latency (`critical_path._latencies`): a launch's
+(call to start, several us) after the call, a queue's (about 1 us) after the stream's or the event's work. Where the
+trace shows a launch-bound activity that the faster host now queues early, it follows its stream's work by a queue's
+latency, not the launch's it showed. GPU durations are kept: the profiler's cost is the host's.
 
 The result is a `HostEvents` on the replayed clock, so the step analysis reads it as it reads a trace: the step
 windows (as CUDA events would time them), busy and idle by cause, the critical path and what to try all come from
@@ -122,8 +124,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
         host = issue_new if issue_new is not None else NONE
         stream = new_op_end[op.prev] if op.prev is not None and scheduled[op.prev] else NONE
         event = new_op_end[op.dep] if op.dep is not None and scheduled[op.dep] else NONE
-        ready = max(host, stream, event)
-        start = ready + op.latency if ready != NONE else clock.map_one(op.start)
+        start = op.ready_at(host, stream, event) if max(host, stream, event) != NONE else clock.map_one(op.start)
         new_op_start[index], new_op_end[index] = start, start + (op.end - op.start)
         scheduled[index] = True
 
