@@ -187,20 +187,27 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
     last_barrier: int | None = None
     last_store: int | None = None
     predicate_lines: dict[str, tuple[str | None, int | None]] = {}  # predicate -> the line whose compare set it
+    writers: dict[str, tuple[int, str | None, int | None]] = {}  # register -> (index, line) of its last writer
+    regions: list[list] = []  # open BSSY..BSYNC regions, innermost last: [barrier register, condition line]
     for index, row in enumerate(rows):
         stalls = {k: int(v) for k, v in json.loads(row.get("stall_samples") or "{}").items() if v}
         row["stalls"] = stalls
+        if index and rows[index - 1]["function"] != row["function"]:
+            last_barrier = last_store = None
+            predicate_lines, writers, regions = {}, {}, []
+        read, written = _registers(row)
         if is_toolkit_header(row["file"]) and last_user[1] is not None:
-            row["user_file"], row["user_line"] = last_user
+            row["user_file"], row["user_line"] = _call_line(read, writers) or last_user
             row["inline_at"] = f"{_base(row['file'])}:{row['line']}"
         else:
             row["user_file"], row["user_line"], row["inline_at"] = row["file"], row["line"], None
             if row["line"] is not None:
                 last_user = (row["file"], row["line"])
-        if index and rows[index - 1]["function"] != row["function"]:
-            last_barrier = last_store = None
-            predicate_lines = {}
+        for register in written:
+            writers[register] = (index, row["user_file"], row["user_line"])
         row["guard_file"], row["guard_line"] = _guard(row, predicate_lines)
+        if row["guard_line"] is None:
+            row["guard_file"], row["guard_line"] = _divergent_region(row, regions)
         moved = {}
         if stalls.get("barrier") and last_barrier is not None and row["operation"] != "barrier":
             moved["barrier"] = stalls.pop("barrier")
@@ -259,6 +266,76 @@ def _guard(row: dict, predicate_lines: dict[str, tuple[str | None, int | None]])
     if condition is None or condition == own or opcode in CONTROL_OPCODES or own[1] is None:
         return None, None
     return condition
+
+
+# A register operand: "R4", "UR6", "R4.64" (a pair), "R8.128" (four); not "RZ"/"URZ" nor "SR_TID.X".
+SASS_REGISTER = re.compile(r"(?<![A-Za-z0-9_])(U?R)(\d+)(?:\.(64|128))?")
+# Opcodes whose first register operand is read, not written (stores, reductions).
+NO_DESTINATION = ("ST", "RED")
+
+
+def _registers(row: dict) -> tuple[set[str], set[str]]:
+    """The registers `row`'s instruction reads and writes, from its SASS (empty where it has none)."""
+    match = SASS_OPCODE.match(str(row.get("sass") or ""))
+    if match is None:
+        return set(), set()
+    opcode, modifiers, operands = match.groups()
+    tokens = [x.strip() for x in operands.split(",")]
+    written: set[str] = set()
+    if tokens and not opcode.startswith(NO_DESTINATION) and opcode not in CONTROL_OPCODES:
+        first = SASS_REGISTER.match(tokens[0].lstrip("-|!"))
+        if first is not None:
+            width = 4 if ".128" in modifiers else 2 if (".64" in modifiers or ".WIDE" in modifiers) else 1
+            written = {f"{first.group(1)}{int(first.group(2)) + k}" for k in range(width)}
+            tokens = tokens[1:]
+    read = {
+        f"{prefix}{int(number) + k}"
+        for token in tokens
+        for prefix, number, bits in SASS_REGISTER.findall(token)
+        for k in range(int(bits) // 32 if bits else 1)
+    }
+    return read, written
+
+
+def _call_line(
+    read: set[str], writers: Mapping[str, tuple[int, str | None, int | None]]
+) -> tuple[str | None, int | None] | None:
+    """The user line an inlined toolkit function (`atomicAdd`) was called from: the line that computed its
+    arguments, the latest writer in PC order of the registers it reads. The previous user line in PC order is not
+    always the call's: the compiler schedules other lines' work (a loop's increment and compare) between the
+    arguments and the call; None where no register it reads has a writer."""
+    found = [writers[x] for x in read if x in writers and writers[x][2] is not None]
+    if not found:
+        return None
+    _, file, line = max(found, key=lambda x: x[0])
+    return file, line
+
+
+def _divergent_region(row: dict, regions: list[list]) -> tuple[str | None, int | None]:
+    """The condition line of the divergent branch whose body `row` runs in, where that is another line; tracks the
+    BSSY..BSYNC regions (sm_70+: BSSY opens a reconvergence point, BSYNC waits there). A branch whose warps split
+    (`divergent_branches` > 0) runs each side with the other side's lanes off, on lines of their own (a loop in
+    the `else`); as for a predicated body (`_guard`), those idle lanes are decided by the condition and rewriting
+    the condition is the fix, so they count on the line of the region's first divergent branch."""
+    match = SASS_OPCODE.match(str(row.get("sass") or ""))
+    if match is None:
+        return None, None
+    opcode, operands = match.group(1), match.group(3)
+    barrier = operands.split(",")[0].strip()
+    own = (row["user_file"], row["user_line"])
+    if opcode == "BSSY":
+        regions.append([barrier, None])
+    elif opcode == "BSYNC":
+        for depth in range(len(regions) - 1, -1, -1):
+            if regions[depth][0] == barrier:
+                del regions[depth:]
+                break
+    elif opcode == "BRA" and (row.get("divergent_branches") or 0) > 0 and regions and regions[-1][1] is None:
+        regions[-1][1] = own
+    if opcode in CONTROL_OPCODES or own[1] is None:
+        return None, None
+    condition = next((r[1] for r in reversed(regions) if r[1] is not None), None)
+    return condition if condition is not None and condition != own else (None, None)
 
 
 def analyze_source_lines(
