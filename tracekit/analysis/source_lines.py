@@ -58,6 +58,12 @@ ORDERED_ATOMICS_MIN_MEMBAR = 0.25
 INTERVAL_WIDEN = 0.10
 # Stall reasons of a warp that issues or could: the issue slots a line holds (not its waits).
 ISSUE_STALLS = ("selected", "not_selected", "math_pipe_throttle", "dispatch_stall")
+# Stall reasons of a warp whose instruction waits for a place in a pipe's queue (MIO: shared memory, transcendentals;
+# LSU: global/local memory). A queue holds warp instructions, full or with lanes off, so its waits shrink with the
+# number of warp instructions, as issue slots do.
+QUEUE_STALLS = ("mio_throttle", "lg_throttle")
+# The stall reasons whose samples a warp instruction's count sets: its issue slots and its places in a pipe queue.
+SLOT_STALLS = ISSUE_STALLS + QUEUE_STALLS
 # Stall reasons of a warp waiting on the shared-memory pipe: its result (latency) or its queue (throughput).
 SHARED_WAITS = ("short_scoreboard", "mio_throttle")
 # A guard predicate on a SASS instruction ("@!P1 IADD3 ..."), and a compare's destination predicates
@@ -181,7 +187,7 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
     `guard_line`, the line whose compare set the predicate the instruction runs under where that is another line
     (a branch body's instruction: its idle lanes are the branch condition's); `region_file`/`region_line`, the
     barrier that ends the stretch the instruction runs in; `idle_lanes` (lanes predicated off per lane slot) and
-    `issue_samples` (its samples issuing or ready to)."""
+    `slot_samples` (its samples issuing, ready to, or queued for a pipe: `SLOT_STALLS`)."""
     rows = samples.sort("function", "pc_offset").to_dicts()
     last_user: tuple[str | None, int | None] = (None, None)
     last_barrier: int | None = None
@@ -231,7 +237,7 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
             next_barrier = (row["user_file"], row["user_line"])
     for row in rows:
         row["attributed_samples"] = sum(row["stalls"].values())
-        row["issue_samples"] = sum(row["stalls"].get(reason, 0) for reason in ISSUE_STALLS)
+        row["slot_samples"] = sum(row["stalls"].get(reason, 0) for reason in SLOT_STALLS)
         inst, true_lanes = row.get("inst_executed"), row.get("thread_inst_executed_true")
         row["idle_lanes"] = 1.0 - true_lanes / (WARP_LANES * inst) if inst and true_lanes is not None else 0.0
         # without a line (SASS only, or no -lineinfo) each instruction stands alone
@@ -428,12 +434,13 @@ def _stall_totals(group: pl.DataFrame) -> dict[str, int]:
 @dataclass(frozen=True)
 class IdleLanes:
     """Lanes predicated off over a set of instructions: the active lanes per lane slot, and the samples the idle
-    lanes stand for (each instruction's samples times its idle fraction), all of them and those issuing."""
+    lanes stand for (each instruction's samples times its idle fraction), all of them and those holding an issue
+    slot or a place in a pipe's queue (`SLOT_STALLS`)."""
 
     lanes: float | None
     samples: int
     idle_samples: float
-    idle_issue_samples: float
+    idle_slot_samples: float
     lines: tuple[int, ...]
 
 
@@ -445,7 +452,7 @@ def _idle_lanes(frame: pl.DataFrame) -> IdleLanes:
     lanes = _sum(frame, "thread_inst_executed_true") / (WARP_LANES * inst) if inst and has_lanes else None
     idle = frame.select(
         (pl.col("attributed_samples") * pl.col("idle_lanes")).sum().alias("all"),
-        (pl.col("issue_samples") * pl.col("idle_lanes")).sum().alias("issue"),
+        (pl.col("slot_samples") * pl.col("idle_lanes")).sum().alias("slots"),
     ).row(0)
     lines = tuple(sorted({int(x) for x in frame["user_line"].drop_nulls().to_list()}))
     return IdleLanes(lanes, _sum(frame, "attributed_samples"), float(idle[0] or 0), float(idle[1] or 0), lines)
@@ -710,23 +717,24 @@ def _divergence(
     samples: int, total_samples: float, own: IdleLanes, body: IdleLanes | None
 ) -> tuple[str, str, float, float] | None:
     """Lanes predicated off, named on the line that decides them: a branch condition whose body (on other lines)
-    runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot but waits no longer
-    than a busy one: at least the idle lanes' share of the issue samples goes (slots other warps then use); at
-    most their share of all the samples (the active lanes compacted into fewer warps, whose waits go too), and for
-    a condition also its own samples, since the fix rewrites the condition (reduce1's `2 * s * tid`)."""
+    runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot and a place in a
+    pipe's queue (a warp instruction takes both whatever its lanes) but waits no longer than a busy one: at least
+    the idle lanes' share of the issue and queue samples goes (slots other warps then use); at most their share of
+    all the samples (the active lanes compacted into fewer warps, whose waits go too), and for a condition also its
+    own samples, since the fix rewrites the condition (reduce1's `2 * s * tid`)."""
     decides = body is not None and body.samples > 0 and body.lanes is not None and body.lanes < DIVERGENCE_MAX_LANES
     own_idle = own.lanes is not None and own.lanes < DIVERGENCE_MAX_LANES and samples > 0
     if not (decides or own_idle):
         return None
     if decides and body is not None and body.lanes is not None:
-        low = (body.idle_issue_samples + own.idle_issue_samples) / total_samples
+        low = (body.idle_slot_samples + own.idle_slot_samples) / total_samples
         high = (body.idle_samples + samples) / total_samples
         where = ", ".join(str(x) for x in body.lines)
         plural = "s" if len(body.lines) > 1 else ""
         evidence = f"the branch it decides runs line{plural} {where} with {_pct(body.lanes)} of the lanes active"
         return KIND_DIVERGENCE, evidence, low, max(low, high)
     assert own.lanes is not None
-    low, high = own.idle_issue_samples / total_samples, own.idle_samples / total_samples
+    low, high = own.idle_slot_samples / total_samples, own.idle_samples / total_samples
     return KIND_DIVERGENCE, f"{_pct(own.lanes)} of the lanes active on average", low, max(low, high)
 
 
