@@ -390,6 +390,7 @@ def _sum(frame: pl.DataFrame, column: str) -> int:
 def _kernel_totals(rows: pl.DataFrame, groups: list[pl.DataFrame]) -> dict[str, float]:
     totals: dict[str, float] = {column: _sum(rows, column) for column in COUNTERS}
     totals["samples"] = _sum(rows, "attributed_samples")
+    totals["mio_throttle_samples"] = float(_stall_totals(rows).get("mio_throttle", 0))
     local = rows.filter(pl.col("address_space") == "local")
     totals["local_lines_samples"] = float(
         rows.join(local.select("user_file", "user_line").unique(), on=["user_file", "user_line"], nulls_equal=True)[
@@ -701,13 +702,18 @@ def _bank_conflict_bounds(
     and its queue, mio_throttle), not its issue or fixed-latency waits: at least that share of those waits. At
     most: where the queue is full (mio_throttle as large as the result waits), the pipe is the throughput bound and
     the launch's whole excess share of wavefronts goes (roofline); where the line only waits on results, the pipe
-    has room and the fix shortens this line's own time, no more (latency hiding)."""
+    has room and the fix shortens this line's own time, no more (latency hiding). Where the queue is full, the other
+    lines' shared instructions wait in it behind this line's excess wavefronts (their samples sit on the waiting
+    instruction, as lg_throttle's sit behind atomics): at least this line's excess share of the queue's wavefronts
+    of the launch's whole queue waits (mio_throttle) goes too."""
     waits = sum(stalls.get(reason, 0) for reason in SHARED_WAITS)
     low = waits * waste / total_samples
     queued = stalls.get("mio_throttle", 0)
     throttled = queued > 0 and queued >= stalls.get("short_scoreboard", 0)
     if throttled:
         upper = excess_wf / kernel["shared_wavefronts"] if kernel["shared_wavefronts"] else waste
+        others_queued = kernel["mio_throttle_samples"] - queued
+        low += max(0.0, others_queued) * upper / total_samples
     else:
         upper = share * waste
     return low, max(low, upper)
