@@ -329,6 +329,8 @@ def _divergent_region(row: dict, regions: list[list]) -> tuple[str | None, int |
     opcode, operands = match.group(1), match.group(3)
     barrier = operands.split(",")[0].strip()
     own = (row["user_file"], row["user_line"])
+    # the body's own control flow (a loop's back-edge, the BSYNC each side waits at) runs with the lanes off too
+    condition = next((r[1] for r in reversed(regions) if r[1] is not None), None)
     if opcode == "BSSY":
         regions.append([barrier, None])
     elif opcode == "BSYNC":
@@ -338,10 +340,9 @@ def _divergent_region(row: dict, regions: list[list]) -> tuple[str | None, int |
                 break
     elif opcode == "BRA" and (row.get("divergent_branches") or 0) > 0 and regions and regions[-1][1] is None:
         regions[-1][1] = own
-    if opcode in CONTROL_OPCODES or own[1] is None:
+    if condition is None or condition == own or own[1] is None:
         return None, None
-    condition = next((r[1] for r in reversed(regions) if r[1] is not None), None)
-    return condition if condition is not None and condition != own else (None, None)
+    return condition
 
 
 def analyze_source_lines(
