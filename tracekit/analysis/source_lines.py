@@ -6,7 +6,8 @@ its duration and the limiter the verdict named. Pure polars; no I/O.
 Attribution before counting, because warp-state samples land on the instruction a warp waits *at*, which is not
 always the line that caused the wait:
 - instructions from a CUDA toolkit header (an inlined `atomicAdd`, an intrinsic) count on the user's line that
-  inlined them, the previous user line in PC order; the header's place is kept as the line's inline chain;
+  inlined them: the line that computed the registers they read (the call's arguments), else the previous user line
+  in PC order; the header's place is kept as the line's inline chain;
 - samples stalled on a barrier count on the barrier (`BAR`) before the waiting instruction;
 - samples draining stores at exit count on the last global store before the exit.
 
@@ -22,8 +23,9 @@ estimate is the middle, the interval the two widened by a tenth for the sampling
 estimate, then by samples.
 
 Three readings follow the fix rather than the instruction the samples sit on:
-- a divergent branch is named on the line whose compare sets the predicate its body runs under (the fix rewrites
-  the condition), with the body's idle lanes counted there;
+- a divergent branch is named on the line whose compare sets the predicate its body runs under, or, for a real
+  branch (BSSY..BSYNC), on the line of the branch with divergent-branch counts (the fix rewrites the condition),
+  with the body's idle lanes counted there;
 - a barrier's fix (fewer barriers: the last steps unrolled in one warp) also frees the work that the lanes idle
   between it and the previous barrier do only because the barrier keeps their warps in step;
 - consecutive lines that are each a dependency chain are one chain (one register carried statement to statement),
