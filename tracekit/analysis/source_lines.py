@@ -707,8 +707,8 @@ def _bank_conflict_bounds(
     the launch's whole excess share of wavefronts goes (roofline); where the line only waits on results, the pipe
     has room and the fix shortens this line's own time, no more (latency hiding). Where the queue is full, the other
     lines' shared instructions wait in it behind this line's excess wavefronts (their samples sit on the waiting
-    instruction, as lg_throttle's sit behind atomics): at least this line's excess share of the queue's wavefronts
-    of the launch's whole queue waits (mio_throttle) goes too."""
+    instruction, as lg_throttle's sit behind atomics): at least those waits (mio_throttle) times this line's excess
+    as a share of the launch's wavefronts go too."""
     waits = sum(stalls.get(reason, 0) for reason in SHARED_WAITS)
     low = waits * waste / total_samples
     queued = stalls.get("mio_throttle", 0)
