@@ -1,7 +1,7 @@
 """The held-out source-lines cases (sample_traces/source_lines/heldout_cases.csv, issue 45): added after the analysis
-was tuned on cases.csv, to be recorded on the GPU machine with `make_source_lines.sh OUT_DIR heldout`. Until they
-are recorded, what can be checked here is that each case is complete: its problem and fixed lines marked in its own
-source file, both kernels launched under its name by heldout_main.cu, its kind one the evaluation knows."""
+was tuned on cases.csv, recorded in h200_heldout/ with `make_source_lines.sh OUT_DIR heldout`: each case complete
+(its problem and fixed lines marked in its own source file, both kernels launched under its name by
+heldout_main.cu, its kind one the evaluation knows), and the rules written after their first reading."""
 
 from __future__ import annotations
 
