@@ -6,7 +6,8 @@ its duration and the limiter the verdict named. Pure polars; no I/O.
 Attribution before counting, because warp-state samples land on the instruction a warp waits *at*, which is not
 always the line that caused the wait:
 - instructions from a CUDA toolkit header (an inlined `atomicAdd`, an intrinsic) count on the user's line that
-  inlined them, the previous user line in PC order; the header's place is kept as the line's inline chain;
+  inlined them: the line that computed the registers they read (the call's arguments), else the previous user line
+  in PC order; the header's place is kept as the line's inline chain;
 - samples stalled on a barrier count on the barrier (`BAR`) before the waiting instruction;
 - samples draining stores at exit count on the last global store before the exit.
 
@@ -22,8 +23,9 @@ estimate is the middle, the interval the two widened by a tenth for the sampling
 estimate, then by samples.
 
 Three readings follow the fix rather than the instruction the samples sit on:
-- a divergent branch is named on the line whose compare sets the predicate its body runs under (the fix rewrites
-  the condition), with the body's idle lanes counted there;
+- a divergent branch is named on the line whose compare sets the predicate its body runs under, or, for a real
+  branch (BSSY..BSYNC), on the line of the branch with divergent-branch counts (the fix rewrites the condition),
+  with the body's idle lanes counted there;
 - a barrier's fix (fewer barriers: the last steps unrolled in one warp) also frees the work that the lanes idle
   between it and the previous barrier do only because the barrier keeps their warps in step;
 - consecutive lines that are each a dependency chain are one chain (one register carried statement to statement),
@@ -58,6 +60,12 @@ ORDERED_ATOMICS_MIN_MEMBAR = 0.25
 INTERVAL_WIDEN = 0.10
 # Stall reasons of a warp that issues or could: the issue slots a line holds (not its waits).
 ISSUE_STALLS = ("selected", "not_selected", "math_pipe_throttle", "dispatch_stall")
+# Stall reasons of a warp whose instruction waits for a place in a pipe's queue (MIO: shared memory, transcendentals;
+# LSU: global/local memory). A queue holds warp instructions, full or with lanes off, so its waits shrink with the
+# number of warp instructions, as issue slots do.
+QUEUE_STALLS = ("mio_throttle", "lg_throttle")
+# The stall reasons whose samples a warp instruction's count sets: its issue slots and its places in a pipe queue.
+SLOT_STALLS = ISSUE_STALLS + QUEUE_STALLS
 # Stall reasons of a warp waiting on the shared-memory pipe: its result (latency) or its queue (throughput).
 SHARED_WAITS = ("short_scoreboard", "mio_throttle")
 # A guard predicate on a SASS instruction ("@!P1 IADD3 ..."), and a compare's destination predicates
@@ -181,26 +189,33 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
     `guard_line`, the line whose compare set the predicate the instruction runs under where that is another line
     (a branch body's instruction: its idle lanes are the branch condition's); `region_file`/`region_line`, the
     barrier that ends the stretch the instruction runs in; `idle_lanes` (lanes predicated off per lane slot) and
-    `issue_samples` (its samples issuing or ready to)."""
+    `slot_samples` (its samples issuing, ready to, or queued for a pipe: `SLOT_STALLS`)."""
     rows = samples.sort("function", "pc_offset").to_dicts()
     last_user: tuple[str | None, int | None] = (None, None)
     last_barrier: int | None = None
     last_store: int | None = None
     predicate_lines: dict[str, tuple[str | None, int | None]] = {}  # predicate -> the line whose compare set it
+    writers: dict[str, tuple[int, str | None, int | None]] = {}  # register -> (index, line) of its last writer
+    regions: list[list] = []  # open BSSY..BSYNC regions, innermost last: [barrier register, condition line]
     for index, row in enumerate(rows):
         stalls = {k: int(v) for k, v in json.loads(row.get("stall_samples") or "{}").items() if v}
         row["stalls"] = stalls
+        if index and rows[index - 1]["function"] != row["function"]:
+            last_barrier = last_store = None
+            predicate_lines, writers, regions = {}, {}, []
+        read, written = _registers(row)
         if is_toolkit_header(row["file"]) and last_user[1] is not None:
-            row["user_file"], row["user_line"] = last_user
+            row["user_file"], row["user_line"] = _call_line(read, writers) or last_user
             row["inline_at"] = f"{_base(row['file'])}:{row['line']}"
         else:
             row["user_file"], row["user_line"], row["inline_at"] = row["file"], row["line"], None
             if row["line"] is not None:
                 last_user = (row["file"], row["line"])
-        if index and rows[index - 1]["function"] != row["function"]:
-            last_barrier = last_store = None
-            predicate_lines = {}
+        for register in written:
+            writers[register] = (index, row["user_file"], row["user_line"])
         row["guard_file"], row["guard_line"] = _guard(row, predicate_lines)
+        if row["guard_line"] is None:
+            row["guard_file"], row["guard_line"] = _divergent_region(row, regions)
         moved = {}
         if stalls.get("barrier") and last_barrier is not None and row["operation"] != "barrier":
             moved["barrier"] = stalls.pop("barrier")
@@ -224,7 +239,7 @@ def attributed(samples: pl.DataFrame) -> pl.DataFrame:
             next_barrier = (row["user_file"], row["user_line"])
     for row in rows:
         row["attributed_samples"] = sum(row["stalls"].values())
-        row["issue_samples"] = sum(row["stalls"].get(reason, 0) for reason in ISSUE_STALLS)
+        row["slot_samples"] = sum(row["stalls"].get(reason, 0) for reason in SLOT_STALLS)
         inst, true_lanes = row.get("inst_executed"), row.get("thread_inst_executed_true")
         row["idle_lanes"] = 1.0 - true_lanes / (WARP_LANES * inst) if inst and true_lanes is not None else 0.0
         # without a line (SASS only, or no -lineinfo) each instruction stands alone
@@ -257,6 +272,77 @@ def _guard(row: dict, predicate_lines: dict[str, tuple[str | None, int | None]])
                 continue
             break
     if condition is None or condition == own or opcode in CONTROL_OPCODES or own[1] is None:
+        return None, None
+    return condition
+
+
+# A register operand: "R4", "UR6", "R4.64" (a pair), "R8.128" (four); not "RZ"/"URZ" nor "SR_TID.X".
+SASS_REGISTER = re.compile(r"(?<![A-Za-z0-9_])(U?R)(\d+)(?:\.(64|128))?")
+# Opcodes whose first register operand is read, not written (stores, reductions).
+NO_DESTINATION = ("ST", "RED")
+
+
+def _registers(row: dict) -> tuple[set[str], set[str]]:
+    """The registers `row`'s instruction reads and writes, from its SASS (empty where it has none)."""
+    match = SASS_OPCODE.match(str(row.get("sass") or ""))
+    if match is None:
+        return set(), set()
+    opcode, modifiers, operands = match.groups()
+    tokens = [x.strip() for x in operands.split(",")]
+    written: set[str] = set()
+    if tokens and not opcode.startswith(NO_DESTINATION) and opcode not in CONTROL_OPCODES:
+        first = SASS_REGISTER.match(tokens[0].lstrip("-|!"))
+        if first is not None:
+            width = 4 if ".128" in modifiers else 2 if (".64" in modifiers or ".WIDE" in modifiers) else 1
+            written = {f"{first.group(1)}{int(first.group(2)) + k}" for k in range(width)}
+            tokens = tokens[1:]
+    read = {
+        f"{prefix}{int(number) + k}"
+        for token in tokens
+        for prefix, number, bits in SASS_REGISTER.findall(token)
+        for k in range(int(bits) // 32 if bits else 1)
+    }
+    return read, written
+
+
+def _call_line(
+    read: set[str], writers: Mapping[str, tuple[int, str | None, int | None]]
+) -> tuple[str | None, int | None] | None:
+    """The user line an inlined toolkit function (`atomicAdd`) was called from: the line that computed its
+    arguments, the latest writer in PC order of the registers it reads. The previous user line in PC order is not
+    always the call's: the compiler schedules other lines' work (a loop's increment and compare) between the
+    arguments and the call; None where no register it reads has a writer."""
+    found = [writers[x] for x in read if x in writers and writers[x][2] is not None]
+    if not found:
+        return None
+    _, file, line = max(found, key=lambda x: x[0])
+    return file, line
+
+
+def _divergent_region(row: dict, regions: list[list]) -> tuple[str | None, int | None]:
+    """The condition line of the divergent branch whose body `row` runs in, where that is another line; tracks the
+    BSSY..BSYNC regions (sm_70+: BSSY opens a reconvergence point, BSYNC waits there). A branch whose warps split
+    (`divergent_branches` > 0) runs each side with the other side's lanes off, on lines of their own (a loop in
+    the `else`); as for a predicated body (`_guard`), those idle lanes are decided by the condition and rewriting
+    the condition is the fix, so they count on the line of the region's first divergent branch."""
+    match = SASS_OPCODE.match(str(row.get("sass") or ""))
+    if match is None:
+        return None, None
+    opcode, operands = match.group(1), match.group(3)
+    barrier = operands.split(",")[0].strip()
+    own = (row["user_file"], row["user_line"])
+    # the body's own control flow (a loop's back-edge, the BSYNC each side waits at) runs with the lanes off too
+    condition = next((r[1] for r in reversed(regions) if r[1] is not None), None)
+    if opcode == "BSSY":
+        regions.append([barrier, None])
+    elif opcode == "BSYNC":
+        for depth in range(len(regions) - 1, -1, -1):
+            if regions[depth][0] == barrier:
+                del regions[depth:]
+                break
+    elif opcode == "BRA" and (row.get("divergent_branches") or 0) > 0 and regions and regions[-1][1] is None:
+        regions[-1][1] = own
+    if condition is None or condition == own or own[1] is None:
         return None, None
     return condition
 
@@ -307,6 +393,7 @@ def _sum(frame: pl.DataFrame, column: str) -> int:
 def _kernel_totals(rows: pl.DataFrame, groups: list[pl.DataFrame]) -> dict[str, float]:
     totals: dict[str, float] = {column: _sum(rows, column) for column in COUNTERS}
     totals["samples"] = _sum(rows, "attributed_samples")
+    totals["mio_throttle_samples"] = float(_stall_totals(rows).get("mio_throttle", 0))
     local = rows.filter(pl.col("address_space") == "local")
     totals["local_lines_samples"] = float(
         rows.join(local.select("user_file", "user_line").unique(), on=["user_file", "user_line"], nulls_equal=True)[
@@ -351,12 +438,13 @@ def _stall_totals(group: pl.DataFrame) -> dict[str, int]:
 @dataclass(frozen=True)
 class IdleLanes:
     """Lanes predicated off over a set of instructions: the active lanes per lane slot, and the samples the idle
-    lanes stand for (each instruction's samples times its idle fraction), all of them and those issuing."""
+    lanes stand for (each instruction's samples times its idle fraction), all of them and those holding an issue
+    slot or a place in a pipe's queue (`SLOT_STALLS`)."""
 
     lanes: float | None
     samples: int
     idle_samples: float
-    idle_issue_samples: float
+    idle_slot_samples: float
     lines: tuple[int, ...]
 
 
@@ -368,7 +456,7 @@ def _idle_lanes(frame: pl.DataFrame) -> IdleLanes:
     lanes = _sum(frame, "thread_inst_executed_true") / (WARP_LANES * inst) if inst and has_lanes else None
     idle = frame.select(
         (pl.col("attributed_samples") * pl.col("idle_lanes")).sum().alias("all"),
-        (pl.col("issue_samples") * pl.col("idle_lanes")).sum().alias("issue"),
+        (pl.col("slot_samples") * pl.col("idle_lanes")).sum().alias("slots"),
     ).row(0)
     lines = tuple(sorted({int(x) for x in frame["user_line"].drop_nulls().to_list()}))
     return IdleLanes(lanes, _sum(frame, "attributed_samples"), float(idle[0] or 0), float(idle[1] or 0), lines)
@@ -617,13 +705,18 @@ def _bank_conflict_bounds(
     and its queue, mio_throttle), not its issue or fixed-latency waits: at least that share of those waits. At
     most: where the queue is full (mio_throttle as large as the result waits), the pipe is the throughput bound and
     the launch's whole excess share of wavefronts goes (roofline); where the line only waits on results, the pipe
-    has room and the fix shortens this line's own time, no more (latency hiding)."""
+    has room and the fix shortens this line's own time, no more (latency hiding). Where the queue is full, the other
+    lines' shared instructions wait in it behind this line's excess wavefronts (their samples sit on the waiting
+    instruction, as lg_throttle's sit behind atomics): at least those waits (mio_throttle) times this line's excess
+    as a share of the launch's wavefronts go too."""
     waits = sum(stalls.get(reason, 0) for reason in SHARED_WAITS)
     low = waits * waste / total_samples
     queued = stalls.get("mio_throttle", 0)
     throttled = queued > 0 and queued >= stalls.get("short_scoreboard", 0)
     if throttled:
         upper = excess_wf / kernel["shared_wavefronts"] if kernel["shared_wavefronts"] else waste
+        others_queued = kernel["mio_throttle_samples"] - queued
+        low += max(0.0, others_queued) * upper / total_samples
     else:
         upper = share * waste
     return low, max(low, upper)
@@ -633,23 +726,24 @@ def _divergence(
     samples: int, total_samples: float, own: IdleLanes, body: IdleLanes | None
 ) -> tuple[str, str, float, float] | None:
     """Lanes predicated off, named on the line that decides them: a branch condition whose body (on other lines)
-    runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot but waits no longer
-    than a busy one: at least the idle lanes' share of the issue samples goes (slots other warps then use); at
-    most their share of all the samples (the active lanes compacted into fewer warps, whose waits go too), and for
-    a condition also its own samples, since the fix rewrites the condition (reduce1's `2 * s * tid`)."""
+    runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot and a place in a
+    pipe's queue (a warp instruction takes both whatever its lanes) but waits no longer than a busy one: at least
+    the idle lanes' share of the issue and queue samples goes (slots other warps then use); at most their share of
+    all the samples (the active lanes compacted into fewer warps, whose waits go too), and for a condition also its
+    own samples, since the fix rewrites the condition (reduce1's `2 * s * tid`)."""
     decides = body is not None and body.samples > 0 and body.lanes is not None and body.lanes < DIVERGENCE_MAX_LANES
     own_idle = own.lanes is not None and own.lanes < DIVERGENCE_MAX_LANES and samples > 0
     if not (decides or own_idle):
         return None
     if decides and body is not None and body.lanes is not None:
-        low = (body.idle_issue_samples + own.idle_issue_samples) / total_samples
+        low = (body.idle_slot_samples + own.idle_slot_samples) / total_samples
         high = (body.idle_samples + samples) / total_samples
         where = ", ".join(str(x) for x in body.lines)
         plural = "s" if len(body.lines) > 1 else ""
         evidence = f"the branch it decides runs line{plural} {where} with {_pct(body.lanes)} of the lanes active"
         return KIND_DIVERGENCE, evidence, low, max(low, high)
     assert own.lanes is not None
-    low, high = own.idle_issue_samples / total_samples, own.idle_samples / total_samples
+    low, high = own.idle_slot_samples / total_samples, own.idle_samples / total_samples
     return KIND_DIVERGENCE, f"{_pct(own.lanes)} of the lanes active on average", low, max(low, high)
 
 
