@@ -1,9 +1,11 @@
 """One step replayed with changed kernel durations, and its critical path.
 
-Each GPU activity starts when its last constraint is met, plus the latency observed in the trace: its launch call
-issued it (host), the activity before it on its stream ended (stream order), or work on another stream it waited
-for ended (an event: inferred where neither of the first two explains its start and another stream's activity
-ended just before it). A host thread blocked in a synchronizing call returns once the GPU work it waited for ends
+Each GPU activity starts when its last constraint is met, plus that constraint's latency: its launch call issued
+it (host: a launch's latency, several us), the activity before it on its stream ended (stream order), or work on
+another stream it waited for ended (an event: inferred where neither of the first two explains its start and another
+stream's activity ended just before it; both a queue's latency, about 1 us). The binding constraint's latency is the
+trace's; the others' are the trace's typical ones (`_latencies`), so a change that makes another constraint bind
+starts the activity after that one's latency. A host thread blocked in a synchronizing call returns once the GPU work it waited for ends
 (plus the observed return latency), and everything that thread does afterwards moves by as much. Replaying the
 step with some kernels shorter moves every activity and sync by what its constraints allow: a kernel off the
 critical path buys nothing, one on it buys its saving until another path binds. Walking back from the step's last
