@@ -6,8 +6,8 @@ without the profiler first (CUDA events), print per trace:
 - the replay without the profiler at the micro-benchmarks' per-event costs (scale 1);
 - the replay at each setting's fitted scale, in sample (fitted on every workload) and held out (fitted on the other
   workloads, one workload left out at a time);
-- the savings check: no "what to try" saving above the unprofiled step's idle time; a step >= 90% busy unprofiled
-  called GPU-bound.
+- the program checks: no "what to try" saving above the unprofiled step's idle time; a step >= 90% busy unprofiled
+  called GPU-bound; the replay's interval holding the program's step.
 
 - on a second recording (`sample_traces/steps/h200_programs_2/`: a second process of each program and setting,
   and three programs added after the fit), every trace held out at the first recording's scales, beside the
@@ -172,16 +172,18 @@ def second_recording(
     summary("second recording, against its own median unprofiled step", errors)
 
 
-def savings_check(directory: Path, truth: dict) -> None:
+def program_checks(directory: Path, truth: dict) -> None:
     """At the shipped calibration: no "what to try" saving above the idle the program really has (its unprofiled
     median step less the GPU's busy time in the step, give or take 10% of it and 1% of the step), and a step >= 90%
-    busy unprofiled called GPU-bound with kernel advice only."""
+    busy unprofiled called GPU-bound with kernel advice only; and how often the replay's interval holds the program's
+    step."""
     calibration = shipped()
-    fits, bound_right, misses = 0, 0, []
+    fits, bound_right, held, misses = 0, 0, 0, []
     for path in sorted(directory.glob("*.pt.trace.json.gz")):
         workload, setting = path.name.split(".")[:2]
         real_ns = truth[(workload, setting)] * 1e6
         found = analyze_program(read_events(path), calibration)
+        held += found.low_ns <= real_ns <= found.high_ns
         shown = found.unprofiled.steps[found.unprofiled.representative_step]
         idle_ns = max(0.0, real_ns - shown.busy_ns)
         if all(s.saves_high_ns <= idle_ns * 1.10 + 0.01 * real_ns for s in found.unprofiled.what_to_try):
@@ -194,6 +196,7 @@ def savings_check(directory: Path, truth: dict) -> None:
     count = len(list(directory.glob("*.pt.trace.json.gz")))
     print(f"\n{directory.name}: savings within the program's idle on {fits} of {count} (misses: {', '.join(misses)})")
     print(f"{directory.name}: GPU-bound called right (>= {GPU_BOUND_PCT}% busy unprofiled) on {bound_right} of {count}")
+    print(f"{directory.name}: the replay's interval holds the program's median step on {held} of {count}")
 
 
 def main() -> None:
@@ -208,13 +211,13 @@ def main() -> None:
     rows = grid(args.directory, args.grid_csv)
     truth, mean_truth = truths(args.directory)
     fitted = first_recording(rows, truth, mean_truth)
-    savings_check(args.directory, truth)
+    program_checks(args.directory, truth)
     if args.second and args.second.exists():
         second_rows = grid(args.second, args.second_grid_csv)
         second_truth, _ = truths(args.second)
         workloads = {str(r["workload"]) for r in rows}
         second_recording(second_rows, second_truth, fitted, truth, workloads)
-        savings_check(args.second, second_truth)
+        program_checks(args.second, second_truth)
 
 
 if __name__ == "__main__":
