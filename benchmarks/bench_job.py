@@ -2,8 +2,10 @@
 worker's peak memory against 1.5x the largest rank file, and the same job with 1 and 2 workers (issue 44).
 
 A worker's peak is its fixed part (a bare Dask worker, then polars and tracekit loaded and warmed on a small rank:
-about 170 MB whatever the ranks) and what the ranks add past it (the figure that grows with rank size: 71 MB on
-101 MB ranks, 24 MB on 10 MB ones, on a 2-core machine in Nov 2026); both are printed.
+about 170 MB whatever the ranks) and what the ranks add past it (the figure that grows with rank size); both are
+printed. On the 2-core CI machine, 2026-11-29, 64 ranks of 101 MB (6.46 GB): polars reading them in one process
+382 s (peak 1,416 MB); the job on 2 workers 375 s (1.0x), peak 270 MB a worker, 101 MB of it past the fixed part
+(1.00x the largest file); on 1 worker 576 s (1.5x), 289 MB, 117 MB past it (1.16x). Other work ran beside it.
 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
 
