@@ -5,11 +5,11 @@ it (host: a launch's latency, several us), the activity before it on its stream 
 another stream it waited for ended (an event: inferred where neither of the first two explains its start and another
 stream's activity ended just before it; both a queue's latency, about 1 us). The binding constraint's latency is the
 trace's; the others' are the trace's typical ones (`_latencies`), so a change that makes another constraint bind
-starts the activity after that one's latency. A host thread blocked in a synchronizing call returns once the GPU work it waited for ends
-(plus the observed return latency), and everything that thread does afterwards moves by as much. Replaying the
-step with some kernels shorter moves every activity and sync by what its constraints allow: a kernel off the
-critical path buys nothing, one on it buys its saving until another path binds. Walking back from the step's last
-activity along the binding constraints gives the critical path.
+starts the activity after that one's latency. A host thread blocked in a synchronizing call returns once the GPU
+work it waited for ends (plus the observed return latency), and everything that thread does afterwards moves by as
+much. Replaying the step with some kernels shorter moves every activity and sync by what its constraints allow: a
+kernel off the critical path buys nothing, one on it buys its saving until another path binds. Walking back from the
+step's last activity along the binding constraints gives the critical path.
 """
 
 from __future__ import annotations
