@@ -230,7 +230,7 @@ def program_lines(p: ProgramSteps) -> list[str]:
     lines = [
         program_headline(p),
         f"  interval {fmt.duration(p.low_ns)} to {fmt.duration(p.high_ns)} (the profiler's costs at 0.5x to 1.5x "
-        "the calibration's, and the recorded steps' own variation)",
+        "the calibration's, and the range of the recorded steps)",
         f"  recorded with {SETTING_WORDS.get(p.setting, p.setting)}; profiler cost taken out per {p.calibration}",
     ]
     if p.anchor_ns is not None and p.replay_alone_ns is not None:

@@ -7,8 +7,9 @@ analyses a trace: every figure the views lead with (step time, GPU busy share, i
 to try) comes from that one replay; the traced analysis is kept beside it.
 
 The interval of the unprofiled step is the replay with the costs at half and at one and a half times the
-calibration's (the held-out error of the fitted scale lies within it on the recorded set), widened by the recorded
-steps' own variation (`whatif.step_spread_ns`). Given the user's own step time (`anchor_ns`: a training log's
+calibration's, widened to the range of the recorded steps that stand for the run. Not a t interval of one more
+step: a profiler schedule records two or three steps, and from two a 95% interval is 15 times their difference
+(0 to 134 ms around ConvNeXt's 29 ms step). Given the user's own step time (`anchor_ns`: a training log's
 figure), the replay is pinned to it: the cost scale is the one at which the replayed median step equals it
 (bisection; the replay's step falls as the scale grows), and how far the replay alone was from it is reported.
 
@@ -26,7 +27,6 @@ from tracekit.analysis.steps.analysis import analyze_steps
 from tracekit.analysis.steps.profiler_cost import UNCALIBRATED, Calibration, setting_of
 from tracekit.analysis.steps.types import StepsResult, Suggestion
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
-from tracekit.analysis.steps.whatif import step_spread_ns
 from tracekit.host_events import KERNEL, HostEvents
 
 PROGRAM_SCHEMA = "tracekit.program-steps/1"
@@ -122,7 +122,7 @@ def analyze_program(
     )
     fast = _replayed(events, calibration, setting, scale * COST_HIGH, step).median_step_ns
     slow = _replayed(events, calibration, setting, scale * COST_LOW, step).median_step_ns
-    spread = step_spread_ns([s.span_ns for s in unprofiled.steps[1:] or unprofiled.steps])
+    spans = [s.span_ns for s in unprofiled.steps[1:] or unprofiled.steps]  # the steps that stand for the run
     shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
     busy_pct = shown.busy_pct if shown else 0.0
     gpu_bound = busy_pct >= GPU_BOUND_PCT
@@ -139,8 +139,8 @@ def analyze_program(
         unprofiled=unprofiled,
         traced=traced,
         median_step_ns=median,
-        low_ns=max(0, min(fast, median) - spread),
-        high_ns=max(slow, median) + spread,
+        low_ns=min(fast, median, *spans),
+        high_ns=max(slow, median, *spans),
         traced_step_ns=traced.median_step_ns,
         gpu_bound=gpu_bound,
         busy_pct=busy_pct,
