@@ -113,6 +113,13 @@ def by_trace(rows: list[dict[str, object]]) -> dict[tuple[str, str], dict[float,
     return found
 
 
+def trace_facts(rows: list[dict[str, object]]) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], str]]:
+    """Each trace's traced median step (ms) and the profiler setting it was recorded with."""
+    traced = {(str(r["workload"]), str(r["trace"])): float(str(r["traced_ms"])) for r in rows}
+    settings = {(str(r["workload"]), str(r["trace"])): str(r["setting"]) for r in rows}
+    return traced, settings
+
+
 def first_recording(rows: list[dict[str, object]], truth: dict, mean_truth: dict) -> dict[str, float]:
     """The fit on the first recording, in sample and each workload held out; returns the in-sample scales."""
     fitted = best_scales(rows, truth)  # in sample: every workload
@@ -121,8 +128,7 @@ def first_recording(rows: list[dict[str, object]], truth: dict, mean_truth: dict
     print(f"{'trace':44s} {'real ms':>8s} {'traced':>8s} {'scale 1':>8s} {'in-sample':>10s} {'held out':>9s}")
     errors: dict[str, list[float]] = {"traced": [], "scale 1": [], "in-sample": [], "held out": []}
     mean_errors: dict[str, list[float]] = {name: [] for name in errors}
-    traced_of = {(str(r["workload"]), str(r["trace"])): float(r["traced_ms"]) for r in rows}
-    setting_of_trace = {(str(r["workload"]), str(r["trace"])): str(r["setting"]) for r in rows}
+    traced_of, setting_of_trace = trace_facts(rows)
     for key, replays in sorted(by_trace(rows).items()):
         real = truth[key]
         setting = setting_of_trace[key]
@@ -154,8 +160,7 @@ def second_recording(
     print(f"{'trace':44s} {'real ms':>8s} {'traced':>8s} {'scale 1':>8s} {'replayed':>9s} {'other process':>14s}")
     groups = ("same programs", "new programs")
     errors = {f"{name} ({group})": [] for group in groups for name in ("traced", "replayed", "other process")}
-    traced_of = {(str(r["workload"]), str(r["trace"])): float(r["traced_ms"]) for r in rows}
-    setting_of_trace = {(str(r["workload"]), str(r["trace"])): str(r["setting"]) for r in rows}
+    traced_of, setting_of_trace = trace_facts(rows)
     for key, replays in sorted(by_trace(rows).items()):
         real = truth[key]
         group = groups[0] if key[0] in first_workloads else groups[1]

@@ -3,6 +3,8 @@ first, from one trace's `HostEvents` (a pure function: no I/O)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from tracekit.analysis.steps import advice, busy, categories, causes, operators
@@ -46,6 +48,11 @@ def _idle(
         causes.summarize(attributed, windows.height, syncs),
         causes.pageable_sync_idle(attributed, windows.height, syncs),
     )
+
+
+def standing_for_the_run(steps: Sequence[Step]) -> list[Step]:
+    """The steps that stand for the run: all but the trace's first where there are three or more (see below)."""
+    return list(steps[1:] if len(steps) >= 3 else steps)
 
 
 def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
@@ -127,7 +134,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     # start, reads as the cause of its leading gap, and found by its launches its start is its first call, the
     # host's work before that unseen. Their median span, the step shown (span nearest it) and the savings of what to
     # try first (each cause's median over them) come from these.
-    run = steps[1:] if len(steps) >= 3 else steps
+    run = standing_for_the_run(steps)
     spans = sorted(s.span_ns for s in run)
     median = spans[len(spans) // 2] if spans else 0
     representative = min(run, key=lambda s: (abs(s.span_ns - median), s.index)) if run else None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from tracekit.analysis.steps.analysis import analyze_steps
+from tracekit.analysis.steps.analysis import analyze_steps, standing_for_the_run
 from tracekit.analysis.steps.profiler_cost import UNCALIBRATED, Calibration, setting_of
 from tracekit.analysis.steps.types import StepsResult, Suggestion
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
@@ -122,7 +122,7 @@ def analyze_program(
     )
     fast = _replayed(events, calibration, setting, scale * COST_HIGH, step).median_step_ns
     slow = _replayed(events, calibration, setting, scale * COST_LOW, step).median_step_ns
-    spans = [s.span_ns for s in unprofiled.steps[1:] or unprofiled.steps]  # the steps that stand for the run
+    spans = [s.span_ns for s in standing_for_the_run(unprofiled.steps)]
     shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
     busy_pct = shown.busy_pct if shown else 0.0
     gpu_bound = busy_pct >= GPU_BOUND_PCT
