@@ -19,6 +19,7 @@ from tracekit.job.synthetic import SyntheticJob, load_template, offsets, write_j
 from tracekit.present import job as present
 from tracekit.reports.html import report_html
 from tracekit.reports.markdown import md, report_markdown
+from tracekit.steps import calibration_of
 
 JOB = SyntheticJob(ranks=4, steps=4, cause="sync", straggler=1, delay_ns=2_000_000, sampled_rank=3, seed=11)
 OFFSET_TOLERANCE_NS = 10_000
@@ -33,10 +34,11 @@ def job_folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def job_result(job_folder, tmp_path_factory) -> JobResult:
-    """The job's map and reduce in this process (the Dask path is the same functions, tests/job/)."""
+    """The job's map and reduce in this process (the Dask path is the same functions, tests/job/), without the
+    profiler as `tracekit job` reads it by default."""
     parquet = tmp_path_factory.mktemp("parquet")
     for position, path in enumerate(sorted(job_folder.iterdir())):
-        map_rank(str(path), position, str(parquet))
+        map_rank(str(path), position, str(parquet), calibration_of())
     return reduce_job(parquet)
 
 

@@ -33,6 +33,7 @@ def job_lines(result: JobResult) -> list[str]:
     lines = [present.headline(result), "  " + " ".join(k.rjust(w) if w > 0 else k.ljust(-w) for k, w in WIDTHS.items())]
     for row in present.step_rows(result):
         lines.append("  " + " ".join(row[k].rjust(w) if w > 0 else row[k].ljust(-w) for k, w in WIDTHS.items()))
+    lines.insert(1, "  " + present.program_line(result))
     lines += [f"  {line}" for line in present.cause_lines(result)]
     lines += [f"  {line}" for line in present.clock_lines(result)]
     lines += [f"  warning: {w}" for w in result.warnings]
@@ -63,6 +64,12 @@ def job_command(
             "--format", help="text, html (one self-contained file, with the heat map and timeline), md or json."
         ),
     ] = JobFormat.text,
+    traced: Annotated[
+        bool,
+        typer.Option(
+            "--traced", help="The job as traced, the profiler's own cost left in (default: replayed without it)."
+        ),
+    ] = False,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -76,7 +83,7 @@ def job_command(
         output_format = JobFormat.json
     files = rank_files(sources)
     with busy(f"reading {fmt.plural(len(files), 'rank')} on Dask"):
-        result = run_job(files, scheduler=scheduler, workers=workers, parquet_dir=parquet)
+        result = run_job(files, scheduler=scheduler, workers=workers, parquet_dir=parquet, traced=traced)
     if output_format is JobFormat.json:
         write_output(json_text(present.job_dict(result)), output, None)
     elif output_format is JobFormat.html:

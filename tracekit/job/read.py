@@ -12,7 +12,10 @@ import polars as pl
 
 from tracekit.analysis.job.frames import RankFrames
 from tracekit.analysis.steps.calls import LAUNCH, LAUNCH_CALLS, SYNC, SYNC_CALLS, base_name
+from tracekit.analysis.steps.profiler_cost import Calibration, setting_of
+from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.errors import InputError
+from tracekit.host_events import ANNOTATION_DOMAIN, HostEvents
 from tracekit.importers.kineto import read_events
 
 GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
@@ -47,22 +50,10 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
         _arg("Process Group Name").alias("process_group"),
         _arg("External id", as_int=True).alias("external_id"),
     )
-    base = base_name(pl.col("name"))
-    calls = (
-        events.filter(pl.col("cat").is_in(CALL_CATEGORIES))
-        .select(
-            pl.col("name").cast(pl.Categorical),
-            # as the step analysis reads them (`steps.calls`): a blocking copy waits for the GPU (a sync)
-            pl.when(base.is_in(list(SYNC_CALLS)))
-            .then(pl.lit(SYNC))
-            .when(base.is_in(list(LAUNCH_CALLS)))
-            .then(pl.lit(LAUNCH))
-            .alias("kind"),
-            _arg("correlation", as_int=True).alias("correlation_id"),
-            "start_ns",
-            "end_ns",
+    calls = _calls(
+        events.filter(pl.col("cat").is_in(CALL_CATEGORIES)).with_columns(
+            _arg("correlation", as_int=True).alias("correlation_id")
         )
-        .drop_nulls("kind")
     )
     step = (pl.col("cat") == "user_annotation") & pl.col("name").str.contains(STEP_RANGE)
     loader = pl.col("cat").is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
@@ -106,3 +97,59 @@ def read_rank(path: str | Path, position: int = 0) -> RankFrames:
         ranges=ranges,
         comms=comms,
     )
+
+
+def _calls(frame: pl.DataFrame) -> pl.DataFrame:
+    """Launch and sync calls as the job reads them (`steps.calls`: a blocking copy waits for the GPU, a sync)."""
+    base = base_name(pl.col("name"))
+    return frame.select(
+        pl.col("name").cast(pl.Categorical),
+        pl.when(base.is_in(list(SYNC_CALLS)))
+        .then(pl.lit(SYNC))
+        .when(base.is_in(list(LAUNCH_CALLS)))
+        .then(pl.lit(LAUNCH))
+        .alias("kind"),
+        "correlation_id",
+        "start_ns",
+        "end_ns",
+    ).drop_nulls("kind")
+
+
+def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
+    """A host timeline (a replay of the rank's trace) as the job reads a rank: `recorded`'s rank and source."""
+    step = (pl.col("domain") == ANNOTATION_DOMAIN) & pl.col("name").str.contains(STEP_RANGE)
+    loader = pl.col("domain").is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
+    gpu = events.gpu.select(
+        "kind",
+        pl.col("name").cast(pl.Categorical),
+        "stream_id",
+        "correlation_id",
+        "start_ns",
+        "end_ns",
+        "collective",
+        pl.col("process_group_name").alias("process_group"),
+        pl.lit(None, pl.Int64).alias("external_id"),
+    )
+    ranges = events.ranges.filter(step | loader).select(
+        "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"
+    )
+    return RankFrames(
+        rank=recorded.rank,
+        world_size=recorded.world_size,
+        source=recorded.source,
+        gpu=gpu,
+        calls=_calls(events.calls),
+        ranges=ranges,
+        comms=recorded.comms.clear(),
+    )
+
+
+def replayed_rank(path: str | Path, recorded: RankFrames, calibration: Calibration) -> tuple[RankFrames, str, str]:
+    """The rank's trace replayed without the profiler (the step analysis's replay, at the setting the trace was
+    recorded with), read as the job reads a rank; with that setting and the calibration's name."""
+    from tracekit.steps import read_events as read_host_events  # the step door reads every host range
+
+    events = read_host_events(path)
+    setting = setting_of(events)
+    cost = calibration.for_setting(setting)
+    return _frames_of(replay_without_profiler(events, cost), recorded), setting, cost.source

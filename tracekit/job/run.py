@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ import polars as pl
 from tracekit.analysis.job.analysis import JobError, analyze_job
 from tracekit.analysis.job.rank import RankError, needs_host_collectives, rank_tables
 from tracekit.analysis.job.types import JobResult
+from tracekit.analysis.job.unprofiled import with_replay
+from tracekit.analysis.steps.profiler_cost import Calibration
 from tracekit.errors import InputError, TracekitError
 
 TABLES = ("steps", "collectives", "kernels", "idle")
@@ -59,16 +62,28 @@ def rank_files(sources: Sequence[str | Path]) -> list[Path]:
     return found
 
 
-def map_rank(path: str, position: int, parquet_dir: str) -> dict[str, Any]:
-    """One rank (a Dask task): its trace read and its tables written under `parquet_dir`/TABLE/rank=R/step=S/.
-    Returns the rank's one-row summary as a dict (all that travels back to the client)."""
+def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibration | None = None) -> dict[str, Any]:
+    """One rank (a Dask task): its trace read and its tables written under `parquet_dir`/TABLE/rank=R/step=S/;
+    with a `calibration`, its windows without the profiler beside them (`analysis.job.unprofiled`: NCCL ranks; a
+    rank whose collectives ran on host threads is left as traced). Returns the rank's one-row summary as a dict (all
+    that travels back to the client)."""
     from tracekit.job.host_comms import read_host_collectives
-    from tracekit.job.read import read_rank
+    from tracekit.job.read import read_rank, replayed_rank
 
     try:
         frames = read_rank(path, position)
         host = read_host_collectives(path) if needs_host_collectives(frames) else None
         tables = rank_tables(frames, host)
+        setting = source = None
+        if calibration is not None and host is None:
+            replayed, setting, source = replayed_rank(path, frames, calibration)
+            tables = with_replay(tables, rank_tables(replayed))
+        tables = replace(
+            tables,
+            summary=tables.summary.with_columns(
+                pl.lit(setting, pl.Utf8).alias("setting"), pl.lit(source, pl.Utf8).alias("calibration")
+            ),
+        )
     except RankError as exc:
         raise TracekitError(f"{path}: {exc}") from None
     except TracekitError as exc:  # re-raised as the base class: its one argument pickles back to the client
@@ -190,8 +205,15 @@ def reduce_job(parquet_dir: str | Path) -> JobResult:
         raise TracekitError(str(exc)) from None
 
 
-def _map(client: Any, files: list[Path], root: Path) -> list[dict[str, Any]]:
-    futures = client.map(map_rank, [str(p) for p in files], range(len(files)), parquet_dir=str(root), pure=False)
+def _map(client: Any, files: list[Path], root: Path, calibration: Calibration | None) -> list[dict[str, Any]]:
+    futures = client.map(
+        map_rank,
+        [str(p) for p in files],
+        range(len(files)),
+        parquet_dir=str(root),
+        calibration=calibration,
+        pure=False,
+    )
     summaries: list[dict[str, Any]] = client.gather(futures)
     return summaries
 
@@ -202,9 +224,16 @@ def run_job(
     workers: int | None = None,
     parquet_dir: str | Path | None = None,
     client: Any = None,
+    traced: bool = False,
+    calibration: Calibration | None = None,
 ) -> JobResult:
     """Every rank's trace mapped on Dask into Parquet (kept in `parquet_dir` when given), then reduced; on
-    `client` when given (a dask.distributed Client), else on one made for the job."""
+    `client` when given (a dask.distributed Client), else on one made for the job. The job as it runs without
+    the profiler (its costs per `calibration`, default `steps.calibration_of`'s), or with `traced` as traced."""
+    if not traced and calibration is None:
+        from tracekit.steps import calibration_of
+
+        calibration = calibration_of()
     files = rank_files(sources)
     if len(files) < 2:
         raise TracekitError("a job needs two rank traces or more (a folder of them, or the files)")
@@ -218,10 +247,10 @@ def run_job(
     root.mkdir(parents=True, exist_ok=True)
     try:
         if client is not None:
-            summaries = _map(client, files, root)
+            summaries = _map(client, files, root, None if traced else calibration)
         else:
             with dask_client(scheduler, workers) as made:
-                summaries = _map(made, files, root)
+                summaries = _map(made, files, root, None if traced else calibration)
         seen: dict[int, str] = {}
         for summary in summaries:
             if summary["rank"] in seen:

@@ -19,6 +19,18 @@ from tracekit.present.sections import Figure, Table
 STEP_COLUMNS = ("step", "span", "last rank", "late by", "noise", "cause", "gain")
 
 
+def program_line(result: JobResult) -> str:
+    """Which program the figures describe: the job without the profiler (and its step beside the traced one), or
+    as traced."""
+    if not result.unprofiled:
+        return f"as traced: step {fmt.duration(result.traced_step_ns)} (the profiler's own cost left in)"
+    return (
+        f"without the profiler: step {fmt.duration(result.step_ns)} ({fmt.duration(result.traced_step_ns)} traced); "
+        f"recorded with {result.setting or 'an unknown setting'}, profiler cost taken out per "
+        f"{result.calibration or 'no calibration'}"
+    )
+
+
 def headline(result: JobResult) -> str:
     """The job in one line: the rank late at the collectives step after step beyond its own step-to-step spread
     (a one-sided t test, `analysis.job.straggler`), or why none is named."""
@@ -240,7 +252,7 @@ def job_content(
     return JobContent(
         title=title(result),
         headline=headline(result),
-        lines=cause_lines(result),
+        lines=[program_line(result), *cause_lines(result)],
         figures=job_figures(result) if with_figures else [],
         tables=[step_table(result), clocks],
         warnings=[shown(w) for w in result.warnings],

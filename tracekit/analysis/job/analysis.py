@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit.analysis.job import align, cause, replay, straggler
+from tracekit.analysis.job import align, cause, replay, straggler, unprofiled
 from tracekit.analysis.job.align import KEY
 from tracekit.analysis.job.types import (
     CAUSE_GROUPS,
@@ -120,7 +120,13 @@ def analyze_job(
     if shared.height == 0:
         raise JobError("the ranks share no collective (process group, kind and sequence): not one job's traces")
     offsets = align.clock_offsets(shared)
-    late = straggler.arrivals(align.corrected(shared, offsets))
+    aligned = align.corrected(shared, offsets)
+    replayed = unprofiled.has_replay(shared)
+    traced_periods = unprofiled.step_periods(aligned)
+    if replayed:
+        aligned = unprofiled.without_profiler(aligned)
+    periods = unprofiled.step_periods(aligned)
+    late = straggler.arrivals(aligned)
     ranked = straggler.consistency(late)
     job_rank = straggler.job_straggler(ranked)
     table = straggler.counted(straggler.collective_table(late), job_rank)
@@ -130,6 +136,10 @@ def analyze_job(
     named = sorted({int(r) for r in per_step["rank"].drop_nulls()})
     kernels = kernel_time(sorted({*named, typical}))
     spans = steps.group_by("step").agg((pl.col("end_ns") - pl.col("start_ns")).median().alias("span_ns"))
+    if replayed:  # a step's span is the loop's period, less what the replay saved (the first step: no period)
+        spans = spans.join(periods, on="step", how="left").select(
+            "step", pl.coalesce("period_ns", "span_ns").alias("span_ns")
+        )
     per_step = per_step.join(spans, on="step", how="left")
 
     step_rows = []
@@ -228,4 +238,22 @@ def analyze_job(
         typical_rank=typical,
         timelines=timelines,
         warnings=tuple(warnings),
+        unprofiled=replayed,
+        setting=_one(summary, "setting"),
+        calibration=_one(summary, "calibration"),
+        step_ns=_median(periods["period_ns"]) or round(median_step),
+        traced_step_ns=_median(traced_periods["period_ns"]) or round(median_step),
     )
+
+
+def _one(summary: pl.DataFrame, column: str) -> str | None:
+    """The ranks' one value of `column` (the most common, where ranks differ), None where none has one."""
+    if column not in summary.columns:
+        return None
+    found = summary[column].drop_nulls()
+    return str(found.mode().sort()[0]) if found.len() else None
+
+
+def _median(values: pl.Series) -> int:
+    found = values.drop_nulls()
+    return round(float(found.median())) if found.len() else 0  # type: ignore[arg-type]

@@ -43,8 +43,8 @@ class RankError(ValueError):
 class RankTables:
     summary: pl.DataFrame  # one row: rank, world_size, source, launches, missing_launches, dropped_ns, sampled, ...
     steps: pl.DataFrame  # rank, step, start_ns, end_ns, busy_ns, idle_ns, dropped_ns
-    collectives: pl.DataFrame  # rank, step, position, process_group, collective, sequence, start_ns, end_ns,
-    # window_start_ns, compute_ns and the IDLE_CLASSES' _ns
+    collectives: pl.DataFrame  # rank, step, position, process_group, collective, sequence, correlation_id,
+    # start_ns, end_ns, window_start_ns, compute_ns and the IDLE_CLASSES' _ns
     kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
     idle: pl.DataFrame  # rank, step, start_ns, end_ns, idle_class: the GPU's gaps by IDLE_CLASSES (the timeline's)
 
@@ -198,13 +198,15 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         found, copies = host_collectives(host, frames.gpu)
         # the copies to the host and back are the collectives' own work, not the rank's computation
         gpu = gpu.with_columns(pl.col("correlation_id").is_in(copies.implode()).fill_null(False).alias("is_collective"))
-        collectives = _with_step(found, steps, "at_ns").with_columns(pl.lit(None, pl.Int64).alias("sequence"))
+        collectives = _with_step(found, steps, "at_ns").with_columns(
+            pl.lit(None, pl.Int64).alias("sequence"), pl.lit(None, pl.Int64).alias("correlation_id")
+        )
     else:
         sequences = frames.comms.select("external_id", "sequence").drop_nulls().unique("external_id", keep="first")
         collectives = gpu.filter(pl.col("is_collective")).join(sequences, on="external_id", how="left")
     compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
     collectives = collectives.select(
-        "step", "process_group", "collective", "sequence", "start_ns", "end_ns"
+        "step", "process_group", "collective", "sequence", "correlation_id", "start_ns", "end_ns"
     ).with_columns(pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing"))
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
@@ -237,6 +239,7 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         pl.col("process_group").fill_null(""),
         "collective",
         "sequence",
+        "correlation_id",  # the kernel's launch (NCCL; null for host collectives): the same kernel in a replay
         "start_ns",
         "end_ns",
         "window_start_ns",

@@ -23,6 +23,7 @@ The ranks' own time after the last collective (the optimizer) waits on no one an
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -50,12 +51,33 @@ def _median_of_others(values: np.ndarray, mask: np.ndarray, straggler: int) -> n
         return np.nanmedian(others, axis=0)
 
 
-def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
-    """The step's gain with `rank`'s `cause` set to the median of the other ranks' (see the module). `late`: the
-    step's shared collectives on the reference clock (`straggler.arrivals`: rank, KEY, arrival_ns, end_ns,
-    window_start_ns and the window's parts, `cause.PARTS`)."""
-    if cause is None or late.height == 0 or rank not in set(late["rank"]):
-        return 0
+@dataclass(frozen=True)
+class _Grid:
+    """One step's shared collectives as ranks x collectives matrices (in meeting order), with each window's
+    anchors: its previous arrival in the step, and the collective that ended last on the rank before it arrived
+    (-1: none in the step); anchored: the window began at one of them, not before the step's first."""
+
+    frame: pl.DataFrame  # the rows given, with rank_index and key_index
+    ranks: list[int]
+    arrival: np.ndarray
+    end: np.ndarray
+    start: np.ndarray
+    present: np.ndarray
+    previous: np.ndarray
+    ended: np.ndarray
+    anchored: np.ndarray
+
+    def matrix(self, column: str) -> np.ndarray:
+        return _matrix(self.frame, column, self.ranks, self.arrival.shape[1])
+
+    @property
+    def transfer(self) -> np.ndarray:
+        """Each rank's own recorded time after the last arrival (its transfer)."""
+        last_arrival = np.nanmax(np.where(self.present, self.arrival, np.nan), axis=0)
+        return self.end - last_arrival
+
+
+def _grid(late: pl.DataFrame) -> _Grid:
     ranks = sorted(set(late["rank"]))
     order = (
         late.group_by(KEY)
@@ -72,21 +94,6 @@ def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
     end = _matrix(frame, "end_ns", ranks, keys)
     start = _matrix(frame, "window_start_ns", ranks, keys)
     present = ~np.isnan(arrival)
-    straggler = ranks.index(rank)
-    own = arrival - start
-    last_arrival = np.nanmax(np.where(present, arrival, np.nan), axis=0)
-    transfer = end - last_arrival
-    if cause == COMMUNICATION:
-        typical = _median_of_others(transfer, present, straggler)
-        transfer[straggler] = np.where(np.isnan(typical), transfer[straggler], np.fmin(transfer[straggler], typical))
-    else:
-        part = _matrix(frame, PARTS[cause], ranks, keys)
-        typical = _median_of_others(part, present, straggler)
-        excess = np.nan_to_num(part[straggler] - typical, nan=0.0)
-        own[straggler] -= np.clip(excess, 0.0, np.nan_to_num(own[straggler], nan=0.0))
-
-    # each rank's window anchors: its previous arrival in the step, and the collective that ended last on it before
-    # it arrived (-1: none in the step); anchored: the window began at one of them, not before the step's first
     count = len(ranks)
     previous = np.full((count, keys), -1)
     ended = np.full((count, keys), -1)
@@ -102,19 +109,72 @@ def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
         np.where(previous >= 0, arrival[rows, previous], np.nan), np.where(ended >= 0, end[rows, ended], np.nan)
     )
     anchored = present & (recorded >= start)
+    return _Grid(frame, ranks, arrival, end, start, present, previous, ended, anchored)
 
-    new_arrival, new_end = arrival.copy(), end.copy()
+
+def _meet(grid: _Grid, own: np.ndarray, transfer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's arrivals and each collective's ends on each rank, replayed with these windows and transfers."""
+    count, keys = grid.arrival.shape
+    previous, ended, present = grid.previous, grid.ended, grid.present
+    new_arrival, new_end = grid.arrival.copy(), grid.end.copy()
+    mine = np.arange(count)
     for _ in range(keys + 1):  # in meeting order one pass settles it; ranks that order collectives apart take more
         before = new_end.copy()
         for k in range(keys):
-            mine = np.arange(count)
             moved = np.fmax(
                 np.where(previous[:, k] >= 0, new_arrival[mine, previous[:, k]], np.nan),
                 np.where(ended[:, k] >= 0, new_end[mine, ended[:, k]], np.nan),
             )
-            new_arrival[:, k] = np.where(anchored[:, k], moved, start[:, k]) + own[:, k]
+            new_arrival[:, k] = np.where(grid.anchored[:, k], moved, grid.start[:, k]) + own[:, k]
             met = np.nanmax(np.where(present[:, k], new_arrival[:, k], np.nan))
             new_end[:, k] = np.where(present[:, k], met + transfer[:, k], np.nan)
         if np.array_equal(before, new_end, equal_nan=True):
             break
-    return max(0, round(float(np.nanmax(end) - np.nanmax(new_end))))
+    return new_arrival, new_end
+
+
+def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
+    """The step's gain with `rank`'s `cause` set to the median of the other ranks' (see the module). `late`: the
+    step's shared collectives on the reference clock (`straggler.arrivals`: rank, KEY, arrival_ns, end_ns,
+    window_start_ns and the window's parts, `cause.PARTS`)."""
+    if cause is None or late.height == 0 or rank not in set(late["rank"]):
+        return 0
+    grid = _grid(late)
+    straggler = grid.ranks.index(rank)
+    own = grid.arrival - grid.start
+    transfer = grid.transfer
+    if cause == COMMUNICATION:
+        typical = _median_of_others(transfer, grid.present, straggler)
+        transfer[straggler] = np.where(np.isnan(typical), transfer[straggler], np.fmin(transfer[straggler], typical))
+    else:
+        part = grid.matrix(PARTS[cause])
+        typical = _median_of_others(part, grid.present, straggler)
+        excess = np.nan_to_num(part[straggler] - typical, nan=0.0)
+        own[straggler] -= np.clip(excess, 0.0, np.nan_to_num(own[straggler], nan=0.0))
+    _, new_end = _meet(grid, own, transfer)
+    return max(0, round(float(np.nanmax(grid.end) - np.nanmax(new_end))))
+
+
+def rewindowed(late: pl.DataFrame, own_column: str) -> pl.DataFrame:
+    """The collectives replayed with each window's own time read from `own_column` (the windows without the
+    profiler: `unprofiled`; where null, as recorded): arrival_ns, end_ns, window_start_ns and previous_end_ns as the
+    replay places them. Given several steps, the windows chain from one step into the next."""
+    if late.height == 0:
+        return late
+    grid = _grid(late)
+    own = grid.matrix(own_column)
+    own = np.where(np.isnan(own), grid.arrival - grid.start, own)
+    new_arrival, new_end = _meet(grid, own, grid.transfer)
+    rows = np.arange(len(grid.ranks))[:, None]
+    previous_end = np.where(grid.previous >= 0, new_end[rows, np.maximum(grid.previous, 0)], np.nan)
+    r, k = grid.frame["rank_index"].to_numpy(), grid.frame["key_index"].to_numpy()
+
+    def column(values: np.ndarray) -> pl.Series:
+        return pl.Series(np.round(values[r, k]), dtype=pl.Float64).fill_nan(None).cast(pl.Int64)
+
+    return grid.frame.with_columns(
+        column(new_arrival).alias("arrival_ns"),
+        column(new_end).alias("end_ns"),
+        column(new_arrival - own).alias("window_start_ns"),
+        pl.coalesce(column(previous_end), pl.col("previous_end_ns")).alias("previous_end_ns"),
+    ).drop("rank_index", "key_index")

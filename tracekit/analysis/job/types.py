@@ -136,3 +136,10 @@ class JobResult:
     typical_rank: int  # the rank whose steps are nearest the median (the dashboard's timeline beside the straggler)
     timelines: tuple[RankTimeline, ...]  # the straggler's worst step and the typical rank's same step; () without one
     warnings: tuple[str, ...]
+    # which program the figures describe: without the profiler (each rank's windows replayed without its cost,
+    # `unprofiled`) or as traced; the profiler setting and the calibration whose costs were taken out
+    unprofiled: bool = False
+    setting: str | None = None
+    calibration: str | None = None
+    step_ns: int = 0  # the job's median step (the loop's period: consecutive steps' last collectives' ends)
+    traced_step_ns: int = 0  # the same, as traced
