@@ -150,10 +150,12 @@ def test_the_limiter_sentence_names_the_conflicting_line() -> None:
     import polars as pl
 
     from tracekit.analysis.source_lines import analyze_source_lines
+    from tracekit.present.source_lines import limiter_sentence
 
     p = parsed()
     [key] = [k for k, n in p.launches.select("launch_key", "kernel_name").rows() if n.startswith("transposeCoalesced")]
     result = analyze_source_lines(p.source_samples.filter(pl.col("launch_key") == key), limiter="l1/shared")
     assert result is not None and result.limiter is not None
-    assert result.limiter.sentence.startswith("L1/shared-bound: 100% of the excess shared wavefronts are on line 37")
-    assert "32-way bank conflict" in result.limiter.sentence
+    sentence = limiter_sentence(result.limiter)
+    assert sentence.startswith("L1/shared-bound: 100% of the excess shared wavefronts are on line 37")
+    assert "32-way bank conflict" in sentence

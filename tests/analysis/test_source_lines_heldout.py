@@ -109,10 +109,12 @@ def test_a_divergent_branchs_body_counts_its_idle_lanes_on_the_condition() -> No
     """parity_lanes: `if (tid % 2 == 0)` (line 13) is a real branch (BSSY..BSYNC, divergent-branch counts); its two
     loops (lines 14, 16) run with half the lanes. The divergence is named on the condition with both bodies, not
     on the else loop; the loops are no divergence of their own."""
+    from tracekit.present.source_lines import evidence_words
+
     result = _lines("parity_lanes")
     top = result.lines[0]
     assert (top.line, top.kind) == (13, "divergence")
-    assert "lines 14, 16" in top.evidence
+    assert top.evidence.body_lines == (14, 16) and "lines 14, 16" in evidence_words(top.evidence)
     assert all(x.kind != "divergence" for x in result.lines if x.line in (14, 16))
 
 

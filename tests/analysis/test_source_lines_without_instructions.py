@@ -16,6 +16,7 @@ from tracekit.analysis.source_lines import (
     analyze_source_lines,
 )
 from tracekit.parsed import SOURCE_SAMPLE_SCHEMA, conform
+from tracekit.present.source_lines import evidence_words
 
 
 def frame(lines: dict[int, dict[str, int]], with_sass: bool = False) -> pl.DataFrame:
@@ -55,7 +56,7 @@ def test_a_line_waiting_at_memory_barriers_is_atomics_contention() -> None:
     # at least the line's own samples, at most every ordered-atomics line's: here the same
     assert (atomic.gain_share_low, atomic.gain_share_high) == pytest.approx((0.2 * 0.9, 0.2 * 1.1))
     assert result.lines[0].line == 5  # the one fixable line ranks first though line 7 has more samples
-    assert f"{at_threshold}% of its samples wait at a memory barrier" in atomic.evidence
+    assert f"{at_threshold}% of its samples wait at a memory barrier" in evidence_words(atomic.evidence)
 
 
 def test_the_same_stalls_with_instructions_are_judged_by_their_instructions() -> None:

@@ -17,7 +17,7 @@ import pytest
 from tracekit import format as fmt
 from tracekit.api import source_lines
 from tracekit.ingest import ingest
-from tracekit.present.source_lines import NO_SOURCE
+from tracekit.present.source_lines import NO_SOURCE, limiter_sentence
 from tracekit.store import Store
 
 pytest.importorskip("selenium", minversion="4", reason="browser tests need selenium 4 (pip install 'selenium>=4.20')")
@@ -113,7 +113,7 @@ def test_the_hot_line_is_above_the_fold_with_its_share_and_the_limiter_mark(site
     assert [int(line) for line, _ in shown] == sorted(int(line) for line, _ in shown)
     assert {line: text for line, text in shown if text} == {k: v for k, v in shares.items() if k in dict(shown)}
     sentences = driver.find_element(By.ID, "source-sentences").text
-    assert view.result.limiter is not None and view.result.limiter.sentence in sentences
+    assert view.result.limiter is not None and limiter_sentence(view.result.limiter) in sentences
     # the stall breakdown: the launch's largest reason first, with its share of the samples
     first = driver.find_elements(By.CSS_SELECTOR, "#source-stalls tbody tr")[0].find_elements(By.TAG_NAME, "td")
     totals: dict[str, int] = {}

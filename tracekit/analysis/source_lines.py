@@ -35,6 +35,9 @@ Samples by line with no instruction behind them (Proton's PC sampling: no PC, SA
 what their stalls alone say: a line whose samples wait at memory barriers (`membar`) is atomics contention, ordered
 (acquire/release) atomics, Triton's default, being what waits there; a dependency chain, which needs the line's
 instructions to rule out memory, is not named.
+
+The analysis words nothing (issue 42): a line's evidence is a code with its numbers (`LineEvidence`), the limiter's
+lines and the notes are data; `tracekit.present.source_lines` words them for every view.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 import polars as pl
 
@@ -88,12 +92,12 @@ KIND_ISSUE = "busy issuing"
 KIND_OTHER = "other stalls"
 FIXABLE = (KIND_LOCAL, KIND_ATOMICS, KIND_BANK, KIND_UNCOALESCED, KIND_DIVERGENCE, KIND_BARRIER, KIND_CHAIN)
 
-# The verdict's limiter -> the excess counter whose lines hold it.
-LIMITER_EVIDENCE = {
-    "dram": ("l2_sectors_global_excess", "excess L2 sectors", "DRAM-bound"),
-    "l2": ("l2_sectors_global_excess", "excess L2 sectors", "L2-bound"),
-    "memory": ("l2_sectors_global_excess", "excess L2 sectors", "memory-bound"),
-    "l1/shared": ("shared_wavefronts_excess", "excess shared wavefronts", "L1/shared-bound"),
+# The verdict's limiter -> the excess counter (its column) whose lines hold it.
+LIMITER_COUNTERS = {
+    "dram": "l2_sectors_global_excess",
+    "l2": "l2_sectors_global_excess",
+    "memory": "l2_sectors_global_excess",
+    "l1/shared": "shared_wavefronts_excess",
 }
 COUNTERS = (
     "inst_executed",
@@ -111,6 +115,50 @@ COUNTERS = (
 class StallShare:
     reason: str
     samples: int
+
+
+class EvidenceCode(StrEnum):
+    """Which counters name a line's kind (`LineEvidence`); a kind can rest on more than one."""
+
+    LOCAL_MEMORY = "local_memory"  # local-memory loads/stores
+    GLOBAL_ATOMICS = "global_atomics"  # global atomics or reductions
+    ORDERED_ATOMICS = "ordered_atomics"  # no instructions, samples waiting at memory barriers (`membar`)
+    BANK_CONFLICT = "bank_conflict"  # excess shared wavefronts
+    UNCOALESCED = "uncoalesced"  # excess L2 sectors
+    BRANCH_LANES = "branch_lanes"  # the branch the line decides runs its body with few lanes active
+    OWN_LANES = "own_lanes"  # the line's own instructions run with few lanes active
+    BARRIER_WAIT = "barrier_wait"  # its samples wait at the barrier most
+    DEPENDENCY_CHAIN = "dependency_chain"  # its samples wait on the previous instruction's result
+    JOINED_CHAIN = "joined_chain"  # consecutive chain lines, one register carried from line to line
+    MEMORY_WAIT = "memory_wait"  # its top stall is a wait on memory
+    ISSUE = "issue"  # its top stall is issuing, or ready to
+    TOP_STALL = "top_stall"  # its top stall, none of the above
+    NO_SAMPLES = "no_samples"
+
+
+@dataclass(frozen=True)
+class LineEvidence:
+    """The counters behind a line's kind: a code and the numbers that show it, as fractions (0..1); the views word
+    it (`tracekit.present.source_lines.evidence_words`), so the fields a code leaves unused are None."""
+
+    code: EvidenceCode
+    samples_share: float | None = None  # the line's share of the launch's samples (local memory, atomics)
+    stall: str | None = None  # the stall reason `stall_share` counts (None for a chain: wait and short_scoreboard)
+    stall_share: float | None = None  # of the line's samples, those on `stall` (a chain's: waiting on a result)
+    excess_share: float | None = None  # of its shared wavefronts (bank conflict) or of its L2 sectors (uncoalesced)
+    conflict_nway: float | None = None  # the worst instruction's N-way bank conflict
+    sectors_per_needed: float | None = None  # L2 sectors per sector needed (uncoalesced); None where none is needed
+    active_lanes_share: float | None = None  # active lanes per lane slot: the branch body's, else the line's own
+    body_lines: tuple[int, ...] = ()  # the lines the branch the line decides runs (`BRANCH_LANES`)
+    line_first: int | None = None  # a joined chain's first line ...
+    line_last: int | None = None  # ... and its last
+    stretch_idle_share: float | None = None  # a barrier: lanes idle in the steps it ends, of the launch's samples
+
+
+class SourceLinesNote(StrEnum):
+    """What the views note about a launch's source lines."""
+
+    NO_LINE_INFO = "no_line_info"  # the SASS has no source lines (built without -lineinfo)
 
 
 @dataclass(frozen=True)
@@ -135,7 +183,7 @@ class SourceLine:
     divergent_branches: int
     operations: tuple[str, ...]  # "global load", "shared store", ...
     kind: str
-    evidence: str  # the counters behind the kind, in words
+    evidence: LineEvidence  # the counters behind the kind
     gain_share: float | None  # estimated share of the launch's time fixing it buys (fixable kinds)
     gain_share_low: float | None
     gain_share_high: float | None
@@ -147,14 +195,17 @@ class LimiterLines:
     """The lines that hold the limiter the verdict named, by their share of its excess traffic."""
 
     limiter: str | None
-    counter: str | None  # "excess L2 sectors" | "excess shared wavefronts" | None (stall samples)
-    lines: tuple[tuple[str | None, int | None, float], ...]  # (file, line, share of the excess)
-    sentence: str
+    counter: str | None  # "l2_sectors_global_excess" | "shared_wavefronts_excess" | None (by the warp samples)
+    lines: tuple[tuple[str | None, int | None, float], ...]  # (file, line, share of the excess, else of the samples)
+    # the first of `lines` as ranked: its kind and evidence, None where it is not among the lines returned (`top`)
+    top_kind: str | None
+    top_evidence: LineEvidence | None
 
 
 @dataclass(frozen=True)
 class FixEstimate:
-    """What fixing the top line buys: the launch's time saved, with an interval."""
+    """What fixing the top line buys: the launch's time saved, with an interval (the basis: the module's docstring,
+    worded by `tracekit.present.source_lines.FIX_BASIS`)."""
 
     file: str | None
     line: int | None
@@ -166,7 +217,6 @@ class FixEstimate:
     saved_ns: float | None
     saved_ns_low: float | None
     saved_ns_high: float | None
-    basis: str
 
 
 @dataclass(frozen=True)
@@ -175,7 +225,7 @@ class SourceLines:
     lines: tuple[SourceLine, ...]  # ranked: the fix worth most first, then by samples
     limiter: LimiterLines | None
     fix: FixEstimate | None
-    notes: tuple[str, ...]
+    notes: tuple[SourceLinesNote, ...]
 
 
 def is_toolkit_header(path: str | None) -> bool:
@@ -359,9 +409,9 @@ def analyze_source_lines(
         return None
     rows = attributed(samples)
     total = int(rows["attributed_samples"].sum())
-    notes: list[str] = []
+    notes: list[SourceLinesNote] = []
     if rows["line"].is_null().all():
-        notes.append("the SASS has no source lines (built without -lineinfo): lines are unknown")
+        notes.append(SourceLinesNote.NO_LINE_INFO)
     groups = _groups(rows)
     kernel = _kernel_totals(rows, groups)
     bodies = _branch_bodies(rows)
@@ -574,7 +624,7 @@ def _with_barrier_stretches(lines: list[SourceLine], rows: pl.DataFrame, total: 
             line = replace(
                 line,
                 gain_share_high=line.gain_share_high + extra,
-                evidence=f"{line.evidence}; lanes idle in the steps it ends: {_pct(extra)} of the samples",
+                evidence=replace(line.evidence, stretch_idle_share=extra),
             )
         out.append(line)
     return out
@@ -619,17 +669,14 @@ def _joined(run: list[SourceLine]) -> SourceLine:
         inst_executed=inst,
         active_lanes_share=sum(a * n for a, n in lanes) / inst if lanes and inst else first.active_lanes_share,
         operations=tuple(sorted({op for x in run for op in x.operations})),
-        evidence=f"lines {first.line}-{run[-1].line}, one chain: {_pct(waited)} of their samples wait on the "
-        "previous instruction's result",
+        evidence=LineEvidence(
+            EvidenceCode.JOINED_CHAIN, stall_share=waited, line_first=first.line, line_last=run[-1].line
+        ),
         gain_share=sum(x.gain_share or 0.0 for x in run),
         gain_share_low=sum(x.gain_share_low or 0.0 for x in run),
         gain_share_high=sum(x.gain_share_high or 0.0 for x in run),
         line_last=run[-1].line,
     )
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 def _kind(
@@ -643,7 +690,7 @@ def _kind(
     op_kinds: set[str],
     kernel: Mapping[str, float],
     stalls_only: bool = False,
-) -> tuple[str, str, float | None, float | None]:
+) -> tuple[str, LineEvidence, float | None, float | None]:
     """(kind, evidence, lowest share of the launch's time fixing it buys, highest). `stalls_only`: the line has
     samples but no instructions (Proton's PC sampling), so only what its stalls alone say is named."""
     total_samples = kernel["samples"] or 1.0
@@ -651,46 +698,49 @@ def _kind(
     top_share = stalls[top] / samples if top and samples else 0.0
     if "local" in spaces and samples:
         upper = kernel["local_lines_samples"] / total_samples
-        return KIND_LOCAL, f"local-memory loads/stores; {_pct(share)} of the samples", share, max(share, upper)
+        return KIND_LOCAL, LineEvidence(EvidenceCode.LOCAL_MEMORY, samples_share=share), share, max(share, upper)
     if op_kinds & {"global atomic", "global reduction", "generic atomic", "generic reduction"} and samples:
         upper = kernel["atomic_lines_samples"] / total_samples
-        return KIND_ATOMICS, f"global atomics; {_pct(share)} of the samples", share, max(share, upper)
+        return KIND_ATOMICS, LineEvidence(EvidenceCode.GLOBAL_ATOMICS, samples_share=share), share, max(share, upper)
     if _ordered_atomics(stalls_only, stalls):
         upper = kernel["atomic_lines_samples"] / total_samples
         membar = stalls.get("membar", 0) / samples
-        evidence = (
-            f"{_pct(membar)} of its samples wait at a memory barrier, as ordered (acquire/release) atomics do "
-            f"(no instructions in the profile to confirm it); {_pct(share)} of the samples"
-        )
+        evidence = LineEvidence(EvidenceCode.ORDERED_ATOMICS, samples_share=share, stall="membar", stall_share=membar)
         return KIND_ATOMICS, evidence, share, max(share, upper)
     total_wf, excess_wf, nway = wavefronts
     if total_wf and excess_wf / total_wf >= BANK_CONFLICT_MIN_EXCESS:
         low, high = _bank_conflict_bounds(share, stalls, total_samples, excess_wf / total_wf, excess_wf, kernel)
-        ways = f"{nway:.0f}-way " if nway and nway > 1 else ""
-        evidence = f"a {ways}bank conflict: {_pct(excess_wf / total_wf)} of its shared wavefronts are excess"
+        evidence = LineEvidence(EvidenceCode.BANK_CONFLICT, excess_share=excess_wf / total_wf, conflict_nway=nway)
         return KIND_BANK, evidence, low, high
     total_sectors, excess_sectors = sectors
     if total_sectors and excess_sectors / total_sectors >= UNCOALESCED_MIN_EXCESS:
         waste = excess_sectors / total_sectors
         upper = excess_sectors / kernel["l2_sectors_global"] if kernel["l2_sectors_global"] else waste
         ideal = total_sectors - excess_sectors
-        per = f", {total_sectors / ideal:.1f} sectors for each one needed" if ideal > 0 else ""
-        evidence = f"{_pct(waste)} of its L2 sectors are excess{per}"
+        per = total_sectors / ideal if ideal > 0 else None
+        evidence = LineEvidence(EvidenceCode.UNCOALESCED, excess_share=waste, sectors_per_needed=per)
         return KIND_UNCOALESCED, evidence, share * waste, max(share * waste, upper)
     divergence = _divergence(samples, total_samples, *lanes)
     if divergence is not None:
         return divergence
     if top == "barrier":
-        return KIND_BARRIER, f"{_pct(top_share)} of its samples wait at the barrier", share * top_share, share
+        evidence = LineEvidence(EvidenceCode.BARRIER_WAIT, stall=top, stall_share=top_share)
+        return KIND_BARRIER, evidence, share * top_share, share
     if top in ("wait", "short_scoreboard") and not stalls_only and not spaces - {"constant"}:
         waited = (stalls.get("wait", 0) + stalls.get("short_scoreboard", 0)) / samples
-        evidence = f"{_pct(waited)} of its samples wait on the previous instruction's result"
-        return KIND_CHAIN, evidence, share * waited, share * waited
+        return (
+            KIND_CHAIN,
+            LineEvidence(EvidenceCode.DEPENDENCY_CHAIN, stall_share=waited),
+            share * waited,
+            share * waited,
+        )
     if top in ("long_scoreboard", "lg_throttle", "drain", "mio_throttle", "short_scoreboard"):
-        return KIND_MEMORY, f"{_pct(top_share)} of its samples wait on memory ({top})", None, None
+        return KIND_MEMORY, LineEvidence(EvidenceCode.MEMORY_WAIT, stall=top, stall_share=top_share), None, None
     if top in ("selected", "not_selected", "math_pipe_throttle", "dispatch_stall"):
-        return KIND_ISSUE, f"{_pct(top_share)} of its samples issue or wait to ({top})", None, None
-    return KIND_OTHER, f"top stall {top}" if top else "no samples", None, None
+        return KIND_ISSUE, LineEvidence(EvidenceCode.ISSUE, stall=top, stall_share=top_share), None, None
+    if top is None:
+        return KIND_OTHER, LineEvidence(EvidenceCode.NO_SAMPLES), None, None
+    return KIND_OTHER, LineEvidence(EvidenceCode.TOP_STALL, stall=top, stall_share=top_share), None, None
 
 
 def _bank_conflict_bounds(
@@ -724,7 +774,7 @@ def _bank_conflict_bounds(
 
 def _divergence(
     samples: int, total_samples: float, own: IdleLanes, body: IdleLanes | None
-) -> tuple[str, str, float, float] | None:
+) -> tuple[str, LineEvidence, float, float] | None:
     """Lanes predicated off, named on the line that decides them: a branch condition whose body (on other lines)
     runs with few lanes, or a line whose own instructions do. An idle lane holds an issue slot and a place in a
     pipe's queue (a warp instruction takes both whatever its lanes) but waits no longer than a busy one: at least
@@ -738,42 +788,36 @@ def _divergence(
     if decides and body is not None and body.lanes is not None:
         low = (body.idle_slot_samples + own.idle_slot_samples) / total_samples
         high = (body.idle_samples + samples) / total_samples
-        where = ", ".join(str(x) for x in body.lines)
-        plural = "s" if len(body.lines) > 1 else ""
-        evidence = f"the branch it decides runs line{plural} {where} with {_pct(body.lanes)} of the lanes active"
+        evidence = LineEvidence(EvidenceCode.BRANCH_LANES, active_lanes_share=body.lanes, body_lines=body.lines)
         return KIND_DIVERGENCE, evidence, low, max(low, high)
     assert own.lanes is not None
     low, high = own.idle_slot_samples / total_samples, own.idle_samples / total_samples
-    return KIND_DIVERGENCE, f"{_pct(own.lanes)} of the lanes active on average", low, max(low, high)
+    return KIND_DIVERGENCE, LineEvidence(EvidenceCode.OWN_LANES, active_lanes_share=own.lanes), low, max(low, high)
 
 
 def _limiter_lines(rows: pl.DataFrame, lines: list[SourceLine], limiter: str | None) -> LimiterLines | None:
-    evidence = LIMITER_EVIDENCE.get(limiter or "")
-    if evidence is not None:
-        column, counter, bound = evidence
+    column = LIMITER_COUNTERS.get(limiter or "")
+    if column is not None:
         grouped = rows.group_by("user_file", "user_line").agg(pl.col(column).fill_null(0).sum().alias("excess"))
         total = float(grouped["excess"].sum())
         if total > 0:
             ranked = grouped.filter(pl.col("excess") > 0).sort("excess", "user_line", descending=[True, False])
             picked = tuple((f, ln, float(x) / total) for f, ln, x in ranked.head(3).rows())
-            f, ln, s = picked[0]
-            kind = next((x for x in lines if x.file == f and x.line == ln), None)
-            what = f", {_article(kind.evidence)}" if kind is not None and kind.kind in (KIND_BANK,) else ""
-            sentence = f"{bound}: {_pct(s)} of the {counter} are on line {ln} ({_base(f)}){what}"
-            return LimiterLines(limiter, counter, picked, sentence)
+            f, ln, _ = picked[0]
+            top = next((x for x in lines if x.file == f and x.line == ln), None)
+            return LimiterLines(
+                limiter,
+                column,
+                picked,
+                top.kind if top is not None else None,
+                top.evidence if top is not None else None,
+            )
     if not lines:
         return None
     by_samples = sorted(lines, key=lambda x: -x.samples)[:3]
     head = by_samples[0]
-    bound = limiter or "no limiter named"
-    where = f"line {head.line} ({_base(head.file)})" if head.line is not None else "code without source lines"
-    sentence = f"{bound}: {_pct(head.samples_share)} of the warp samples are on {where}"
-    sentence += f", {head.kind}"
-    return LimiterLines(limiter, None, tuple((x.file, x.line, x.samples_share) for x in by_samples), sentence)
-
-
-def _article(evidence: str) -> str:
-    return evidence.split(":")[0]
+    picked = tuple((x.file, x.line, x.samples_share) for x in by_samples)
+    return LimiterLines(limiter, None, picked, head.kind, head.evidence)
 
 
 def _fix(line: SourceLine, duration_ns: float | None) -> FixEstimate:
@@ -790,11 +834,6 @@ def _fix(line: SourceLine, duration_ns: float | None) -> FixEstimate:
         saved_ns=line.gain_share * scale if scale else None,
         saved_ns_low=line.gain_share_low * scale if scale else None,
         saved_ns_high=line.gain_share_high * scale if scale else None,
-        basis=(
-            "between the part of the line's own samples its waste stands for (the waits the fix removes) and, where "
-            "its waits show the pipe full, the launch's whole waste of this kind as a share of its traffic (time "
-            "proportional to the traffic the limiter sees), widened by a tenth"
-        ),
     )
 
 

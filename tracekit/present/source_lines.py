@@ -1,7 +1,9 @@
 """A launch's source lines in words, as every view shows them (`tracekit lines`, its JSON, the report section, the
 launch page's source panel): where each line is, its kind, its share of the samples and its stalls, the evidence,
-what fixing it buys. Source text comes from the profiled files and is untrusted: views print it as plain text
-(the CLI's console escapes control characters; HTML views escape it), never as markup."""
+what fixing it buys. The analysis gives the evidence, the limiter's lines and the notes as codes and numbers
+(`analysis.source_lines.LineEvidence`, `LimiterLines`, `SourceLinesNote`): they are worded here, once. Source text
+comes from the profiled files and is untrusted: views print it as plain text (the CLI's console escapes control
+characters; HTML views escape it), never as markup."""
 
 from __future__ import annotations
 
@@ -18,7 +20,17 @@ from tracekit.analysis.source_line_changes import (
     LineChanges,
     LineSide,
 )
-from tracekit.analysis.source_lines import SourceLine, SourceLines, file_lines, line_text
+from tracekit.analysis.source_lines import (
+    KIND_BANK,
+    EvidenceCode,
+    LimiterLines,
+    LineEvidence,
+    SourceLine,
+    SourceLines,
+    SourceLinesNote,
+    file_lines,
+    line_text,
+)
 from tracekit.present.sections import Table
 
 SCHEMA = "tracekit.source_lines/1"
@@ -44,6 +56,103 @@ STALL_WORDS = {
     "misc": "other",
     "warpgroup_arrive": "waiting for a warpgroup",
 }
+COUNTER_WORDS = {
+    "inst_executed": "instructions",
+    "l2_sectors_global_excess": "excess L2 sectors",
+    "shared_wavefronts_excess": "excess shared wavefronts",
+    "divergent_branches": "divergent branches",
+}
+BOUND_WORDS = {"dram": "DRAM-bound", "l2": "L2-bound", "memory": "memory-bound", "l1/shared": "L1/shared-bound"}
+NOTE_WORDS = {SourceLinesNote.NO_LINE_INFO: "the SASS has no source lines (built without -lineinfo): lines are unknown"}
+FIX_BASIS = (
+    "between the part of the line's own samples its waste stands for (the waits the fix removes) and, where "
+    "its waits show the pipe full, the launch's whole waste of this kind as a share of its traffic (time "
+    "proportional to the traffic the limiter sees), widened by a tenth"
+)
+
+
+def _pct(share: float) -> str:
+    """A share as a whole percent ("35%"): the evidence's coarse figures, exact values beside them in the JSON."""
+    return f"{100 * share:.0f}%"
+
+
+def _conflict_words(evidence: LineEvidence) -> str:
+    """A bank conflict named with its worst N-way where it has one: "a 4-way bank conflict"."""
+    nway = evidence.conflict_nway
+    return f"a {f'{nway:.0f}-way ' if nway and nway > 1 else ''}bank conflict"
+
+
+def evidence_words(evidence: LineEvidence) -> str:
+    """The counters behind a line's kind, in words: "a 4-way bank conflict: 30% of its shared wavefronts are
+    excess" (every view's `evidence`)."""
+    e = evidence
+    match e.code:
+        case EvidenceCode.LOCAL_MEMORY:
+            return f"local-memory loads/stores; {_pct(e.samples_share or 0.0)} of the samples"
+        case EvidenceCode.GLOBAL_ATOMICS:
+            return f"global atomics; {_pct(e.samples_share or 0.0)} of the samples"
+        case EvidenceCode.ORDERED_ATOMICS:
+            return (
+                f"{_pct(e.stall_share or 0.0)} of its samples wait at a memory barrier, as ordered (acquire/release) "
+                f"atomics do (no instructions in the profile to confirm it); {_pct(e.samples_share or 0.0)} of the "
+                "samples"
+            )
+        case EvidenceCode.BANK_CONFLICT:
+            return f"{_conflict_words(e)}: {_pct(e.excess_share or 0.0)} of its shared wavefronts are excess"
+        case EvidenceCode.UNCOALESCED:
+            per = (
+                f", {e.sectors_per_needed:.1f} sectors for each one needed" if e.sectors_per_needed is not None else ""
+            )
+            return f"{_pct(e.excess_share or 0.0)} of its L2 sectors are excess{per}"
+        case EvidenceCode.BRANCH_LANES:
+            where = ", ".join(str(x) for x in e.body_lines)
+            plural = "s" if len(e.body_lines) > 1 else ""
+            lanes = _pct(e.active_lanes_share or 0.0)
+            return f"the branch it decides runs line{plural} {where} with {lanes} of the lanes active"
+        case EvidenceCode.OWN_LANES:
+            return f"{_pct(e.active_lanes_share or 0.0)} of the lanes active on average"
+        case EvidenceCode.BARRIER_WAIT:
+            words = f"{_pct(e.stall_share or 0.0)} of its samples wait at the barrier"
+            if e.stretch_idle_share:
+                words += f"; lanes idle in the steps it ends: {_pct(e.stretch_idle_share)} of the samples"
+            return words
+        case EvidenceCode.DEPENDENCY_CHAIN:
+            return f"{_pct(e.stall_share or 0.0)} of its samples wait on the previous instruction's result"
+        case EvidenceCode.JOINED_CHAIN:
+            return (
+                f"lines {e.line_first}-{e.line_last}, one chain: {_pct(e.stall_share or 0.0)} of their samples wait "
+                "on the previous instruction's result"
+            )
+        case EvidenceCode.MEMORY_WAIT:
+            return f"{_pct(e.stall_share or 0.0)} of its samples wait on memory ({e.stall})"
+        case EvidenceCode.ISSUE:
+            return f"{_pct(e.stall_share or 0.0)} of its samples issue or wait to ({e.stall})"
+        case EvidenceCode.TOP_STALL:
+            return f"top stall {e.stall}"
+        case EvidenceCode.NO_SAMPLES:
+            return "no samples"
+
+
+def limiter_sentence(limiter: LimiterLines) -> str:
+    """Where the limiter is: "L1/shared-bound: 100% of the excess shared wavefronts are on line 37 (transpose.cu),
+    a 32-way bank conflict", or by the warp samples "dram: 35% of the warp samples are on line 12 (x.cu), memory
+    latency"."""
+    file, line, share = limiter.lines[0]
+    if limiter.counter is not None:
+        bound = BOUND_WORDS.get(limiter.limiter or "", limiter.limiter)
+        what = ""
+        if limiter.top_kind == KIND_BANK and limiter.top_evidence is not None:
+            what = f", {_conflict_words(limiter.top_evidence)}"
+        counter = COUNTER_WORDS[limiter.counter]
+        return f"{bound}: {_pct(share)} of the {counter} are on line {line} ({_base_name(file)}){what}"
+    where = f"line {line} ({_base_name(file)})" if line is not None else "code without source lines"
+    return (
+        f"{limiter.limiter or 'no limiter named'}: {_pct(share)} of the warp samples are on {where}, {limiter.top_kind}"
+    )
+
+
+def note_words(note: SourceLinesNote) -> str:
+    return NOTE_WORDS[note]
 
 
 def _base_name(path: str | None) -> str:
@@ -124,7 +233,7 @@ def line_rows(result: SourceLines, files: pl.DataFrame, duration_ns: float | Non
                 "sass": line.sass,
                 "inline_chain": list(line.inline_chain),
                 "kind": line.kind,
-                "evidence": line.evidence,
+                "evidence": evidence_words(line.evidence),
                 "holds_limiter": (line.file, line.line) in limiter_places and line.line is not None,
                 "samples": line.samples,
                 "samples_share": line.samples_share,
@@ -168,9 +277,9 @@ def to_json(
         if result.limiter is None
         else {
             "limiter": result.limiter.limiter,
-            "counter": result.limiter.counter,
+            "counter": None if result.limiter.counter is None else COUNTER_WORDS[result.limiter.counter],
             "lines": [{"file": f, "line": ln, "share": s} for f, ln, s in result.limiter.lines],
-            "sentence": result.limiter.sentence,
+            "sentence": limiter_sentence(result.limiter),
         },
         "fix": None
         if fix is None
@@ -185,9 +294,9 @@ def to_json(
             "saved_ns_low": fix.saved_ns_low,
             "saved_ns_high": fix.saved_ns_high,
             "sentence": fix_sentence(result),
-            "basis": fix.basis,
+            "basis": FIX_BASIS,
         },
-        "notes": list(result.notes),
+        "notes": [note_words(note) for note in result.notes],
         "lines": line_rows(result, files, duration_ns)[:top],
     }
 
@@ -240,15 +349,15 @@ class SourcePanel:
 
 
 def _detail(line: SourceLine) -> str:
-    return f"{line.kind}: {line.evidence}; stalls: {stall_words(line)}"
+    return f"{line.kind}: {evidence_words(line.evidence)}; stalls: {stall_words(line)}"
 
 
 def panel_sentences(result: SourceLines) -> list[str]:
-    sentences = [result.limiter.sentence] if result.limiter else []
+    sentences = [limiter_sentence(result.limiter)] if result.limiter else []
     fix = fix_sentence(result)
     if fix:
         sentences.append(fix)
-    return sentences + [f"Note: {note}" for note in result.notes]
+    return sentences + [f"Note: {note_words(note)}" for note in result.notes]
 
 
 def listing(result: SourceLines, files: pl.DataFrame) -> tuple[str | None, list[CodeLine]]:
@@ -394,12 +503,6 @@ def source_panel(result: SourceLines, files: pl.DataFrame, duration_ns: float | 
 
 CHANGES_SCHEMA = "tracekit.source_line_changes/1"
 CHANGE_ROWS = 8  # lines shown of those that grew, and of those that shrank
-COUNTER_WORDS = {
-    "inst_executed": "instructions",
-    "l2_sectors_global_excess": "excess L2 sectors",
-    "shared_wavefronts_excess": "excess shared wavefronts",
-    "divergent_branches": "divergent branches",
-}
 CHANGE_COLUMNS = [
     "change",
     "line A -> B",
