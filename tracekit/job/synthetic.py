@@ -52,10 +52,11 @@ def load_template(path: Path = TEMPLATE, step: int = 5, kernels_per_group: int |
 
     tables = rank_tables(read_rank(path))
     kernels = tables.kernels.filter((pl.col("step") == step) & (pl.col("kind") == "kernel")).sort("start_ns")
-    reduces = tables.collectives.filter(pl.col("step") == step).sort("start_ns")
+    # the all-reduce kernels as they ran (`start_ns` is the rank's arrival: when it was ready for one)
+    reduces = tables.collectives.filter(pl.col("step") == step).sort("kernel_start_ns")
     compute = kernels.filter(~pl.col("collective"))
     groups = []
-    edges = [*reduces["start_ns"].to_list(), None]
+    edges = [*reduces["kernel_start_ns"].to_list(), None]
     previous = None
     for edge in edges:
         part = compute.filter(
@@ -65,7 +66,7 @@ def load_template(path: Path = TEMPLATE, step: int = 5, kernels_per_group: int |
         rows = [(n, e - s) for n, s, e in part.select("name", "start_ns", "end_ns").iter_rows()]
         groups.append(tuple(_fuse(rows, kernels_per_group) if kernels_per_group else rows))
         previous = edge
-    transfers = [max(20_000, e - s) for s, e in reduces.select("start_ns", "end_ns").iter_rows()]
+    transfers = [max(20_000, e - s) for s, e in reduces.select("kernel_start_ns", "end_ns").iter_rows()]
     # recorded transfers include the wait for the other rank: the least of them stands for a transfer alone
     least = min(transfers)
     return Template(tuple(groups), tuple(least for _ in transfers), loader_ns=1_500_000)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 KEY = ["process_group", "collective", "sequence"]
+TIMES = ["start_ns", "kernel_start_ns", "end_ns", "window_start_ns", "previous_end_ns"]  # on a rank's clock
 
 
 def matched(collectives: pl.DataFrame) -> pl.DataFrame:
@@ -23,7 +24,7 @@ def matched(collectives: pl.DataFrame) -> pl.DataFrame:
     if shared.height == 0:
         return shared
     origin = int(shared["window_start_ns"].min())  # type: ignore[arg-type]
-    return shared.with_columns(pl.col("start_ns", "end_ns", "window_start_ns", "previous_end_ns") - origin)
+    return shared.with_columns(pl.col(TIMES) - origin)
 
 
 def clock_offsets(shared: pl.DataFrame) -> pl.DataFrame:
@@ -44,10 +45,10 @@ def clock_offsets(shared: pl.DataFrame) -> pl.DataFrame:
 
 
 def corrected(shared: pl.DataFrame, offsets: pl.DataFrame) -> pl.DataFrame:
-    """The shared collectives on the reference rank's clock: arrival_ns (the kernel's start), end_ns and
-    window_start_ns corrected."""
+    """The shared collectives on the reference rank's clock: arrival_ns (when the rank was ready for it), its
+    kernel's start, end_ns and window_start_ns corrected."""
     return (
         shared.join(offsets.select("rank", "offset_ns"), on="rank")
-        .with_columns(pl.col("start_ns", "end_ns", "window_start_ns", "previous_end_ns") - pl.col("offset_ns"))
+        .with_columns(pl.col(TIMES) - pl.col("offset_ns"))
         .rename({"start_ns": "arrival_ns"})
     )

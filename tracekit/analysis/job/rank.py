@@ -27,6 +27,7 @@ from tracekit.analysis.steps.calls import EVENT_RECORD_CALLS, LAUNCH, SYNC, base
 
 IDLE_CLASSES = ("loader", "sync", "host", "dropped")
 SYNC_TOLERANCE_NS = 20_000  # a gap begun up to this long before a sync returned still follows it
+GATE_NS = 20_000  # a kernel starting this soon after a collective's end, its stream idle, waited on it
 SEQUENCE_STRIDE = 1_000_000  # order-matched collectives: step * stride + their order within the step
 NCCL_KIND = r"nccl(?:Dev)?Kernel_([A-Za-z]+)"
 # the collectives no rank leaves before every rank has arrived (a broadcast's or a send's root may leave early)
@@ -176,6 +177,65 @@ def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> 
     return measured
 
 
+def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's collectives with the rank's arrival at each: when it was ready for it, not when the kernel began.
+    NCCL runs a rank's collectives one after another on its stream, so a rank that waits in one for the others
+    starts the next late though its data was ready: its own computation went on meanwhile on the compute stream.
+    A rank is ready when the host has launched the collective and the GPU work launched before it has ended (the
+    stream waits on an event recorded after that work; work on every stream is counted, a side stream's too); the
+    kernel's start bounds it. A collective *gates* the rank's work when a kernel starts within GATE_NS of its end,
+    queued behind it on its stream, or launched before its end with its own stream idle (it waited on it: the
+    optimizer after the last all-reduce, a layer after its all-gather); only those anchor the windows that follow
+    (`rank_tables`)."""
+    done = (
+        gpu.filter(~pl.col("is_collective"))
+        .select(pl.col("at_ns").alias("_launched"), "end_ns")
+        .sort("_launched")
+        .select("_launched", pl.col("end_ns").cum_max().alias("_work_done"))
+    )
+    ready = (
+        collectives.sort("at_ns")
+        .join_asof(done, left_on="at_ns", right_on="_launched", strategy="backward", allow_exact_matches=False)
+        .with_columns(
+            pl.col("start_ns").alias("kernel_start_ns"),
+            pl.min_horizontal("start_ns", pl.max_horizontal("at_ns", "_work_done")).alias("start_ns"),
+            ordered=pl.lit(True),
+        )
+        .drop("_launched", "_work_done")
+    )
+    on_stream = gpu.sort("stream_id", "start_ns").with_columns(
+        pl.col("end_ns", "is_collective", "correlation_id").shift(1).over("stream_id").name.prefix("_before_")
+    )
+    # a kernel queued behind the collective on its own stream (one stream for both)
+    behind = on_stream.filter(
+        ~pl.col("is_collective")
+        & pl.col("_before_is_collective").fill_null(False)
+        & (pl.col("start_ns") - pl.col("_before_end_ns") <= GATE_NS)
+    )["_before_correlation_id"]
+    # a kernel launched before the collective ended, its stream idle, starting just after it (an event's wait)
+    waited = (
+        on_stream.filter(
+            ~pl.col("is_collective")
+            & (pl.col("_before_end_ns").is_null() | (pl.col("_before_end_ns") < pl.col("start_ns") - GATE_NS))
+        )
+        .select(pl.col("start_ns").alias("_waiter_start"), pl.col("at_ns").alias("_waiter_launched"))
+        .sort("_waiter_start")
+    )
+    gates = (
+        ready.select("correlation_id", "end_ns")
+        .sort("end_ns")
+        .join_asof(waited, left_on="end_ns", right_on="_waiter_start", strategy="forward", tolerance=GATE_NS)
+        .select(
+            "correlation_id",
+            (
+                (pl.col("_waiter_start").is_not_null() & (pl.col("_waiter_launched") < pl.col("end_ns")))
+                | pl.col("correlation_id").is_in(behind.drop_nulls().implode())
+            ).alias("gating"),
+        )
+    )
+    return ready.join(gates, on="correlation_id", how="left").with_columns(pl.col("gating").fill_null(False))
+
+
 def needs_host_collectives(frames: RankFrames) -> bool:
     """Whether the rank's GPU ran no collective kernel (gloo runs them on host threads: `HostCollectives`)."""
     return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
@@ -194,7 +254,8 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
     last = int(pl.concat([steps["end_ns"], gpu["end_ns"]]).max())  # type: ignore[arg-type]
     idle = _idle(frames, busy, first, last)
 
-    if host is not None and not gpu["is_collective"].any():
+    on_host = host is not None and not gpu["is_collective"].any()
+    if host is not None and on_host:
         found, copies = host_collectives(host, frames.gpu)
         # the copies to the host and back are the collectives' own work, not the rank's computation
         gpu = gpu.with_columns(pl.col("correlation_id").is_in(copies.implode()).fill_null(False).alias("is_collective"))
@@ -206,14 +267,20 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         collectives = gpu.filter(pl.col("is_collective")).join(sequences, on="external_id", how="left")
     compute = intervals.merge(gpu.filter(~pl.col("is_collective")))
     collectives = collectives.select(
-        "step", "process_group", "collective", "sequence", "correlation_id", "start_ns", "end_ns"
+        "step", "process_group", "collective", "sequence", "correlation_id", "at_ns", "start_ns", "end_ns"
     ).with_columns(pl.col("collective").fill_null("").str.contains(SYNCHRONIZING).alias("synchronizing"))
+    if on_host:  # gloo's collectives overlap on the host's workers: each ended one gates what follows
+        collectives = collectives.with_columns(
+            pl.col("start_ns").alias("kernel_start_ns"), gating=pl.lit(True), ordered=pl.lit(False)
+        )
+    else:
+        collectives = _ready(gpu, collectives)
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
     by_order = collectives["sequence"].null_count() > 0
     order = pl.int_range(pl.len()).over("step", "process_group", "collective")
     step_start = steps.select("step", pl.col("start_ns").alias("_step_start"))
-    ended = collectives.select(pl.col("end_ns").alias("_ended")).sort("_ended")
+    ended = collectives.filter("gating").select(pl.col("end_ns").alias("_ended")).sort("_ended")
     collectives = (
         collectives.sort("start_ns")
         .with_columns(
@@ -240,8 +307,11 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
         "collective",
         "sequence",
         "correlation_id",  # the kernel's launch (NCCL; null for host collectives): the same kernel in a replay
-        "start_ns",
+        "start_ns",  # the arrival: when the rank was ready for it (`_ready`)
+        "kernel_start_ns",  # when it began on the rank (after the rank's previous collective, where `ordered`)
         "end_ns",
+        "gating",
+        "ordered",
         "window_start_ns",
         pl.col("_previous_end").alias("previous_end_ns"),  # null for the trace's first: no collective before it
         # whether a collective ended between the rank's previous arrival and this one (it waited there): if not,

@@ -60,7 +60,9 @@ class _Grid:
     frame: pl.DataFrame  # the rows given, with rank_index and key_index
     ranks: list[int]
     arrival: np.ndarray
+    begun: np.ndarray  # the kernel's start (after the rank's previous collective, where `ordered`)
     end: np.ndarray
+    ordered: np.ndarray  # the rank runs its collectives one after another (NCCL's stream)
     start: np.ndarray
     present: np.ndarray
     previous: np.ndarray
@@ -72,9 +74,9 @@ class _Grid:
 
     @property
     def transfer(self) -> np.ndarray:
-        """Each rank's own recorded time after the last arrival (its transfer)."""
-        last_arrival = np.nanmax(np.where(self.present, self.arrival, np.nan), axis=0)
-        return self.end - last_arrival
+        """Each rank's own recorded time after the last rank began the collective (its transfer)."""
+        last_begun = np.nanmax(np.where(self.present, self.begun, np.nan), axis=0)
+        return self.end - last_begun
 
 
 def _grid(late: pl.DataFrame) -> _Grid:
@@ -91,7 +93,10 @@ def _grid(late: pl.DataFrame) -> _Grid:
     )
     keys = order.height
     arrival = _matrix(frame, "arrival_ns", ranks, keys)
+    begun = _matrix(frame, "kernel_start_ns", ranks, keys)
     end = _matrix(frame, "end_ns", ranks, keys)
+    gating = _matrix(frame, "gating", ranks, keys) > 0
+    ordered = _matrix(frame, "ordered", ranks, keys) > 0
     start = _matrix(frame, "window_start_ns", ranks, keys)
     present = ~np.isnan(arrival)
     count = len(ranks)
@@ -101,22 +106,24 @@ def _grid(late: pl.DataFrame) -> _Grid:
         held = np.flatnonzero(present[r])
         by_arrival = held[np.argsort(arrival[r, held], kind="stable")]
         previous[r, by_arrival[1:]] = by_arrival[:-1]
-        by_end = held[np.argsort(end[r, held], kind="stable")]
+        gates = held[gating[r, held]]
+        by_end = gates[np.argsort(end[r, gates], kind="stable")]
         at = np.searchsorted(end[r, by_end], arrival[r, held], side="right") - 1
-        ended[r, held] = np.where(at >= 0, by_end[np.maximum(at, 0)], -1)
+        ended[r, held] = np.where(at >= 0, by_end[np.maximum(at, 0)], -1) if by_end.size else -1
     rows = np.arange(count)[:, None]
     recorded = np.fmax(
         np.where(previous >= 0, arrival[rows, previous], np.nan), np.where(ended >= 0, end[rows, ended], np.nan)
     )
     anchored = present & (recorded >= start)
-    return _Grid(frame, ranks, arrival, end, start, present, previous, ended, anchored)
+    return _Grid(frame, ranks, arrival, begun, end, ordered, start, present, previous, ended, anchored)
 
 
-def _meet(grid: _Grid, own: np.ndarray, transfer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each rank's arrivals and each collective's ends on each rank, replayed with these windows and transfers."""
+def _meet(grid: _Grid, own: np.ndarray, transfer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each rank's arrivals, the collectives' beginnings and their ends on each rank, replayed with these windows
+    and transfers."""
     count, keys = grid.arrival.shape
     previous, ended, present = grid.previous, grid.ended, grid.present
-    new_arrival, new_end = grid.arrival.copy(), grid.end.copy()
+    new_arrival, new_begun, new_end = grid.arrival.copy(), grid.begun.copy(), grid.end.copy()
     mine = np.arange(count)
     for _ in range(keys + 1):  # in meeting order one pass settles it; ranks that order collectives apart take more
         before = new_end.copy()
@@ -126,11 +133,16 @@ def _meet(grid: _Grid, own: np.ndarray, transfer: np.ndarray) -> tuple[np.ndarra
                 np.where(ended[:, k] >= 0, new_end[mine, ended[:, k]], np.nan),
             )
             new_arrival[:, k] = np.where(grid.anchored[:, k], moved, grid.start[:, k]) + own[:, k]
-            met = np.nanmax(np.where(present[:, k], new_arrival[:, k], np.nan))
+            # a rank on NCCL's stream begins once its previous collective has ended there
+            behind = np.where(
+                grid.ordered[:, k] & (previous[:, k] >= 0), new_end[mine, np.maximum(previous[:, k], 0)], np.nan
+            )
+            new_begun[:, k] = np.fmax(new_arrival[:, k], behind)
+            met = np.nanmax(np.where(present[:, k], new_begun[:, k], np.nan))
             new_end[:, k] = np.where(present[:, k], met + transfer[:, k], np.nan)
         if np.array_equal(before, new_end, equal_nan=True):
             break
-    return new_arrival, new_end
+    return new_arrival, new_begun, new_end
 
 
 def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
@@ -151,7 +163,7 @@ def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
         typical = _median_of_others(part, grid.present, straggler)
         excess = np.nan_to_num(part[straggler] - typical, nan=0.0)
         own[straggler] -= np.clip(excess, 0.0, np.nan_to_num(own[straggler], nan=0.0))
-    _, new_end = _meet(grid, own, transfer)
+    _, _, new_end = _meet(grid, own, transfer)
     return max(0, round(float(np.nanmax(grid.end) - np.nanmax(new_end))))
 
 
@@ -164,7 +176,7 @@ def rewindowed(late: pl.DataFrame, own_column: str) -> pl.DataFrame:
     grid = _grid(late)
     own = grid.matrix(own_column)
     own = np.where(np.isnan(own), grid.arrival - grid.start, own)
-    new_arrival, new_end = _meet(grid, own, grid.transfer)
+    new_arrival, new_begun, new_end = _meet(grid, own, grid.transfer)
     rows = np.arange(len(grid.ranks))[:, None]
     previous_end = np.where(grid.previous >= 0, new_end[rows, np.maximum(grid.previous, 0)], np.nan)
     r, k = grid.frame["rank_index"].to_numpy(), grid.frame["key_index"].to_numpy()
@@ -174,6 +186,7 @@ def rewindowed(late: pl.DataFrame, own_column: str) -> pl.DataFrame:
 
     return grid.frame.with_columns(
         column(new_arrival).alias("arrival_ns"),
+        column(new_begun).alias("kernel_start_ns"),
         column(new_end).alias("end_ns"),
         column(new_arrival - own).alias("window_start_ns"),
         pl.coalesce(column(previous_end), pl.col("previous_end_ns")).alias("previous_end_ns"),
