@@ -177,7 +177,7 @@ def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> 
     return measured
 
 
-def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame) -> pl.DataFrame:
+def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.DataFrame:
     """NCCL's collectives with the rank's arrival at each: when it was ready for it, not when the kernel began.
     NCCL runs a rank's collectives one after another on its stream, so a rank that waits in one for the others
     starts the next late though its data was ready: its own computation went on meanwhile on the compute stream.
@@ -186,19 +186,22 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame) -> pl.DataFrame:
     kernel's start bounds it. A collective *gates* the rank's work when a kernel starts within GATE_NS of its end,
     queued behind it on its stream, or launched before its end with its own stream idle (it waited on it: the
     optimizer after the last all-reduce, a layer after its all-gather); only those anchor the windows that follow
-    (`rank_tables`)."""
+    (`rank_tables`). `bounded`: a kernel's start bounds its readiness (a recorded trace; a replay keeps only the
+    dependencies its trace showed, and a collective whose start the trace shows behind its stream's previous one
+    lost its wait on the computation there)."""
+    ready = pl.max_horizontal("at_ns", "_work_done")
     done = (
         gpu.filter(~pl.col("is_collective"))
         .select(pl.col("at_ns").alias("_launched"), "end_ns")
         .sort("_launched")
         .select("_launched", pl.col("end_ns").cum_max().alias("_work_done"))
     )
-    ready = (
+    arrived = (
         collectives.sort("at_ns")
         .join_asof(done, left_on="at_ns", right_on="_launched", strategy="backward", allow_exact_matches=False)
         .with_columns(
             pl.col("start_ns").alias("kernel_start_ns"),
-            pl.min_horizontal("start_ns", pl.max_horizontal("at_ns", "_work_done")).alias("start_ns"),
+            (pl.min_horizontal("start_ns", ready) if bounded else ready).alias("start_ns"),
             ordered=pl.lit(True),
         )
         .drop("_launched", "_work_done")
@@ -222,7 +225,7 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame) -> pl.DataFrame:
         .sort("_waiter_start")
     )
     gates = (
-        ready.select("correlation_id", "end_ns")
+        arrived.select("correlation_id", "end_ns")
         .sort("end_ns")
         .join_asof(waited, left_on="end_ns", right_on="_waiter_start", strategy="forward", tolerance=GATE_NS)
         .select(
@@ -233,7 +236,7 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame) -> pl.DataFrame:
             ).alias("gating"),
         )
     )
-    return ready.join(gates, on="correlation_id", how="left").with_columns(pl.col("gating").fill_null(False))
+    return arrived.join(gates, on="correlation_id", how="left").with_columns(pl.col("gating").fill_null(False))
 
 
 def needs_host_collectives(frames: RankFrames) -> bool:
@@ -241,9 +244,9 @@ def needs_host_collectives(frames: RankFrames) -> bool:
     return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
 
 
-def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> RankTables:
+def rank_tables(frames: RankFrames, host: HostCollectives | None = None, replayed: bool = False) -> RankTables:
     """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
-    else from `host` (gloo's host-side collectives) when given."""
+    else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`_ready`)."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
     if gpu.height == 0:
@@ -274,7 +277,7 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None) -> Rank
             pl.col("start_ns").alias("kernel_start_ns"), gating=pl.lit(True), ordered=pl.lit(False)
         )
     else:
-        collectives = _ready(gpu, collectives)
+        collectives = _ready(gpu, collectives, bounded=not replayed)
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
     by_order = collectives["sequence"].null_count() > 0
