@@ -1,0 +1,84 @@
+"""The job analysis on REAL two-GPU jobs (sample_traces/jobs/h200x2_nccl: DDP and FSDP over NCCL on two H200s,
+each rank timed with CUDA events without the profiler before its trace; rank 1 is the injected one). The traced
+ranks do not pay the profiler alike: the rank whose host falls behind arrives last at every all-reduce, so the job
+as traced has a straggler the program lacks. `tracekit job` replays the job without the profiler by default; its
+step is judged against the CUDA-event step, beside the traced step (the trivial answer)."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tracekit.analysis.job.types import HOST, JobResult
+from tracekit.job.run import map_rank, reduce_job
+from tracekit.steps import calibration_of
+
+JOBS = Path(__file__).resolve().parents[2] / "sample_traces" / "jobs" / "h200x2_nccl"
+NO_STRAGGLER = ("resnet50.baseline", "resnet50.item_sync", "gpt2.baseline", "fsdp_gpt2.baseline")
+
+
+@cache
+def analyzed(job: str, traced: bool, tmp: Path) -> JobResult:
+    parquet = tmp / f"{job}.{'traced' if traced else 'replayed'}"
+    for position, path in enumerate(sorted((JOBS / job).glob("rank*.pt.trace.json.gz"))):
+        map_rank(str(path), position, str(parquet), None if traced else calibration_of())
+    return reduce_job(parquet)
+
+
+@pytest.fixture(scope="module")
+def job_of(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nccl")
+    return lambda job, traced=False: analyzed(job, traced, tmp)
+
+
+def timed_ns(job: str) -> float:
+    with open(JOBS / job / "timings.csv", newline="") as handle:
+        return 1e6 * statistics.median(float(row["median_ms"]) for row in csv.DictReader(handle))
+
+
+def test_the_replayed_step_holds_for_the_program(job_of):
+    """Over the nine jobs: the replayed step within 10% of the step CUDA events timed without the profiler on 7
+    (median error 3.6%: `sample_traces/jobs/evaluate.py`), where the traced step is within 10% on none (22-89%
+    off); on every job nearer the truth than the traced step."""
+    jobs = sorted(p.name for p in JOBS.iterdir() if (p / "timings.csv").is_file())
+    assert len(jobs) == 9
+    errors, traced_errors = [], []
+    for job in jobs:
+        result, truth = job_of(job), timed_ns(job)
+        assert result.unprofiled and result.setting == "cpu_cuda" and result.calibration
+        errors.append(abs(result.step_ns - truth) / truth)
+        traced_errors.append(abs(result.traced_step_ns - truth) / truth)
+        # one host, one clock: the offsets found from the all-reduces' ends are the clocks' agreement
+        assert all(abs(clock.offset_ns) <= 100_000 for clock in result.clocks)
+    assert all(e < t for e, t in zip(errors, traced_errors, strict=True)), (errors, traced_errors)
+    assert sum(e <= 0.10 for e in errors) >= 7 and statistics.median(errors) <= 0.05, errors
+    assert min(traced_errors) > 0.20
+
+
+@pytest.mark.parametrize("job", NO_STRAGGLER)
+def test_no_straggler_where_the_program_has_none(job_of, job):
+    result = job_of(job)
+    assert result.straggler.rank is None, result.straggler
+    assert result.straggler.t < result.straggler.t_needed
+
+
+def test_the_traced_job_shows_the_profilers_straggler(job_of):
+    """As traced, ResNet-50's baseline has rank 0 late at the all-reduces step after step (its host behind under
+    the profiler): the straggler the replay without the profiler does not find."""
+    traced = job_of("resnet50.baseline", traced=True)
+    assert not traced.unprofiled and traced.straggler.rank == 0 and traced.straggler.cause == HOST
+    assert job_of("resnet50.baseline").straggler.rank is None
+
+
+def test_the_loader_delay_is_named_with_its_cost(job_of):
+    """Rank 1 sleeps 10 ms before each step: the job's unprofiled step grows by 7.6 ms over the baseline's (the
+    rest hides behind rank 0's own work); the straggler is rank 1, its cause the host, its gain that cost."""
+    result = job_of("resnet50.loader_delay")
+    found = result.straggler
+    assert found.rank == 1 and found.cause == HOST
+    cost = timed_ns("resnet50.loader_delay") - timed_ns("resnet50.baseline")
+    assert abs(found.gain_ns - cost) <= 0.25 * cost, (found.gain_ns, cost)
