@@ -15,7 +15,8 @@ import pytest
 
 from tracekit.analysis.job.types import HOST, JobResult
 from tracekit.job.run import map_rank, reduce_job
-from tracekit.steps import calibration_of
+from tracekit.present.steps import program_headline
+from tracekit.steps import calibration_of, program_of
 
 JOBS = Path(__file__).resolve().parents[2] / "sample_traces" / "jobs" / "h200x2_nccl"
 NO_STRAGGLER = ("resnet50.baseline", "resnet50.item_sync", "gpt2.baseline", "fsdp_gpt2.baseline")
@@ -82,3 +83,14 @@ def test_the_loader_delay_is_named_with_its_cost(job_of):
     assert found.rank == 1 and found.cause == HOST
     cost = timed_ns("resnet50.loader_delay") - timed_ns("resnet50.baseline")
     assert abs(found.gain_ns - cost) <= 0.25 * cost, (found.gain_ns, cost)
+
+
+def test_one_rank_waiting_in_its_collectives_is_not_called_gpu_bound():
+    """`tracekit step` on one rank: rank 1 of ResNet-50's baseline waits in its all-reduces for rank 0 (its NCCL
+    kernels last until rank 0 arrives), so its GPU reads 98% busy; that time is the other rank's, not GPU-bound."""
+    found = program_of(JOBS / "resnet50.baseline" / "rank1.pt.trace.json.gz")
+    assert found.busy_pct > 95 and not found.gpu_bound
+    assert found.exposed_communication_ns > 0.3 * found.median_step_ns
+    assert "`tracekit job`" in program_headline(found)
+    alone = program_of(JOBS / "resnet50.baseline" / "rank0.pt.trace.json.gz")  # the rank the other waits for
+    assert alone.exposed_communication_ns < 0.1 * alone.median_step_ns

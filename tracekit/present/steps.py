@@ -13,6 +13,7 @@ from tracekit.host_events import NSYS
 from tracekit.present.sections import Table
 
 STEP_COLUMNS = ("step", "span", "GPU busy", "busy", "idle", "kernels", "largest idle cause")
+WAITING_SHARE = 0.10  # collectives with no computation beside them for this share of the step lead the headline
 
 
 def _share(part: int, whole: int) -> str:
@@ -220,6 +221,12 @@ def program_headline(p: ProgramSteps) -> str:
     )
     if p.gpu_bound:
         return f"{line}: GPU-bound, so speed up the kernels (the top kernels below)"
+    if p.exposed_communication_ns >= WAITING_SHARE * p.median_step_ns > 0:
+        return (
+            f"{line}, of it {fmt.duration(p.exposed_communication_ns)} a step in collectives with no computation "
+            "beside them: waiting for the other ranks as much as moving data (`tracekit job` on every rank's trace "
+            "says whom it waits for)"
+        )
     shown = p.unprofiled.representative_step
     idle = p.unprofiled.steps[shown].idle_ns if shown is not None else 0
     return f"{line}: the GPU idles {fmt.duration(idle)} a step (what to try below)"

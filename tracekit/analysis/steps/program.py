@@ -14,7 +14,9 @@ figure), the replay is pinned to it: the cost scale is the one at which the repl
 (bisection; the replay's step falls as the scale grows), and how far the replay alone was from it is reported.
 
 A step busy >= GPU_BOUND_PCT of its time without the profiler is GPU-bound: its idle is no longer where the time
-goes, and what to try is about the kernels (the top kernels by GPU time in the step).
+goes, and what to try is about the kernels (the top kernels by GPU time in the step). Collectives with no
+computation beside them do not count as busy there: on one rank of a job their kernels last until the last rank
+arrives, so that time is the others' (`tracekit job` says whose), and a rank waiting in them is not GPU-bound.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class ProgramSteps:
     traced_step_ns: int
     gpu_bound: bool
     busy_pct: float  # the unprofiled representative step's GPU busy share
+    # of its busy time, collectives with no computation beside them (on a rank of a job: waiting for the others)
+    exposed_communication_ns: int = 0
     anchor_ns: int | None = None  # the user's own step time, if given
     replay_alone_ns: int | None = None  # the replay at the calibration's costs (scale 1), when anchored
 
@@ -125,7 +129,11 @@ def analyze_program(
     spans = [s.span_ns for s in standing_for_the_run(unprofiled.steps)]
     shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
     busy_pct = shown.busy_pct if shown else 0.0
-    gpu_bound = busy_pct >= GPU_BOUND_PCT
+    # a collective's kernel lasts until every rank has arrived: the part no computation ran beside is the GPU
+    # waiting on the other ranks (or on the link), not busy with this rank's work
+    exposed = shown.communication_ns - shown.communication_overlap_ns if shown else 0
+    computing_pct = 100.0 * (shown.busy_ns - exposed) / shown.span_ns if shown and shown.span_ns else 0.0
+    gpu_bound = computing_pct >= GPU_BOUND_PCT
     if gpu_bound:
         unprofiled = replace(unprofiled, what_to_try=kernel_suggestions(events, traced))
     median = unprofiled.median_step_ns
@@ -144,6 +152,7 @@ def analyze_program(
         traced_step_ns=traced.median_step_ns,
         gpu_bound=gpu_bound,
         busy_pct=busy_pct,
+        exposed_communication_ns=exposed,
         anchor_ns=anchor_ns,
         replay_alone_ns=alone.median_step_ns if anchor_ns is not None else None,
     )
