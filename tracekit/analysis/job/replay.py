@@ -23,17 +23,22 @@ The ranks' own time after the last collective (the optimizer) waits on no one an
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from tracekit.analysis.job.align import KEY
 from tracekit.analysis.job.cause import PARTS
 from tracekit.analysis.job.types import COMMUNICATION
 
+if TYPE_CHECKING:  # numpy in the functions that use it: every command imports this module (through tracekit.api)
+    import numpy as np
+
 
 def _matrix(frame: pl.DataFrame, column: str, ranks: list[int], keys: int) -> np.ndarray:
     """ranks x collectives of `column` (the frame: rank_index, key_index, column; NaN where a rank lacks one)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     out = np.full((len(ranks), keys), np.nan)
     out[frame["rank_index"].to_numpy(), frame["key_index"].to_numpy()] = frame[column].cast(pl.Float64).to_numpy()
     return out
@@ -41,6 +46,8 @@ def _matrix(frame: pl.DataFrame, column: str, ranks: list[int], keys: int) -> np
 
 def _median_of_others(values: np.ndarray, mask: np.ndarray, straggler: int) -> np.ndarray:
     """Per collective, the median over the ranks but the straggler that hold it (NaN where none)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     others = np.where(mask, values, np.nan)
     others = np.delete(others, straggler, axis=0)
     if others.shape[0] == 0:
@@ -54,6 +61,8 @@ def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
     """The step's gain with `rank`'s `cause` set to the median of the other ranks' (see the module). `late`: the
     step's shared collectives on the reference clock (`straggler.arrivals`: rank, KEY, arrival_ns, end_ns,
     window_start_ns and the window's parts, `cause.PARTS`)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     if cause is None or late.height == 0 or rank not in set(late["rank"]):
         return 0
     ranks = sorted(set(late["rank"]))
