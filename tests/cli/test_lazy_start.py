@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,45 @@ def test_the_door_loads_no_statistics_or_cluster_library() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+# What a cold `tracekit analyze --json` of a warp trace never needs: numpy (the steps', the job's and HTA's modules,
+# which every command imports through the door, take it in the functions that use it; it cost the 10M-warp analyze
+# about 0.1 s of start-up), scipy and Dask, the other readers' libraries, the migrations, renderers and the dashboard.
+NOT_FOR_ANALYZE = (
+    "numpy",
+    "scipy",
+    "dask",
+    "distributed",
+    "pandas",
+    "pyarrow",
+    "plotly",
+    "dash",
+    "flask",
+    "alembic",
+    "psycopg",
+    "rich.progress",
+    "rich.table",
+    "tracekit.reports",
+    "tracekit.dashboards",
+    "tracekit.figures",
+)
+
+
+def test_analyzing_a_stored_warp_trace_loads_only_what_it_needs(tmp_path: Path, sample_trace) -> None:
+    from tracekit.api import open as open_store
+
+    db = str(tmp_path / "store.sqlite")
+    open_store(db).import_file(str(sample_trace("h100/vector_add_08warps.csv.gz")))
+    code = (
+        "import sys\nfrom tracekit.cli.main import main\n"
+        f"sys.argv = ['tracekit', 'analyze', '--db', {db!r}, '--json', 'import:1']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        f"print('\\n' + repr(sorted(m for m in {NOT_FOR_ANALYZE!r} if m in sys.modules)))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    analysis, _, loaded = result.stdout.strip().rpartition("\n")
+    assert loaded == "[]"
+    [launch] = json.loads(analysis)
+    assert launch["kernel"]["name"] == "vector_add" and launch["warps"]["count"] > 0

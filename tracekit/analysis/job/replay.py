@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from tracekit.analysis.job.align import KEY
 from tracekit.analysis.job.cause import PARTS
 from tracekit.analysis.job.types import COMMUNICATION
 
+if TYPE_CHECKING:  # numpy in the functions that use it: every command imports this module (through tracekit.api)
+    import numpy as np
+
 
 def _matrix(frame: pl.DataFrame, column: str, ranks: list[int], keys: int) -> np.ndarray:
     """ranks x collectives of `column` (the frame: rank_index, key_index, column; NaN where a rank lacks one)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     out = np.full((len(ranks), keys), np.nan)
     out[frame["rank_index"].to_numpy(), frame["key_index"].to_numpy()] = frame[column].cast(pl.Float64).to_numpy()
     return out
@@ -42,6 +47,8 @@ def _matrix(frame: pl.DataFrame, column: str, ranks: list[int], keys: int) -> np
 
 def _median_of_others(values: np.ndarray, mask: np.ndarray, straggler: int) -> np.ndarray:
     """Per collective, the median over the ranks but the straggler that hold it (NaN where none)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     others = np.where(mask, values, np.nan)
     others = np.delete(others, straggler, axis=0)
     if others.shape[0] == 0:
@@ -75,11 +82,15 @@ class _Grid:
     @property
     def transfer(self) -> np.ndarray:
         """Each rank's own recorded time after the last rank began the collective (its transfer)."""
+        import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
         last_begun = np.nanmax(np.where(self.present, self.begun, np.nan), axis=0)
         return self.end - last_begun
 
 
 def _grid(late: pl.DataFrame) -> _Grid:
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     ranks = sorted(set(late["rank"]))
     order = (
         late.group_by(KEY)
@@ -121,6 +132,8 @@ def _grid(late: pl.DataFrame) -> _Grid:
 def _meet(grid: _Grid, own: np.ndarray, transfer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each rank's arrivals, the collectives' beginnings and their ends on each rank, replayed with these windows
     and transfers."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     count, keys = grid.arrival.shape
     previous, ended, present = grid.previous, grid.ended, grid.present
     new_arrival, new_begun, new_end = grid.arrival.copy(), grid.begun.copy(), grid.end.copy()
@@ -149,6 +162,8 @@ def step_gain_ns(late: pl.DataFrame, rank: int, cause: str | None) -> int:
     """The step's gain with `rank`'s `cause` set to the median of the other ranks' (see the module). `late`: the
     step's shared collectives on the reference clock (`straggler.arrivals`: rank, KEY, arrival_ns, end_ns,
     window_start_ns and the window's parts, `cause.PARTS`)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     if cause is None or late.height == 0 or rank not in set(late["rank"]):
         return 0
     grid = _grid(late)
@@ -171,6 +186,8 @@ def rewindowed(late: pl.DataFrame, own_column: str) -> pl.DataFrame:
     """The collectives replayed with each window's own time read from `own_column` (the windows without the
     profiler: `unprofiled`; where null, as recorded): arrival_ns, end_ns, window_start_ns and previous_end_ns as the
     replay places them. Given several steps, the windows chain from one step into the next."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     if late.height == 0:
         return late
     grid = _grid(late)

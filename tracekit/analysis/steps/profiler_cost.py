@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from tracekit.host_events import (
@@ -84,6 +83,7 @@ def fit(rows: Iterable[Mapping[str, object]], source: str) -> Calibration:
     setting whose bare runs a `none` row is, and the events counted per kind): each loop's extra host time over its
     bare run is fitted to its event counts by non-negative least squares (scipy's NNLS: no kind costs less than
     nothing)."""
+    import numpy as np  # here, as scipy: every command imports this module (through tracekit.api), only `fit` needs it
     from scipy.optimize import nnls
 
     frame = pl.DataFrame(list(rows)).with_columns(host_ms=pl.col("host_ms").cast(pl.Float64))

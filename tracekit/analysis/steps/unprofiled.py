@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from tracekit.analysis.steps.calls import SYNC, call_class
 from tracekit.analysis.steps.critical_path import NONE, Op, _constraints
 from tracekit.analysis.steps.profiler_cost import RUNTIME, ProfilerCost, recorded_cost_ns
 from tracekit.host_events import HostEvents
+
+if TYPE_CHECKING:  # numpy in the functions that use it: every command imports this module (through tracekit.api)
+    import numpy as np
 
 MIN_CALL_NS = 500  # no API call returns faster than this, whatever its recording cost
 LAUNCHING_SHARE = 0.01  # a thread that made at least this share of the launch calls is one of the host chain's
@@ -63,7 +66,7 @@ class _Clock:
 
     def cost_before(self, t: np.ndarray | int) -> np.ndarray:
         """The recording cost of every event that began before `t`."""
-        return self.cost_cum[np.searchsorted(self.cost_at, t, side="left")]
+        return self.cost_cum[self.cost_at.searchsorted(t, side="left")]
 
     def after(self, orig_ns: int, new_ns: int, at_ns: int) -> int:
         """Host time `at_ns`, reached by the host's own work from `orig_ns` (replayed at `new_ns`)."""
@@ -80,6 +83,8 @@ class _Clock:
         """Host times on the replayed clock, once every mark is replayed: each between the two marks around it,
         in proportion (a range or another thread's call keeps its place between the chain's calls; one that began
         just before a call never lands after it), shifted as the first and last marks are outside them."""
+        import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
         if not self.marks:
             return times
         recorded = np.array([t for m in self.marks for t in (m.start_ns, m.end_ns)], dtype=np.float64)
@@ -95,6 +100,8 @@ class _Clock:
 
 def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float = 1.0) -> HostEvents:
     """`events` replayed with the profiler's host cost (`cost`, times `scale`) taken out (see the module)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     gpu = events.gpu.sort("start_ns", "end_ns")
     calls = call_class(events.calls, gpu).with_row_index("call_row")
     threads = _host_threads(calls)

@@ -12,12 +12,14 @@ launch and the gaps between its kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from tracekit.host_events import KERNEL
+
+if TYPE_CHECKING:  # numpy in the functions that use it: every command imports this module (through tracekit.api)
+    import numpy as np
 
 SMALL_KERNEL_NS = 20_000  # a kernel this short is dominated by its launch and its loads (tens of microseconds)
 MIN_LENGTH, MAX_LENGTH = 3, 8  # HTA's min_pattern_len is 3
@@ -123,6 +125,8 @@ class Occurrences:
 
 def _without_overlap(rows: pl.DataFrame, length: int) -> Occurrences:
     """The runs of one sequence taken in order, each starting after the last one taken ended."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     found = Occurrences(*(rows[c].to_numpy() for c in ("row", "stream_id", "kernel_ns", "span_ns")))
     if found.rows.size < 2 or bool((np.diff(found.rows) >= length).all()):
         return found  # no two runs share a kernel (most sequences)
@@ -137,6 +141,8 @@ def _without_overlap(rows: pl.DataFrame, length: int) -> Occurrences:
 def _covering(found: list[tuple[tuple[str, ...], Occurrences]], kernels: int) -> list[KernelSequence]:
     """The sequences taken greedily, most kernel time first, each counting only its runs that share no kernel with
     one already taken: the windows of a longer repeated block and its parts are not listed apart."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
     ranked = sorted(found, key=lambda item: (-int(item[1].kernel_ns.sum()), -len(item[0]), item[0]))
     covered = np.zeros(kernels, dtype=bool)
     chosen: list[KernelSequence] = []
