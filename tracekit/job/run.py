@@ -127,6 +127,9 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
+            # the scheduler's HTTP server (health, metrics) still starts without a dashboard: on a free port, not
+            # on 8787, which another cluster on the machine may hold ("Port 8787 is already in use")
+            scheduler_kwargs={"dashboard_address": ":0"},
             silence_logs=logging.CRITICAL,
         ) as cluster,
         Client(cluster) as client,
