@@ -64,6 +64,9 @@ def test_the_html_section(job_result):
     section = page[page.index('<section class="job"') :]
     assert html.escape(present.headline(job_result)) in section
     assert "rank 1 holds the job back" in section and "cause: host sync" in section
+    # which program the figures describe, and the calibration that took the profiler out
+    assert job_result.unprofiled and html.escape(present.program_line(job_result)) in section
+    assert "without the profiler: step " in section and html.escape(job_result.calibration or "-") in section
     for row in present.step_rows(job_result):
         assert row["last rank"] == "1" and row["cause"] == SYNC
         assert f'<td class="num">{html.escape(row["late by"])}</td>' in section
@@ -87,6 +90,7 @@ def test_the_html_section(job_result):
 def test_the_markdown_section(job_result):
     text = report_markdown([], jobs=[job_result])
     assert f"**{md(present.headline(job_result))}**" in text
+    assert f"- {md(present.program_line(job_result))}" in text
     for row in present.step_rows(job_result):
         assert "| " + " | ".join(md(cell) for cell in row.values()) + " |" in text
     for row in present.clock_table(job_result).rows:

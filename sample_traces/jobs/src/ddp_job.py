@@ -12,7 +12,8 @@ VARIANT (the injected rank is the last one):
 - item_sync: the injected rank reads `loss.item()` every step (the host waits for the GPU);
 - p2p_disabled: baseline with NCCL_P2P_DISABLE=1 for the whole job.
 Each rank: WARMUP steps, MEASURED steps between CUDA events (its unprofiled step times, written before any profiler
-is loaded), then torch.profiler (CPU + CUDA) over ACTIVE steps (ACTIVE_STEPS in the environment, default 5): OUTDIR/MODEL.VARIANT/rankR.pt.trace.json.gz.
+is loaded), then torch.profiler (CPU + CUDA) over ACTIVE steps (ACTIVE_STEPS in the environment, default 5):
+OUTDIR/MODEL.VARIANT/rankR.pt.trace.json.gz.
 With one GPU, `--backend gloo` puts every rank on it: a dry run of the scripts, the ranks sharing the GPU.
 """
 
