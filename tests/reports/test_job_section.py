@@ -45,6 +45,9 @@ def job_result(job_folder, tmp_path_factory) -> JobResult:
 def test_the_synthetic_job_is_what_the_sections_show(job_result):
     """The values the sections are checked against: the injected straggler, cause and offsets, the sampled rank."""
     assert job_result.straggler.rank == 1 and job_result.straggler.cause == SYNC
+    # what the job would gain: the 2 ms injected, though the sampled rank's trace lacks the kernels after each
+    # all-reduce (the collective still gates what follows it on its stream)
+    assert abs(job_result.straggler.gain_ns - JOB.delay_ns) <= 0.1 * JOB.delay_ns
     injected = offsets(JOB)
     assert max(abs(int(v)) for v in injected) > 100_000
     assert all(abs(c.offset_ns - int(injected[c.rank])) <= OFFSET_TOLERANCE_NS for c in job_result.clocks)

@@ -49,6 +49,8 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
         _arg("Collective name").alias("collective"),  # NCCL kernels: Kineto's "Collective name"; null otherwise
         _arg("Process Group Name").alias("process_group"),
         _arg("External id", as_int=True).alias("external_id"),
+        # the launch's shape: with the name, what makes two launches the same kernel (`rank._inflation`)
+        pl.col("args").struct.field("grid").cast(pl.List(pl.Utf8)).list.join("x").alias("grid"),
     )
     calls = _calls(
         events.filter(pl.col("cat").is_in(CALL_CATEGORIES)).with_columns(
@@ -129,6 +131,7 @@ def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
         "collective",
         pl.col("process_group_name").alias("process_group"),
         pl.lit(None, pl.Int64).alias("external_id"),
+        pl.lit(None, pl.Utf8).alias("grid"),
     )
     ranges = events.ranges.filter(step | loader).select(
         "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"

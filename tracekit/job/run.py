@@ -77,7 +77,7 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
         setting = source = None
         if calibration is not None and host is None:
             replayed, setting, source = replayed_rank(path, frames, calibration)
-            tables = with_replay(tables, rank_tables(replayed, replayed=True))
+            tables = with_replay(tables, rank_tables(replayed, replayed=True, inflation=tables.inflation))
         tables = replace(
             tables,
             summary=tables.summary.with_columns(

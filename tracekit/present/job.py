@@ -14,6 +14,7 @@ from tracekit import figures
 from tracekit import format as fmt
 from tracekit.analysis.job.straggler import MIN_STEPS
 from tracekit.analysis.job.types import TIMELINE_LANES, JobResult, StepStraggler
+from tracekit.analysis.job.unprofiled import REPLAY_ERROR_PCT
 from tracekit.present.sections import Figure, Table
 
 STEP_COLUMNS = ("step", "span", "last rank", "late by", "noise", "cause", "gain")
@@ -40,6 +41,13 @@ def headline(result: JobResult) -> str:
     if found.rank is None:
         if result.steps < MIN_STEPS:
             return f"{job}: no straggler (too few steps to tell a late rank from its own variation)"
+        if found.withheld_gain_ns:
+            step = result.step_ns or 1
+            return (
+                f"{job}: no straggler (the latest rank, {found.candidate}, is {late}, but it would save "
+                f"{fmt.duration(found.withheld_gain_ns)} a step ({fmt.percent(100 * found.withheld_gain_ns / step)}), "
+                f"within the replay's own error without the profiler ({fmt.percent(REPLAY_ERROR_PCT)} of the step))"
+            )
         return (
             f"{job}: no straggler (the latest rank, {found.candidate}, is {late}: within its own step-to-step "
             "variation)"

@@ -48,6 +48,7 @@ class RankTables:
     # start_ns, end_ns, window_start_ns, compute_ns and the IDLE_CLASSES' _ns
     kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
     idle: pl.DataFrame  # rank, step, start_ns, end_ns, idle_class: the GPU's gaps by IDLE_CLASSES (the timeline's)
+    inflation: pl.DataFrame | None = None  # correlation_id, inflation_ns (`_inflation`); not written with the tables
 
 
 def _steps(frames: RankFrames) -> pl.DataFrame:
@@ -183,9 +184,10 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.Da
     starts the next late though its data was ready: its own computation went on meanwhile on the compute stream.
     A rank is ready when the host has launched the collective and the GPU work launched before it has ended (the
     stream waits on an event recorded after that work; work on every stream is counted, a side stream's too); the
-    kernel's start bounds it. A collective *gates* the rank's work when a kernel starts within GATE_NS of its end,
-    queued behind it on its stream, or launched before its end with its own stream idle (it waited on it: the
-    optimizer after the last all-reduce, a layer after its all-gather); only those anchor the windows that follow
+    kernel's start bounds it. A collective *gates* the rank's work when it runs on the computation's own stream, or
+    a kernel starts within GATE_NS of its end, queued behind it on its stream, or launched before its end with its
+    own stream idle (it waited on it: the optimizer after the last all-reduce, a layer after its all-gather); only
+    those anchor the windows that follow
     (`rank_tables`). `bounded`: a kernel's start bounds its readiness (a recorded trace; a replay keeps only the
     dependencies its trace showed, and a collective whose start the trace shows behind its stream's previous one
     lost its wait on the computation there)."""
@@ -215,6 +217,12 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.Da
         & pl.col("_before_is_collective").fill_null(False)
         & (pl.col("start_ns") - pl.col("_before_end_ns") <= GATE_NS)
     )["_before_correlation_id"]
+    # a collective on the stream the computation runs on: what follows it there waits for it (whether or not the
+    # trace kept what followed: a sampling profiler drops kernels)
+    work_streams = gpu.filter(~pl.col("is_collective"))["stream_id"].drop_nulls().unique().implode()
+    shared = gpu.filter(pl.col("is_collective") & pl.col("stream_id").is_in(work_streams))[
+        "correlation_id"
+    ].drop_nulls()
     # a kernel launched before the collective ended, its stream idle, starting just after it (an event's wait)
     waited = (
         on_stream.filter(
@@ -233,10 +241,47 @@ def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.Da
             (
                 (pl.col("_waiter_start").is_not_null() & (pl.col("_waiter_launched") < pl.col("end_ns")))
                 | pl.col("correlation_id").is_in(behind.drop_nulls().implode())
+                | pl.col("correlation_id").is_in(shared.implode())
             ).alias("gating"),
         )
     )
     return arrived.join(gates, on="correlation_id", how="left").with_columns(pl.col("gating").fill_null(False))
+
+
+def _inflation(gpu: pl.DataFrame) -> pl.DataFrame:
+    """correlation_id, inflation_ns: how much longer each computation kernel that ran beside a collective's kernel
+    took than the same kernel (name and launch shape) with none beside it, the median of those. NCCL's kernels hold
+    SMs while they wait for the other ranks, so a rank that waited in its all-reduces under the profiler ran its
+    backward beside them, slower than the program does once the ranks arrive together (a 2-GPU GPT-2: 240 against
+    189 us for the same GEMMs). A kernel with no run of its own alone counts nothing."""
+    empty = pl.DataFrame(schema={"correlation_id": pl.Int64, "inflation_ns": pl.Int64})
+    collectives = intervals.merge(gpu.filter("is_collective"))
+    work = gpu.filter(~pl.col("is_collective") & (pl.col("kind") == "kernel") & pl.col("correlation_id").is_not_null())
+    if collectives.height == 0 or work.height == 0 or "grid" not in work.columns:
+        return empty
+    work = work.with_columns(
+        (intervals.measure(collectives, work["start_ns"], work["end_ns"]) > 0).alias("_beside"),
+        (pl.col("end_ns") - pl.col("start_ns")).alias("_ns"),
+        pl.col("name").cast(pl.Utf8).alias("_name"),
+    )
+    alone = work.filter(~pl.col("_beside")).group_by("_name", "grid").agg(pl.col("_ns").median().alias("_alone"))
+    return (
+        work.filter("_beside")
+        .join(alone, on=["_name", "grid"], nulls_equal=True)
+        .select("correlation_id", (pl.col("_ns") - pl.col("_alone")).clip(lower_bound=0).round().cast(pl.Int64))
+        .rename({"_ns": "inflation_ns"})
+        .filter(pl.col("inflation_ns") > 0)
+    )
+
+
+def _inflated(gpu: pl.DataFrame, inflation: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> pl.Series:
+    """The inflation (`_inflation`) of the kernels that began in each [start, end)."""
+    found = gpu.join(inflation, on="correlation_id").select("start_ns", "inflation_ns").sort("start_ns")
+    if found.height == 0:
+        return pl.repeat(0, len(starts), dtype=pl.Int64, eager=True)
+    total = pl.concat([pl.Series([0], dtype=pl.Int64), found["inflation_ns"].cum_sum()])
+    begun = found["start_ns"]
+    return total.gather(begun.search_sorted(ends, side="left")) - total.gather(begun.search_sorted(starts, side="left"))
 
 
 def needs_host_collectives(frames: RankFrames) -> bool:
@@ -244,9 +289,15 @@ def needs_host_collectives(frames: RankFrames) -> bool:
     return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
 
 
-def rank_tables(frames: RankFrames, host: HostCollectives | None = None, replayed: bool = False) -> RankTables:
+def rank_tables(
+    frames: RankFrames,
+    host: HostCollectives | None = None,
+    replayed: bool = False,
+    inflation: pl.DataFrame | None = None,
+) -> RankTables:
     """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
-    else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`_ready`)."""
+    else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`_ready`),
+    `inflation` the recorded rank's (`_inflation`: a replay's kernels keep their recorded durations)."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
     if gpu.height == 0:
@@ -300,8 +351,11 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None, replaye
         .with_columns(pl.min_horizontal("window_start_ns", "start_ns").alias("window_start_ns"))
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
+    inflation = _inflation(gpu) if inflation is None else inflation
     collectives = collectives.with_columns(
-        intervals.measure(compute, starts, ends).alias("compute_ns"), **_measure_classes(idle, starts, ends)
+        intervals.measure(compute, starts, ends).alias("compute_ns"),
+        _inflated(gpu, inflation, starts, ends).alias("inflated_ns"),
+        **_measure_classes(idle, starts, ends),
     ).select(
         rank,
         "step",
@@ -324,6 +378,7 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None, replaye
             | (pl.col("_ended").fill_null(-(2**62)) >= pl.col("_previous_arrival"))
         ).alias("resynced"),
         "compute_ns",
+        "inflated_ns",  # of it, what kernels beside a collective ran longer than alone (`_inflation`)
         *(f"{name}_ns" for name in IDLE_CLASSES),
     )
 
@@ -365,4 +420,6 @@ def rank_tables(frames: RankFrames, host: HostCollectives | None = None, replaye
         pl.col("is_collective").alias("collective"),
     )
     gaps = _with_step(idle, steps, "start_ns").select(rank, "step", "start_ns", "end_ns", "idle_class")
-    return RankTables(summary=summary, steps=step_rows, collectives=collectives, kernels=kernels, idle=gaps)
+    return RankTables(
+        summary=summary, steps=step_rows, collectives=collectives, kernels=kernels, idle=gaps, inflation=inflation
+    )

@@ -120,6 +120,9 @@ class JobStraggler:
     late_per_step_ns: int
     t: float
     t_needed: float
+    # a rank late consistently whose gain, replayed without the profiler, is within the replay's own error
+    # (`unprofiled.REPLAY_ERROR_PCT` of the step): not named; 0 where none was withheld
+    withheld_gain_ns: int = 0
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,10 @@ import polars as pl
 from tracekit.analysis.job.rank import IDLE_CLASSES, RankTables
 from tracekit.analysis.job.replay import rewindowed
 
+# the replayed job step's median error against the program's CUDA-event step over the nine recorded 2-GPU jobs
+# (sample_traces/jobs/evaluate.py, 2026-11-29): a straggler whose replayed gain is less than this share of the step
+# is not told from what the replay leaves of the profiler, and is not named (`analysis.analyze_job`)
+REPLAY_ERROR_PCT = 4.4
 # a window's parts, as the rank tables name them, and their names without the profiler
 PARTS = ("compute_ns", *(f"{name}_ns" for name in IDLE_CLASSES))
 OWN = "unprofiled_own_ns"
@@ -32,10 +36,12 @@ UNPROFILED = {part: f"unprofiled_{part}" for part in PARTS}
 def with_replay(recorded: RankTables, replayed: RankTables) -> RankTables:
     """`recorded`'s tables with the rank's own time in each window without the profiler beside its collectives
     (OWN and UNPROFILED's columns, from the same kernel in `replayed`: the rank's tables of its replay)."""
+    # the computation that ran longer beside a collective than alone is taken out too (`rank._inflation`)
     windows = replayed.collectives.select(
         "correlation_id",
-        (pl.col("start_ns") - pl.col("window_start_ns")).alias(OWN),
-        *(pl.col(part).alias(name) for part, name in UNPROFILED.items()),
+        (pl.col("start_ns") - pl.col("window_start_ns") - pl.col("inflated_ns")).clip(lower_bound=0).alias(OWN),
+        *(pl.col(part).alias(name) for part, name in UNPROFILED.items() if part != "compute_ns"),
+        (pl.col("compute_ns") - pl.col("inflated_ns")).clip(lower_bound=0).alias(UNPROFILED["compute_ns"]),
     ).filter(pl.col("correlation_id").is_not_null())
     joined = recorded.collectives.join(windows, on="correlation_id", how="left")
     return RankTables(recorded.summary, recorded.steps, joined, recorded.kernels, recorded.idle)
