@@ -6,6 +6,7 @@ JSON), keeping only the rows the job analysis needs: GPU activities, launch and 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +25,8 @@ STEP_RANGE = r"^ProfilerStep#(\d+)$"
 LOADER_RANGE = r"DataLoader|dataloader"
 LOADER_CATEGORIES = ("cpu_op", "user_annotation", "python_function")
 RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
+# the GPU frame's columns a rank's replay neither needs nor gives the job
+REPLAY_UNREAD = ("operator", "annotation_path", "process_group_description", "process_group_ranks", "collective_dtype")
 
 
 def _arg(name: str, as_int: bool = False) -> pl.Expr:
@@ -155,4 +158,8 @@ def replayed_rank(path: str | Path, recorded: RankFrames, calibration: Calibrati
     events = read_host_events(path)
     setting = setting_of(events)
     cost = calibration.for_setting(setting)
-    return _frames_of(replay_without_profiler(events, cost), recorded), setting, cost.source
+    # the replay copies the GPU frame a few times: without the text the job does not read (each launch's operator
+    # and annotations, a collective's group description) a 100 MB rank's peak falls by about a third
+    lean = replace(events, gpu=events.gpu.drop(REPLAY_UNREAD, strict=False))
+    del events
+    return _frames_of(replay_without_profiler(lean, cost), recorded), setting, cost.source

@@ -28,7 +28,7 @@ EVENT_TOLERANCE_NS = 2_000  # a cross-stream wait is inferred when another strea
 NONE = -(2**62)
 
 
-@dataclass
+@dataclass(slots=True)  # one per GPU activity: a million-kernel trace holds a million
 class Op:
     index: int
     name: str

@@ -39,7 +39,7 @@ MIN_CALL_NS = 500  # no API call returns faster than this, whatever its recordin
 LAUNCHING_SHARE = 0.01  # a thread that made at least this share of the launch calls is one of the host chain's
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per host call of the chain
 class Mark:
     start_ns: int
     end_ns: int
@@ -196,18 +196,24 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
 
 def _ops(gpu: pl.DataFrame, calls: pl.DataFrame) -> list[Op]:
     """The GPU activities with their launch call's start and thread, and their constraints as the trace shows."""
-    frame = gpu.with_row_index("op_row").join(
-        calls.unique("correlation_id", keep="first").select(
-            "correlation_id", pl.col("start_ns").alias("issue_ns"), "thread"
-        ),
-        on="correlation_id",
-        how="left",
-    )
-    frame = frame.sort("op_row")
     columns = ("name", "kind", "stream_id", "start_ns", "end_ns", "issue_ns", "thread", "correlation_id")
+    frame = (
+        gpu.select("name", "kind", "stream_id", "start_ns", "end_ns", "correlation_id")
+        .with_row_index("op_row")
+        .join(
+            calls.unique("correlation_id", keep="first").select(
+                "correlation_id", pl.col("start_ns").alias("issue_ns"), "thread"
+            ),
+            on="correlation_id",
+            how="left",
+        )
+        .sort("op_row")
+        .select(columns)
+    )
+    names: dict[str, str] = {}  # each kernel's name held once, however many times it ran
     ops = [
-        Op(i, name or "", kind, stream if stream is not None else -1, s, e, issue, thread, correlation)
-        for i, (name, kind, stream, s, e, issue, thread, correlation) in enumerate(frame.select(columns).iter_rows())
+        Op(i, names.setdefault(name or "", name or ""), kind, -1 if stream is None else stream, s, e, issue, thread, c)
+        for i, (name, kind, stream, s, e, issue, thread, c) in enumerate(frame.iter_rows())
     ]
     _constraints(ops)
     return ops
