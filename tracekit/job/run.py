@@ -73,9 +73,10 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
     try:
         frames = read_rank(path, position)
         host = read_host_collectives(path) if needs_host_collectives(frames) else None
-        tables = rank_tables(frames, host)
+        replaying = calibration is not None and host is None
+        tables = rank_tables(frames, host, with_inflation=replaying)
         setting = source = None
-        if calibration is not None and host is None:
+        if calibration is not None and replaying:
             replayed, setting, source = replayed_rank(path, frames, calibration)
             tables = with_replay(tables, rank_tables(replayed, replayed=True, inflation=tables.inflation))
         tables = replace(

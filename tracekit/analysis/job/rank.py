@@ -256,8 +256,12 @@ def _inflation(gpu: pl.DataFrame) -> pl.DataFrame:
     189 us for the same GEMMs). A kernel with no run of its own alone counts nothing."""
     empty = pl.DataFrame(schema={"correlation_id": pl.Int64, "inflation_ns": pl.Int64})
     collectives = intervals.merge(gpu.filter("is_collective"))
-    work = gpu.filter(~pl.col("is_collective") & (pl.col("kind") == "kernel") & pl.col("correlation_id").is_not_null())
-    if collectives.height == 0 or work.height == 0 or "grid" not in work.columns:
+    if "grid" not in gpu.columns:
+        return empty
+    work = gpu.filter(
+        ~pl.col("is_collective") & (pl.col("kind") == "kernel") & pl.col("correlation_id").is_not_null()
+    ).select("correlation_id", "name", "grid", "start_ns", "end_ns")
+    if collectives.height == 0 or work.height == 0:
         return empty
     work = work.with_columns(
         (intervals.measure(collectives, work["start_ns"], work["end_ns"]) > 0).alias("_beside"),
@@ -294,10 +298,12 @@ def rank_tables(
     host: HostCollectives | None = None,
     replayed: bool = False,
     inflation: pl.DataFrame | None = None,
+    with_inflation: bool = False,
 ) -> RankTables:
     """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
     else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`_ready`),
-    `inflation` the recorded rank's (`_inflation`: a replay's kernels keep their recorded durations)."""
+    `inflation` the recorded rank's (`_inflation`: a replay's kernels keep their recorded durations);
+    `with_inflation`: measure it here (the job without the profiler needs it; as traced, `inflated_ns` is 0)."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
     if gpu.height == 0:
@@ -351,7 +357,8 @@ def rank_tables(
         .with_columns(pl.min_horizontal("window_start_ns", "start_ns").alias("window_start_ns"))
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
-    inflation = _inflation(gpu) if inflation is None else inflation
+    if inflation is None:
+        inflation = _inflation(gpu if with_inflation else gpu.clear())
     collectives = collectives.with_columns(
         intervals.measure(compute, starts, ends).alias("compute_ns"),
         _inflated(gpu, inflation, starts, ends).alias("inflated_ns"),
