@@ -6,10 +6,10 @@ about 170 MB whatever the ranks) and what the ranks add past it (the figure that
 printed. On the 2-core CI machine, 2026-11-29, 64 ranks of 101 MB (6.46 GB): polars reading them in one process
 382 s (peak 1,416 MB); the job on 2 workers 375 s (1.0x), peak 270 MB a worker, 101 MB of it past the fixed part
 (1.00x the largest file); on 1 worker 576 s (1.5x), 289 MB, 117 MB past it (1.16x). Other work ran beside it.
-The same machine, 2026-11-29 evening, 16 ranks of 101 MB (1.61 GB; polars 18.1 s, peak 1,605 MB): as traced, 2
-workers 47.7 s (2.6x), 251 MB a worker, 81 MB past the fixed part (0.80x the largest file); 1 worker 67.2 s
-(3.7x), 255 MB (0.82x); as `tracekit job` runs by default, each rank also read whole and replayed without the
-profiler, 2 workers 82.3 s (4.6x), 626 MB a worker, 456 MB past the fixed part (4.5x the largest file: the step
+The same machine, 2026-11-29 evening, 16 ranks of 101 MB (1.61 GB; polars 16.6 s, peak 1,675 MB): as traced, 2
+workers 41.2 s (2.5x), 263 MB a worker, 101 MB past the fixed part (1.00x the largest file); 1 worker 67.4 s
+(4.1x), 269 MB (1.05x); as `tracekit job` runs by default, each rank also read whole and replayed without the
+profiler, 2 workers 98.5 s (5.9x), 534 MB a worker, 371 MB past the fixed part (3.7x the largest file: the step
 reader's frames and the replay's per-activity records, not bounded as the job's own reader is).
 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
