@@ -685,7 +685,7 @@ COLLECTIVE_NUMBERS = frozenset({"In msg nelems", "Out msg nelems", "Group size"}
 JOB_COLLECTIVE_ARGS = ("External id", "Seq")
 HOST_ARGS_STRUCT = pl.Struct(
     dict.fromkeys((*HOST_ARG_NUMBERS, "direction", *COLLECTIVE_ARGS, *JOB_COLLECTIVE_ARGS), pl.Utf8)
-    | {"grid": pl.List(_INT)}  # a kernel's launch shape (the job's `rank._inflation`: the same kernel)
+    | {"grid": pl.List(_INT)}  # a kernel's launch shape (the job's `inflation.measure_inflation`: the same kernel)
 )
 HOST_EVENT_STRUCT = pl.Struct(
     {"ph": pl.Utf8, "cat": pl.Utf8, "name": pl.Utf8, "ts": pl.Float64, "dur": pl.Float64}

@@ -102,8 +102,8 @@ def test_one_rank_waiting_in_its_collectives_is_not_called_gpu_bound():
 def test_over_fifteen_steps_the_slow_backward_is_named_with_its_cost(job_of, job):
     """Over 15 traced steps (`h200x2_nccl_15`) the 2.7 ms matmul on rank 1's backward is named: rank 1, compute,
     the gain within 25% of the matmul's own time, measured alone before the trace (`injected_ms`). GPT-2's needs the
-    GEMMs that ran beside the other rank's waiting all-reduces taken back to their own time (`rank._inflation`):
-    without it rank 0 looks the slower."""
+    GEMMs that ran beside the other rank's waiting all-reduces taken back to their own time
+    (`inflation.measure_inflation`): without it rank 0 looks the slower."""
     result = job_of(f"../h200x2_nccl_15/{job}")
     with open(JOBS.parent / "h200x2_nccl_15" / job / "timings.csv", newline="") as handle:
         injected_ns = 1e6 * max(float(row["injected_ms"]) for row in csv.DictReader(handle))

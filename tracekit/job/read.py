@@ -52,7 +52,7 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
         _arg("Collective name").alias("collective"),  # NCCL kernels: Kineto's "Collective name"; null otherwise
         _arg("Process Group Name").alias("process_group"),
         _arg("External id", as_int=True).alias("external_id"),
-        # the launch's shape: with the name, what makes two launches the same kernel (`rank._inflation`)
+        # the launch's shape: with the name, what makes two launches the same kernel (`inflation.measure_inflation`)
         pl.col("args").struct.field("grid").cast(pl.List(pl.Utf8)).list.join("x").alias("grid"),
     )
     calls = _calls(

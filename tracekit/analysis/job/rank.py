@@ -20,14 +20,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit.analysis.job import arrival
 from tracekit.analysis.job.frames import HostCollectives, RankFrames
 from tracekit.analysis.job.host import host_collectives
+from tracekit.analysis.job.inflation import inflated, measure_inflation
 from tracekit.analysis.steps import intervals
 from tracekit.analysis.steps.calls import EVENT_RECORD_CALLS, LAUNCH, SYNC, base_name
 
 IDLE_CLASSES = ("loader", "sync", "host", "dropped")
 SYNC_TOLERANCE_NS = 20_000  # a gap begun up to this long before a sync returned still follows it
-GATE_NS = 20_000  # a kernel starting this soon after a collective's end, its stream idle, waited on it
 SEQUENCE_STRIDE = 1_000_000  # order-matched collectives: step * stride + their order within the step
 NCCL_KIND = r"nccl(?:Dev)?Kernel_([A-Za-z]+)"
 # the collectives no rank leaves before every rank has arrived (a broadcast's or a send's root may leave early)
@@ -48,7 +49,9 @@ class RankTables:
     # start_ns, end_ns, window_start_ns, compute_ns and the IDLE_CLASSES' _ns
     kernels: pl.DataFrame  # rank, step, kind, name, stream_id, start_ns, end_ns, collective
     idle: pl.DataFrame  # rank, step, start_ns, end_ns, idle_class: the GPU's gaps by IDLE_CLASSES (the timeline's)
-    inflation: pl.DataFrame | None = None  # correlation_id, inflation_ns (`_inflation`); not written with the tables
+    inflation: pl.DataFrame | None = (
+        None  # correlation_id, inflation_ns (`inflation.measure_inflation`); not written with the tables
+    )
 
 
 def _steps(frames: RankFrames) -> pl.DataFrame:
@@ -178,116 +181,6 @@ def _measure_classes(idle: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> 
     return measured
 
 
-def _ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.DataFrame:
-    """NCCL's collectives with the rank's arrival at each: when it was ready for it, not when the kernel began.
-    NCCL runs a rank's collectives one after another on its stream, so a rank that waits in one for the others
-    starts the next late though its data was ready: its own computation went on meanwhile on the compute stream.
-    A rank is ready when the host has launched the collective and the GPU work launched before it has ended (the
-    stream waits on an event recorded after that work; work on every stream is counted, a side stream's too); the
-    kernel's start bounds it. A collective *gates* the rank's work when it runs on the computation's own stream, or
-    a kernel starts within GATE_NS of its end, queued behind it on its stream, or launched before its end with its
-    own stream idle (it waited on it: the optimizer after the last all-reduce, a layer after its all-gather); only
-    those anchor the windows that follow
-    (`rank_tables`). `bounded`: a kernel's start bounds its readiness (a recorded trace; a replay keeps only the
-    dependencies its trace showed, and a collective whose start the trace shows behind its stream's previous one
-    lost its wait on the computation there)."""
-    ready = pl.max_horizontal("at_ns", "_work_done")
-    done = (
-        gpu.filter(~pl.col("is_collective"))
-        .select(pl.col("at_ns").alias("_launched"), "end_ns")
-        .sort("_launched")
-        .select("_launched", pl.col("end_ns").cum_max().alias("_work_done"))
-    )
-    arrived = (
-        collectives.sort("at_ns")
-        .join_asof(done, left_on="at_ns", right_on="_launched", strategy="backward", allow_exact_matches=False)
-        .with_columns(
-            pl.col("start_ns").alias("kernel_start_ns"),
-            (pl.min_horizontal("start_ns", ready) if bounded else ready).alias("start_ns"),
-            ordered=pl.lit(True),
-        )
-        .drop("_launched", "_work_done")
-    )
-    on_stream = gpu.sort("stream_id", "start_ns").with_columns(
-        pl.col("end_ns", "is_collective", "correlation_id").shift(1).over("stream_id").name.prefix("_before_")
-    )
-    # a kernel queued behind the collective on its own stream (one stream for both)
-    behind = on_stream.filter(
-        ~pl.col("is_collective")
-        & pl.col("_before_is_collective").fill_null(False)
-        & (pl.col("start_ns") - pl.col("_before_end_ns") <= GATE_NS)
-    )["_before_correlation_id"]
-    # a collective on the stream the computation runs on: what follows it there waits for it (whether or not the
-    # trace kept what followed: a sampling profiler drops kernels)
-    work_streams = gpu.filter(~pl.col("is_collective"))["stream_id"].drop_nulls().unique().implode()
-    shared = gpu.filter(pl.col("is_collective") & pl.col("stream_id").is_in(work_streams))[
-        "correlation_id"
-    ].drop_nulls()
-    # a kernel launched before the collective ended, its stream idle, starting just after it (an event's wait)
-    waited = (
-        on_stream.filter(
-            ~pl.col("is_collective")
-            & (pl.col("_before_end_ns").is_null() | (pl.col("_before_end_ns") < pl.col("start_ns") - GATE_NS))
-        )
-        .select(pl.col("start_ns").alias("_waiter_start"), pl.col("at_ns").alias("_waiter_launched"))
-        .sort("_waiter_start")
-    )
-    gates = (
-        arrived.select("correlation_id", "end_ns")
-        .sort("end_ns")
-        .join_asof(waited, left_on="end_ns", right_on="_waiter_start", strategy="forward", tolerance=GATE_NS)
-        .select(
-            "correlation_id",
-            (
-                (pl.col("_waiter_start").is_not_null() & (pl.col("_waiter_launched") < pl.col("end_ns")))
-                | pl.col("correlation_id").is_in(behind.drop_nulls().implode())
-                | pl.col("correlation_id").is_in(shared.implode())
-            ).alias("gating"),
-        )
-    )
-    return arrived.join(gates, on="correlation_id", how="left").with_columns(pl.col("gating").fill_null(False))
-
-
-def _inflation(gpu: pl.DataFrame) -> pl.DataFrame:
-    """correlation_id, inflation_ns: how much longer each computation kernel that ran beside a collective's kernel
-    took than the same kernel (name and launch shape) with none beside it, the median of those. NCCL's kernels hold
-    SMs while they wait for the other ranks, so a rank that waited in its all-reduces under the profiler ran its
-    backward beside them, slower than the program does once the ranks arrive together (a 2-GPU GPT-2: 240 against
-    189 us for the same GEMMs). A kernel with no run of its own alone counts nothing."""
-    empty = pl.DataFrame(schema={"correlation_id": pl.Int64, "inflation_ns": pl.Int64})
-    collectives = intervals.merge(gpu.filter("is_collective"))
-    if "grid" not in gpu.columns:
-        return empty
-    work = gpu.filter(
-        ~pl.col("is_collective") & (pl.col("kind") == "kernel") & pl.col("correlation_id").is_not_null()
-    ).select("correlation_id", "name", "grid", "start_ns", "end_ns")
-    if collectives.height == 0 or work.height == 0:
-        return empty
-    work = work.with_columns(
-        (intervals.measure(collectives, work["start_ns"], work["end_ns"]) > 0).alias("_beside"),
-        (pl.col("end_ns") - pl.col("start_ns")).alias("_ns"),
-        pl.col("name").cast(pl.Utf8).alias("_name"),
-    )
-    alone = work.filter(~pl.col("_beside")).group_by("_name", "grid").agg(pl.col("_ns").median().alias("_alone"))
-    return (
-        work.filter("_beside")
-        .join(alone, on=["_name", "grid"], nulls_equal=True)
-        .select("correlation_id", (pl.col("_ns") - pl.col("_alone")).clip(lower_bound=0).round().cast(pl.Int64))
-        .rename({"_ns": "inflation_ns"})
-        .filter(pl.col("inflation_ns") > 0)
-    )
-
-
-def _inflated(gpu: pl.DataFrame, inflation: pl.DataFrame, starts: pl.Series, ends: pl.Series) -> pl.Series:
-    """The inflation (`_inflation`) of the kernels that began in each [start, end)."""
-    found = gpu.join(inflation, on="correlation_id").select("start_ns", "inflation_ns").sort("start_ns")
-    if found.height == 0:
-        return pl.repeat(0, len(starts), dtype=pl.Int64, eager=True)
-    total = pl.concat([pl.Series([0], dtype=pl.Int64), found["inflation_ns"].cum_sum()])
-    begun = found["start_ns"]
-    return total.gather(begun.search_sorted(ends, side="left")) - total.gather(begun.search_sorted(starts, side="left"))
-
-
 def needs_host_collectives(frames: RankFrames) -> bool:
     """Whether the rank's GPU ran no collective kernel (gloo runs them on host threads: `HostCollectives`)."""
     return frames.gpu.height == 0 or not frames.gpu.select(_is_collective()).to_series().any()
@@ -301,8 +194,8 @@ def rank_tables(
     with_inflation: bool = False,
 ) -> RankTables:
     """The rank's tables for the job (all times on the rank's own clock); its collectives from its NCCL kernels,
-    else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`_ready`),
-    `inflation` the recorded rank's (`_inflation`: a replay's kernels keep their recorded durations);
+    else from `host` (gloo's host-side collectives) when given. `replayed`: the frames are a replay's (`arrival.ready`),
+    `inflation` the recorded rank's (`inflation.measure_inflation`: a replay's kernels keep their recorded durations);
     `with_inflation`: measure it here (the job without the profiler needs it; as traced, `inflated_ns` is 0)."""
     steps = _steps(frames)
     gpu = _gpu_by_step(frames, steps)
@@ -334,7 +227,7 @@ def rank_tables(
             pl.col("start_ns").alias("kernel_start_ns"), gating=pl.lit(True), ordered=pl.lit(False)
         )
     else:
-        collectives = _ready(gpu, collectives, bounded=not replayed)
+        collectives = arrival.ready(gpu, collectives, bounded=not replayed)
     if collectives["synchronizing"].any():  # rooted ones (broadcasts) are no meeting point: left out
         collectives = collectives.filter("synchronizing")
     by_order = collectives["sequence"].null_count() > 0
@@ -358,10 +251,10 @@ def rank_tables(
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
     if inflation is None:
-        inflation = _inflation(gpu if with_inflation else gpu.clear())
+        inflation = measure_inflation(gpu if with_inflation else gpu.clear())
     collectives = collectives.with_columns(
         intervals.measure(compute, starts, ends).alias("compute_ns"),
-        _inflated(gpu, inflation, starts, ends).alias("inflated_ns"),
+        inflated(gpu, inflation, starts, ends).alias("inflated_ns"),
         **_measure_classes(idle, starts, ends),
     ).select(
         rank,
@@ -371,7 +264,7 @@ def rank_tables(
         "collective",
         "sequence",
         "correlation_id",  # the kernel's launch (NCCL; null for host collectives): the same kernel in a replay
-        "start_ns",  # the arrival: when the rank was ready for it (`_ready`)
+        "start_ns",  # the arrival: when the rank was ready for it (`arrival.ready`)
         "kernel_start_ns",  # when it began on the rank (after the rank's previous collective, where `ordered`)
         "end_ns",
         "gating",
@@ -385,7 +278,7 @@ def rank_tables(
             | (pl.col("_ended").fill_null(-(2**62)) >= pl.col("_previous_arrival"))
         ).alias("resynced"),
         "compute_ns",
-        "inflated_ns",  # of it, what kernels beside a collective ran longer than alone (`_inflation`)
+        "inflated_ns",  # of it, what kernels beside a collective ran longer than alone (`inflation`)
         *(f"{name}_ns" for name in IDLE_CLASSES),
     )
 

@@ -36,7 +36,7 @@ UNPROFILED = {part: f"unprofiled_{part}" for part in PARTS}
 def with_replay(recorded: RankTables, replayed: RankTables) -> RankTables:
     """`recorded`'s tables with the rank's own time in each window without the profiler beside its collectives
     (OWN and UNPROFILED's columns, from the same kernel in `replayed`: the rank's tables of its replay)."""
-    # the computation that ran longer beside a collective than alone is taken out too (`rank._inflation`)
+    # the computation that ran longer beside a collective than alone is taken out too (`inflation.measure_inflation`)
     windows = replayed.collectives.select(
         "correlation_id",
         (pl.col("start_ns") - pl.col("window_start_ns") - pl.col("inflated_ns")).clip(lower_bound=0).alias(OWN),
