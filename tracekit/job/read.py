@@ -60,11 +60,7 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
             _arg("correlation", as_int=True).alias("correlation_id")
         )
     )
-    step = (pl.col("cat") == "user_annotation") & pl.col("name").str.contains(STEP_RANGE)
-    loader = pl.col("cat").is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
-    ranges = events.filter(step | loader).select(
-        "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"
-    )
+    ranges = _ranges(events, "cat")
     comms = events.filter((pl.col("cat") == "cpu_op") & (pl.col("name") == "record_param_comms")).select(
         _arg("External id", as_int=True).alias("external_id"),
         _arg("Collective name").alias("collective"),
@@ -120,10 +116,18 @@ def _calls(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop_nulls("kind")
 
 
+def _ranges(frame: pl.DataFrame, category: str) -> pl.DataFrame:
+    """The ProfilerStep and DataLoader ranges (name, kind: step | loader, start_ns, end_ns) of events whose Kineto
+    category is in the column `category` (a trace's `cat`; a host timeline's `domain`, of the same values)."""
+    step = (pl.col(category) == ANNOTATION_DOMAIN) & pl.col("name").str.contains(STEP_RANGE)
+    loader = pl.col(category).is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
+    return frame.filter(step | loader).select(
+        "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"
+    )
+
+
 def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
     """A host timeline (a replay of the rank's trace) as the job reads a rank: `recorded`'s rank and source."""
-    step = (pl.col("domain") == ANNOTATION_DOMAIN) & pl.col("name").str.contains(STEP_RANGE)
-    loader = pl.col("domain").is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
     gpu = events.gpu.select(
         "kind",
         pl.col("name").cast(pl.Categorical),
@@ -136,16 +140,13 @@ def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
         pl.lit(None, pl.Int64).alias("external_id"),
         pl.lit(None, pl.Utf8).alias("grid"),
     )
-    ranges = events.ranges.filter(step | loader).select(
-        "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"
-    )
     return RankFrames(
         rank=recorded.rank,
         world_size=recorded.world_size,
         source=recorded.source,
         gpu=gpu,
         calls=_calls(events.calls),
-        ranges=ranges,
+        ranges=_ranges(events.ranges, "domain"),
         comms=recorded.comms.clear(),
     )
 

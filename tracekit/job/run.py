@@ -73,11 +73,11 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
     try:
         frames = read_rank(path, position)
         host = read_host_collectives(path) if needs_host_collectives(frames) else None
-        replaying = calibration is not None and host is None
-        tables = rank_tables(frames, host, with_inflation=replaying)
+        replay_with = calibration if host is None else None  # gloo's host collectives are left as traced
+        tables = rank_tables(frames, host, with_inflation=replay_with is not None)
         setting = source = None
-        if calibration is not None and replaying:
-            replayed, setting, source = replayed_rank(path, frames, calibration)
+        if replay_with is not None:
+            replayed, setting, source = replayed_rank(path, frames, replay_with)
             tables = with_replay(tables, rank_tables(replayed, replayed=True, inflation=tables.inflation))
         tables = replace(
             tables,

@@ -101,6 +101,7 @@ class _Judged:
     table: pl.DataFrame  # the collectives, `counted` for the job's straggler
     step_rows: list[StepStraggler]
     typical: int
+    mine: list[StepStraggler]  # the steps whose straggler is the job's
     gain_ns: int  # the job straggler's mean gain a step (0 without one)
 
 
@@ -134,9 +135,9 @@ def _judged(
                 gain_ns=replay.step_gain_ns(in_step, rank, found) if rank is not None else 0,
             )
         )
-    mine = [s.gain_ns for s in step_rows if job_rank is not None and s.rank == job_rank]
-    gain = round(sum(mine) / len(step_rows)) if step_rows else 0
-    return _Judged(table, step_rows, typical, gain)
+    mine = [s for s in step_rows if job_rank is not None and s.rank == job_rank]
+    gain = round(sum(s.gain_ns for s in mine) / len(step_rows)) if step_rows else 0
+    return _Judged(table, step_rows, typical, mine, gain)
 
 
 def _typical_rank(late: pl.DataFrame, exclude: int | None) -> int:
@@ -186,8 +187,7 @@ def analyze_job(
         # late step after step, but by less than the replay itself errs: not told from the profiler's remains
         withheld, job_rank = judged.gain_ns, None
         judged = _judged(late, spans, kernel_time, None)
-    table, step_rows, typical, gain = judged.table, judged.step_rows, judged.typical, judged.gain_ns
-    mine = [s for s in step_rows if job_rank is not None and s.rank == job_rank]
+    table, step_rows, typical, mine, gain = judged.table, judged.step_rows, judged.typical, judged.mine, judged.gain_ns
     causes = Counter(s.cause for s in mine if s.cause)
     job_cause = causes.most_common(1)[0][0] if causes else None
     job = JobStraggler(

@@ -17,10 +17,9 @@ def ready(gpu: pl.DataFrame, collectives: pl.DataFrame, bounded: bool) -> pl.Dat
     kernel's start bounds it. A collective *gates* the rank's work when it runs on the computation's own stream, or
     a kernel starts within GATE_NS of its end, queued behind it on its stream, or launched before its end with its
     own stream idle (it waited on it: the optimizer after the last all-reduce, a layer after its all-gather); only
-    those anchor the windows that follow
-    (`rank.rank_tables`). `bounded`: a kernel's start bounds its readiness (a recorded trace; a replay keeps only the
-    dependencies its trace showed, and a collective whose start the trace shows behind its stream's previous one
-    lost its wait on the computation there)."""
+    those anchor the windows that follow (`rank.rank_tables`). `bounded`: a kernel's start bounds its readiness (a
+    recorded trace; a replay keeps only the dependencies its trace showed, and a collective whose start the trace
+    shows behind its stream's previous one lost its wait on the computation there)."""
     ready = pl.max_horizontal("at_ns", "_work_done")
     done = (
         gpu.filter(~pl.col("is_collective"))

@@ -14,10 +14,9 @@ class RankFrames:
     rank: int
     world_size: int | None  # as the trace's distributedInfo says; None when it says nothing
     source: str
-    gpu: (
-        pl.DataFrame
-    )  # kind, name, stream_id, correlation_id, start_ns, end_ns, collective, process_group, external_id,
-    # grid (the launch's, "48x2x5"; null where the trace gives none)
+    # kind, name, stream_id, correlation_id, start_ns, end_ns, collective, process_group, external_id, grid (the
+    # launch's, "48x2x5"; null where the trace gives none)
+    gpu: pl.DataFrame
     calls: pl.DataFrame  # name, kind (launch | sync, as `steps.calls` classes them), correlation_id, start_ns, end_ns
     ranges: pl.DataFrame  # name, kind (step | loader), start_ns, end_ns
     comms: pl.DataFrame  # record_param_comms: external_id, collective, process_group, sequence, start_ns, end_ns

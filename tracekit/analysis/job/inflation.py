@@ -7,6 +7,8 @@ import polars as pl
 
 from tracekit.analysis.steps import intervals
 
+NO_INFLATION = pl.DataFrame(schema={"correlation_id": pl.Int64, "inflation_ns": pl.Int64})
+
 
 def measure_inflation(gpu: pl.DataFrame) -> pl.DataFrame:
     """correlation_id, inflation_ns: how much longer each computation kernel that ran beside a collective's kernel
@@ -14,15 +16,14 @@ def measure_inflation(gpu: pl.DataFrame) -> pl.DataFrame:
     SMs while they wait for the other ranks, so a rank that waited in its all-reduces under the profiler ran its
     backward beside them, slower than the program does once the ranks arrive together (a 2-GPU GPT-2: 240 against
     189 us for the same GEMMs). A kernel with no run of its own alone counts nothing."""
-    empty = pl.DataFrame(schema={"correlation_id": pl.Int64, "inflation_ns": pl.Int64})
-    collectives = intervals.merge(gpu.filter("is_collective"))
     if "grid" not in gpu.columns:
-        return empty
+        return NO_INFLATION
+    collectives = intervals.merge(gpu.filter("is_collective"))
     work = gpu.filter(
         ~pl.col("is_collective") & (pl.col("kind") == "kernel") & pl.col("correlation_id").is_not_null()
     ).select("correlation_id", "name", "grid", "start_ns", "end_ns")
     if collectives.height == 0 or work.height == 0:
-        return empty
+        return NO_INFLATION
     work = work.with_columns(
         (intervals.measure(collectives, work["start_ns"], work["end_ns"]) > 0).alias("_beside"),
         (pl.col("end_ns") - pl.col("start_ns")).alias("_ns"),

@@ -23,7 +23,7 @@ import polars as pl
 from tracekit.analysis.job import arrival
 from tracekit.analysis.job.frames import HostCollectives, RankFrames
 from tracekit.analysis.job.host import host_collectives
-from tracekit.analysis.job.inflation import inflated, measure_inflation
+from tracekit.analysis.job.inflation import NO_INFLATION, inflated, measure_inflation
 from tracekit.analysis.steps import intervals
 from tracekit.analysis.steps.calls import EVENT_RECORD_CALLS, LAUNCH, SYNC, base_name
 
@@ -251,7 +251,7 @@ def rank_tables(
     )
     starts, ends = collectives["window_start_ns"], collectives["start_ns"]
     if inflation is None:
-        inflation = measure_inflation(gpu if with_inflation else gpu.clear())
+        inflation = measure_inflation(gpu) if with_inflation else NO_INFLATION
     collectives = collectives.with_columns(
         intervals.measure(compute, starts, ends).alias("compute_ns"),
         inflated(gpu, inflation, starts, ends).alias("inflated_ns"),

@@ -60,9 +60,9 @@ def _median_of_others(values: np.ndarray, mask: np.ndarray, straggler: int) -> n
 
 @dataclass(frozen=True)
 class _Grid:
-    """One step's shared collectives as ranks x collectives matrices (in meeting order), with each window's
-    anchors: its previous arrival in the step, and the collective that ended last on the rank before it arrived
-    (-1: none in the step); anchored: the window began at one of them, not before the step's first."""
+    """Shared collectives (one step's, or several steps') as ranks x collectives matrices (in meeting order), with
+    each window's anchors: its previous arrival among them, and the gating collective that ended last on the rank
+    before it arrived (-1: none); anchored: the window began at one of them, not before the first."""
 
     frame: pl.DataFrame  # the rows given, with rank_index and key_index
     ranks: list[int]
