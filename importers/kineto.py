@@ -711,27 +711,54 @@ def read_host_trace(
     path: Path, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
 ) -> tuple[dict[str, Any], HostEvents]:
     """`read_host_events` with the trace's header (every key but `traceEvents`), from the same one reading."""
+    header, events, _ = read_host_trace_with(path, _nothing, max_inflated_bytes=max_inflated_bytes)
+    return header, events
+
+
+def _nothing(events: pl.DataFrame) -> EventFrames:
+    return ()
+
+
+def read_host_trace_with(
+    path: Path,
+    also: KeptFrames,
+    launch_context: bool = True,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+) -> tuple[dict[str, Any], HostEvents, EventFrames]:
+    """`read_host_trace` and the frames `also` keeps of the same events, from the one reading (a job's rank is read
+    once for its own rows and for its replay). Without `launch_context`, no GPU activity names the operator and
+    annotations it was launched under (the replay does not read them; finding them costs a 100 MB rank tens of MB)."""
     path = Path(path)
-    header, (gpu, calls, ranges, profiled) = read_events(path, _host_frames, max_inflated_bytes)
+
+    def both(events: pl.DataFrame) -> EventFrames:
+        return (*_host_frames(events), *also(events))
+
+    header, frames = read_events(path, both, max_inflated_bytes)
+    (gpu, calls, ranges, profiled), kept = frames[:4], frames[4:]
     counters = _range_counters(path, max_inflated_bytes) if profiled.height else None
-    gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
+    if launch_context:
+        gpu = gpu.with_columns(**_launch_context(gpu, calls, ranges))
     found_info, found_devices = header.get("distributedInfo"), header.get("deviceProperties")
     info: dict[str, Any] = found_info if isinstance(found_info, dict) else {}
     devices: list[Any] = found_devices if isinstance(found_devices, list) else []
     name = next((d["name"] for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str)), None)
     rank = info.get("rank") if isinstance(info.get("rank"), int) else None
     options = tuple(key for key in PROFILER_OPTIONS if header.get(key) not in (None, 0, False, "0", "false"))
-    return header, HostEvents(
-        gpu=gpu,
-        calls=calls,
-        ranges=ranges,
-        rank=rank,
-        device_name=name,
-        source=str(path),
-        profiler_options=options,
-        recorded_by=RECORDERS[FORMAT],
-        **({"counters": counters} if counters is not None else {}),
-    ).conformed()
+    return (
+        header,
+        HostEvents(
+            gpu=gpu,
+            calls=calls,
+            ranges=ranges,
+            rank=rank,
+            device_name=name,
+            source=str(path),
+            profiler_options=options,
+            recorded_by=RECORDERS[FORMAT],
+            **({"counters": counters} if counters is not None else {}),
+        ).conformed(),
+        kept,
+    )
 
 
 RANGE_PROFILER_CAT = "cuda_profiler_range"  # the CUPTI range profiler's events: one per kernel, counters in args

@@ -2,9 +2,9 @@
 
 With gloo a collective never reaches the GPU as a kernel: the calling thread enqueues it (a `c10d::allreduce_`
 CPU op, which also launches the copy of a CUDA tensor to the host) and one of the process group's worker threads
-runs it (a `gloo:all_reduce` range). `tracekit.job.read` keeps neither, so this reads them in a second pass, only
-for such traces, through the Kineto importer's timeline reader (polars in Rust, read in blocks; the header from the
-same reading); kept apart from the reader so the reader can change on its own.
+runs it (a `gloo:all_reduce` range). `tracekit.job.read` keeps neither, so, only for such traces, this reads them
+from the rank's host timeline (the Kineto importer's timeline reader: polars in Rust, read in blocks; the header
+from the same reading); kept apart from the reader so the reader can change on its own.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import polars as pl
 
 from tracekit.analysis.job.frames import HostCollectives
 from tracekit.analysis.job.host import HOST_CALL, WORK_RANGE
+from tracekit.host_events import HostEvents
 from tracekit.importers.kineto import read_host_trace
 
 
@@ -28,8 +29,11 @@ def _process_groups(header: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 def read_host_collectives(path: str | Path) -> HostCollectives:
     """The trace's c10d calls, its backend's worker ranges and its CUDA API calls with their threads."""
-    path = Path(path)
-    header, events = read_host_trace(path)
+    return host_collectives(*read_host_trace(Path(path)))
+
+
+def host_collectives(header: dict[str, Any], events: HostEvents) -> HostCollectives:
+    """`read_host_collectives` of a trace already read (its header and host timeline)."""
     ranges = events.ranges.select("name", "domain", "thread", "start_ns", "end_ns")
     calls = ranges.filter((pl.col("domain") == "cpu_op") & pl.col("name").str.contains(HOST_CALL)).drop("domain")
     work = ranges.filter((pl.col("domain") == "user_annotation") & pl.col("name").str.contains(WORK_RANGE)).drop(

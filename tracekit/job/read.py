@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -17,7 +18,7 @@ from tracekit.analysis.steps.profiler_cost import Calibration, setting_of
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.errors import InputError
 from tracekit.host_events import ANNOTATION_DOMAIN, HostEvents
-from tracekit.importers.kineto import read_events
+from tracekit.importers.kineto import read_events, read_host_trace_with
 
 GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 CALL_CATEGORIES = ("cuda_runtime", "cuda_driver")
@@ -79,10 +80,28 @@ def _int(value: object) -> int | None:
 def read_rank(path: str | Path, position: int = 0) -> RankFrames:
     """The rows of one rank's trace; its rank from the trace's distributedInfo, else a `rankN` in the file name,
     else `position` (its place among the job's files)."""
+    path = _checked(path)
+    header, frames = read_events(path, _job_frames)
+    return _rank_frames(path, position, header, frames)
+
+
+def read_rank_timeline(path: str | Path, position: int = 0) -> tuple[RankFrames, HostEvents, dict[str, Any]]:
+    """`read_rank`, the rank's host timeline (without the launch context the replay does not read) and the trace's
+    header, from one reading of the file: what a rank replayed without the profiler needs."""
+    path = _checked(path)
+    header, events, frames = read_host_trace_with(path, _job_frames, launch_context=False)
+    return _rank_frames(path, position, header, frames), events, header
+
+
+def _checked(path: str | Path) -> Path:
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "no such file" if not path.exists() else "not a regular file")
-    header, (gpu, calls, ranges, comms) = read_events(path, _job_frames)
+    return path
+
+
+def _rank_frames(path: Path, position: int, header: dict[str, Any], frames: tuple[pl.DataFrame, ...]) -> RankFrames:
+    gpu, calls, ranges, comms = frames
     found = header.get("distributedInfo")
     info = found if isinstance(found, dict) else {}
     rank = _int(info.get("rank"))
@@ -151,16 +170,13 @@ def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
     )
 
 
-def replayed_rank(path: str | Path, recorded: RankFrames, calibration: Calibration) -> tuple[RankFrames, str, str]:
-    """The rank's trace replayed without the profiler (the step analysis's replay, at the setting the trace was
-    recorded with), read as the job reads a rank; with that setting and the calibration's name."""
-    from tracekit.steps import read_events as read_host_events  # the step door reads every host range
-
-    events = read_host_events(path)
+def replayed_rank(events: HostEvents, recorded: RankFrames, calibration: Calibration) -> tuple[RankFrames, str, str]:
+    """The rank's host timeline (`read_rank_timeline`) replayed without the profiler (the step analysis's replay, at
+    the setting the trace was recorded with), read as the job reads a rank; with that setting and the calibration's
+    name."""
     setting = setting_of(events)
     cost = calibration.for_setting(setting)
-    # the replay copies the GPU frame a few times: without the text the job does not read (each launch's operator
-    # and annotations, a collective's group description) a 100 MB rank's peak falls by about a third
+    # the replay copies the GPU frame a few times: without the text the job does not read (a collective's group
+    # description and ranks) it holds less
     lean = replace(events, gpu=events.gpu.drop(REPLAY_UNREAD, strict=False))
-    del events
     return _frames_of(replay_without_profiler(lean, cost), recorded), setting, cost.source

@@ -67,17 +67,23 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
     with a `calibration`, its windows without the profiler beside them (`analysis.job.unprofiled`: NCCL ranks; a
     rank whose collectives ran on host threads is left as traced). Returns the rank's one-row summary as a dict (all
     that travels back to the client)."""
-    from tracekit.job.host_comms import read_host_collectives
-    from tracekit.job.read import read_rank, replayed_rank
+    from tracekit.job.host_comms import host_collectives, read_host_collectives
+    from tracekit.job.read import read_rank, read_rank_timeline, replayed_rank
 
     try:
-        frames = read_rank(path, position)
-        host = read_host_collectives(path) if needs_host_collectives(frames) else None
+        events = None
+        if calibration is None:  # as traced: the job's own rows, read in bounded memory
+            frames = read_rank(path, position)
+            host = read_host_collectives(path) if needs_host_collectives(frames) else None
+        else:  # one reading for the rank's rows, a gloo rank's host collectives and the replay
+            frames, events, header = read_rank_timeline(path, position)
+            host = host_collectives(header, events) if needs_host_collectives(frames) else None
         replay_with = calibration if host is None else None  # gloo's host collectives are left as traced
         tables = rank_tables(frames, host, with_inflation=replay_with is not None)
         setting = source = None
-        if replay_with is not None:
-            replayed, setting, source = replayed_rank(path, frames, replay_with)
+        if replay_with is not None and events is not None:
+            replayed, setting, source = replayed_rank(events, frames, replay_with)
+            del events
             tables = with_replay(tables, rank_tables(replayed, replayed=True, inflation=tables.inflation))
         tables = replace(
             tables,
