@@ -15,13 +15,11 @@ reader's frames and the replay's per-activity records, not bounded as the job's 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
 
 The ranks are SYNTHETIC (tracekit.job.synthetic: the recorded DDP rank's step, a loader straggler on one rank,
-clock offsets up to 500 us, a cpu_op and a flow event beside every launch as a full Kineto trace has), plain JSON
-of about --mb MB each, written to --folder and deleted at the end. Prints figures; asserts nothing. The job is run
-as traced (`--traced`: the bounded map, 2 and 1 workers) and as `tracekit job` runs it by default (each rank also
-read whole and replayed without the profiler: more time and memory a rank). The synthetic ranks paid no
-profiler cost (their host launches each kernel just before it runs), so the replay, taking out what recording
-their events would have cost, hides the injected loader delay behind a host that now runs ahead: the straggler is
-found as traced only.
+clock offsets up to 500 us, a cpu_op and a flow event beside every launch as a full Kineto trace has, the host
+paying the profiler's cost of its events), plain JSON of about --mb MB each, written to --folder and deleted at the
+end. Prints figures; asserts nothing. The job is run as traced (`--traced`: the bounded map, 2 and 1 workers) and
+as `tracekit job` runs it by default (each rank read with its whole host timeline and replayed without the
+profiler: more time and memory a rank).
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 offsets up to 500 us): the straggler named with the right cause in >= 95% of the steps late beyond the noise, none
 where none was injected, offsets within 10 us, a sampled rank flagged, and the gain the replay finds (the
 straggler's cause at the others' median) within 5% of the delay of each step's true gain, the simulated job's step
-with the injection less the same job's without it (the same draws). The map runs in this process here (the
-Dask path has its own tests); every rank still goes through its gzipped trace file."""
+with the injection less the same job's without it (the same draws). The synthetic host pays the profiler's cost of
+its events, so the same holds for the job replayed without the profiler (`tracekit job`'s default), whose step is
+the simulated program's without that cost. The map runs in this process here (the Dask path has its own tests);
+every rank still goes through its gzipped trace file."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import pytest
 from tracekit.analysis.job.analysis import analyze_job
 from tracekit.analysis.job.rank import rank_tables
 from tracekit.analysis.job.types import COMMUNICATION, COMPUTE, LOADER, SYNC, JobResult
+from tracekit.analysis.steps.calibration import shipped
 from tracekit.job.read import read_rank
+from tracekit.job.run import map_rank, reduce_job
 from tracekit.job.synthetic import SyntheticJob, Template, collective_ends, load_template, offsets, write_job
 
 EXPECTED = {"compute": COMPUTE, "loader": LOADER, "sync": SYNC, "link": COMMUNICATION}
@@ -129,4 +133,41 @@ def test_two_ranks_judged_over_the_steps(tmp_path, small_template, cause):
         return
     assert found.rank == 1 and found.cause == EXPECTED[cause] and found.t > found.t_needed
     assert [s.rank for s in result.step_stragglers] == [1] * job.steps
+    assert_gain_recovered(job, small_template, result)
+
+
+def program_steps_ns(job: SyntheticJob, template: Template) -> list[int]:
+    """The simulated job's steps (from one step's last all-reduce end to the next's) as the program runs them: the
+    same draws, the host paying no profiler cost."""
+    ends = collective_ends(replace(job, profiler_cost=False), template)[:, :, -1].max(axis=0).tolist()
+    return [b - a for a, b in zip(ends, ends[1:], strict=False)]
+
+
+@pytest.mark.parametrize(("ranks", "cause"), [(8, "compute"), (8, "loader"), (8, "sync"), (8, "link"), (64, None)])
+def test_the_job_without_the_profiler_names_the_straggler_and_the_programs_step(tmp_path, small_template, ranks, cause):
+    """`tracekit job`'s default path (each rank replayed without the profiler, the map run here rank by rank):
+    the straggler, its cause and its gain as on the traced path, and the job's step the program's, not the
+    traced one."""
+    job = SyntheticJob(ranks=ranks, steps=5, cause=cause, straggler=ranks - 3, delay_ns=2_000_000, seed=ranks)
+    parquet = tmp_path / "parquet"
+    for position, path in enumerate(write_job(job, tmp_path / "ranks", small_template)):
+        map_rank(str(path), position, str(parquet), shipped())
+    result = reduce_job(parquet)
+    assert result.unprofiled and result.calibration is not None and "shipped" in result.calibration
+    program = program_steps_ns(job, small_template)
+    traced = collective_ends(job, small_template)[:, :, -1].max(axis=0)
+    # the profiler's cost is a visible part of the traced step, and the replay takes it out
+    assert result.traced_step_ns > 1.01 * sorted(program)[len(program) // 2]
+    assert abs(result.step_ns - sorted(program)[len(program) // 2]) <= 0.005 * result.step_ns
+    assert abs(result.traced_step_ns - int(sorted(traced[1:] - traced[:-1])[len(program) // 2])) <= 0.005 * (
+        result.traced_step_ns
+    )
+    if cause is None:
+        assert result.straggler.rank is None
+        assert all(s.rank is None for s in result.step_stragglers)
+        return
+    late = [s for s in result.step_stragglers if s.spread_ns > s.noise_ns]
+    right = [s for s in late if s.rank == job.straggler and s.cause == EXPECTED[cause]]
+    assert len(late) == job.steps and len(right) >= 0.95 * len(late)
+    assert result.straggler.rank == job.straggler and result.straggler.cause == EXPECTED[cause]
     assert_gain_recovered(job, small_template, result)

@@ -16,6 +16,11 @@ Perturbations of one rank (`straggler`), `delay_ns` a step:
 - link: its first all-reduce of each step (the largest bucket) ends `delay_ns` later on it (a slower link);
 plus, on every rank but rank 0, a clock offset drawn uniformly in +-`max_offset_ns`, and on `sampled_rank` the
 kernels of the second group dropped from the trace (their launches kept), as a sampling profiler loses them.
+
+The host is the program's bottleneck: it launches each kernel just before it runs. As in a real trace, it also
+pays what recording its events costs (`profiler_paid`: the shipped calibration's per-event costs for the setting
+these traces read as, CPU activity without shapes), so the traced steps are longer than the program's by that, and
+the job replayed without the profiler is the program again, where the injection still shows.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ LOADER_NAME = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 ALLREDUCE_KERNEL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 EPOCH_NS = 1_000_000_000
 LAUNCH_GAP_NS = 2_000  # host launch to the next kernel on an idle stream
+LAUNCH_CALL_NS = 1_500  # a launch call's recorded length
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,34 @@ def _fuse(rows: list[tuple[str, int]], count: int) -> list[tuple[str, int]]:
 
 
 @dataclass(frozen=True)
+class Paid:
+    """The host time recording costs the program before each kernel launch, each step and each collective."""
+
+    launch_ns: int = 0  # the launch call's CUPTI cost beyond its own recorded length, and its operator's
+    step_ns: int = 0  # the ProfilerStep annotation and the DataLoader range
+    collective_ns: int = 0  # record_param_comms
+
+
+def profiler_paid(host_ops: bool) -> Paid:
+    """What the replay takes out of a synthetic rank's host (`analysis.steps.unprofiled`: each recorded event's
+    cost out of the host time before the next call, a call's own cost out of its length as far as that goes)."""
+    from tracekit.analysis.steps.calibration import shipped
+    from tracekit.analysis.steps.profiler_cost import CPU_CUDA, RUNTIME
+    from tracekit.analysis.steps.unprofiled import MIN_CALL_NS
+    from tracekit.host_events import ANNOTATION_DOMAIN, OPERATOR_DOMAIN
+
+    cost = shipped().for_setting(CPU_CUDA)
+    runtime = cost.of(RUNTIME)
+    beyond_call = runtime - min(runtime, LAUNCH_CALL_NS - MIN_CALL_NS)
+    operator = cost.of(OPERATOR_DOMAIN)
+    return Paid(
+        launch_ns=round(beyond_call + (operator if host_ops else 0)),
+        step_ns=round(cost.of(ANNOTATION_DOMAIN) + operator),
+        collective_ns=round(operator),
+    )
+
+
+@dataclass(frozen=True)
 class SyntheticJob:
     ranks: int
     steps: int = 6
@@ -94,6 +128,7 @@ class SyntheticJob:
     sampled_rank: int | None = None
     seed: int = 0
     host_ops: bool = False  # a cpu_op and a flow event around every launch, as a full Kineto trace has (size)
+    profiler_cost: bool = True  # the host pays what recording its events costs (`profiler_paid`)
     offsets_ns: tuple[int, ...] = field(default=(), compare=False)
 
 
@@ -129,23 +164,29 @@ def _link_extra(job: SyntheticJob, rank: int, collective: int) -> int:
     return job.delay_ns if job.cause == "link" and rank == job.straggler and collective == 0 else 0
 
 
+def _paid(job: SyntheticJob) -> Paid:
+    return profiler_paid(job.host_ops) if job.profiler_cost else Paid()
+
+
 def collective_ends(job: SyntheticJob, template: Template) -> np.ndarray:
     """ranks x steps x collectives: each collective's end on each rank (true time), the lockstep simulated."""
     count = len(template.transfers_ns)
     ends = np.zeros((job.ranks, job.steps, count), dtype=np.int64)
+    paid = _paid(job)
     sums = []
     for rank in range(job.ranks):
         durations = _durations(job, template, rank)
-        groups = np.stack([d.sum(axis=1) + LAUNCH_GAP_NS * d.shape[1] for d in durations[:-1]], axis=1)
+        per_launch = LAUNCH_GAP_NS + paid.launch_ns
+        groups = np.stack([d.sum(axis=1) + per_launch * d.shape[1] for d in durations[:-1]], axis=1)
         sums.append((groups, durations[-1]))
     now = np.zeros(job.ranks, dtype=np.int64)
     jitter = np.random.default_rng([job.seed, 11]).integers(0, 2_000, (job.ranks, job.steps, count))
     for step in range(job.steps):
         for rank in range(job.ranks):
-            now[rank] += sums[rank][1][step]
+            now[rank] += paid.step_ns + sums[rank][1][step]
         for c in range(count):
             for rank in range(job.ranks):
-                now[rank] += sums[rank][0][step, c] + _host_extra(job, rank, c)
+                now[rank] += sums[rank][0][step, c] + _host_extra(job, rank, c) + paid.launch_ns + paid.collective_ns
             last = now.max()
             for rank in range(job.ranks):
                 now[rank] = last + template.transfers_ns[c] + _link_extra(job, rank, c) + jitter[rank, step, c]
@@ -206,7 +247,8 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
             events.append(
                 x("cpu_op", "aten::launch_op", call_start - 3_000, call_start + 1_000, **{"External id": correlation})
             )
-        events.append(x("cuda_runtime", "cudaLaunchKernel", call_start, call_start + 1_500, correlation=correlation))
+        call_end = call_start + LAUNCH_CALL_NS
+        events.append(x("cuda_runtime", "cudaLaunchKernel", call_start, call_end, correlation=correlation))
         if keep:
             gpu = x("kernel", name, start, end, stream=7, correlation=correlation, **(args or {}))
             gpu["pid"], gpu["tid"] = rank, 7
@@ -228,9 +270,11 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
     now = 0
     count = len(template.transfers_ns)
     sequence = 0
+    paid = _paid(job)
     # every rank starts its first step at time 0 of the true clock (written 1 s later: no negative times)
     for step in range(job.steps):
         step_start = now
+        now += paid.step_ns
         loader_end = now + int(durations[-1][step])
         events.append(x("cpu_op", LOADER_NAME, now, loader_end))
         now = loader_end
@@ -238,7 +282,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
             names = template.groups[c]
             dropped = job.sampled_rank == rank and c == 1
             for k, (name, _) in enumerate(names):
-                start = now + LAUNCH_GAP_NS
+                start = now + paid.launch_ns + LAUNCH_GAP_NS
                 end = start + int(durations[c][step, k])
                 launch(name, start, end, keep=not dropped)
                 now = end
@@ -247,7 +291,7 @@ def _rank_events(job: SyntheticJob, template: Template, rank: int, ends: np.ndar
                 events.append(x("cpu_op", "aten::item", now, now + _host_extra(job, rank, c)))
                 now += _host_extra(job, rank, c)
             if c < count:
-                start = now + LAUNCH_GAP_NS
+                start = now + paid.collective_ns + paid.launch_ns + LAUNCH_GAP_NS
                 end = int(ends[step, c])
                 comm = {"Collective name": "allreduce", "Process Group Name": "0", "External id": 10_000_000 + sequence}
                 events.append(x("cpu_op", "record_param_comms", start - 1_800, start - 200, Seq=sequence, **comm))
