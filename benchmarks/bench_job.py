@@ -10,9 +10,15 @@ The same machine, 2026-11-29 evening, 16 ranks of 101 MB (1.61 GB; polars 16.6 s
 workers 41.2 s (2.5x), 263 MB a worker, 101 MB past the fixed part (1.00x the largest file); 1 worker 67.4 s
 (4.1x), 269 MB (1.05x); as `tracekit job` runs by default, each rank also read whole and replayed without the
 profiler, 2 workers 98.5 s (5.9x), 534 MB a worker, 371 MB past the fixed part (3.7x the largest file: the step
-reader's frames and the replay's per-activity records, not bounded as the job's own reader is).
+reader's frames and the replay's per-activity records, not bounded as the job's own reader is). Later the same
+evening, the machine about 2x slower (the floor too), with each replayed rank read once and the synthetic ranks
+paying the profiler's cost: 16 ranks, polars 22.1 s; as traced 2 workers 89.8 s (4.1x), 270 MB a worker (103 MB
+past the fixed part, 1.02x); 1 worker 153.4 s (6.9x), 280 MB (1.11x); by default 2 workers 162.9 s (7.4x: 1.8x
+the traced job's time, 2.4x before the single read), 551 MB a worker (386 MB past the fixed part, 3.82x), the
+injected straggler found (before, the replay of ranks that paid no profiler cost hid it).
 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
+                                   [--runs traced:2,traced:1,default:2]
 
 The ranks are SYNTHETIC (tracekit.job.synthetic: the recorded DDP rank's step, a loader straggler on one rank,
 clock offsets up to 500 us, a cpu_op and a flow event beside every launch as a full Kineto trace has, the host
@@ -111,7 +117,13 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--mb", type=float, default=100.0)
     parser.add_argument("--folder", default="/tmp/tracekit-bench-job")
+    parser.add_argument(
+        "--runs",
+        default="traced:2,traced:1,default:2",
+        help="which jobs to time, MODE:WORKERS (traced or default) separated by commas",
+    )
     args = parser.parse_args()
+    runs = [(int(workers), mode == "traced") for mode, workers in (r.split(":") for r in args.runs.split(","))]
     folder = Path(args.folder)
     shutil.rmtree(folder, ignore_errors=True)
     try:
@@ -129,7 +141,7 @@ def main() -> None:
             f"floor: polars read_json of the same files in one process: {float(floor[0]):.1f} s "
             f"({int(floor[1])} events), peak {int(floor[2]) / 1e6:.0f} MB"
         )
-        for workers, traced in ((2, True), (1, True), (2, False)):
+        for workers, traced in runs:
             found = run(files, workers, small, traced)
             mode = "--traced" if traced else "(default: each rank replayed without the profiler)"
             print(

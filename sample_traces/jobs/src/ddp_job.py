@@ -12,8 +12,8 @@ VARIANT (the injected rank is the last one):
 - item_sync: the injected rank reads `loss.item()` every step (the host waits for the GPU);
 - p2p_disabled: baseline with NCCL_P2P_DISABLE=1 for the whole job.
 Each rank: WARMUP steps, MEASURED steps between CUDA events (its unprofiled step times, written before any profiler
-is loaded), then torch.profiler (CPU + CUDA) over ACTIVE steps (ACTIVE_STEPS in the environment, default 5):
-OUTDIR/MODEL.VARIANT/rankR.pt.trace.json.gz.
+is loaded), then torch.profiler (CPU + CUDA) over ACTIVE steps (ACTIVE_STEPS in the environment, default 15:
+5 decided less, `h200x2_nccl/` was recorded with ACTIVE_STEPS=5): OUTDIR/MODEL.VARIANT/rankR.pt.trace.json.gz.
 With one GPU, `--backend gloo` puts every rank on it: a dry run of the scripts, the ranks sharing the GPU.
 """
 
@@ -33,7 +33,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 WARMUP, MEASURED = 5, 20
-ACTIVE = int(os.environ.get("ACTIVE_STEPS", "5"))  # the traced steps
+ACTIVE = int(os.environ.get("ACTIVE_STEPS", "15"))  # the traced steps
 LOADER_DELAY_S = 0.010
 VARIANTS = ("baseline", "slow_backward", "loader_delay", "item_sync", "p2p_disabled")
 
