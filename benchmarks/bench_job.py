@@ -15,7 +15,9 @@ evening, the machine about 2x slower (the floor too), with each replayed rank re
 paying the profiler's cost: 16 ranks, polars 22.1 s; as traced 2 workers 89.8 s (4.1x), 270 MB a worker (103 MB
 past the fixed part, 1.02x); 1 worker 153.4 s (6.9x), 280 MB (1.11x); by default 2 workers 162.9 s (7.4x: 1.8x
 the traced job's time, 2.4x before the single read), 551 MB a worker (386 MB past the fixed part, 3.82x), the
-injected straggler found (before, the replay of ranks that paid no profiler cost hid it).
+injected straggler found (before, the replay of ranks that paid no profiler cost hid it). 64 ranks by default
+(`--runs default:2`): polars 126.1 s; 2 workers 717.3 s (5.7x), 592 MB a worker (428 MB past the fixed part,
+4.24x the largest file), the injected straggler (rank 32) found.
 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
                                    [--runs traced:2,traced:1,default:2]

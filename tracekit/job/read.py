@@ -1,7 +1,8 @@
 """One rank's Kineto trace, read by the Kineto importer's one event reader (`importers.kineto.read_events`: the
 layout libkineto writes streamed in blocks that polars parses, so memory grows with the rows kept, not with the
 JSON), keeping only the rows the job analysis needs: GPU activities, launch and sync calls, ProfilerStep ranges,
-`record_param_comms` and DataLoader ranges."""
+`record_param_comms` and DataLoader ranges. A rank replayed without the profiler is read once for those rows and
+its whole host timeline (`read_rank_timeline`), which the replay needs."""
 
 from __future__ import annotations
 
