@@ -6,6 +6,7 @@ import ast
 import importlib.util
 import inspect
 import re
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -132,8 +133,7 @@ def import_command(
         on_file=lambda _path: next(bar, None),
         **options,
     )
-    for _ in bar:  # drain the iterator: the progress bar closes when it is exhausted (not a stub)
-        pass
+    deque(bar, maxlen=0)  # drain the iterator (itertools' consume recipe): the progress bar closes when exhausted
     results: list[dict[str, object]] = []
     for outcome in outcomes:
         path, result = outcome.path, outcome.result
