@@ -120,3 +120,47 @@ def test_a_consistent_lateness_within_the_replays_error_is_not_named(job_of):
     assert found.rank is None and found.t > found.t_needed
     assert 0 < found.withheld_gain_ns < REPLAY_ERROR_PCT / 100 * result.step_ns
     assert "within the replay's own error" in headline(result)
+
+
+HELD_OUT = "../h200x2_nccl_15b"  # all nine jobs again over 15 steps, recorded after every constant here was set
+HELD_OUT_JOBS = sorted(p.name for p in (JOBS.parent / "h200x2_nccl_15b").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("job", HELD_OUT_JOBS)
+def test_held_out_the_replayed_step_is_nearer_the_program_than_the_traced(job_of, job):
+    """On a recording nothing was read from (`h200x2_nccl_15b`), each job's replayed step is nearer its CUDA-event
+    step than the traced step is (over the nine: within 10% on 5, median 6.5%; traced on none, median 55%)."""
+    result, truth = job_of(f"{HELD_OUT}/{job}"), timed_ns(f"{HELD_OUT}/{job}")
+    assert abs(result.step_ns - truth) < abs(result.traced_step_ns - truth), (result.step_ns, truth)
+    assert abs(result.traced_step_ns - truth) > 0.10 * truth
+
+
+@pytest.mark.parametrize(
+    "job, rank, cause",
+    [
+        ("gpt2.baseline", None, None),
+        ("fsdp_gpt2.baseline", None, None),
+        # the 10 ms sleep hides behind rank 0's GPU work: unprofiled, the job's step is the baseline's (+0.05 ms)
+        ("gpt2.loader_delay", None, None),
+        ("gpt2.slow_backward", 1, COMPUTE),
+    ],
+)
+def test_held_out_gpt2_jobs_name_the_programs_straggler(job_of, job, rank, cause):
+    """GPT-2's jobs on the held-out recording: the straggler the unprofiled timings show, or none; the matmul's gain
+    within 25% of its own time measured alone."""
+    found = job_of(f"{HELD_OUT}/{job}").straggler
+    assert (found.rank, found.cause) == (rank, cause), found
+    if rank is not None:
+        with open(JOBS.parent / "h200x2_nccl_15b" / job / "timings.csv", newline="") as handle:
+            injected_ns = 1e6 * max(float(row["injected_ms"]) for row in csv.DictReader(handle))
+        assert abs(found.gain_ns - injected_ns) <= 0.25 * injected_ns, (found.gain_ns, injected_ns)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss: rank 1's host ran every operator 1.2-1.4x rank 0's under the "
+    "profiler; the replay takes the same cost out of both, so the rest reads as rank 1's host",
+)
+@pytest.mark.parametrize("job", ["resnet50.baseline", "resnet50.p2p_disabled"])
+def test_held_out_resnet_jobs_without_an_injection_name_no_straggler(job_of, job):
+    assert job_of(f"{HELD_OUT}/{job}").straggler.rank is None
