@@ -4,7 +4,7 @@ Each GPU activity starts when its last constraint is met, plus that constraint's
 it (host: a launch's latency, several us), the activity before it on its stream ended (stream order), or work on
 another stream it waited for ended (an event: inferred where neither of the first two explains its start and another
 stream's activity ended just before it; both a queue's latency, about 1 us). The binding constraint's latency is the
-trace's; the others' are the trace's typical ones (`_latencies`), so a change that makes another constraint bind
+trace's; the others' are the trace's typical ones (`constraints`), so a change that makes another constraint bind
 starts the activity after that one's latency. A host thread blocked in a synchronizing call returns once the GPU
 work it waited for ends (plus the observed return latency), and everything that thread does afterwards moves by as
 much. Replaying the step with some kernels shorter moves every activity and sync by what its constraints allow: a
@@ -15,7 +15,8 @@ step's last activity along the binding constraints gives the critical path.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -41,21 +42,13 @@ class Op:
     correlation: int | None = None
     prev: int | None = None  # the activity before it on its stream
     dep: int | None = None  # the other stream's activity it waited for
-    latency: int = 0  # after its binding constraint, as the trace shows
     binding: str = "host"
-    # after each constraint (see `_latencies`): where another constraint binds after a change, the activity starts
-    # that constraint's latency after it, not the one the trace showed after its old one
+    # after each constraint (`constraints`)
     host_latency: int = 0
     queue_latency: int = 0
 
     def ready_at(self, host: int, stream: int, event: int) -> int:
-        """When the activity starts, given when its launch was issued and its stream's and event's work ended."""
-        starts = [
-            at + latency
-            for at, latency in ((host, self.host_latency), (stream, self.queue_latency), (event, self.queue_latency))
-            if at != NONE
-        ]
-        return max(starts) if starts else self.start
+        return ready_at(self.host_latency, self.queue_latency, host, stream, event, self.start)
 
 
 @dataclass(frozen=True)
@@ -109,63 +102,124 @@ def timeline(gpu: pl.DataFrame, calls: pl.DataFrame, step: Step) -> StepTimeline
     return StepTimeline(tuple(ops), syncs, start_ns, step.host_end_ns, host_thread)
 
 
-def _constraints(ops: list[Op]) -> None:
-    """Each activity's stream predecessor, inferred event dependency, binding constraint and fixed latency."""
+HOST, STREAM, EVENT = 0, 1, 2  # the constraint that bound an activity's start (`Constraints.binding`)
+BINDINGS = ("host", "stream", "event")
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Each activity's constraints as the trace shows them, one entry per activity in start order: flat arrays, not
+    an object per activity (a whole trace's replay holds a million activities: `unprofiled`)."""
+
+    prev: array[int]  # the activity before it on its stream; -1: none
+    dep: array[int]  # the other stream's activity it waited for; -1: none
+    binding: array[int]  # HOST, STREAM or EVENT
+    # after each constraint (see `constraints`): where another constraint binds after a change, the activity starts
+    # that constraint's latency after it, not the one the trace showed after its old one
+    host_latency: array[int]
+    queue_latency: array[int]
+
+
+def ready_at(host_latency: int, queue_latency: int, host: int, stream: int, event: int, recorded_start: int) -> int:
+    """When an activity starts, given when its launch was issued and its stream's and event's work ended (NONE: no
+    such constraint; none at all, it starts as recorded), each plus its latency."""
+    start = NONE
+    if host != NONE:
+        start = host + host_latency
+    if stream != NONE:
+        start = max(start, stream + queue_latency)
+    if event != NONE:
+        start = max(start, event + queue_latency)
+    return start if start != NONE else recorded_start
+
+
+def constraints(
+    kinds: Sequence[Hashable],
+    streams: Sequence[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    issues: Sequence[int],
+) -> Constraints:
+    """Each activity's stream predecessor, inferred event dependency, binding constraint and latency after each
+    constraint (`kinds`: a label of its kind; `issues`: its launch call's start, NONE where none). The binding
+    constraint's latency is the trace's; one that did not bind gets the trace's median for activities of the same
+    kind it did bind (launch to start: a few us; queued back to back: about 1 us), capped so that it still would not
+    have bound. A launch's latency is far longer than a queue's, so an activity the host issued late in the trace but
+    finds queued once the host is faster (the profiler's cost out, a host change) follows its stream's work by a
+    queue's latency, not a launch's."""
+    count = len(starts)
+    prev, dep = array("q", [-1]) * count, array("q", [-1]) * count
+    binding, latency = array("b", [HOST]) * count, array("q", [0]) * count
     last_on: dict[int, int] = {}
-    ended_on: dict[int, list[tuple[int, int]]] = {}  # stream -> (end, index), sorted, for the event inference
-    for op in ops:
-        op.prev = last_on.get(op.stream)
-        last_on[op.stream] = op.index
-        host = op.issue if op.issue is not None else NONE
-        stream = ops[op.prev].end if op.prev is not None else NONE
+    ended_on: dict[int, tuple[array[int], array[int]]] = {}  # stream -> (ends sorted, their activities)
+    for index in range(count):
+        stream_id, start, host = streams[index], starts[index], issues[index]
+        before = last_on.get(stream_id, -1)
+        prev[index], last_on[stream_id] = before, index
+        stream = ends[before] if before >= 0 else NONE
         ready = max(host, stream)
-        if op.start - ready > EVENT_TOLERANCE_NS:
+        if start - ready > EVENT_TOLERANCE_NS:
             # the activity of another stream that ended last before this one started (one look-up per stream)
-            latest: tuple[int, int] | None = None
-            for other, ended in ended_on.items():
-                if other == op.stream:
-                    continue
-                at = bisect.bisect_right(ended, (op.start, len(ops))) - 1
-                if at >= 0 and (latest is None or ended[at] > latest):
-                    latest = ended[at]
-            if latest is not None and op.start - latest[0] <= EVENT_TOLERANCE_NS:
-                op.dep = latest[1]
-        event = ops[op.dep].end if op.dep is not None else NONE
+            latest_end, latest = NONE, -1
+            for other, (other_ends, other_ops) in ended_on.items():
+                at = bisect.bisect_right(other_ends, start) - 1
+                if other != stream_id and at >= 0 and (other_ends[at], other_ops[at]) > (latest_end, latest):
+                    latest_end, latest = other_ends[at], other_ops[at]
+            if latest >= 0 and start - latest_end <= EVENT_TOLERANCE_NS:
+                dep[index] = latest
+        event = ends[dep[index]] if dep[index] >= 0 else NONE
         ready = max(host, stream, event)
-        op.binding = "event" if ready == event and event != NONE else "stream" if ready == stream else "host"
-        op.latency = max(0, op.start - ready) if ready != NONE else 0
-        bisect.insort(ended_on.setdefault(op.stream, []), (op.end, op.index))
-    _latencies(ops)
+        binding[index] = EVENT if ready == event and event != NONE else STREAM if ready == stream else HOST
+        latency[index] = max(0, start - ready) if ready != NONE else 0
+        own_ends, own_ops = ended_on.setdefault(stream_id, (array("q"), array("q")))
+        at = bisect.bisect_right(own_ends, ends[index])  # after any that ended as it did: those came first
+        own_ends.insert(at, ends[index])
+        own_ops.insert(at, index)
+    typical: dict[tuple[int, Hashable], int] = {}
+    by_kind: dict[tuple[int, Hashable], list[int]] = {}
+    for index in range(count):
+        if binding[index] != EVENT:
+            by_kind.setdefault((binding[index], kinds[index]), []).append(latency[index])
+    for key, found in by_kind.items():
+        found.sort()
+        typical[key] = found[len(found) // 2]
+    del by_kind
+    host_latency, queue_latency = array("q", [0]) * count, array("q", [0]) * count
+    for index in range(count):
+        before, waited, start = prev[index], dep[index], starts[index]
+        queued = max(ends[before] if before >= 0 else NONE, ends[waited] if waited >= 0 else NONE)
+        if binding[index] == HOST:
+            host_latency[index] = latency[index]
+            usual = typical.get((STREAM, kinds[index]), QUEUE_LATENCY_NS)
+            queue_latency[index] = max(0, min(usual, start - queued)) if queued != NONE else 0
+        else:
+            queue_latency[index] = latency[index]  # the stream's or the event's, whichever ended last
+            usual = typical.get((HOST, kinds[index]), HOST_LATENCY_NS)
+            issue = issues[index]
+            host_latency[index] = max(0, min(usual, start - issue)) if issue != NONE else 0
+    return Constraints(prev, dep, binding, host_latency, queue_latency)
+
+
+def _constraints(ops: list[Op]) -> None:
+    """`constraints` set on a step's activities."""
+    found = constraints(
+        [op.kind for op in ops],
+        [op.stream for op in ops],
+        [op.start for op in ops],
+        [op.end for op in ops],
+        [op.issue if op.issue is not None else NONE for op in ops],
+    )
+    for index, op in enumerate(ops):
+        op.prev = found.prev[index] if found.prev[index] >= 0 else None
+        op.dep = found.dep[index] if found.dep[index] >= 0 else None
+        op.binding = BINDINGS[found.binding[index]]
+        op.host_latency, op.queue_latency = found.host_latency[index], found.queue_latency[index]
 
 
 # Where the trace has no activity of a kind bound by a constraint: about what an H100 or H200 shows unprofiled
 # between a launch call's start and its kernel's start, and between two kernels queued back to back.
 HOST_LATENCY_NS = 5_000
 QUEUE_LATENCY_NS = 1_000
-
-
-def _latencies(ops: list[Op]) -> None:
-    """Each activity's latency after each constraint. The binding one is the trace's; a constraint that did not
-    bind gets the trace's median for activities of the same kind it did bind (launch to start: a few us; queued
-    back to back: about 1 us), capped so that it still would not have bound. A launch's latency is far longer than
-    a queue's, so an activity the host issued late in the trace but finds queued once the host is faster (the
-    profiler's cost out, a host change) follows its stream's work by a queue's latency, not a launch's."""
-    typical: dict[tuple[str, str], int] = {}
-    for binding in ("host", "stream"):
-        for kind in {op.kind for op in ops}:
-            found = sorted(op.latency for op in ops if op.binding == binding and op.kind == kind)
-            if found:
-                typical[binding, kind] = found[len(found) // 2]
-    for op in ops:
-        queued = max(ops[op.prev].end if op.prev is not None else NONE, ops[op.dep].end if op.dep is not None else NONE)
-        if op.binding == "host":
-            op.host_latency = op.latency
-            usual = typical.get(("stream", op.kind), QUEUE_LATENCY_NS)
-            op.queue_latency = max(0, min(usual, op.start - queued)) if queued != NONE else 0
-        else:
-            op.queue_latency = op.latency  # the stream's or the event's, whichever ended last
-            usual = typical.get(("host", op.kind), HOST_LATENCY_NS)
-            op.host_latency = max(0, min(usual, op.start - op.issue)) if op.issue is not None else 0
 
 
 def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:

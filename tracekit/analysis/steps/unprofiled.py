@@ -22,13 +22,14 @@ the replayed median step equals a step time the user measured.
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from tracekit.analysis.steps.calls import SYNC, call_class
-from tracekit.analysis.steps.critical_path import NONE, Op, _constraints
+from tracekit.analysis.steps.critical_path import NONE, Constraints, constraints, ready_at
 from tracekit.analysis.steps.profiler_cost import RUNTIME, ProfilerCost, recorded_cost_ns
 from tracekit.host_events import HostEvents
 
@@ -39,14 +40,6 @@ MIN_CALL_NS = 500  # no API call returns faster than this, whatever its recordin
 LAUNCHING_SHARE = 0.01  # a thread that made at least this share of the launch calls is one of the host chain's
 
 
-@dataclass(frozen=True, slots=True)  # one per host call of the chain
-class Mark:
-    start_ns: int
-    end_ns: int
-    sync: bool
-    waited_op: int | None  # the GPU activity a synchronizing call waited for (the last to end during it)
-
-
 def _host_threads(calls: pl.DataFrame) -> list[int]:
     launches = calls.filter(pl.col("call_class") == "launch").group_by("thread").len()
     total = int(launches["len"].sum() or 0)
@@ -54,15 +47,15 @@ def _host_threads(calls: pl.DataFrame) -> list[int]:
 
 
 class _Clock:
-    """The host chain's replayed times: marks in order, each with its replayed start and end, and the recording
-    cost before each point, to map any host time (a range, another thread's call) onto the replayed clock."""
+    """The host chain's replayed times: its calls in order (recorded `start`, `end`), each with its replayed start
+    and end, and the recording cost before each point, to map any host time (a range, another thread's call) onto
+    the replayed clock."""
 
-    def __init__(self, marks: list[Mark], cost_at: np.ndarray, cost_cum: np.ndarray) -> None:
-        self.marks = marks
+    def __init__(self, start: array[int], end: array[int], cost_at: np.ndarray, cost_cum: np.ndarray) -> None:
+        self.start, self.end = start, end
         self.cost_at, self.cost_cum = cost_at, cost_cum
-        self.new_start = [0] * len(marks)
-        self.new_end = [0] * len(marks)
-        self.ends = [m.end_ns for m in marks]
+        self.new_start = array("q", [0]) * len(start)
+        self.new_end = array("q", [0]) * len(start)
 
     def cost_before(self, t: np.ndarray | int) -> np.ndarray:
         """The recording cost of every event that began before `t`."""
@@ -74,21 +67,23 @@ class _Clock:
         return new_ns + max(0, round((at_ns - orig_ns) - removed))
 
     def map_one(self, t: int) -> int:
-        """One host time on the replayed clock (as `map`), while the replay is under way: from the marks replayed
-        so far."""
-        k = bisect.bisect_right(self.ends, t) - 1
-        return t if k < 0 else self.after(self.ends[k], self.new_end[k], t)
+        """One host time on the replayed clock (as `map`), while the replay is under way: from the calls replayed
+        so far (NONE stays NONE)."""
+        if t == NONE:
+            return NONE
+        k = bisect.bisect_right(self.end, t) - 1
+        return t if k < 0 else self.after(self.end[k], self.new_end[k], t)
 
     def map(self, times: np.ndarray) -> np.ndarray:
-        """Host times on the replayed clock, once every mark is replayed: each between the two marks around it,
+        """Host times on the replayed clock, once every call is replayed: each between the two calls around it,
         in proportion (a range or another thread's call keeps its place between the chain's calls; one that began
-        just before a call never lands after it), shifted as the first and last marks are outside them."""
+        just before a call never lands after it), shifted as the first and last calls are outside them."""
         import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
-        if not self.marks:
+        if not self.start:
             return times
-        recorded = np.array([t for m in self.marks for t in (m.start_ns, m.end_ns)], dtype=np.float64)
-        replayed = np.array([t for pair in zip(self.new_start, self.new_end, strict=True) for t in pair], np.float64)
+        recorded = np.column_stack((_numpy(self.start), _numpy(self.end))).ravel().astype(np.float64)
+        replayed = np.column_stack((_numpy(self.new_start), _numpy(self.new_end))).ravel().astype(np.float64)
         order = np.argsort(recorded, kind="stable")
         recorded, replayed = recorded[order], np.maximum.accumulate(replayed[order])
         inside = np.interp(times, recorded, replayed)
@@ -96,6 +91,35 @@ class _Clock:
         after = times + (replayed[-1] - recorded[-1])
         mapped = np.where(times < recorded[0], before, np.where(times > recorded[-1], after, inside))
         return np.round(mapped).astype(np.int64)
+
+
+def _numpy(values: array[int]) -> np.ndarray:
+    """A flat array of ints as numpy sees it (no copy)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
+    return np.frombuffer(values, dtype=np.int64)
+
+
+def _flat(values: np.ndarray) -> array[int]:
+    """A column as a flat array of ints: 8 bytes an entry where a list holds a 32-byte Python int (a whole trace's
+    replay reads a million activities), read back as Python ints (a numpy array's items are numpy scalars)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
+    flat = array("q")
+    flat.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return flat
+
+
+@dataclass(frozen=True)
+class _Activities:
+    """The GPU activities in start order, one entry each: when they ran, their launch call's start and their
+    correlation id (NONE where none), and their constraints as the trace shows them."""
+
+    start: array[int]
+    end: array[int]
+    issue: array[int]
+    correlation: array[int]
+    found: Constraints
 
 
 def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float = 1.0) -> HostEvents:
@@ -109,120 +133,123 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     recorded = recorded_cost_ns(events, cost, threads)
     cost_at = recorded["start_ns"].to_numpy()
     cost_cum = np.concatenate([[0.0], np.cumsum(recorded["cost_ns"].to_numpy() * scale)])
+    del recorded
     runtime_ns = cost.of(RUNTIME) * scale
 
-    ops = _ops(gpu, calls)
-    by_correlation: dict[int, list[int]] = {}
-    for op in ops:
-        if op.correlation is not None:
-            by_correlation.setdefault(op.correlation, []).append(op.index)
-    ends_sorted = sorted((op.end, op.index) for op in ops)
-    marks = [
-        Mark(s, e, cls == SYNC, _waited(ends_sorted, s, e) if cls == SYNC else None)
-        for s, e, cls in chain.select("start_ns", "end_ns", "call_class").iter_rows()
-    ]
-    clock = _Clock(marks, cost_at, cost_cum)
-    new_op_end = [0] * len(ops)
-    new_op_start = [0] * len(ops)
-    scheduled = [False] * len(ops)
+    ops = _activities(gpu, calls)
+    found = ops.found
+    count = len(ops.start)
+    starts, ends, correlations = _numpy(ops.start), _numpy(ops.end), _numpy(ops.correlation)
+    # each chain call's activities (those of its correlation id, in start order): launched[first_of[k]:last_of[k]]
+    by_correlation = np.argsort(correlations, kind="stable")
+    sorted_correlations = correlations[by_correlation]
+    called = chain["correlation_id"].fill_null(NONE).to_numpy()
+    first_of = _flat(np.where(called == NONE, 0, np.searchsorted(sorted_correlations, called, "left")))
+    last_of = _flat(np.where(called == NONE, 0, np.searchsorted(sorted_correlations, called, "right")))
+    launched = _flat(by_correlation)
+    # the activity each synchronizing call waited for: the last to end while it was blocked (-1: none)
+    call_starts, call_ends = chain["start_ns"].to_numpy(), chain["end_ns"].to_numpy()
+    by_end = np.argsort(ends, kind="stable")
+    last_ended = np.searchsorted(ends[by_end], call_ends, "right") - 1
+    at = np.maximum(last_ended, 0)
+    inside = (last_ended >= 0) & (ends[by_end[at]] >= call_starts) if count else np.zeros(len(call_ends), bool)
+    waited = _flat(np.where(inside & (chain["call_class"] == SYNC).to_numpy(), by_end[at] if count else -1, -1))
+    # activities not launched from the chain (another thread's, or queued before the trace began), in time order
+    outside = np.nonzero(~np.isin(correlations, chain["correlation_id"].drop_nulls().to_numpy()))[0]
+    outside = outside[np.lexsort((outside, starts[outside]))]
+    unchained, unchained_start = _flat(outside), _flat(starts[outside])
+    clock = _Clock(_flat(call_starts), _flat(call_ends), cost_at, cost_cum)
+    del by_correlation, sorted_correlations, called, call_starts, call_ends, by_end, last_ended, at, inside, outside
+    new_op_start, new_op_end = array("q", [0]) * count, array("q", [0]) * count
+    scheduled = bytearray(count)
 
-    def place(index: int, issue_new: int | None) -> None:
-        op = ops[index]
-        host = issue_new if issue_new is not None else NONE
-        stream = new_op_end[op.prev] if op.prev is not None and scheduled[op.prev] else NONE
-        event = new_op_end[op.dep] if op.dep is not None and scheduled[op.dep] else NONE
-        start = op.ready_at(host, stream, event) if max(host, stream, event) != NONE else clock.map_one(op.start)
-        new_op_start[index], new_op_end[index] = start, start + (op.end - op.start)
-        scheduled[index] = True
+    def place(index: int, issue_new: int) -> None:
+        before, waited_for = found.prev[index], found.dep[index]
+        stream = new_op_end[before] if before >= 0 and scheduled[before] else NONE
+        event = new_op_end[waited_for] if waited_for >= 0 and scheduled[waited_for] else NONE
+        recorded_start = ops.start[index]
+        start = (
+            ready_at(found.host_latency[index], found.queue_latency[index], issue_new, stream, event, recorded_start)
+            if max(issue_new, stream, event) != NONE
+            else clock.map_one(recorded_start)
+        )
+        new_op_start[index], new_op_end[index] = start, start + (ops.end[index] - recorded_start)
+        scheduled[index] = 1
 
-    def schedule(index: int, issue_new: int | None) -> None:
+    def schedule(index: int, issue_new: int) -> None:
         """Place an activity, and first whatever it waits for that is not placed yet: work queued on its stream or
         the stream it waited on before the trace began, or launched by another thread (each at its own launch, on
         the replayed clock), in stream order."""
         waiting, seen = [], set()
-        pending_ops = [p for p in (ops[index].prev, ops[index].dep) if p is not None]
+        pending_ops = [p for p in (found.prev[index], found.dep[index]) if p >= 0]
         while pending_ops:
             j = pending_ops.pop()
             if scheduled[j] or j in seen:
                 continue
             seen.add(j)
             waiting.append(j)
-            pending_ops += [p for p in (ops[j].prev, ops[j].dep) if p is not None]
+            pending_ops += [p for p in (found.prev[j], found.dep[j]) if p >= 0]
         for j in sorted(waiting):  # activities are numbered in start order: what one waits for comes first
             if not scheduled[j]:
-                issue = ops[j].issue
-                place(j, clock.map_one(issue) if issue is not None else None)
+                place(j, clock.map_one(ops.issue[j]))
         place(index, issue_new)
 
-    chained = set(chain["correlation_id"].drop_nulls().to_list())
-    # activities not launched from the chain (another thread's, or queued before the trace began), in time order
-    unchained = sorted((op.start, op.index) for op in ops if op.correlation not in chained)
     pending = 0
-    previous: tuple[int, int] | None = None  # the last mark's end, recorded and replayed
-    correlations = chain["correlation_id"].to_list()
-    for k, mark in enumerate(marks):
-        recorded_ns = mark.end_ns - mark.start_ns
+    previous_end = previous_new_end = NONE  # the last call's end, recorded and replayed
+    for k in range(len(clock.start)):
+        call_start, call_end = clock.start[k], clock.end[k]
+        recorded_ns = call_end - call_start
         # what recording the call cost: inside the call as far as its recorded length allows, the rest just before
         in_call_ns = min(runtime_ns, max(0.0, recorded_ns - MIN_CALL_NS))
-        new_start = mark.start_ns
-        if previous is not None:
-            reached = clock.after(previous[0], previous[1], mark.start_ns) - round(runtime_ns - in_call_ns)
-            new_start = max(previous[1], reached)
-        while pending < len(unchained) and unchained[pending][0] <= mark.start_ns:
-            index = unchained[pending][1]
-            issue = ops[index].issue
-            schedule(index, clock.map_one(issue) if issue is not None else None)
+        new_start = call_start
+        if k > 0:
+            reached = clock.after(previous_end, previous_new_end, call_start) - round(runtime_ns - in_call_ns)
+            new_start = max(previous_new_end, reached)
+        while pending < len(unchained) and unchained_start[pending] <= call_start:
+            schedule(unchained[pending], clock.map_one(ops.issue[unchained[pending]]))
             pending += 1
         duration = max(MIN_CALL_NS, round(recorded_ns - in_call_ns))
         new_end = new_start + duration
-        for index in by_correlation.get(correlations[k], ()) if correlations[k] is not None else ():
-            if not scheduled[index]:
-                schedule(index, new_start)
-        if mark.sync and mark.waited_op is not None:
-            waited = mark.waited_op
-            if not scheduled[waited]:
-                schedule(waited, None)
-            new_end = max(new_start + MIN_CALL_NS, new_op_end[waited] + (mark.end_ns - ops[waited].end))
+        for j in range(first_of[k], last_of[k]):
+            if not scheduled[launched[j]]:
+                schedule(launched[j], new_start)
+        if waited[k] >= 0:
+            if not scheduled[waited[k]]:
+                schedule(waited[k], NONE)
+            new_end = max(new_start + MIN_CALL_NS, new_op_end[waited[k]] + (call_end - ops.end[waited[k]]))
         clock.new_start[k], clock.new_end[k] = new_start, new_end
-        previous = (mark.end_ns, new_end)
-    for _, index in unchained[pending:]:
-        issue = ops[index].issue
-        schedule(index, clock.map_one(issue) if issue is not None else None)
-    for index in range(len(ops)):
+        previous_end, previous_new_end = call_end, new_end
+    for index in unchained[pending:]:
+        schedule(index, clock.map_one(ops.issue[index]))
+    for index in range(count):
         if not scheduled[index]:
-            schedule(index, None)
+            schedule(index, NONE)
     return _replayed_events(events, gpu, calls, chain, clock, new_op_start, new_op_end)
 
 
-def _ops(gpu: pl.DataFrame, calls: pl.DataFrame) -> list[Op]:
-    """The GPU activities with their launch call's start and thread, and their constraints as the trace shows."""
-    columns = ("name", "kind", "stream_id", "start_ns", "end_ns", "issue_ns", "thread", "correlation_id")
+def _activities(gpu: pl.DataFrame, calls: pl.DataFrame) -> _Activities:
+    """The GPU activities (in `gpu`'s order) with their launch call's start and their constraints as the trace
+    shows them."""
     frame = (
-        gpu.select("name", "kind", "stream_id", "start_ns", "end_ns", "correlation_id")
+        gpu.select("kind", "stream_id", "start_ns", "end_ns", "correlation_id")
         .with_row_index("op_row")
         .join(
-            calls.unique("correlation_id", keep="first").select(
-                "correlation_id", pl.col("start_ns").alias("issue_ns"), "thread"
-            ),
+            calls.unique("correlation_id", keep="first").select("correlation_id", pl.col("start_ns").alias("issue_ns")),
             on="correlation_id",
             how="left",
         )
         .sort("op_row")
-        .select(columns)
     )
-    names: dict[str, str] = {}  # each kernel's name held once, however many times it ran
-    ops = [
-        Op(i, names.setdefault(name or "", name or ""), kind, -1 if stream is None else stream, s, e, issue, thread, c)
-        for i, (name, kind, stream, s, e, issue, thread, c) in enumerate(frame.iter_rows())
-    ]
-    _constraints(ops)
-    return ops
-
-
-def _waited(ends_sorted: list[tuple[int, int]], start_ns: int, end_ns: int) -> int | None:
-    """The activity a synchronizing call waited for: the last one to end while the call was blocked."""
-    k = bisect.bisect_right(ends_sorted, (end_ns, 2**62)) - 1
-    return ends_sorted[k][1] if k >= 0 and ends_sorted[k][0] >= start_ns else None
+    start, end = _flat(frame["start_ns"].to_numpy()), _flat(frame["end_ns"].to_numpy())
+    issue = _flat(frame["issue_ns"].fill_null(NONE).to_numpy())
+    found = constraints(
+        _flat(frame["kind"].fill_null("").rank("dense").to_numpy()),
+        _flat(frame["stream_id"].fill_null(-1).to_numpy()),
+        start,
+        end,
+        issue,
+    )
+    return _Activities(start, end, issue, _flat(frame["correlation_id"].fill_null(NONE).to_numpy()), found)
 
 
 def _replayed_events(
@@ -231,8 +258,8 @@ def _replayed_events(
     calls: pl.DataFrame,
     chain: pl.DataFrame,
     clock: _Clock,
-    op_start: list[int],
-    op_end: list[int],
+    op_start: array[int],
+    op_end: array[int],
 ) -> HostEvents:
     """The trace's frames on the replayed clock: GPU activities as replayed, the chain's calls as replayed, every
     other call and range mapped through the host clock."""
@@ -240,13 +267,13 @@ def _replayed_events(
     def mapper(times: pl.Series) -> pl.Series:
         return pl.Series(clock.map(times.to_numpy()), dtype=pl.Int64)
 
-    new_gpu = gpu.with_columns(
-        start_ns=pl.Series(op_start, dtype=pl.Int64), end_ns=pl.Series(op_end, dtype=pl.Int64)
-    ).sort("start_ns", "end_ns")
+    new_gpu = gpu.with_columns(start_ns=pl.Series(_numpy(op_start)), end_ns=pl.Series(_numpy(op_end))).sort(
+        "start_ns", "end_ns"
+    )
     in_chain = chain.select(
         "call_row",
-        new_start=pl.Series(clock.new_start, dtype=pl.Int64),
-        new_end=pl.Series(clock.new_end, dtype=pl.Int64),
+        new_start=pl.Series(_numpy(clock.new_start)),
+        new_end=pl.Series(_numpy(clock.new_end)),
     )
     new_calls = (
         calls.join(in_chain, on="call_row", how="left")
