@@ -723,15 +723,19 @@ def read_host_trace_with(
     path: Path,
     also: KeptFrames,
     launch_context: bool = True,
+    with_gpu: bool = True,
     max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
 ) -> tuple[dict[str, Any], HostEvents, EventFrames]:
     """`read_host_trace` and the frames `also` keeps of the same events, from the one reading (a job's rank is read
     once for its own rows and for its replay). Without `launch_context`, no GPU activity names the operator and
-    annotations it was launched under (the replay does not read them; finding them costs a 100 MB rank tens of MB)."""
+    annotations it was launched under (the replay does not read them; finding them costs a 100 MB rank tens of MB);
+    without `with_gpu`, the host timeline holds no GPU activity (a caller whose `also` keeps them: the kernels'
+    names are a 100 MB rank's largest column)."""
     path = Path(path)
 
     def both(events: pl.DataFrame) -> EventFrames:
-        return (*_host_frames(events), *also(events))
+        gpu, *host = _host_frames(events)
+        return (gpu if with_gpu else gpu.clear(), *host, *also(events))
 
     header, frames = read_events(path, both, max_inflated_bytes)
     (gpu, calls, ranges, profiled), kept = frames[:4], frames[4:]

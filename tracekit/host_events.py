@@ -101,9 +101,9 @@ class HostEvents:
     def conformed(self) -> HostEvents:
         """The same events with every frame in its schema, sorted by start."""
         return HostEvents(
-            gpu=_sorted(conform(self.gpu, GPU_OP_SCHEMA), "start_ns", "end_ns"),
-            calls=_sorted(conform(self.calls, CALL_SCHEMA), "start_ns"),
-            ranges=_sorted(conform(self.ranges, RANGE_SCHEMA), "start_ns"),
+            gpu=sorted_by(conform(self.gpu, GPU_OP_SCHEMA), "start_ns", "end_ns"),
+            calls=sorted_by(conform(self.calls, CALL_SCHEMA), "start_ns"),
+            ranges=sorted_by(conform(self.ranges, RANGE_SCHEMA), "start_ns"),
             rank=self.rank,
             device_name=self.device_name,
             source=self.source,
@@ -113,7 +113,7 @@ class HostEvents:
         )
 
 
-def _sorted(frame: pl.DataFrame, first: str, then: str | None = None) -> pl.DataFrame:
+def sorted_by(frame: pl.DataFrame, first: str, then: str | None = None) -> pl.DataFrame:
     """`frame` sorted by `first` (then `then`); a frame already in that order (a profiler writes most of its
     events in time order) is returned as it is: a sort copies every column of a million-row frame."""
     keys = (first,) if then is None else (first, then)

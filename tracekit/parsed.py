@@ -153,6 +153,14 @@ def conform(frame: pl.DataFrame, schema: ColumnTypes) -> pl.DataFrame:
     return frame.select(columns)
 
 
+def compacted(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with each text column in buffers of its own. A text column selected or filtered out of a larger frame
+    points into that frame's buffers and keeps all of them alive (a rank's few hundred step ranges, taken from its
+    replayed host timeline, held 39 MB of it); writing each string anew copies only what the rows hold."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.Utf8]
+    return frame.with_columns(pl.concat_str([pl.col(name), pl.lit("")]).alias(name) for name in text)
+
+
 @dataclass
 class Device:
     name: str | None = None

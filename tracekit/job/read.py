@@ -20,6 +20,7 @@ from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.errors import InputError
 from tracekit.host_events import ANNOTATION_DOMAIN, HostEvents
 from tracekit.importers.kineto import read_events, read_host_trace_with
+from tracekit.parsed import compacted
 
 GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 CALL_CATEGORIES = ("cuda_runtime", "cuda_driver")
@@ -27,8 +28,18 @@ STEP_RANGE = r"^ProfilerStep#(\d+)$"
 LOADER_RANGE = r"DataLoader|dataloader"
 LOADER_CATEGORIES = ("cpu_op", "user_annotation", "python_function")
 RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
-# the GPU frame's columns a rank's replay neither needs nor gives the job
-REPLAY_UNREAD = ("operator", "annotation_path", "process_group_description", "process_group_ranks", "collective_dtype")
+# the GPU activities' columns the replay reads or gives the job (`_frames_of`)
+REPLAY_READ = (
+    "kind",
+    "name",
+    "stream_id",
+    "correlation_id",
+    "start_ns",
+    "end_ns",
+    "pageable",
+    "collective",
+    "process_group",
+)
 
 
 def _arg(name: str, as_int: bool = False) -> pl.Expr:
@@ -56,6 +67,7 @@ def _job_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
         _arg("External id", as_int=True).alias("external_id"),
         # the launch's shape: with the name, what makes two launches the same kernel (`inflation.measure_inflation`)
         pl.col("args").struct.field("grid").cast(pl.List(pl.Utf8)).list.join("x").alias("grid"),
+        pl.col("name").str.contains("Pageable").alias("pageable"),  # a copy from pageable memory: a sync
     )
     calls = _calls(
         events.filter(pl.col("cat").is_in(CALL_CATEGORIES)).with_columns(
@@ -90,7 +102,7 @@ def read_rank_timeline(path: str | Path, position: int = 0) -> tuple[RankFrames,
     """`read_rank`, the rank's host timeline (without the launch context the replay does not read) and the trace's
     header, from one reading of the file: what a rank replayed without the profiler needs."""
     path = _checked(path)
-    header, events, frames = read_host_trace_with(path, _job_frames, launch_context=False)
+    header, events, frames = read_host_trace_with(path, _job_frames, launch_context=False, with_gpu=False)
     return _rank_frames(path, position, header, frames), events, header
 
 
@@ -164,9 +176,9 @@ def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
         rank=recorded.rank,
         world_size=recorded.world_size,
         source=recorded.source,
-        gpu=gpu,
-        calls=_calls(events.calls),
-        ranges=_ranges(events.ranges, "domain"),
+        gpu=compacted(gpu),
+        calls=compacted(_calls(events.calls)),
+        ranges=compacted(_ranges(events.ranges, "domain")),
         comms=recorded.comms.clear(),
     )
 
@@ -177,7 +189,7 @@ def replayed_rank(events: HostEvents, recorded: RankFrames, calibration: Calibra
     name."""
     setting = setting_of(events)
     cost = calibration.for_setting(setting)
-    # the replay copies the GPU frame a few times: without the text the job does not read (a collective's group
-    # description and ranks) it holds less
-    lean = replace(events, gpu=events.gpu.drop(REPLAY_UNREAD, strict=False))
+    # the GPU activities as the job read them (the host timeline was read without them)
+    gpu = recorded.gpu.select(REPLAY_READ).rename({"process_group": "process_group_name"})
+    lean = replace(events, gpu=gpu)
     return _frames_of(replay_without_profiler(lean, cost), recorded), setting, cost.source

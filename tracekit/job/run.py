@@ -9,6 +9,7 @@ and the client can reach. The same code serves two ranks and a thousand.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import re
@@ -79,11 +80,13 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
             frames, events, header = read_rank_timeline(path, position)
             host = host_collectives(header, events) if needs_host_collectives(frames) else None
         replay_with = calibration if host is None else None  # gloo's host collectives are left as traced
-        tables = rank_tables(frames, host, with_inflation=replay_with is not None)
-        setting = source = None
+        setting = source = replayed = None
         if replay_with is not None and events is not None:
             replayed, setting, source = replayed_rank(events, frames, replay_with)
-            del events
+        del events  # before the tables: a 100 MB rank's host timeline is tens of MB
+        _trim_heap()
+        tables = rank_tables(frames, host, with_inflation=replayed is not None)
+        if replayed is not None:
             tables = with_replay(tables, rank_tables(replayed, replayed=True, inflation=tables.inflation))
         tables = replace(
             tables,
@@ -105,6 +108,16 @@ def map_rank(path: str, position: int, parquet_dir: str, calibration: Calibratio
     tables.summary.write_parquet(root / "ranks" / f"rank={rank}.parquet")
     summary: dict[str, Any] = tables.summary.row(0, named=True)
     return summary
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system: glibc's malloc keeps what the replay's Python objects freed
+    (tens of MB for a 100 MB rank) until asked, which Dask's documentation advises for workers' memory."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: its allocator returns memory on its own terms
+        return
+    libc.malloc_trim(0)
 
 
 @contextmanager

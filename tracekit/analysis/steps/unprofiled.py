@@ -31,7 +31,7 @@ import polars as pl
 from tracekit.analysis.steps.calls import SYNC, call_class
 from tracekit.analysis.steps.critical_path import NONE, Constraints, constraints, ready_at
 from tracekit.analysis.steps.profiler_cost import RUNTIME, ProfilerCost, recorded_cost_ns
-from tracekit.host_events import HostEvents
+from tracekit.host_events import HostEvents, sorted_by
 
 if TYPE_CHECKING:  # numpy in the functions that use it: every command imports this module (through tracekit.api)
     import numpy as np
@@ -126,10 +126,10 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     """`events` replayed with the profiler's host cost (`cost`, times `scale`) taken out (see the module)."""
     import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
-    gpu = events.gpu.sort("start_ns", "end_ns")
+    gpu = sorted_by(events.gpu, "start_ns", "end_ns")
     calls = call_class(events.calls, gpu).with_row_index("call_row")
     threads = _host_threads(calls)
-    chain = calls.filter(pl.col("thread").is_in(threads)).sort("start_ns")
+    chain = sorted_by(calls.filter(pl.col("thread").is_in(threads)), "start_ns")
     recorded = recorded_cost_ns(events, cost, threads)
     cost_at = recorded["start_ns"].to_numpy()
     cost_cum = np.concatenate([[0.0], np.cumsum(recorded["cost_ns"].to_numpy() * scale)])
@@ -267,9 +267,7 @@ def _replayed_events(
     def mapper(times: pl.Series) -> pl.Series:
         return pl.Series(clock.map(times.to_numpy()), dtype=pl.Int64)
 
-    new_gpu = gpu.with_columns(start_ns=pl.Series(_numpy(op_start)), end_ns=pl.Series(_numpy(op_end))).sort(
-        "start_ns", "end_ns"
-    )
+    new_gpu = gpu.with_columns(start_ns=pl.Series(_numpy(op_start)), end_ns=pl.Series(_numpy(op_end)))
     in_chain = chain.select(
         "call_row",
         new_start=pl.Series(_numpy(clock.new_start)),
@@ -282,17 +280,17 @@ def _replayed_events(
             end_ns=pl.coalesce("new_end", pl.col("end_ns").map_batches(mapper)),
         )
         .select(events.calls.columns)
-        .sort("start_ns")
     )
     new_ranges = events.ranges.with_columns(
         start_ns=pl.col("start_ns").map_batches(mapper), end_ns=pl.col("end_ns").map_batches(mapper)
     )
+    # in the input's columns (conforming a lean input would add its missing columns back, as nulls), sorted
     return HostEvents(
-        gpu=new_gpu,
-        calls=new_calls,
-        ranges=new_ranges,
+        gpu=sorted_by(new_gpu, "start_ns", "end_ns"),
+        calls=sorted_by(new_calls, "start_ns"),
+        ranges=sorted_by(new_ranges, "start_ns"),
         rank=events.rank,
         device_name=events.device_name,
         source=events.source,
         profiler_options=(),
-    ).conformed()
+    )
