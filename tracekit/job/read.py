@@ -148,12 +148,19 @@ def _calls(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop_nulls("kind")
 
 
+def _step_range(category: str) -> pl.Expr:
+    return (pl.col(category) == ANNOTATION_DOMAIN) & pl.col("name").str.contains(STEP_RANGE)
+
+
+def _loader_range(category: str) -> pl.Expr:
+    return pl.col(category).is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
+
+
 def _ranges(frame: pl.DataFrame, category: str) -> pl.DataFrame:
     """The ProfilerStep and DataLoader ranges (name, kind: step | loader, start_ns, end_ns) of events whose Kineto
     category is in the column `category` (a trace's `cat`; a host timeline's `domain`, of the same values)."""
-    step = (pl.col(category) == ANNOTATION_DOMAIN) & pl.col("name").str.contains(STEP_RANGE)
-    loader = pl.col(category).is_in(LOADER_CATEGORIES) & pl.col("name").str.contains(LOADER_RANGE)
-    return frame.filter(step | loader).select(
+    step = _step_range(category)
+    return frame.filter(step | _loader_range(category)).select(
         "name", pl.when(step).then(pl.lit("step")).otherwise(pl.lit("loader")).alias("kind"), "start_ns", "end_ns"
     )
 
@@ -192,4 +199,5 @@ def replayed_rank(events: HostEvents, recorded: RankFrames, calibration: Calibra
     # the GPU activities as the job read them (the host timeline was read without them)
     gpu = recorded.gpu.select(REPLAY_READ).rename({"process_group": "process_group_name"})
     lean = replace(events, gpu=gpu)
-    return _frames_of(replay_without_profiler(lean, cost), recorded), setting, cost.source
+    kept = _step_range("domain") | _loader_range("domain")  # the only host ranges the job reads
+    return _frames_of(replay_without_profiler(lean, cost, kept_ranges=kept), recorded), setting, cost.source

@@ -27,12 +27,12 @@ def measure_inflation(gpu: pl.DataFrame) -> pl.DataFrame:
     work = work.with_columns(
         (intervals.measure(collectives, work["start_ns"], work["end_ns"]) > 0).alias("_beside"),
         (pl.col("end_ns") - pl.col("start_ns")).alias("_ns"),
-        pl.col("name").cast(pl.Utf8).alias("_name"),
     )
-    alone = work.filter(~pl.col("_beside")).group_by("_name", "grid").agg(pl.col("_ns").median().alias("_alone"))
+    # grouped by the name as it is (categorical in a job's rows): as text, a 100 MB rank's names are tens of MB
+    alone = work.filter(~pl.col("_beside")).group_by("name", "grid").agg(pl.col("_ns").median().alias("_alone"))
     return (
         work.filter("_beside")
-        .join(alone, on=["_name", "grid"], nulls_equal=True)
+        .join(alone, on=["name", "grid"], nulls_equal=True)
         .select("correlation_id", (pl.col("_ns") - pl.col("_alone")).clip(lower_bound=0).round().cast(pl.Int64))
         .rename({"_ns": "inflation_ns"})
         .filter(pl.col("inflation_ns") > 0)

@@ -122,8 +122,12 @@ class _Activities:
     found: Constraints
 
 
-def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float = 1.0) -> HostEvents:
-    """`events` replayed with the profiler's host cost (`cost`, times `scale`) taken out (see the module)."""
+def replay_without_profiler(
+    events: HostEvents, cost: ProfilerCost, scale: float = 1.0, kept_ranges: pl.Expr | None = None
+) -> HostEvents:
+    """`events` replayed with the profiler's host cost (`cost`, times `scale`) taken out (see the module); of the
+    host ranges, those `kept_ranges` selects (all by default: every range costs what recording it cost, but a caller
+    that reads a few, a job its step and loader ranges, need not have a 100 MB rank's every operator replayed)."""
     import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
     gpu = sorted_by(events.gpu, "start_ns", "end_ns")
@@ -134,7 +138,22 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     cost_at = recorded["start_ns"].to_numpy()
     cost_cum = np.concatenate([[0.0], np.cumsum(recorded["cost_ns"].to_numpy() * scale)])
     del recorded
-    runtime_ns = cost.of(RUNTIME) * scale
+    clock = _Clock(*_chain_times(chain), cost_at, cost_cum)
+    new_op_start, new_op_end = _replayed_times(gpu, calls, chain, clock, cost.of(RUNTIME) * scale)
+    ranges = events.ranges if kept_ranges is None else events.ranges.filter(kept_ranges)
+    return _replayed_events(events, gpu, calls, ranges, chain, clock, new_op_start, new_op_end)
+
+
+def _chain_times(chain: pl.DataFrame) -> tuple[array[int], array[int]]:
+    return _flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy())
+
+
+def _replayed_times(
+    gpu: pl.DataFrame, calls: pl.DataFrame, chain: pl.DataFrame, clock: _Clock, runtime_ns: float
+) -> tuple[array[int], array[int]]:
+    """Each GPU activity's replayed start and end (in `gpu`'s order), the chain's calls' replayed times set in
+    `clock` (a function of its own: its arrays, tens of MB for a 100 MB rank, go before the output is built)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
     ops = _activities(gpu, calls)
     found = ops.found
@@ -148,7 +167,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     last_of = _flat(np.where(called == NONE, 0, np.searchsorted(sorted_correlations, called, "right")))
     launched = _flat(by_correlation)
     # the activity each synchronizing call waited for: the last to end while it was blocked (-1: none)
-    call_starts, call_ends = chain["start_ns"].to_numpy(), chain["end_ns"].to_numpy()
+    call_starts, call_ends = _numpy(clock.start), _numpy(clock.end)
     by_end = np.argsort(ends, kind="stable")
     last_ended = np.searchsorted(ends[by_end], call_ends, "right") - 1
     at = np.maximum(last_ended, 0)
@@ -158,7 +177,6 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     outside = np.nonzero(~np.isin(correlations, chain["correlation_id"].drop_nulls().to_numpy()))[0]
     outside = outside[np.lexsort((outside, starts[outside]))]
     unchained, unchained_start = _flat(outside), _flat(starts[outside])
-    clock = _Clock(_flat(call_starts), _flat(call_ends), cost_at, cost_cum)
     del by_correlation, sorted_correlations, called, call_starts, call_ends, by_end, last_ended, at, inside, outside
     new_op_start, new_op_end = array("q", [0]) * count, array("q", [0]) * count
     scheduled = bytearray(count)
@@ -224,7 +242,7 @@ def replay_without_profiler(events: HostEvents, cost: ProfilerCost, scale: float
     for index in range(count):
         if not scheduled[index]:
             schedule(index, NONE)
-    return _replayed_events(events, gpu, calls, chain, clock, new_op_start, new_op_end)
+    return new_op_start, new_op_end
 
 
 def _activities(gpu: pl.DataFrame, calls: pl.DataFrame) -> _Activities:
@@ -256,6 +274,7 @@ def _replayed_events(
     events: HostEvents,
     gpu: pl.DataFrame,
     calls: pl.DataFrame,
+    ranges: pl.DataFrame,
     chain: pl.DataFrame,
     clock: _Clock,
     op_start: array[int],
@@ -281,7 +300,7 @@ def _replayed_events(
         )
         .select(events.calls.columns)
     )
-    new_ranges = events.ranges.with_columns(
+    new_ranges = ranges.with_columns(
         start_ns=pl.col("start_ns").map_batches(mapper), end_ns=pl.col("end_ns").map_batches(mapper)
     )
     # in the input's columns (conforming a lean input would add its missing columns back, as nulls), sorted
