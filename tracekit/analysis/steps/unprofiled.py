@@ -56,6 +56,7 @@ class _Clock:
         self.cost_at, self.cost_cum = cost_at, cost_cum
         self.new_start = array("q", [0]) * len(start)
         self.new_end = array("q", [0]) * len(start)
+        self._points: tuple[np.ndarray, np.ndarray] | None = None  # `map`'s, once the replay is done
 
     def cost_before(self, t: np.ndarray | int) -> np.ndarray:
         """The recording cost of every event that began before `t`."""
@@ -82,10 +83,12 @@ class _Clock:
 
         if not self.start:
             return times
-        recorded = np.column_stack((_numpy(self.start), _numpy(self.end))).ravel().astype(np.float64)
-        replayed = np.column_stack((_numpy(self.new_start), _numpy(self.new_end))).ravel().astype(np.float64)
-        order = np.argsort(recorded, kind="stable")
-        recorded, replayed = recorded[order], np.maximum.accumulate(replayed[order])
+        if self._points is None:  # the calls' recorded and replayed times in recorded order, once
+            recorded = np.column_stack((_numpy(self.start), _numpy(self.end))).ravel().astype(np.float64)
+            replayed = np.column_stack((_numpy(self.new_start), _numpy(self.new_end))).ravel().astype(np.float64)
+            order = np.argsort(recorded, kind="stable")
+            self._points = recorded[order], np.maximum.accumulate(replayed[order])
+        recorded, replayed = self._points
         inside = np.interp(times, recorded, replayed)
         before = times + (replayed[0] - recorded[0])
         after = times + (replayed[-1] - recorded[-1])
@@ -287,19 +290,12 @@ def _replayed_events(
         return pl.Series(clock.map(times.to_numpy()), dtype=pl.Int64)
 
     new_gpu = gpu.with_columns(start_ns=pl.Series(_numpy(op_start)), end_ns=pl.Series(_numpy(op_end)))
-    in_chain = chain.select(
-        "call_row",
-        new_start=pl.Series(_numpy(clock.new_start)),
-        new_end=pl.Series(_numpy(clock.new_end)),
-    )
-    new_calls = (
-        calls.join(in_chain, on="call_row", how="left")
-        .with_columns(
-            start_ns=pl.coalesce("new_start", pl.col("start_ns").map_batches(mapper)),
-            end_ns=pl.coalesce("new_end", pl.col("end_ns").map_batches(mapper)),
-        )
-        .select(events.calls.columns)
-    )
+    # every call mapped through the host clock, then the chain's own replayed times put in their rows
+    rows = chain["call_row"].to_numpy()
+    starts, ends = clock.map(calls["start_ns"].to_numpy()), clock.map(calls["end_ns"].to_numpy())
+    if len(rows):
+        starts[rows], ends[rows] = _numpy(clock.new_start), _numpy(clock.new_end)
+    new_calls = events.calls.with_columns(start_ns=pl.Series(starts), end_ns=pl.Series(ends))
     new_ranges = ranges.with_columns(
         start_ns=pl.col("start_ns").map_batches(mapper), end_ns=pl.col("end_ns").map_batches(mapper)
     )
