@@ -141,14 +141,10 @@ def replay_without_profiler(
     cost_at = recorded["start_ns"].to_numpy()
     cost_cum = np.concatenate([[0.0], np.cumsum(recorded["cost_ns"].to_numpy() * scale)])
     del recorded
-    clock = _Clock(*_chain_times(chain), cost_at, cost_cum)
+    clock = _Clock(_flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy()), cost_at, cost_cum)
     new_op_start, new_op_end = _replayed_times(gpu, calls, chain, clock, cost.of(RUNTIME) * scale)
     ranges = events.ranges if kept_ranges is None else events.ranges.filter(kept_ranges)
     return _replayed_events(events, gpu, calls, ranges, chain, clock, new_op_start, new_op_end)
-
-
-def _chain_times(chain: pl.DataFrame) -> tuple[array[int], array[int]]:
-    return _flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy())
 
 
 def _replayed_times(
