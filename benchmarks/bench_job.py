@@ -81,15 +81,17 @@ def write(folder: Path, ranks: int, mb: float) -> tuple[list[Path], Path]:
     return write_job(job, folder / "ranks", template, compress=False), small
 
 
-def warm(path: str) -> int:
-    """A worker's RSS once it has imported and run the map on a small rank (polars and tracekit loaded, their pools
-    started): what every worker holds whatever the ranks' size, so that the growth past it is the ranks'."""
+def warm(path: str, traced: bool) -> int:
+    """A worker's RSS once it has imported and run the map on a small rank as the job will (polars, numpy and
+    tracekit loaded, their pools started): what every worker holds whatever the ranks' size, so that the growth past
+    it is the ranks'."""
     import tempfile
 
     from tracekit.job.run import map_rank
+    from tracekit.steps import calibration_of
 
     with tempfile.TemporaryDirectory() as folder:
-        map_rank(path, 0, folder)
+        map_rank(path, 0, folder, None if traced else calibration_of())
     return current_rss_bytes()
 
 
@@ -99,7 +101,7 @@ def run(files: list[Path], workers: int, small: Path, traced: bool) -> dict[str,
     with dask_client(workers=workers) as client:
         client.wait_for_workers(workers)
         bare = client.run(current_rss_bytes)
-        idle = client.run(warm, str(small))
+        idle = client.run(warm, str(small), traced)
         start = time.perf_counter()
         result = run_job(files, client=client, traced=traced)
         seconds = time.perf_counter() - start

@@ -183,9 +183,9 @@ def _frames_of(events: HostEvents, recorded: RankFrames) -> RankFrames:
         rank=recorded.rank,
         world_size=recorded.world_size,
         source=recorded.source,
-        gpu=compacted(gpu),
-        calls=compacted(_calls(events.calls)),
-        ranges=compacted(_ranges(events.ranges, "domain")),
+        gpu=gpu,
+        calls=_calls(events.calls),
+        ranges=compacted(_ranges(events.ranges, "domain")),  # a few hundred rows of the host timeline's text
         comms=recorded.comms.clear(),
     )
 
