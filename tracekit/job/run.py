@@ -40,6 +40,10 @@ SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"
 WORKER_MALLOC_VARIABLE = "_RJEM_MALLOC_CONF"
 WORKER_MALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
 POLARS_THREADS_VARIABLE = "POLARS_MAX_THREADS"
+# Dask's statistical profiler samples a worker's stacks all along its tasks and keeps what it saw: memory that grows
+# with the ranks a worker has run (a few MB a rank), for a profile no one sees (the dashboard is off); a nanny hands
+# its own process's Dask config to the worker it starts
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def _natural(path: Path) -> list[Any]:
@@ -124,6 +128,7 @@ def _trim_heap() -> None:
 def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """A client of the scheduler at `scheduler` (or DASK_SCHEDULER_ADDRESS), else of a LocalCluster of `workers`
     single-threaded processes (default: one per core)."""
+    import dask
     from dask.distributed import Client, LocalCluster
 
     address = scheduler or os.environ.get(SCHEDULER_VARIABLE)
@@ -138,9 +143,13 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     count = workers or os.cpu_count() or 1
     # the ranks are the parallel work: each worker's polars gets its share of the cores, not all of them each
     threads = str(max(1, (os.cpu_count() or 1) // count))
-    worker_env = {WORKER_MALLOC_VARIABLE: WORKER_MALLOC_CONF, POLARS_THREADS_VARIABLE: threads}
+    worker_env = {
+        WORKER_MALLOC_VARIABLE: WORKER_MALLOC_CONF,
+        POLARS_THREADS_VARIABLE: threads,
+    }
     with (
         _spawn_environ({key: os.environ.get(f"TRACEKIT_WORKER_{key}", value) for key, value in worker_env.items()}),
+        dask.config.set(WORKER_CONFIG),
         # the workers' own logs stay quiet: a task's failure reaches the user once, as the client's one line
         LocalCluster(
             n_workers=count,
