@@ -143,10 +143,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     count = workers or os.cpu_count() or 1
     # the ranks are the parallel work: each worker's polars gets its share of the cores, not all of them each
     threads = str(max(1, (os.cpu_count() or 1) // count))
-    worker_env = {
-        WORKER_MALLOC_VARIABLE: WORKER_MALLOC_CONF,
-        POLARS_THREADS_VARIABLE: threads,
-    }
+    worker_env = {WORKER_MALLOC_VARIABLE: WORKER_MALLOC_CONF, POLARS_THREADS_VARIABLE: threads}
     with (
         _spawn_environ({key: os.environ.get(f"TRACEKIT_WORKER_{key}", value) for key, value in worker_env.items()}),
         dask.config.set(WORKER_CONFIG),
