@@ -1,33 +1,25 @@
 """A whole job through a Dask LocalCluster: wall time against polars reading the same files in one process, each
 worker's peak memory against 1.5x the largest rank file, and the same job with 1 and 2 workers (issue 44).
 
-A worker's peak is its fixed part (a bare Dask worker, then polars and tracekit loaded and warmed on a small rank:
-about 170 MB whatever the ranks) and what the ranks add past it (the figure that grows with rank size); both are
-printed. On the 2-core CI machine, 2026-11-29, 64 ranks of 101 MB (6.46 GB): polars reading them in one process
-382 s (peak 1,416 MB); the job on 2 workers 375 s (1.0x), peak 270 MB a worker, 101 MB of it past the fixed part
-(1.00x the largest file); on 1 worker 576 s (1.5x), 289 MB, 117 MB past it (1.16x). Other work ran beside it.
-The same machine, 2026-11-29 evening, 16 ranks of 101 MB (1.61 GB; polars 16.6 s, peak 1,675 MB): as traced, 2
-workers 41.2 s (2.5x), 263 MB a worker, 101 MB past the fixed part (1.00x the largest file); 1 worker 67.4 s
-(4.1x), 269 MB (1.05x); as `tracekit job` runs by default, each rank also read whole and replayed without the
-profiler, 2 workers 98.5 s (5.9x), 534 MB a worker, 371 MB past the fixed part (3.7x the largest file: the step
-reader's frames and the replay's per-activity records, not bounded as the job's own reader is). Later the same
-evening, the machine about 2x slower (the floor too), with each replayed rank read once and the synthetic ranks
-paying the profiler's cost: 16 ranks, polars 22.1 s; as traced 2 workers 89.8 s (4.1x), 270 MB a worker (103 MB
-past the fixed part, 1.02x); 1 worker 153.4 s (6.9x), 280 MB (1.11x); by default 2 workers 162.9 s (7.4x: 1.8x
-the traced job's time, 2.4x before the single read), 551 MB a worker (386 MB past the fixed part, 3.82x), the
-injected straggler found (before, the replay of ranks that paid no profiler cost hid it). 64 ranks by default
-(`--runs default:2`): polars 126.1 s; 2 workers 717.3 s (5.7x), 592 MB a worker (428 MB past the fixed part,
-4.24x the largest file), the injected straggler (rank 32) found.
+A worker's peak is its fixed part (a bare Dask worker, then polars, numpy and tracekit loaded and warmed on a small
+rank as the job runs: about 170 MB whatever the ranks) and what the ranks add past it (the figure that grows with
+rank size); both are printed. On the 2-core CI machine, 2026-11-30, 64 ranks of 101 MB (6.46 GB): polars reading them
+in one process 84.4 s (peak 1,530 MB). As `tracekit job` runs by default (each rank replayed without the profiler):
+2 workers 298.1 s (3.5x), peak 303 MB a worker, 130 MB of it past the fixed part (1.29x the largest file); 1 worker
+532.8 s (6.3x: 2 workers run it 1.8x faster on the 2 cores), 305 MB, 129 MB past it (1.28x). As traced
+(`--traced`): 2 workers 203.3 s (2.4x), 263 MB, 95 MB past the fixed part (0.94x). The injected straggler (rank 32)
+found by each. The evening before, the default path took 717.3 s and grew a worker by 428 MB (4.24x the file): the
+replay kept an object per GPU activity and its rank's whole host timeline with the kernels' names
+(`tracekit/job/read.py` and `analysis/steps/unprofiled.py` say what it holds now).
 
     python benchmarks/bench_job.py [--ranks 64] [--mb 100] [--folder /tmp/tracekit-bench-job]
-                                   [--runs traced:2,traced:1,default:2]
+                                   [--runs default:2,traced:2,default:1]
 
 The ranks are SYNTHETIC (tracekit.job.synthetic: the recorded DDP rank's step, a loader straggler on one rank,
 clock offsets up to 500 us, a cpu_op and a flow event beside every launch as a full Kineto trace has, the host
 paying the profiler's cost of its events), plain JSON of about --mb MB each, written to --folder and deleted at the
-end. Prints figures; asserts nothing. The job is run as traced (`--traced`: the bounded map, 2 and 1 workers) and
-as `tracekit job` runs it by default (each rank read with its whole host timeline and replayed without the
-profiler: more time and memory a rank).
+end. Prints figures; asserts nothing. The job is run as `tracekit job` runs it by default (each rank read with its
+host timeline and replayed without the profiler), on 2 workers and on 1, and as traced (`--traced`) on 2.
 """
 
 from __future__ import annotations
@@ -123,7 +115,7 @@ def main() -> None:
     parser.add_argument("--folder", default="/tmp/tracekit-bench-job")
     parser.add_argument(
         "--runs",
-        default="traced:2,traced:1,default:2",
+        default="default:2,traced:2,default:1",
         help="which jobs to time, MODE:WORKERS (traced or default) separated by commas",
     )
     args = parser.parse_args()
