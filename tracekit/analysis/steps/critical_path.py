@@ -48,6 +48,7 @@ class Op:
     queue_latency: int = 0
 
     def ready_at(self, host: int, stream: int, event: int) -> int:
+        """When the activity starts, given when its launch was issued and its stream's and event's work ended."""
         return ready_at(self.host_latency, self.queue_latency, host, stream, event, self.start)
 
 
@@ -141,12 +142,18 @@ def constraints(
     issues: Sequence[int],
 ) -> Constraints:
     """Each activity's stream predecessor, inferred event dependency, binding constraint and latency after each
-    constraint (`kinds`: a label of its kind; `issues`: its launch call's start, NONE where none). The binding
-    constraint's latency is the trace's; one that did not bind gets the trace's median for activities of the same
-    kind it did bind (launch to start: a few us; queued back to back: about 1 us), capped so that it still would not
-    have bound. A launch's latency is far longer than a queue's, so an activity the host issued late in the trace but
-    finds queued once the host is faster (the profiler's cost out, a host change) follows its stream's work by a
-    queue's latency, not a launch's."""
+    constraint (`kinds`: a label of its kind; `issues`: its launch call's start, NONE where none)."""
+    prev, dep, binding, latency = _bindings(streams, starts, ends, issues)
+    host_latency, queue_latency = _latencies(kinds, starts, ends, issues, prev, dep, binding, latency)
+    return Constraints(prev, dep, binding, host_latency, queue_latency)
+
+
+def _bindings(
+    streams: Sequence[int], starts: Sequence[int], ends: Sequence[int], issues: Sequence[int]
+) -> tuple[array[int], array[int], array[int], array[int]]:
+    """Each activity's stream predecessor, the other stream's activity it waited for (inferred where neither its
+    launch nor its stream explains its start and another stream's work ended just before it), the constraint that
+    bound its start and its latency after it, as the trace shows."""
     count = len(starts)
     prev, dep = array("q", [-1]) * count, array("q", [-1]) * count
     binding, latency = array("b", [HOST]) * count, array("q", [0]) * count
@@ -175,17 +182,38 @@ def constraints(
         at = bisect.bisect_right(own_ends, ends[index])  # after any that ended as it did: those came first
         own_ends.insert(at, ends[index])
         own_ops.insert(at, index)
-    typical: dict[tuple[int, Hashable], int] = {}
-    by_kind: dict[tuple[int, Hashable], list[int]] = {}
-    for index in range(count):
+    return prev, dep, binding, latency
+
+
+# Where the trace has no activity of a kind bound by a constraint: about what an H100 or H200 shows unprofiled
+# between a launch call's start and its kernel's start, and between two kernels queued back to back.
+HOST_LATENCY_NS = 5_000
+QUEUE_LATENCY_NS = 1_000
+
+
+def _latencies(
+    kinds: Sequence[Hashable],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    issues: Sequence[int],
+    prev: array[int],
+    dep: array[int],
+    binding: array[int],
+    latency: array[int],
+) -> tuple[array[int], array[int]]:
+    """Each activity's latency after its launch and after its stream's or event's work. The binding constraint's is
+    the trace's; one that did not bind gets the trace's median for activities of the same kind it did bind (launch to
+    start: a few us; queued back to back: about 1 us), capped so that it still would not have bound. A launch's
+    latency is far longer than a queue's, so an activity the host issued late in the trace but finds queued once the
+    host is faster (the profiler's cost out, a host change) follows its stream's work by a queue's latency, not a
+    launch's."""
+    bound: dict[tuple[int, Hashable], list[int]] = {}
+    for index in range(len(starts)):
         if binding[index] != EVENT:
-            by_kind.setdefault((binding[index], kinds[index]), []).append(latency[index])
-    for key, found in by_kind.items():
-        found.sort()
-        typical[key] = found[len(found) // 2]
-    del by_kind
-    host_latency, queue_latency = array("q", [0]) * count, array("q", [0]) * count
-    for index in range(count):
+            bound.setdefault((binding[index], kinds[index]), []).append(latency[index])
+    typical = {key: sorted(found)[len(found) // 2] for key, found in bound.items()}
+    host_latency, queue_latency = array("q", [0]) * len(starts), array("q", [0]) * len(starts)
+    for index in range(len(starts)):
         before, waited, start = prev[index], dep[index], starts[index]
         queued = max(ends[before] if before >= 0 else NONE, ends[waited] if waited >= 0 else NONE)
         if binding[index] == HOST:
@@ -197,7 +225,7 @@ def constraints(
             usual = typical.get((HOST, kinds[index]), HOST_LATENCY_NS)
             issue = issues[index]
             host_latency[index] = max(0, min(usual, start - issue)) if issue != NONE else 0
-    return Constraints(prev, dep, binding, host_latency, queue_latency)
+    return host_latency, queue_latency
 
 
 def _constraints(ops: list[Op]) -> None:
@@ -214,12 +242,6 @@ def _constraints(ops: list[Op]) -> None:
         op.dep = found.dep[index] if found.dep[index] >= 0 else None
         op.binding = BINDINGS[found.binding[index]]
         op.host_latency, op.queue_latency = found.host_latency[index], found.queue_latency[index]
-
-
-# Where the trace has no activity of a kind bound by a constraint: about what an H100 or H200 shows unprofiled
-# between a launch call's start and its kernel's start, and between two kernels queued back to back.
-HOST_LATENCY_NS = 5_000
-QUEUE_LATENCY_NS = 1_000
 
 
 def replay(line: StepTimeline, duration_of: Callable[[Op], int] | None = None) -> Replay:
