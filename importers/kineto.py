@@ -734,8 +734,7 @@ def read_host_trace_with(
     path = Path(path)
 
     def both(events: pl.DataFrame) -> EventFrames:
-        gpu, *host = _host_frames(events)
-        return (gpu if with_gpu else gpu.clear(), *host, *also(events))
+        return (*_host_frames(events, with_gpu), *also(events))
 
     header, frames = read_events(path, both, max_inflated_bytes)
     (gpu, calls, ranges, profiled), kept = frames[:4], frames[4:]
@@ -833,9 +832,10 @@ def _whole(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[dict[
     return header, kept(events)
 
 
-def _host_frames(events: pl.DataFrame) -> EventFrames:
-    """The GPU activities, API calls and CPU ranges among Chrome-trace events (one column per event field), and
-    the CUPTI range profiler's ranges (whose counters `_range_counters` reads)."""
+def _host_frames(events: pl.DataFrame, with_gpu: bool = True) -> EventFrames:
+    """The GPU activities (none without `with_gpu`: an empty frame of their columns), API calls and CPU ranges among
+    Chrome-trace events (one column per event field), and the CUPTI range profiler's ranges (whose counters
+    `_range_counters` reads)."""
     events = (
         events.filter(
             ((pl.col("ph") == "X") | ((pl.col("ph") == "i") & (pl.col("name") == MEMORY_EVENT)))
@@ -854,7 +854,8 @@ def _host_frames(events: pl.DataFrame) -> EventFrames:
     mtia = pl.col("cat") == MTIA_DEVICE_CAT
     dma = mtia & (pl.col("name") == MTIA_DMA)
     gpu_cats = KERNEL_CATS | COPY_CATS | SET_CATS | {MTIA_DEVICE_CAT}
-    gpu = events.filter(pl.col("cat").is_in(list(gpu_cats)) & ~(mtia & pl.col("name").is_in(MTIA_MARKERS))).select(
+    activities = events if with_gpu else events.clear()
+    gpu = activities.filter(pl.col("cat").is_in(list(gpu_cats)) & ~(mtia & pl.col("name").is_in(MTIA_MARKERS))).select(
         pl.when(pl.col("cat").is_in(list(COPY_CATS)) | dma)
         .then(pl.lit(HOST_MEMCPY))
         .when(pl.col("cat").is_in(list(SET_CATS)))

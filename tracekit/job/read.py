@@ -99,8 +99,9 @@ def read_rank(path: str | Path, position: int = 0) -> RankFrames:
 
 
 def read_rank_timeline(path: str | Path, position: int = 0) -> tuple[RankFrames, HostEvents, dict[str, Any]]:
-    """`read_rank`, the rank's host timeline (without the launch context the replay does not read) and the trace's
-    header, from one reading of the file: what a rank replayed without the profiler needs."""
+    """`read_rank`, the rank's host timeline (without its GPU activities, which `read_rank`'s rows hold, nor the
+    launch context the replay does not read) and the trace's header, from one reading of the file: what a rank
+    replayed without the profiler needs."""
     path = _checked(path)
     header, events, frames = read_host_trace_with(path, _job_frames, launch_context=False, with_gpu=False)
     return _rank_frames(path, position, header, frames), events, header

@@ -109,7 +109,7 @@ def _flat(values: np.ndarray) -> array[int]:
     import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
     flat = array("q")
-    flat.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    flat.frombytes(np.ascontiguousarray(values, dtype=np.int64).data.cast("B"))  # its buffer, not a copy of it
     return flat
 
 
@@ -282,9 +282,6 @@ def _replayed_events(
     """The trace's frames on the replayed clock: GPU activities as replayed, the chain's calls as replayed, every
     other call and range mapped through the host clock."""
 
-    def mapper(times: pl.Series) -> pl.Series:
-        return pl.Series(clock.map(times.to_numpy()), dtype=pl.Int64)
-
     new_gpu = gpu.with_columns(start_ns=pl.Series(_numpy(op_start)), end_ns=pl.Series(_numpy(op_end)))
     # every call mapped through the host clock, then the chain's own replayed times put in their rows
     rows = chain["call_row"].to_numpy()
@@ -293,7 +290,8 @@ def _replayed_events(
         starts[rows], ends[rows] = _numpy(clock.new_start), _numpy(clock.new_end)
     new_calls = events.calls.with_columns(start_ns=pl.Series(starts), end_ns=pl.Series(ends))
     new_ranges = ranges.with_columns(
-        start_ns=pl.col("start_ns").map_batches(mapper), end_ns=pl.col("end_ns").map_batches(mapper)
+        start_ns=pl.Series(clock.map(ranges["start_ns"].to_numpy()), dtype=pl.Int64),
+        end_ns=pl.Series(clock.map(ranges["end_ns"].to_numpy()), dtype=pl.Int64),
     )
     # in the input's columns (conforming a lean input would add its missing columns back, as nulls), sorted
     return HostEvents(
