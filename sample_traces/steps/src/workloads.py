@@ -29,7 +29,8 @@ from pathlib import Path
 
 import torch
 
-WARMUP, MEASURED, ACTIVE = 10, 20, 3
+WARMUP, MEASURED = 10, 20
+ACTIVE = int(os.environ.get("ACTIVE_STEPS", "3"))  # the profiler schedule's recorded steps
 SETTINGS = ("shapes", "cpu_cuda", "cuda_only", "stack", "memory")  # tracekit/profiler_cost_bench.py's
 # with_stack and profile_memory on four workloads (their traces are the largest)
 FULL_SETTINGS = ("tv_resnet50_train", "hf_gpt2_train")
@@ -311,8 +312,20 @@ def append_rows(path: Path, rows: list[dict[str, object]]) -> None:
         writer.writerows(rows)
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time so far, all and stolen (by the hypervisor: /proc/stat's `steal`), in ticks: the host
+    time a virtual machine's process lost to other guests is noise in every host-bound step."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[7]
+
+
+def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total, stolen = after[0] - before[0], after[1] - before[1]
+    return 100 * stolen / total if total else 0.0
+
+
 def timing_rows(
-    workload: str, setting: str, when: str, period_ms: float, each_ms: list[float]
+    workload: str, setting: str, when: str, period_ms: float, each_ms: list[float], steal: float
 ) -> list[dict[str, object]]:
     return [
         {
@@ -324,6 +337,8 @@ def timing_rows(
             "min_event_ms": f"{min(each_ms):.4f}",
             "max_event_ms": f"{max(each_ms):.4f}",
             "steps": len(each_ms),
+            "steal_pct": f"{steal:.2f}",
+            "each_ms": " ".join(f"{v:.4f}" for v in each_ms),
         }
     ]
 
@@ -369,14 +384,19 @@ def time_and_trace(outdir: Path, workload: str, setting: str) -> None:
         step()
     torch.cuda.synchronize()
     print(f"{workload} {setting}: warm-up {time.perf_counter() - t0:.1f} s", flush=True)
+    ticks = cpu_ticks()
     period, each = timed(step, MEASURED)
-    append_rows(outdir / "timings.csv", timing_rows(workload, setting, "before", period, each))
-    print(f"{workload} {setting}: {period:.3f} ms a step unprofiled", flush=True)
-    t0 = time.perf_counter()
+    steal = steal_pct(ticks, cpu_ticks())
+    append_rows(outdir / "timings.csv", timing_rows(workload, setting, "before", period, each, steal))
+    print(f"{workload} {setting}: {period:.3f} ms a step unprofiled ({steal:.1f}% stolen)", flush=True)
+    t0, ticks = time.perf_counter(), cpu_ticks()
     trace(step, outdir / f"{workload}.{setting}.pt.trace.json.gz", setting)
-    print(f"{workload}: traced {setting} in {time.perf_counter() - t0:.1f} s", flush=True)
+    steal = steal_pct(ticks, cpu_ticks())
+    print(f"{workload}: traced {setting} in {time.perf_counter() - t0:.1f} s ({steal:.1f}% stolen)", flush=True)
+    ticks = cpu_ticks()
     period, each = timed(step, MEASURED)
-    append_rows(outdir / "timings_after.csv", timing_rows(workload, setting, "after the trace", period, each))
+    steal = steal_pct(ticks, cpu_ticks())
+    append_rows(outdir / "timings_after.csv", timing_rows(workload, setting, "after the trace", period, each, steal))
     print(f"{workload} {setting}: {period:.3f} ms a step after the trace", flush=True)
 
 
