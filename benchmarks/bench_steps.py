@@ -28,6 +28,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tracekit.analysis.steps import analyze_steps
 from tracekit.analysis.steps.calibration import SCALES, best_scales, held_out_scales, shipped
@@ -44,13 +45,13 @@ FIELDS = ["recording", "workload", "trace", "setting", "scale", "traced_ms", "re
 Key = tuple[str, str, str]  # recording, workload, trace
 
 
-def grid(recording: str, cache: Path | None) -> list[dict[str, object]]:
+def grid(recording: str, cache: Path | None) -> list[dict[str, Any]]:
     """Each trace of one recording replayed at every scale: its median step (ms). With `cache`, rows already there
     are kept and each trace's rows are appended as soon as it is done (a long run can be resumed)."""
     calibration = fit(csv.DictReader(COST_CSV.read_text().splitlines()), str(COST_CSV))
     done = list(csv.DictReader(cache.read_text().splitlines())) if cache and cache.exists() else []
     seen = {(r["workload"], r["trace"]) for r in done}
-    rows: list[dict[str, object]] = [dict(r) for r in done]
+    rows: list[dict[str, Any]] = [dict(r) for r in done]
     for path in sorted((STEPS / recording).glob("*.pt.trace.json.gz")):
         workload, trace_setting = path.name.split(".")[:2]
         if (workload, trace_setting) in seen:
@@ -123,17 +124,17 @@ def summary(title: str, table: dict[str, list[float]]) -> None:
         )
 
 
-def by_trace(rows: list[dict[str, object]]) -> dict[Key, dict[str, object]]:
+def by_trace(rows: list[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
     """Each trace's setting, traced median step and replayed median step at each scale (ms)."""
-    found: dict[Key, dict[str, object]] = {}
+    found: dict[Key, dict[str, Any]] = {}
     for r in rows:
         key = (str(r["recording"]), str(r["workload"]), str(r["trace"]))
         entry = found.setdefault(key, {"setting": r["setting"], "traced": r["traced_ms"], "replayed": {}})
-        entry["replayed"][float(r["scale"])] = float(r["replayed_ms"])  # type: ignore[index]
+        entry["replayed"][float(r["scale"])] = float(r["replayed_ms"])
     return found
 
 
-def replay_figures(rows: list[dict[str, object]], truth: dict[Key, float], steps_of: dict[Key, int]) -> None:
+def replay_figures(rows: list[dict[str, Any]], truth: dict[Key, float], steps_of: dict[Key, int]) -> None:
     """Every trace at the trivial answer, at scale 1, in sample, with its recording and its program held out."""
     fitted = best_scales(rows, truth)
     by_recording = held_out_scales(rows, truth, "recording")
@@ -147,9 +148,8 @@ def replay_figures(rows: list[dict[str, object]], truth: dict[Key, float], steps
     per_setting: dict[str, dict[str, list[float]]] = {}
     for key, entry in sorted(by_trace(rows).items()):
         real, setting, replayed = truth[key], str(entry["setting"]), entry["replayed"]
-        assert isinstance(replayed, dict)
         figures = {
-            "traced": float(entry["traced"]),  # type: ignore[arg-type]
+            "traced": float(entry["traced"]),
             "scale 1": replayed[1.0],
             "in sample": replayed[fitted[setting]],
             "recording held out": replayed[by_recording[key[0]][setting]],
@@ -207,6 +207,7 @@ def program_checks(recording: str, truth: dict[Key, float]) -> None:
         real_ns = truth[(recording, workload, setting)] * 1e6
         found = analyze_program(read_events(path), calibration)
         held += found.low_ns <= real_ns <= found.high_ns
+        assert found.unprofiled.representative_step is not None, path  # every trace of the set has steps
         shown = found.unprofiled.steps[found.unprofiled.representative_step]
         idle_ns = max(0.0, real_ns - shown.busy_ns)
         if all(s.saves_high_ns <= idle_ns * 1.10 + 0.01 * real_ns for s in found.unprofiled.what_to_try):
@@ -222,7 +223,7 @@ def program_checks(recording: str, truth: dict[Key, float]) -> None:
     print(f"{recording}: the replay's interval holds the program's median step on {held} of {count}")
 
 
-def recorded_steps(rows: list[dict[str, object]]) -> dict[Key, int]:
+def recorded_steps(rows: list[dict[str, Any]]) -> dict[Key, int]:
     """How many steps each trace recorded (the profiler schedule's active steps), from the trace itself."""
     return {
         key: len(analyze_steps(read_events(STEPS / key[0] / f"{key[1]}.{key[2]}.pt.trace.json.gz")).steps)
