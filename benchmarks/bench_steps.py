@@ -194,14 +194,15 @@ def noise_floors(truth: dict[Key, float], steps_of: dict[Key, int]) -> None:
             )
 
 
-def program_checks(recording: str, truth: dict[Key, float]) -> None:
+def program_checks(recording: str, truth: dict[Key, float]) -> list[float]:
     """At the shipped calibration: no "what to try" saving above the idle the program really has (its unprofiled
     median step less the GPU's busy time in the step, give or take 10% of it and 1% of the step), and a step >= 90%
     busy unprofiled called GPU-bound with kernel advice only; and how often the replay's interval holds the program's
-    step."""
+    step. Returns the host-bound programs' (not GPU-bound in the replay) steps after their trace over before it."""
     calibration = shipped()
     paths = sorted((STEPS / recording).glob("*.pt.trace.json.gz"))
-    fits, bound_right, held, misses = 0, 0, 0, []
+    after = {(recording, r["workload"], r["setting"]): float(r["median_event_ms"]) for r in timings_after(recording)}
+    fits, bound_right, held, misses, slowdowns = 0, 0, 0, [], []
     for path in paths:
         workload, setting = path.name.split(".")[:2]
         real_ns = truth[(recording, workload, setting)] * 1e6
@@ -217,10 +218,36 @@ def program_checks(recording: str, truth: dict[Key, float]) -> None:
         busy = shown.busy_ns / real_ns >= GPU_BOUND_PCT / 100
         kernels_only = {s.kind for s in found.unprofiled.what_to_try} <= {"kernel"}
         bound_right += busy == found.gpu_bound and (not busy or kernels_only)
+        if not found.gpu_bound and (recording, workload, setting) in after:
+            slowdowns.append(after[(recording, workload, setting)] / truth[(recording, workload, setting)])
     count = len(paths)
     print(f"\n{recording}: savings within the program's idle on {fits} of {count} (misses: {', '.join(misses)})")
     print(f"{recording}: GPU-bound called right (>= {GPU_BOUND_PCT}% busy unprofiled) on {bound_right} of {count}")
     print(f"{recording}: the replay's interval holds the program's median step on {held} of {count}")
+    return slowdowns
+
+
+def timings_after(recording: str) -> list[dict[str, str]]:
+    return list(csv.DictReader((STEPS / recording / "timings_after.csv").read_text().splitlines()))
+
+
+def torn_down(recording: str) -> bool:
+    """Whether the recording's processes ran with TEARDOWN_CUPTI=1 (its versions.txt says)."""
+    return "TEARDOWN_CUPTI=1" in (STEPS / recording / "versions.txt").read_text()
+
+
+def after_trace(slowdowns: dict[str, list[float]]) -> None:
+    """What the profiler leaves behind (calibration.SHIPPED_AFTER_TRACE): the host-bound programs' unprofiled steps
+    after their trace over before it, with CUPTI kept and torn down."""
+    print("\nafter the trace, host-bound programs (the replay's verdict), unprofiled step after over before:")
+    for down in (False, True):
+        ratios = [r for rec, found in slowdowns.items() if torn_down(rec) == down for r in found]
+        if len(ratios) >= 4:
+            q1, _, q3 = statistics.quantiles(ratios, n=4)
+            print(
+                f"  CUPTI {'torn down (TEARDOWN_CUPTI=1)' if down else 'kept (the default)':28s}: median "
+                f"{statistics.median(ratios):.2f}x over {len(ratios)} processes (quartiles {q1:.2f}-{q3:.2f})"
+            )
 
 
 def recorded_steps(rows: list[dict[str, Any]]) -> dict[Key, int]:
@@ -240,8 +267,7 @@ def main() -> None:
     rows = [r for rec in RECORDINGS for r in grid(rec, args.grid_dir / f"{rec}.csv" if args.grid_dir else None)]
     truth = {key: ms for rec in RECORDINGS for key, ms in truths(rec).items()}
     replay_figures(rows, truth, recorded_steps(rows))
-    for recording in RECORDINGS:
-        program_checks(recording, truth)
+    after_trace({recording: program_checks(recording, truth) for recording in RECORDINGS})
 
 
 if __name__ == "__main__":

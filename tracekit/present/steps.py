@@ -241,6 +241,12 @@ def program_lines(p: ProgramSteps) -> list[str]:
         "the range of the recorded steps)",
         f"  recorded with {SETTING_WORDS.get(p.setting, p.setting)}; profiler cost taken out per {p.calibration}",
     ]
+    if p.after_trace is not None:
+        lines.append(
+            "  once its trace ends the profiler stays in the process (CUPTI subscribed) unless it runs with "
+            f"TEARDOWN_CUPTI=1: host-bound programs ran their later steps {p.after_trace.slowdown:.2f}x slower, "
+            f"{p.after_trace.torn_down:.2f}x with it ({p.after_trace.source})"
+        )
     if p.anchor_ns is not None and p.replay_alone_ns is not None:
         off = 100.0 * (p.replay_alone_ns / p.anchor_ns - 1) if p.anchor_ns else 0.0
         lines.append(

@@ -237,3 +237,44 @@ def test_the_shipped_calibration_covers_every_setting():
     for setting in SETTINGS:
         for kind, ns in measured.for_setting(setting).cost_ns.items():
             assert calibration.for_setting(setting).of(kind) == pytest.approx(round(ns) * SHIPPED_SCALES[setting])
+
+
+THIRD = PROGRAMS.parent / "h200_programs_3"  # CUPTI torn down after each trace (TEARDOWN_CUPTI=1)
+GPU_BOUND_PROGRAMS = ("hf_gpt2_compile", "hf_gpt2_cudagraph", "hf_gpt2_train", "hf_gpt2_train_item")
+
+
+def after_over_before(folder: Path) -> list[float]:
+    """Each host-bound program's unprofiled median step after its trace over before it, in the same process."""
+
+    def medians(name: str) -> dict[tuple[str, str], float]:
+        with open(folder / name) as handle:
+            return {(r["workload"], r["setting"]): float(r["median_event_ms"]) for r in csv.DictReader(handle)}
+
+    before, after = medians("timings.csv"), medians("timings_after.csv")
+    return [after[key] / ms for key, ms in before.items() if key in after and key[0] not in GPU_BOUND_PROGRAMS]
+
+
+def test_what_the_profiler_leaves_behind_is_said_where_it_slows_the_program(tmp_path):
+    """Kineto keeps CUPTI subscribed once a trace ends unless the process runs with TEARDOWN_CUPTI=1: the first two
+    recordings' host-bound programs ran their later steps slower, the third's (torn down) did not, and the shipped
+    figures say so. A host-bound trace's analysis carries them and its views say how to avoid it; a GPU-bound
+    program's (its later steps ran as before) and an Nsight Systems export's do not."""
+    kept = after_over_before(PROGRAMS) + after_over_before(SECOND)
+    down = after_over_before(THIRD)
+    assert len(kept) == 49 and len(down) == 29
+    assert statistics.median(kept) == pytest.approx(shipped().after_trace.slowdown, abs=0.005)
+    assert statistics.median(down) == pytest.approx(shipped().after_trace.torn_down, abs=0.005)
+    host_bound = program("tv_resnet18_loader0.shapes")
+    assert not host_bound.gpu_bound and host_bound.after_trace == shipped().after_trace
+    assert program("hf_gpt2_train.cuda_only").gpu_bound and program("hf_gpt2_train.cuda_only").after_trace is None
+    trace = str(PROGRAMS / "tv_resnet18_loader0.shapes.pt.trace.json.gz")
+    shown = run_cli("step", trace).stdout
+    assert "TEARDOWN_CUPTI=1" in shown and "later steps 1.17x slower, 0.97x with it" in shown
+    assert json.loads(run_cli("step", trace, "--json").stdout)["after_trace"]["slowdown"] == 1.17
+    markdown = tmp_path / "report.md"
+    assert run_cli("report", trace, "-o", str(markdown)).returncode == 0
+    assert "TEARDOWN_CUPTI=1" in markdown.read_text()
+    nsys = REAL_EXPORTS / "nsys_2022.4_T4_streams_report2.sqlite"
+    if not nsys.exists():
+        skip_or_fail(f"{nsys} is absent (the shared real exports live beside the checkout)")
+    assert analyze_program(read_events(nsys), shipped()).after_trace is None

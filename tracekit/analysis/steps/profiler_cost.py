@@ -50,11 +50,25 @@ class ProfilerCost:
 
 
 @dataclass(frozen=True)
+class AfterTrace:
+    """What a torch.profiler run leaves in the process once its trace has ended. Kineto keeps CUPTI subscribed
+    unless the process runs with TEARDOWN_CUPTI=1 (PyTorch 2.11; `pytorch/kineto#1539` would make the teardown the
+    default), so every later CUDA call still pays its callbacks: a run profiled for a few steps runs the rest of its
+    steps slower, which no trace shows. Measured as each program's unprofiled step after its trace against before
+    it, in the same process."""
+
+    slowdown: float  # a host-bound program's steps after the trace over before it (median over the programs)
+    torn_down: float  # the same with TEARDOWN_CUPTI=1
+    source: str  # where the figures were measured
+
+
+@dataclass(frozen=True)
 class Calibration:
     """One per-event cost per setting (`tracekit calibrate --profiler`, or the shipped one)."""
 
     name: str  # "shipped: H200, torch 2.11, ..." or the file a user's calibration was read from
     costs: Mapping[str, ProfilerCost]
+    after_trace: AfterTrace | None = None  # measured for the shipped calibration only
 
     def for_setting(self, setting: str) -> ProfilerCost:
         """The setting's costs; a setting this calibration has none for costs nothing, named as uncalibrated."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from tracekit.analysis.steps.analysis import analyze_steps, standing_for_the_run
-from tracekit.analysis.steps.profiler_cost import UNCALIBRATED, Calibration, setting_of
+from tracekit.analysis.steps.profiler_cost import SETTINGS, UNCALIBRATED, AfterTrace, Calibration, setting_of
 from tracekit.analysis.steps.types import StepsResult, Suggestion
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.host_events import KERNEL, HostEvents
@@ -67,6 +67,9 @@ class ProgramSteps:
     exposed_communication_ns: int = 0
     anchor_ns: int | None = None  # the user's own step time, if given
     replay_alone_ns: int | None = None  # the replay at the calibration's costs (scale 1), when anchored
+    # what the profiler leaves behind once its trace ends, where it slows this program: a torch.profiler trace of a
+    # step that is not GPU-bound (a GPU-bound program's later steps ran as before), with a calibration that has it
+    after_trace: AfterTrace | None = None
 
     @property
     def profiler_slowdown(self) -> float:
@@ -159,4 +162,5 @@ def analyze_program(
         exposed_communication_ns=exposed,
         anchor_ns=anchor_ns,
         replay_alone_ns=alone.median_step_ns if anchor_ns is not None else None,
+        after_trace=calibration.after_trace if setting in SETTINGS and not gpu_bound else None,
     )
