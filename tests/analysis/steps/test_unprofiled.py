@@ -258,18 +258,20 @@ def test_what_the_profiler_leaves_behind_is_said_where_it_slows_the_program(tmp_
     """Kineto keeps CUPTI subscribed once a trace ends unless the process runs with TEARDOWN_CUPTI=1: the first two
     recordings' host-bound programs ran their later steps slower, the third's (torn down) did not, and the shipped
     figures say so. A host-bound trace's analysis carries them and its views say how to avoid it; a GPU-bound
-    program's (its later steps ran as before) and an Nsight Systems export's do not."""
+    program's (its later steps ran as before) and an Nsight Systems export's do not. The shipped figures count the
+    traces whose replay is not GPU-bound (benchmarks/bench_steps.py); by program, as here, they come within 0.02."""
     kept = after_over_before(PROGRAMS) + after_over_before(SECOND)
     down = after_over_before(THIRD)
     assert len(kept) == 49 and len(down) == 29
-    assert statistics.median(kept) == pytest.approx(shipped().after_trace.slowdown, abs=0.005)
-    assert statistics.median(down) == pytest.approx(shipped().after_trace.torn_down, abs=0.005)
+    assert statistics.median(kept) > 1.1 > 1.0 > statistics.median(down)
+    assert statistics.median(kept) == pytest.approx(shipped().after_trace.slowdown, abs=0.02)
+    assert statistics.median(down) == pytest.approx(shipped().after_trace.torn_down, abs=0.02)
     host_bound = program("tv_resnet18_loader0.shapes")
     assert not host_bound.gpu_bound and host_bound.after_trace == shipped().after_trace
     assert program("hf_gpt2_train.cuda_only").gpu_bound and program("hf_gpt2_train.cuda_only").after_trace is None
     trace = str(PROGRAMS / "tv_resnet18_loader0.shapes.pt.trace.json.gz")
     shown = run_cli("step", trace).stdout
-    assert "TEARDOWN_CUPTI=1" in shown and "later steps 1.17x slower, 0.97x with it" in shown
+    assert "TEARDOWN_CUPTI=1" in shown and "later steps 1.17x slower, 0.99x with it" in shown
     assert json.loads(run_cli("step", trace, "--json").stdout)["after_trace"]["slowdown"] == 1.17
     markdown = tmp_path / "report.md"
     assert run_cli("report", trace, "-o", str(markdown)).returncode == 0
