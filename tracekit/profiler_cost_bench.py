@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -99,40 +98,18 @@ def recorded_events(path: Path) -> dict[str, int]:
     return counts
 
 
-def _bare(loops: dict[str, Callable[[], None]], setting: str, label: str) -> list[dict[str, Any]]:
-    """Each loop timed bare (median of 5), labelled `none` (before any profile), `before` or `after`."""
-    torn_down = os.environ.get("TEARDOWN_CUPTI") == "1"
-    return [
-        {
-            "loop": name,
-            "setting": label,
-            "iterations": LOOP,
-            "host_ms": f"{statistics.median(host_ms(body) for _ in range(5)):.4f}",
-            "of": setting,
-            "torn_down": torn_down,
-        }
-        for name, body in loops.items()
-    ]
-
-
-def measure(
-    setting: str, export: Callable[[Any, Path], None] | None = None, after_only: bool = False
-) -> list[dict[str, Any]]:
+def measure(setting: str, export: Callable[[Any, Path], None] | None = None) -> list[dict[str, Any]]:
     """Each loop bare and under `setting`, with the events its profiled run recorded (`export` writes the trace;
-    default: a plain Chrome trace in a temporary folder), then bare again. With `after_only`, bare (`before`), one
-    profile of every loop, and bare again: no cost rows, only what the profile left behind."""
+    default: a plain Chrome trace in a temporary folder)."""
     from torch.profiler import profile
 
     loops = cost_loops()
     for body in loops.values():
         body()  # warm-up
-    if after_only:
-        before = _bare(loops, setting, "before")
-        with profile(**profiler_kwargs(setting)):
-            for body in loops.values():
-                body()
-        return before + _bare(loops, setting, "after")
-    rows: list[dict[str, Any]] = _bare(loops, setting, "none")
+    rows: list[dict[str, Any]] = []
+    for name, body in loops.items():
+        bare = statistics.median(host_ms(body) for _ in range(5))
+        rows.append({"loop": name, "setting": "none", "iterations": LOOP, "host_ms": f"{bare:.4f}", "of": setting})
     with tempfile.TemporaryDirectory() as scratch:
         for name, body in loops.items():
             spent = []
@@ -143,14 +120,12 @@ def measure(
             (export or (lambda p, out: p.export_chrome_trace(str(out))))(prof, path)
             row = {"loop": name, "setting": setting, "iterations": LOOP, "host_ms": f"{statistics.median(spent):.4f}"}
             rows.append({**row, "of": setting, **recorded_events(path)})
-    rows += _bare(loops, setting, "after")
     for row in rows:
-        row.setdefault("torn_down", os.environ.get("TEARDOWN_CUPTI") == "1")
         for kind in EVENT_KINDS:
             row.setdefault(kind, 0)
     return rows
 
 
 if __name__ == "__main__":
-    for found in measure(sys.argv[1], after_only="--after-only" in sys.argv[2:]):
+    for found in measure(sys.argv[1]):
         print(json.dumps(found), flush=True)

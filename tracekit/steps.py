@@ -202,27 +202,21 @@ def calibrate_profiler(
 ) -> tuple[dict[str, Any], Path]:
     """The profiler's per-event costs measured on this machine (`tracekit/profiler_cost_bench.py`, each setting in a
     fresh process: a profiler that has run once leaves its process slower), fitted and scaled per setting as the
-    shipped calibration is, and what a profile leaves behind (CUPTI kept, Kineto's default, and torn down in one
-    more process with TEARDOWN_CUPTI=1), written to `output` (default: where `calibration_of` looks). Needs PyTorch
-    and a GPU."""
+    shipped calibration is, written to `output` (default: where `calibration_of` looks). Needs PyTorch and a GPU."""
     import datetime
-    import os
     import platform
     import subprocess
     import sys
 
     from tracekit.analysis.steps.calibration import SHIPPED_SCALES
-    from tracekit.analysis.steps.profiler_cost import CPU_CUDA, ProfilerCost, after_trace_of, calibration_to_dict, fit
+    from tracekit.analysis.steps.profiler_cost import ProfilerCost, calibration_to_dict, fit
     from tracekit.profiler_cost_bench import SETTINGS
 
-    kept = {k: v for k, v in os.environ.items() if k != "TEARDOWN_CUPTI"}  # Kineto's default: CUPTI kept
-    runs = [(setting, [setting], kept) for setting in SETTINGS]
-    runs.append((f"{CPU_CUDA}, CUPTI torn down after it", [CPU_CUDA, "--after-only"], {**kept, "TEARDOWN_CUPTI": "1"}))
     rows = []
-    for label, args, env in runs:
-        say(label)
+    for setting in SETTINGS:
+        say(setting)
         done = subprocess.run(
-            [sys.executable, "-m", "tracekit.profiler_cost_bench", *args], capture_output=True, text=True, env=env
+            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting], capture_output=True, text=True
         )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -237,7 +231,6 @@ def calibrate_profiler(
             s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name)
             for s, c in measured.costs.items()
         },
-        after_trace_of(rows, name),
     )
     target = Path(output) if output is not None else default_calibration_path()
     data = calibration_to_dict(scaled)

@@ -244,7 +244,7 @@ def program_lines(p: ProgramSteps) -> list[str]:
     if p.after_trace is not None:
         lines.append(
             "  once its trace ends the profiler stays in the process (CUPTI subscribed) unless it runs with "
-            f"TEARDOWN_CUPTI=1: {p.after_trace.subject} ran {p.after_trace.slowdown:.2f}x as long after it, "
+            f"TEARDOWN_CUPTI=1: host-bound programs ran their later steps {p.after_trace.slowdown:.2f}x slower, "
             f"{p.after_trace.torn_down:.2f}x with it ({p.after_trace.source})"
         )
     if p.anchor_ns is not None and p.replay_alone_ns is not None:

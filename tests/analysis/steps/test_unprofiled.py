@@ -7,7 +7,6 @@ answer (the traced step taken as the step)."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import statistics
 from pathlib import Path
@@ -274,10 +273,7 @@ def test_what_the_profiler_leaves_behind_is_said_where_it_slows_the_program(tmp_
     assert program("hf_gpt2_train.cuda_only").gpu_bound and program("hf_gpt2_train.cuda_only").after_trace is None
     trace = str(PROGRAMS / "tv_resnet18_loader0.shapes.pt.trace.json.gz")
     shown = run_cli("step", trace).stdout
-    assert (
-        "TEARDOWN_CUPTI=1" in shown
-        and "host-bound programs' later steps ran 1.17x as long after it, 0.99x with it" in shown
-    )
+    assert "TEARDOWN_CUPTI=1" in shown and "later steps 1.17x slower, 0.99x with it" in shown
     assert json.loads(run_cli("step", trace, "--json").stdout)["after_trace"]["slowdown"] == 1.17
     markdown = tmp_path / "report.md"
     assert run_cli("report", trace, "-o", str(markdown)).returncode == 0
@@ -286,43 +282,3 @@ def test_what_the_profiler_leaves_behind_is_said_where_it_slows_the_program(tmp_
     if not nsys.exists():
         skip_or_fail(f"{nsys} is absent (the shared real exports live beside the checkout)")
     assert analyze_program(read_events(nsys), shipped()).after_trace is None
-
-
-def cost_rows(setting: str, loop_ms: dict[str, float], torn_down: bool) -> list[dict[str, object]]:
-    """The bare-loop rows one process of `tracekit/profiler_cost_bench.py` prints (its JSON), by label."""
-    return [
-        {"loop": "cuda_ops", "setting": label, "of": setting, "host_ms": f"{ms:.4f}", "torn_down": torn_down}
-        for label, ms in loop_ms.items()
-    ]
-
-
-def test_calibrate_profiler_measures_what_the_profile_leaves_behind(tmp_path):
-    """`tracekit calibrate --profiler` times its launch loop bare again after each setting's profiles (CUPTI kept,
-    Kineto's default) and in one more process with TEARDOWN_CUPTI=1: the calibration carries the median of each
-    ratio, it survives the calibration file, a file written before it was measured still loads (without it), and a
-    host-bound step analysed with the user's calibration says the user's figures."""
-    from tracekit.analysis.steps.profiler_cost import after_trace_of, calibration_from_dict
-
-    rows = [
-        *cost_rows("cpu_cuda", {"none": 10.0, "after": 13.0}, torn_down=False),
-        *cost_rows("shapes", {"none": 10.0, "after": 12.0}, torn_down=False),
-        *cost_rows("cuda_only", {"none": 20.0, "after": 22.0}, torn_down=False),
-        *cost_rows("cpu_cuda", {"before": 10.0, "after": 10.1}, torn_down=True),
-        {"loop": "cpu_ops", "setting": "after", "of": "cpu_cuda", "host_ms": "99.0", "torn_down": False},
-    ]
-    found = after_trace_of(rows, "measured on my box")
-    assert found is not None and found.subject.startswith("a loop of kernel launches")
-    assert found.slowdown == pytest.approx(1.2) and found.torn_down == pytest.approx(1.01)
-    assert after_trace_of([r for r in rows if r["torn_down"] is False], "no teardown run") is None
-    # CSV rows (text) read the same as JSON ones
-    as_text = [{k: str(v) for k, v in r.items()} for r in rows]
-    assert after_trace_of(as_text, "csv") == dataclasses.replace(found, source="csv")
-
-    mine = dataclasses.replace(shipped(), name="measured on my box", after_trace=found)
-    path = tmp_path / "mine.json"
-    path.write_text(json.dumps(calibration_to_dict(mine)))
-    assert calibration_from_dict(json.loads(path.read_text()), str(path)).after_trace == found
-    older = {k: v for k, v in calibration_to_dict(mine).items() if k != "after_trace"}
-    assert calibration_from_dict(older, "old.json").after_trace is None
-    shown = run_cli("step", str(PROGRAMS / "tv_resnet18_loader0.shapes.pt.trace.json.gz"), "--calibration", str(path))
-    assert shown.returncode == 0 and "a loop of kernel launches (`cuda_ops`) ran 1.20x as long after it" in shown.stdout

@@ -83,7 +83,6 @@ SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 5.0, CPU_CUDA: 5.0, SHAPES: 3.0, 
 # GPU-bound; the GPU-bound ones ran at 1.00x, CUPTI kept or not): CUPTI kept, the first two recordings (39 processes,
 # quartiles 1.02-1.31); torn down, the third (29 processes, quartiles 0.91-1.03); benchmarks/bench_steps.py prints them
 SHIPPED_AFTER_TRACE = AfterTrace(
-    subject="host-bound programs' later steps",
     slowdown=1.17,
     torn_down=0.99,
     source="NVIDIA H200, torch 2.11.0+cu130: sample_traces/steps/h200_programs*/timings_after.csv",

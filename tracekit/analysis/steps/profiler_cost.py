@@ -11,8 +11,6 @@ fit of the extra host time to those counts (`fit`).
 
 from __future__ import annotations
 
-import dataclasses
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -59,8 +57,7 @@ class AfterTrace:
     steps slower, which no trace shows. Measured as each program's unprofiled step after its trace against before
     it, in the same process."""
 
-    subject: str  # what was timed before and after: "host-bound programs' later steps", "a loop of ..."
-    slowdown: float  # its time after the trace over before it
+    slowdown: float  # a host-bound program's steps after the trace over before it (median over the programs)
     torn_down: float  # the same with TEARDOWN_CUPTI=1
     source: str  # where the figures were measured
 
@@ -121,29 +118,6 @@ def fit(rows: Iterable[Mapping[str, object]], source: str) -> Calibration:
     return Calibration(source, costs)
 
 
-LAUNCH_LOOP = "cuda_ops"  # the cost loop whose every iteration launches a kernel: what CUPTI's callbacks slow
-
-
-def after_trace_of(rows: Iterable[Mapping[str, object]], source: str) -> AfterTrace | None:
-    """What the profiler leaves behind, from the cost loops' rows (`tracekit/profiler_cost_bench.py`): the launch
-    loop's bare time after a profile over before it in the same process, the median over the processes with CUPTI
-    kept (one per setting) and over those that ran with TEARDOWN_CUPTI=1. None where either was not measured."""
-    times: dict[tuple[str, bool], dict[str, float]] = {}  # (setting, torn down) -> before and after, ms
-    for row in rows:
-        if row.get("loop") == LAUNCH_LOOP and row.get("setting") in ("none", "before", "after"):
-            when = "after" if row["setting"] == "after" else "before"
-            torn_down = str(row.get("torn_down")).lower() == "true"  # a JSON boolean or a CSV's text
-            times.setdefault((str(row["of"]), torn_down), {})[when] = float(str(row["host_ms"]))
-    ratios: dict[bool, list[float]] = {False: [], True: []}
-    for (_, torn_down), found in times.items():
-        if found.get("before", 0.0) > 0 and "after" in found:
-            ratios[torn_down].append(found["after"] / found["before"])
-    if not ratios[False] or not ratios[True]:
-        return None
-    subject = f"a loop of kernel launches (`{LAUNCH_LOOP}`)"
-    return AfterTrace(subject, statistics.median(ratios[False]), statistics.median(ratios[True]), source)
-
-
 def recorded_cost_ns(events: HostEvents, cost: ProfilerCost, threads: Iterable[int]) -> pl.DataFrame:
     """Every event the profiler recorded on `threads` with the host time recording it cost: `start_ns`, `cost_ns`,
     sorted by start (a runtime call's cost is its own: it is taken from the call's duration, not from the gaps)."""
@@ -158,12 +132,10 @@ CALIBRATION_SCHEMA = "tracekit.profiler-calibration/1"
 
 
 def calibration_to_dict(calibration: Calibration) -> dict[str, object]:
-    after = calibration.after_trace
     return {
         "schema": CALIBRATION_SCHEMA,
         "name": calibration.name,
         "costs_ns": {setting: dict(cost.cost_ns) for setting, cost in calibration.costs.items()},
-        "after_trace": None if after is None else dataclasses.asdict(after),
     }
 
 
@@ -174,9 +146,6 @@ def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibratio
     costs = data["costs_ns"]
     if not isinstance(costs, Mapping):
         raise TypeError("costs_ns is not an object")
-    after = data.get("after_trace")  # absent from calibrations written before it was measured
-    if after is not None and not isinstance(after, Mapping):
-        raise TypeError("after_trace is not an object")
     name = f"{data.get('name')} ({source})"
     return Calibration(
         name,
@@ -185,9 +154,4 @@ def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibratio
             for setting, per_kind in costs.items()
             if setting in SETTINGS
         },
-        None
-        if after is None
-        else AfterTrace(
-            str(after["subject"]), float(after["slowdown"]), float(after["torn_down"]), str(after["source"])
-        ),
     )
