@@ -282,3 +282,20 @@ def test_what_the_profiler_leaves_behind_is_said_where_it_slows_the_program(tmp_
     if not nsys.exists():
         skip_or_fail(f"{nsys} is absent (the shared real exports live beside the checkout)")
     assert analyze_program(read_events(nsys), shipped()).after_trace is None
+
+
+def test_the_median_alone_is_the_analysis_median():
+    """The interval's ends and the anchor's search read the replay's median step alone (`median_step_ns`, without
+    causes, breakdowns or critical path): on every trace of the first recording, as traced and replayed at the
+    interval's high cost scale, it is the full analysis's median step."""
+    from tracekit.analysis.steps.analysis import median_step_ns
+    from tracekit.analysis.steps.program import COST_HIGH
+    from tracekit.analysis.steps.unprofiled import replay_without_profiler
+
+    names = sorted(p.name.removesuffix(".pt.trace.json.gz") for p in PROGRAMS.glob("*.pt.trace.json.gz"))
+    assert len(names) == 32
+    for name in names:
+        traced = events(name)
+        replayed = replay_without_profiler(traced, shipped().for_setting(setting_of(traced)), COST_HIGH)
+        for timeline in (traced, replayed):
+            assert median_step_ns(timeline) == analyze_steps(timeline).median_step_ns > 0, name

@@ -4,13 +4,14 @@ first, from one trace's `HostEvents` (a pure function: no I/O)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import polars as pl
 
 from tracekit.analysis.steps import advice, busy, categories, causes, operators
 from tracekit.analysis.steps.calls import GRAPH_LAUNCH_CALLS, SYNC, call_class
 from tracekit.analysis.steps.critical_path import critical_path, timeline
-from tracekit.analysis.steps.detect import detect
+from tracekit.analysis.steps.detect import Windows, detect
 from tracekit.analysis.steps.framework import is_pytorch
 from tracekit.analysis.steps.types import STEPS_SCHEMA, IdleCause, Step, StepsResult
 from tracekit.host_events import ANNOTATION_DOMAIN, KERNEL, MEMCPY, MEMSET, HostEvents
@@ -50,22 +51,44 @@ def _idle(
     )
 
 
-def standing_for_the_run(steps: Sequence[Step]) -> list[Step]:
+T = TypeVar("T")
+
+
+def standing_for_the_run(steps: Sequence[T]) -> list[T]:
     """The steps that stand for the run: all but the trace's first where there are three or more (see below)."""
     return list(steps[1:] if len(steps) >= 3 else steps)
 
 
-def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
-    """Every step of the trace (see the package's modules for each part)."""
+def median_span_ns(spans: Sequence[int]) -> int:
+    """The median of the spans of the steps that stand for the run (the upper one of an even count), 0 for none."""
+    run = sorted(standing_for_the_run(spans))
+    return run[len(run) // 2] if run else 0
+
+
+def _windows(events: HostEvents, step: str | None) -> tuple[pl.DataFrame, list[str], pl.DataFrame, bool, Windows]:
+    """The device's GPU activities, the warnings about them, the classified calls, whether the trace is a PyTorch
+    program's, and its step windows."""
     gpu, warnings = device_events(events)
     if gpu.height == 0:
         raise StepError("the trace holds no GPU activity (kernels, copies or sets): no step to measure")
     calls = call_class(events.calls, gpu)
     pytorch = is_pytorch(events)
     try:
-        windows_found = detect(gpu, calls, events.ranges, step, by_pattern=pytorch)
+        return gpu, warnings, calls, pytorch, detect(gpu, calls, events.ranges, step, by_pattern=pytorch)
     except LookupError as exc:
         raise StepError(str(exc)) from None
+
+
+def median_step_ns(events: HostEvents, step: str | None = None) -> int:
+    """The median step alone (`analyze_steps(...).median_step_ns`, without the causes, breakdowns and critical
+    path): what a replay at another cost scale is read for (the interval's ends, the anchor's search)."""
+    *_, found = _windows(events, step)
+    return median_span_ns([end - start for start, end in zip(found.starts_ns, found.ends_ns, strict=True)])
+
+
+def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
+    """Every step of the trace (see the package's modules for each part)."""
+    gpu, warnings, calls, pytorch, windows_found = _windows(events, step)
     windows = busy.window_frame(windows_found.starts_ns, windows_found.ends_ns)
     busy_ns, per_step_causes, pageable_sync = _idle(gpu, calls, events.ranges, windows)
     graph_ids = calls.filter(pl.col("base").is_in(list(GRAPH_LAUNCH_CALLS)))["correlation_id"].drop_nulls()
@@ -136,7 +159,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     # try first (each cause's median over them) come from these.
     run = standing_for_the_run(steps)
     spans = sorted(s.span_ns for s in run)
-    median = spans[len(spans) // 2] if spans else 0
+    median = median_span_ns([s.span_ns for s in steps])
     representative = min(run, key=lambda s: (abs(s.span_ns - median), s.index)) if run else None
     typical = advice.typical_step(run, representative) if representative else None
     found = (

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from tracekit.analysis.steps.analysis import analyze_steps, standing_for_the_run
+from tracekit.analysis.steps.analysis import analyze_steps, median_step_ns, standing_for_the_run
 from tracekit.analysis.steps.profiler_cost import SETTINGS, UNCALIBRATED, AfterTrace, Calibration, setting_of
 from tracekit.analysis.steps.types import StepsResult, Suggestion
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
@@ -82,24 +82,29 @@ def _replayed(
     return analyze_steps(replay_without_profiler(events, calibration.for_setting(setting), scale), step)
 
 
+def _replayed_median_ns(
+    events: HostEvents, calibration: Calibration, setting: str, scale: float, step: str | None
+) -> int:
+    """The replay's median step alone (the interval's ends and the anchor's search read nothing else)."""
+    return median_step_ns(replay_without_profiler(events, calibration.for_setting(setting), scale), step)
+
+
 def _anchored_scale(
     events: HostEvents, calibration: Calibration, setting: str, step: str | None, anchor_ns: int
-) -> tuple[float, StepsResult]:
+) -> float:
     """The cost scale whose replay's median step is nearest `anchor_ns` (bisection over [0, MAX_SCALE])."""
     low, high = 0.0, MAX_SCALE
-    best: tuple[float, float, StepsResult | None] = (float("inf"), 1.0, None)
+    best = (float("inf"), 1.0)
     for _ in range(ANCHOR_ITERATIONS):
         middle = (low + high) / 2
-        result = _replayed(events, calibration, setting, middle, step)
-        distance = abs(result.median_step_ns - anchor_ns)
-        if distance < best[0]:
-            best = (distance, middle, result)
-        if result.median_step_ns > anchor_ns:
+        median = _replayed_median_ns(events, calibration, setting, middle, step)
+        if abs(median - anchor_ns) < best[0]:
+            best = (abs(median - anchor_ns), middle)
+        if median > anchor_ns:
             low = middle  # still slower than the program: take more cost out
         else:
             high = middle
-    assert best[2] is not None
-    return best[1], best[2]
+    return best[1]
 
 
 def kernel_suggestions(events: HostEvents, traced: StepsResult) -> tuple[Suggestion, ...]:
@@ -128,11 +133,10 @@ def analyze_program(
     setting = setting_of(events)
     traced = analyze_steps(events, step)
     alone = _replayed(events, calibration, setting, 1.0, step)
-    scale, unprofiled = (
-        (1.0, alone) if anchor_ns is None else _anchored_scale(events, calibration, setting, step, anchor_ns)
-    )
-    fast = _replayed(events, calibration, setting, scale * COST_HIGH, step).median_step_ns
-    slow = _replayed(events, calibration, setting, scale * COST_LOW, step).median_step_ns
+    scale = 1.0 if anchor_ns is None else _anchored_scale(events, calibration, setting, step, anchor_ns)
+    unprofiled = alone if scale == 1.0 else _replayed(events, calibration, setting, scale, step)
+    fast = _replayed_median_ns(events, calibration, setting, scale * COST_HIGH, step)
+    slow = _replayed_median_ns(events, calibration, setting, scale * COST_LOW, step)
     spans = [s.span_ns for s in standing_for_the_run(unprofiled.steps)]
     shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
     busy_pct = shown.busy_pct if shown else 0.0
