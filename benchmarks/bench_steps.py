@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.analysis.steps import analyze_steps
+from tracekit.analysis.steps.analysis import median_step_ns
 from tracekit.analysis.steps.calibration import SCALES, best_scales, held_out_scales, shipped
 from tracekit.analysis.steps.profiler_cost import SETTINGS, fit, setting_of
 from tracekit.analysis.steps.program import GPU_BOUND_PCT, analyze_program
@@ -59,17 +60,19 @@ def grid(recording: str, cache: Path | None) -> list[dict[str, Any]]:
         started = time.perf_counter()
         events = read_events(path)
         setting = setting_of(events)
-        traced = analyze_steps(events).median_step_ns / 1e6
+        traced = median_step_ns(events) / 1e6
         found = [
             dict(
                 zip(
                     FIELDS,
-                    (recording, workload, trace_setting, setting, scale, traced, replayed.median_step_ns / 1e6),
+                    (recording, workload, trace_setting, setting, scale, traced, replayed_ns / 1e6),
                     strict=True,
                 )
             )
             for scale in SCALES
-            for replayed in [analyze_steps(replay_without_profiler(events, calibration.for_setting(setting), scale))]
+            for replayed_ns in [
+                median_step_ns(replay_without_profiler(events, calibration.for_setting(setting), scale))
+            ]
         ]
         rows += found
         if cache:
