@@ -299,3 +299,29 @@ def test_the_median_alone_is_the_analysis_median():
         replayed = replay_without_profiler(traced, shipped().for_setting(setting_of(traced)), COST_HIGH)
         for timeline in (traced, replayed):
             assert median_step_ns(timeline) == analyze_steps(timeline).median_step_ns > 0, name
+
+
+FIRST_SET = PROGRAMS.parent / "h200"  # recorded before the replay existed; timed unprofiled in processes of their own
+
+
+def first_set_step_ms(variant: str) -> float:
+    with open(FIRST_SET / "step_summary.csv") as handle:
+        return next(float(r["median_step_ms"]) for r in csv.DictReader(handle) if r["variant"] == variant)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss: the replay takes 5.03 ms out of the traced 5.59 ms step where the profiler cost 3.18 ms "
+    "(the program's step 2.41 ms): at the costs fitted on the 13 programs, a small eager model's many cheap launches "
+    "and operators cost too much, so the replay reaches the GPU's own time (0.56 ms) and calls the step GPU-bound",
+)
+def test_a_launch_bound_eager_step_stays_launch_bound_without_the_profiler():
+    """Held out (the first step set, recorded before the replay was designed): Llama-small eager, 1 x 64 tokens,
+    is launch-bound as the program runs it (2.41 ms a step; the same step from a CUDA graph runs in 0.61 ms). Its
+    replay should come near its step and not call it GPU-bound, or a user is told to speed up kernels that are not
+    what bounds it."""
+    found = analyze_program(read_events(FIRST_SET / "llama_small_eager.pt.trace.json.gz"), shipped())
+    real_ns = first_set_step_ms("llama_small_eager") * 1e6
+    assert first_set_step_ms("llama_small_cudagraph") * 3 < first_set_step_ms("llama_small_eager")  # launch-bound
+    assert abs(found.median_step_ns / real_ns - 1) <= 0.25, (found.median_step_ns, real_ns)
+    assert not found.gpu_bound
