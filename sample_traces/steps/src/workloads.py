@@ -24,6 +24,7 @@ import shutil
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -407,7 +408,7 @@ def cost(outdir: Path, setting: str) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout: tracekit/profiler_cost_bench.py
     from tracekit.profiler_cost_bench import measure
 
-    rows = measure(setting, export=export_gzip)
+    rows = measure(setting)  # its traces are counted and dropped: plain JSON in a temporary folder
     for row in rows:
         print(f"cost {row['loop']} {row['setting']}: {row['host_ms']} ms", flush=True)
     append_rows(outdir / "profiler_cost.csv", rows)
@@ -416,8 +417,12 @@ def cost(outdir: Path, setting: str) -> None:
 if __name__ == "__main__":
     mode, out = sys.argv[1], Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    if mode == "cost":
-        cost(out, sys.argv[3])
-    else:
-        time_and_trace(out, sys.argv[3], sys.argv[4])
+    try:
+        if mode == "cost":
+            cost(out, sys.argv[3])
+        else:
+            time_and_trace(out, sys.argv[3], sys.argv[4])
+    except Exception:  # a failure is logged and the process ends: its threads must not hold it until the timeout
+        traceback.print_exc()
+        os._exit(1)
     os._exit(0)  # DataLoader workers and compile threads must not hold the process open
