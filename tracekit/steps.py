@@ -204,6 +204,7 @@ def calibrate_profiler(
     fresh process: a profiler that has run once leaves its process slower), fitted and scaled per setting as the
     shipped calibration is, written to `output` (default: where `calibration_of` looks). Needs PyTorch and a GPU."""
     import datetime
+    import os
     import platform
     import subprocess
     import sys
@@ -216,7 +217,11 @@ def calibrate_profiler(
     for setting in SETTINGS:
         say(setting)
         done = subprocess.run(
-            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting], capture_output=True, text=True
+            [sys.executable, "-m", "tracekit.profiler_cost_bench", setting],
+            capture_output=True,
+            text=True,
+            # the profiler as it runs by default: CUPTI kept for the process (torn down, some sessions lose events)
+            env={k: v for k, v in os.environ.items() if k != "TEARDOWN_CUPTI"},
         )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -228,7 +233,7 @@ def calibrate_profiler(
     scaled = Calibration(
         name,
         {
-            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name)
+            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name, c.bare_ns)
             for s, c in measured.costs.items()
         },
     )

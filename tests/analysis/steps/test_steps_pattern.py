@@ -29,6 +29,8 @@ PATTERN_MISSES = {
     "h200_programs/tv_resnet18_loader0.shapes.pt.trace.json.gz": "the loader's pause is inside the step",
     # the second recording's process of the same program: the first pattern step spans two marked steps
     "h200_programs_2/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz": "the loader's pause is inside the step",
+    # the same on the second machine (its pattern step 88 ms against the marked 100 ms)
+    "h200x2_programs/tv_resnet18_loader0.cpu_cuda.pt.trace.json.gz": "the loader's pause is inside the step",
 }
 MARKED = [
     pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATTERN_MISSES[t])) if t in PATTERN_MISSES else t

@@ -7,12 +7,17 @@ eight Python frames, an annotated operator: `sample_traces/steps/src/workloads.p
 one setting, in a process of its own (a profiler that has run once leaves the process slower). The events each
 profiled loop recorded are counted from its own trace, and the per-event costs are the non-negative least-squares
 fit of the extra host time to those counts (`fit`).
+
+The bare runs give the other side: what each event stands for in the program itself (an operator's dispatch, a
+launching operator's call, a record_function range), fitted the same way to the bare times. No replay takes the
+host below that: a launch-dense eager step whose per-event profiler cost is lower than the calibration's (another
+machine, a cheaper operator mix) keeps the host time its own events need, rather than none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -44,9 +49,15 @@ class ProfilerCost:
     setting: str
     cost_ns: Mapping[str, float]  # by kind (KINDS)
     source: str  # the calibration: machine, versions and date, or the file it was read from
+    # by kind, the host time one event takes in the bare program (the replay's floor; a runtime call's is that of
+    # a call that puts work on the GPU: a kernel, a copy or a set); none: no floor
+    bare_ns: Mapping[str, float] = field(default_factory=dict)
 
     def of(self, kind: str) -> float:
         return float(self.cost_ns.get(kind, 0.0))
+
+    def bare(self, kind: str) -> float:
+        return float(self.bare_ns.get(kind, 0.0))
 
 
 @dataclass(frozen=True)
@@ -96,12 +107,14 @@ def fit(rows: Iterable[Mapping[str, object]], source: str) -> Calibration:
     """Per-event costs per setting from the cost loops' rows (`profiler_cost.csv`: loop, setting, host_ms, `of` the
     setting whose bare runs a `none` row is, and the events counted per kind): each loop's extra host time over its
     bare run is fitted to its event counts by non-negative least squares (scipy's NNLS: no kind costs less than
-    nothing)."""
+    nothing). The bare times are fitted to the same counts, over every setting that records operators (one table:
+    what an event stands for in the program does not depend on how it is profiled)."""
     import numpy as np  # here, as scipy: every command imports this module (through tracekit.api), only `fit` needs it
     from scipy.optimize import nnls
 
     frame = pl.DataFrame(list(rows)).with_columns(host_ms=pl.col("host_ms").cast(pl.Float64))
-    costs = {}
+    solved: dict[str, dict[str, float]] = {}
+    bare_counts, bare_times_ns = [], []
     for setting in SETTINGS:
         bare = dict(
             frame.filter((pl.col("setting") == "none") & (pl.col("of") == setting))
@@ -111,21 +124,32 @@ def fit(rows: Iterable[Mapping[str, object]], source: str) -> Calibration:
         profiled = frame.filter(pl.col("setting") == setting)
         if not bare or profiled.height == 0:
             continue
-        counts = np.array([[float(row[k] or 0) for k in KINDS] for row in profiled.iter_rows(named=True)])
-        extra_ns = np.array([(row["host_ms"] - bare[row["loop"]]) * 1e6 for row in profiled.iter_rows(named=True)])
-        solved, _ = nnls(counts, np.maximum(extra_ns, 0.0))
-        costs[setting] = ProfilerCost(setting, dict(zip(KINDS, (float(c) for c in solved), strict=True)), source)
-    return Calibration(source, costs)
+        counts = [[float(row[k] or 0) for k in KINDS] for row in profiled.iter_rows(named=True)]
+        extra_ns = [(row["host_ms"] - bare[row["loop"]]) * 1e6 for row in profiled.iter_rows(named=True)]
+        per_event, _ = nnls(np.array(counts), np.maximum(np.array(extra_ns), 0.0))
+        solved[setting] = dict(zip(KINDS, (float(c) for c in per_event), strict=True))
+        for row, count in zip(profiled.iter_rows(named=True), counts, strict=True):
+            if count[KINDS.index(OPERATOR_DOMAIN)] > 0:  # CUDA activity only records no operator: no count of them
+                bare_counts.append(count)
+                bare_times_ns.append(bare[row["loop"]] * 1e6)
+    bare_ns: dict[str, float] = {}
+    if bare_counts:
+        stands_for, _ = nnls(np.array(bare_counts), np.array(bare_times_ns))
+        bare_ns = dict(zip(KINDS, (float(c) for c in stands_for), strict=True))
+    return Calibration(source, {s: ProfilerCost(s, c, source, bare_ns) for s, c in solved.items()})
 
 
 def recorded_cost_ns(events: HostEvents, cost: ProfilerCost, threads: Iterable[int]) -> pl.DataFrame:
-    """Every event the profiler recorded on `threads` with the host time recording it cost: `start_ns`, `cost_ns`,
-    sorted by start (a runtime call's cost is its own: it is taken from the call's duration, not from the gaps)."""
+    """Every event the profiler recorded on `threads` with the host time recording it cost and the host time it
+    stands for in the bare program: `start_ns`, `cost_ns`, `bare_ns`, sorted by start (a runtime call's are its
+    own: they are taken from the call and the gap before it, not from the ranges)."""
     wanted = list(threads)
     ranges = events.ranges.filter(pl.col("thread").is_in(wanted)).select(
-        "start_ns", cost_ns=pl.col("domain").replace_strict({k: cost.of(k) for k in KINDS}, default=0.0)
+        "start_ns",
+        cost_ns=pl.col("domain").replace_strict({k: cost.of(k) for k in KINDS}, default=0.0),
+        bare_ns=pl.col("domain").replace_strict({k: cost.bare(k) for k in KINDS}, default=0.0),
     )
-    return ranges.filter(pl.col("cost_ns") > 0).sort("start_ns")
+    return ranges.filter((pl.col("cost_ns") > 0) | (pl.col("bare_ns") > 0)).sort("start_ns")
 
 
 CALIBRATION_SCHEMA = "tracekit.profiler-calibration/1"
@@ -136,6 +160,7 @@ def calibration_to_dict(calibration: Calibration) -> dict[str, object]:
         "schema": CALIBRATION_SCHEMA,
         "name": calibration.name,
         "costs_ns": {setting: dict(cost.cost_ns) for setting, cost in calibration.costs.items()},
+        "bare_ns": {setting: dict(cost.bare_ns) for setting, cost in calibration.costs.items()},
     }
 
 
@@ -146,12 +171,19 @@ def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibratio
     costs = data["costs_ns"]
     if not isinstance(costs, Mapping):
         raise TypeError("costs_ns is not an object")
+    bare = data.get("bare_ns") or {}  # absent from a calibration written before the floor: none
+    if not isinstance(bare, Mapping):
+        raise TypeError("bare_ns is not an object")
     name = f"{data.get('name')} ({source})"
+
+    def per_kind(values: object) -> dict[str, float]:
+        return {k: float(v) for k, v in dict(values).items() if k in KINDS}  # type: ignore[call-overload]
+
     return Calibration(
         name,
         {
-            setting: ProfilerCost(setting, {k: float(v) for k, v in dict(per_kind).items() if k in KINDS}, name)
-            for setting, per_kind in costs.items()
+            setting: ProfilerCost(setting, per_kind(costs[setting]), name, per_kind(bare.get(setting) or {}))
+            for setting in costs
             if setting in SETTINGS
         },
     )

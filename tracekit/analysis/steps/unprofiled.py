@@ -13,6 +13,12 @@ ended (`critical_path._constraints`), plus that constraint's latency (`critical_
 trace shows a launch-bound activity that the faster host now queues early, it follows its stream's work by a queue's
 latency, not the launch's it showed. GPU durations are kept: the profiler's cost is the host's.
 
+What is taken out never takes the host below the bare program (`ProfilerCost.bare_ns`): between two calls the host
+keeps the time the events recorded there stand for without the profiler (an operator's dispatch, a range), and a
+call that puts work on the GPU keeps a bare launching call's time over the stretch since the last call, where the
+trace gave it that much. A calibration measured where the profiler cost more per event than it did in this trace
+(another machine, or a step of many cheap operators) would otherwise leave a launch-dense eager step no host time.
+
 The result is a `HostEvents` on the replayed clock, so the step analysis reads it as it reads a trace: the step
 windows (as CUDA events would time them), busy and idle by cause, the critical path and what to try all come from
 the one replay. `scale` multiplies every per-event cost: 1 is the calibration; `anchored` finds the scale at which
@@ -51,9 +57,11 @@ class _Clock:
     and end, and the recording cost before each point, to map any host time (a range, another thread's call) onto
     the replayed clock."""
 
-    def __init__(self, start: array[int], end: array[int], cost_at: np.ndarray, cost_cum: np.ndarray) -> None:
+    def __init__(
+        self, start: array[int], end: array[int], cost_at: np.ndarray, cost_cum: np.ndarray, bare_cum: np.ndarray
+    ) -> None:
         self.start, self.end = start, end
-        self.cost_at, self.cost_cum = cost_at, cost_cum
+        self.cost_at, self.cost_cum, self.bare_cum = cost_at, cost_cum, bare_cum
         self.new_start = array("q", [0]) * len(start)
         self.new_end = array("q", [0]) * len(start)
         self._points: tuple[np.ndarray, np.ndarray] | None = None  # `map`'s, once the replay is done
@@ -62,10 +70,17 @@ class _Clock:
         """The recording cost of every event that began before `t`."""
         return self.cost_cum[self.cost_at.searchsorted(t, side="left")]
 
+    def bare_between(self, orig_ns: int, at_ns: int) -> float:
+        """What the events that began in [orig_ns, at_ns) stand for in the bare program."""
+        first, last = self.cost_at.searchsorted([orig_ns, at_ns], side="left")
+        return float(self.bare_cum[last] - self.bare_cum[first])
+
     def after(self, orig_ns: int, new_ns: int, at_ns: int) -> int:
-        """Host time `at_ns`, reached by the host's own work from `orig_ns` (replayed at `new_ns`)."""
+        """Host time `at_ns`, reached by the host's own work from `orig_ns` (replayed at `new_ns`): the recorded
+        time less the recording cost, never less than the bare program's time there (nor more than recorded)."""
+        gap = at_ns - orig_ns
         removed = float(self.cost_before(at_ns) - self.cost_before(orig_ns))
-        return new_ns + max(0, round((at_ns - orig_ns) - removed))
+        return new_ns + max(0, round(max(gap - removed, min(gap, self.bare_between(orig_ns, at_ns)))))
 
     def map_one(self, t: int) -> int:
         """One host time on the replayed clock (as `map`), while the replay is under way: from the calls replayed
@@ -140,18 +155,25 @@ def replay_without_profiler(
     recorded = recorded_cost_ns(events, cost, threads)
     cost_at = recorded["start_ns"].to_numpy()
     cost_cum = np.concatenate([[0.0], np.cumsum(recorded["cost_ns"].to_numpy() * scale)])
+    bare_cum = np.concatenate([[0.0], np.cumsum(recorded["bare_ns"].to_numpy())])
     del recorded
-    clock = _Clock(_flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy()), cost_at, cost_cum)
-    new_op_start, new_op_end = _replayed_times(gpu, calls, chain, clock, cost.of(RUNTIME) * scale)
+    clock = _Clock(_flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy()), cost_at, cost_cum, bare_cum)
+    new_op_start, new_op_end = _replayed_times(gpu, calls, chain, clock, cost.of(RUNTIME) * scale, cost.bare(RUNTIME))
     ranges = events.ranges if kept_ranges is None else events.ranges.filter(kept_ranges)
     return _replayed_events(events, gpu, calls, ranges, chain, clock, new_op_start, new_op_end)
 
 
 def _replayed_times(
-    gpu: pl.DataFrame, calls: pl.DataFrame, chain: pl.DataFrame, clock: _Clock, runtime_ns: float
+    gpu: pl.DataFrame,
+    calls: pl.DataFrame,
+    chain: pl.DataFrame,
+    clock: _Clock,
+    runtime_ns: float,
+    bare_launch_ns: float,
 ) -> tuple[array[int], array[int]]:
     """Each GPU activity's replayed start and end (in `gpu`'s order), the chain's calls' replayed times set in
-    `clock` (a function of its own: its arrays, tens of MB for a 100 MB rank, go before the output is built)."""
+    `clock` (a function of its own: its arrays, tens of MB for a 100 MB rank, go before the output is built).
+    `runtime_ns`: what recording a call cost; `bare_launch_ns`: a bare call that puts work on the GPU."""
     import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
     ops = _activities(gpu, calls)
@@ -226,6 +248,11 @@ def _replayed_times(
             schedule(unchained[pending], clock.map_one(ops.issue[unchained[pending]]))
             pending += 1
         duration = max(MIN_CALL_NS, round(recorded_ns - in_call_ns))
+        if k > 0 and first_of[k] < last_of[k] and bare_launch_ns:  # it launched GPU work: a bare launch's time
+            ranges_bare_ns = clock.bare_between(previous_end, call_start)
+            if ranges_bare_ns > 0:  # a new operator (or range) since the last call: one more launching operator
+                floor_end = previous_new_end + round(min(call_end - previous_end, ranges_bare_ns + bare_launch_ns))
+                new_start = max(new_start, floor_end - duration)
         new_end = new_start + duration
         for j in range(first_of[k], last_of[k]):
             if not scheduled[launched[j]]:
