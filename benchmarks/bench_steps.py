@@ -12,7 +12,9 @@ in the process that then traced it). Per trace and per profiler setting:
   timed steps as the trace recorded, against the median of all of them: where each step was timed, the third
   recording);
 - the program checks at the shipped calibration: no "what to try" saving above the unprofiled step's idle time; a
-  step >= 90% busy unprofiled called GPU-bound; the replay's interval holding the program's step.
+  step >= 90% busy unprofiled called GPU-bound; the replay's interval holding the program's step;
+- another machine, never fitted on: the 2-GPU host's traces (the first step set, `h200/`, and six of the programs,
+  `h200x2_programs/`) at the shipped calibration, beside their traced step.
 
     python benchmarks/bench_steps.py [--grid-dir DIR]
 

@@ -83,14 +83,14 @@ _BARE_NS: dict[str, float] = {
     "cuda_runtime": 7549.0,
     "memory": 813.0,
 }
-# the scale per setting fitted in sample on the three recordings by benchmarks/bench_steps.py (on the first
-# recording alone it was 4, 5, 3, 1 and 5: its two profile_memory traces set the 1)
+# the scale per setting fitted in sample on the three recordings by benchmarks/bench_steps.py, with the bare floor
+# (without it 5, 5, 3, 4, 6; on the first recording alone 4, 5, 3, 1 and 5: its two profile_memory traces set the 1)
 SHIPPED_SCALES: dict[str, float] = {CUDA_ONLY: 5.0, CPU_CUDA: 6.0, SHAPES: 3.0, MEMORY: 4.0, STACK: 6.0}
 
 
 # the programs' unprofiled steps after their trace over before it, the host-bound ones (those whose replay is not
-# GPU-bound; the GPU-bound ones ran at 1.00x, CUPTI kept or not): CUPTI kept, the first two recordings (39 processes,
-# quartiles 1.02-1.31); torn down, the third (29 processes, quartiles 0.91-1.03); benchmarks/bench_steps.py prints them
+# GPU-bound; the GPU-bound ones ran at 1.00x, CUPTI kept or not): CUPTI kept, the first two recordings (38 processes,
+# quartiles 1.02-1.31); torn down, the third (28 processes, quartiles 0.91-1.03); benchmarks/bench_steps.py prints them
 SHIPPED_AFTER_TRACE = AfterTrace(
     slowdown=1.17,
     torn_down=0.99,
