@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tracekit.allocator import MALLOC_VARIABLE, RETURN_FREED_PAGES
 
 PER_STEP = 1000
 
@@ -157,8 +160,14 @@ def main() -> None:
         size = path.stat().st_size
         runs = {}
         for mode in ("polars-sqlite" if args.nsys else "polars", "read", "steps", "program"):
+            # tracekit's runs with its CLI's allocator setting (`tracekit.allocator`), polars' own read with polars'
+            env = os.environ if mode.startswith("polars") else {**os.environ, MALLOC_VARIABLE: RETURN_FREED_PAGES}
             done = subprocess.run(
-                [sys.executable, __file__, "--child", mode, str(path)], capture_output=True, text=True, check=True
+                [sys.executable, __file__, "--child", mode, str(path)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
             )
             runs[mode] = json.loads(done.stdout)
     steps, polars = runs["steps"], runs["polars-sqlite" if args.nsys else "polars"]

@@ -155,6 +155,7 @@ def test_the_store_imports_no_analysis_and_no_renderer():
 CLI_MAY_IMPORT = ("tracekit.api", "tracekit.present", "tracekit.format", "tracekit.errors", "tracekit.cli")
 CLI_MAY_IMPORT += ("tracekit.selection", "tracekit.ingest", "tracekit.scratch", "tracekit.steps", "tracekit.reports")
 CLI_MAY_IMPORT += ("tracekit.ceilings", "tracekit.dashboards", "tracekit.store.engine")  # calibrate, serve
+CLI_MAY_IMPORT += ("tracekit.allocator",)  # the process's own setting, as scratch's signal handlers
 
 
 def _cli_outside(module: str) -> bool:

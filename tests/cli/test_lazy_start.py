@@ -153,3 +153,25 @@ def test_analyzing_a_stored_warp_trace_loads_only_what_it_needs(tmp_path: Path, 
     assert loaded == "[]"
     [launch] = json.loads(analysis)
     assert launch["kernel"]["name"] == "vector_add" and launch["warps"]["count"] > 0
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"), [(None, "dirty_decay_ms:0,muzzy_decay_ms:0"), ("narenas:2", "narenas:2")]
+)
+def test_the_cli_asks_polars_to_return_freed_pages_before_polars_loads(preset, expected) -> None:
+    """`tracekit` sets polars' allocator to return freed pages at once (`tracekit.allocator`: a parsed trace's pages
+    do not stay through the replay, `benchmarks/bench_steps_memory.py`) before any command loads polars, which reads
+    the setting once; a setting of the user's own is kept."""
+    import os
+
+    code = (
+        "import os, sys\nfrom tracekit.cli.main import main\nsys.argv = ['tracekit', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(os.environ.get('_RJEM_MALLOC_CONF'), 'polars' in sys.modules)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    if preset is not None:
+        env["_RJEM_MALLOC_CONF"] = preset
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == f"{expected} False"

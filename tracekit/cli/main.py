@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 if TYPE_CHECKING:  # Typer vendors Click as typer._click: its groups take and return these, not the `click` package's
     from typer._click import Command, Context, HelpFormatter
 
+from tracekit.allocator import return_freed_pages
 from tracekit.errors import StoreError, TracekitError, one_line
 from tracekit.scratch import exit_on_termination, remove_own
 
@@ -123,6 +124,7 @@ def main() -> None:
     temporary files are removed on the way out. TRACEKIT_DEBUG=1 lets unexpected errors show their traceback.
     """
     exit_on_termination()
+    return_freed_pages()  # before any command loads polars: a trace's parse does not stay in the replay's peak
     try:
         app()
     except TracekitError as exc:

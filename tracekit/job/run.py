@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from tracekit.allocator import MALLOC_VARIABLE, RETURN_FREED_PAGES
 from tracekit.analysis.job.analysis import JobError, analyze_job
 from tracekit.analysis.job.rank import RankError, needs_host_collectives, rank_tables
 from tracekit.analysis.job.types import JobResult
@@ -33,12 +34,12 @@ from tracekit.errors import InputError, TracekitError
 TABLES = ("steps", "collectives", "kernels", "idle")
 TRACE_SUFFIXES = (".json", ".json.gz")
 SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"
-# polars' allocator (jemalloc) keeps freed pages a while (polars sets 0.5 s, more when already freed): a worker
-# reading a rank holds the pages of the blocks it parsed (in one process, 243 MB peak on a 100 MB rank, 184 MB with
-# them returned at once). Set in the local workers' environment before polars loads there (polars appends it to its
-# own setting, and the last wins); TRACEKIT_WORKER_<NAME> overrides each; a cluster's workers need them in theirs.
-WORKER_MALLOC_VARIABLE = "_RJEM_MALLOC_CONF"
-WORKER_MALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
+# polars' allocator returning freed pages at once (`tracekit.allocator`): a worker reading a rank would hold the pages
+# of the blocks it parsed (in one process, 243 MB peak on a 100 MB rank, 184 MB with them returned at once). Set in
+# the local workers' environment before polars loads there; TRACEKIT_WORKER_<NAME> overrides each; a cluster's
+# workers need them in theirs.
+WORKER_MALLOC_VARIABLE = MALLOC_VARIABLE
+WORKER_MALLOC_CONF = RETURN_FREED_PAGES
 POLARS_THREADS_VARIABLE = "POLARS_MAX_THREADS"
 # Dask's statistical profiler samples a worker's stacks all along its tasks and keeps what it saw: memory that grows
 # with the ranks a worker has run (a few MB a rank), for a profile no one sees (the dashboard is off); a nanny hands

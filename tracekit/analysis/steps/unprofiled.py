@@ -233,6 +233,9 @@ def _replayed_times(
                 place(j, clock.map_one(ops.issue[j]))
         place(index, issue_new)
 
+    # the gap before each call (from the previous call's end): the recording cost of the events in it, and what
+    # they stand for in the bare program (`_Clock.after`, for every call at once)
+    removed, bare = _gaps(clock)
     pending = 0
     previous_end = previous_new_end = NONE  # the last call's end, recorded and replayed
     for k in range(len(clock.start)):
@@ -242,17 +245,18 @@ def _replayed_times(
         in_call_ns = min(runtime_ns, max(0.0, recorded_ns - MIN_CALL_NS))
         new_start = call_start
         if k > 0:
-            reached = clock.after(previous_end, previous_new_end, call_start) - round(runtime_ns - in_call_ns)
-            new_start = max(previous_new_end, reached)
+            gap = call_start - previous_end
+            kept = max(0, round(max(gap - removed[k], min(gap, bare[k]))))
+            new_start = max(previous_new_end, previous_new_end + kept - round(runtime_ns - in_call_ns))
         while pending < len(unchained) and unchained_start[pending] <= call_start:
             schedule(unchained[pending], clock.map_one(ops.issue[unchained[pending]]))
             pending += 1
         duration = max(MIN_CALL_NS, round(recorded_ns - in_call_ns))
-        if k > 0 and first_of[k] < last_of[k] and bare_launch_ns:  # it launched GPU work: a bare launch's time
-            ranges_bare_ns = clock.bare_between(previous_end, call_start)
-            if ranges_bare_ns > 0:  # a new operator (or range) since the last call: one more launching operator
-                floor_end = previous_new_end + round(min(call_end - previous_end, ranges_bare_ns + bare_launch_ns))
-                new_start = max(new_start, floor_end - duration)
+        # a call that launched GPU work after a new operator (or range) began: one more launching operator, which
+        # keeps a bare launching call's time over the stretch since the last call
+        if k > 0 and bare[k] > 0 and first_of[k] < last_of[k] and bare_launch_ns:
+            floor_end = previous_new_end + round(min(call_end - previous_end, bare[k] + bare_launch_ns))
+            new_start = max(new_start, floor_end - duration)
         new_end = new_start + duration
         for j in range(first_of[k], last_of[k]):
             if not scheduled[launched[j]]:
@@ -269,6 +273,20 @@ def _replayed_times(
         if not scheduled[index]:
             schedule(index, NONE)
     return new_op_start, new_op_end
+
+
+def _gaps(clock: _Clock) -> tuple[array[float], array[float]]:
+    """Per chain call k >= 1, over the gap from call k-1's end to call k's start: the recording cost of the events
+    that began in it and their bare time (entry 0 is 0), as flat arrays of floats (the replay's loop reads them one
+    by one)."""
+    import numpy as np  # here, not at import (see TYPE_CHECKING above)
+
+    ends = clock.cost_at.searchsorted(_numpy(clock.end)[:-1], side="left")
+    starts = clock.cost_at.searchsorted(_numpy(clock.start)[1:], side="left")
+    removed, bare = array("d", [0.0]), array("d", [0.0])
+    removed.frombytes(np.ascontiguousarray(clock.cost_cum[starts] - clock.cost_cum[ends], dtype=np.float64).tobytes())
+    bare.frombytes(np.ascontiguousarray(clock.bare_cum[starts] - clock.bare_cum[ends], dtype=np.float64).tobytes())
+    return removed, bare
 
 
 def _activities(gpu: pl.DataFrame, calls: pl.DataFrame) -> _Activities:
