@@ -78,9 +78,8 @@ class _Clock:
     def after(self, orig_ns: int, new_ns: int, at_ns: int) -> int:
         """Host time `at_ns`, reached by the host's own work from `orig_ns` (replayed at `new_ns`): the recorded
         time less the recording cost, never less than the bare program's time there (nor more than recorded)."""
-        gap = at_ns - orig_ns
         removed = float(self.cost_before(at_ns) - self.cost_before(orig_ns))
-        return new_ns + max(0, round(max(gap - removed, min(gap, self.bare_between(orig_ns, at_ns)))))
+        return new_ns + _kept_ns(at_ns - orig_ns, removed, self.bare_between(orig_ns, at_ns))
 
     def map_one(self, t: int) -> int:
         """One host time on the replayed clock (as `map`), while the replay is under way: from the calls replayed
@@ -109,6 +108,12 @@ class _Clock:
         after = times + (replayed[-1] - recorded[-1])
         mapped = np.where(times < recorded[0], before, np.where(times > recorded[-1], after, inside))
         return np.round(mapped).astype(np.int64)
+
+
+def _kept_ns(gap_ns: int, removed_ns: float, bare_ns: float) -> int:
+    """What the host keeps of a recorded gap: the gap less its recording cost, never less than its events' bare time
+    (nor more than the gap)."""
+    return max(0, round(max(gap_ns - removed_ns, min(gap_ns, bare_ns))))
 
 
 def _numpy(values: array[int]) -> np.ndarray:
@@ -245,8 +250,7 @@ def _replayed_times(
         in_call_ns = min(runtime_ns, max(0.0, recorded_ns - MIN_CALL_NS))
         new_start = call_start
         if k > 0:
-            gap = call_start - previous_end
-            kept = max(0, round(max(gap - removed[k], min(gap, bare[k]))))
+            kept = _kept_ns(call_start - previous_end, removed[k], bare[k])
             new_start = max(previous_new_end, previous_new_end + kept - round(runtime_ns - in_call_ns))
         while pending < len(unchained) and unchained_start[pending] <= call_start:
             schedule(unchained[pending], clock.map_one(ops.issue[unchained[pending]]))
