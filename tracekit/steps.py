@@ -115,6 +115,7 @@ def compared(
 
 
 CALIBRATION_FILE = "profiler-calibration.json"  # what `tracekit calibrate --profiler` writes in the data folder
+CALIBRATION_PROCESSES = 3  # each setting's loops in this many processes: the fit takes their median (`fit`)
 
 
 def default_calibration_path() -> Path:
@@ -200,10 +201,12 @@ def program_timeline(store: Store | None, source: str | Path, found: ProgramStep
 def calibrate_profiler(
     output: str | Path | None = None, say: Callable[[str], None] = lambda setting: None
 ) -> tuple[dict[str, Any], Path]:
-    """The profiler's per-event costs measured on this machine (`tracekit/profiler_cost_bench.py`, each setting in a
-    fresh process: a profiler that has run once leaves its process slower), fitted and scaled per setting as the
-    shipped calibration is, written to `output` (default: where `calibration_of` looks). Needs PyTorch and a GPU."""
+    """The profiler's per-event costs measured on this machine (`tracekit/profiler_cost_bench.py`, each setting in
+    CALIBRATION_PROCESSES fresh processes: a profiler that has run once leaves its process slower, and one process's
+    timing is one draw), fitted and scaled per setting as the shipped calibration is, written to `output` (default:
+    where `calibration_of` looks). Needs PyTorch and a GPU."""
     import datetime
+    import itertools
     import os
     import platform
     import subprocess
@@ -214,7 +217,7 @@ def calibrate_profiler(
     from tracekit.profiler_cost_bench import SETTINGS
 
     rows = []
-    for setting in SETTINGS:
+    for setting, _ in itertools.product(SETTINGS, range(CALIBRATION_PROCESSES)):
         say(setting)
         done = subprocess.run(
             [sys.executable, "-m", "tracekit.profiler_cost_bench", setting],

@@ -366,3 +366,18 @@ def test_a_calibration_file_carries_the_bare_times_and_an_older_one_reads_withou
     assert again.for_setting(SHAPES).bare_ns == shipped().for_setting(SHAPES).bare_ns
     older = {k: v for k, v in data.items() if k != "bare_ns"}
     assert calibration_from_dict(older, "old.json").for_setting(SHAPES).bare_ns == {}
+
+
+def test_the_fit_takes_the_median_of_several_processes():
+    """`tracekit calibrate --profiler` runs each setting's loops in several processes: the fit of their rows is the
+    fit of each row's median time, whatever the other draws were (one process slow, one fast, one as measured),
+    and one process that lost its CUDA activity (no runtime call counted) does not lose the count."""
+    rows = list(csv.DictReader((PROGRAMS / "profiler_cost.csv").read_text().splitlines()))
+    once = fit(rows, "once")
+    slow = [{**r, "host_ms": str(float(r["host_ms"]) * 1.5)} for r in rows]
+    fast = [{**r, "host_ms": str(float(r["host_ms"]) * 0.7), "cuda_runtime": "0", "kernel": "0"} for r in rows]
+    thrice = fit(rows + slow + fast, "thrice")
+    for setting in SETTINGS:
+        assert thrice.for_setting(setting).cost_ns == pytest.approx(once.for_setting(setting).cost_ns, abs=1e-6)
+        assert thrice.for_setting(setting).bare_ns == pytest.approx(once.for_setting(setting).bare_ns, abs=1e-6)
+    assert fit(rows + fast, "twice").for_setting(SHAPES).cost_ns != once.for_setting(SHAPES).cost_ns
