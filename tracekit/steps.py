@@ -217,8 +217,8 @@ def calibrate_profiler(
     from tracekit.profiler_cost_bench import SETTINGS
 
     rows = []
-    for setting, _ in itertools.product(SETTINGS, range(CALIBRATION_PROCESSES)):
-        say(setting)
+    for setting, process in itertools.product(SETTINGS, range(CALIBRATION_PROCESSES)):
+        say(f"{setting} (process {process + 1} of {CALIBRATION_PROCESSES})")
         done = subprocess.run(
             [sys.executable, "-m", "tracekit.profiler_cost_bench", setting],
             capture_output=True,

@@ -131,7 +131,8 @@ def _worker_settings() -> tuple[str | None, str | None, int]:
 def test_local_workers_start_with_the_allocator_returning_pages_and_a_share_of_the_cores():
     """Set before the workers load polars (its allocator reads the setting once): the last setting wins, and each
     worker's polars has the cores over the workers, not all of them; this process's own are left as they were."""
-    from tracekit.job.run import WORKER_MALLOC_CONF, dask_client
+    from tracekit.allocator import RETURN_FREED_PAGES
+    from tracekit.job.run import dask_client
 
     ours = ("_RJEM_MALLOC_CONF", "POLARS_MAX_THREADS")
     before = {key: os.environ.get(key) for key in ours}
@@ -140,5 +141,5 @@ def test_local_workers_start_with_the_allocator_returning_pages_and_a_share_of_t
     assert {key: os.environ.get(key) for key in ours} == before
     share = max(1, (os.cpu_count() or 1) // 2)
     for malloc_conf, threads, pool in found.values():
-        assert malloc_conf is not None and malloc_conf.endswith(WORKER_MALLOC_CONF)
+        assert malloc_conf is not None and malloc_conf.endswith(RETURN_FREED_PAGES)
         assert threads == str(share) and pool == share

@@ -34,12 +34,6 @@ from tracekit.errors import InputError, TracekitError
 TABLES = ("steps", "collectives", "kernels", "idle")
 TRACE_SUFFIXES = (".json", ".json.gz")
 SCHEDULER_VARIABLE = "DASK_SCHEDULER_ADDRESS"
-# polars' allocator returning freed pages at once (`tracekit.allocator`): a worker reading a rank would hold the pages
-# of the blocks it parsed (in one process, 243 MB peak on a 100 MB rank, 184 MB with them returned at once). Set in
-# the local workers' environment before polars loads there; TRACEKIT_WORKER_<NAME> overrides each; a cluster's
-# workers need them in theirs.
-WORKER_MALLOC_VARIABLE = MALLOC_VARIABLE
-WORKER_MALLOC_CONF = RETURN_FREED_PAGES
 POLARS_THREADS_VARIABLE = "POLARS_MAX_THREADS"
 # Dask's statistical profiler samples a worker's stacks all along its tasks and keeps what it saw: memory that grows
 # with the ranks a worker has run (a few MB a rank), for a profile no one sees (the dashboard is off); a nanny hands
@@ -144,7 +138,10 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     count = workers or os.cpu_count() or 1
     # the ranks are the parallel work: each worker's polars gets its share of the cores, not all of them each
     threads = str(max(1, (os.cpu_count() or 1) // count))
-    worker_env = {WORKER_MALLOC_VARIABLE: WORKER_MALLOC_CONF, POLARS_THREADS_VARIABLE: threads}
+    # polars' allocator returning freed pages at once (`tracekit.allocator`): a worker reading a rank would hold the
+    # pages of the blocks it parsed (in one process, 243 MB peak on a 100 MB rank, 184 MB with them returned at once).
+    # Set before polars loads there; TRACEKIT_WORKER_<NAME> overrides each; a cluster's workers need them in theirs.
+    worker_env = {MALLOC_VARIABLE: RETURN_FREED_PAGES, POLARS_THREADS_VARIABLE: threads}
     with (
         _spawn_environ({key: os.environ.get(f"TRACEKIT_WORKER_{key}", value) for key, value in worker_env.items()}),
         dask.config.set(WORKER_CONFIG),

@@ -158,7 +158,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
     # host's work before that unseen. Their median span, the step shown (span nearest it) and the savings of what to
     # try first (each cause's median over them) come from these.
     run = standing_for_the_run(steps)
-    spans = sorted(s.span_ns for s in run)
+    spans = [s.span_ns for s in run]
     median = median_span_ns([s.span_ns for s in steps])
     representative = min(run, key=lambda s: (abs(s.span_ns - median), s.index)) if run else None
     typical = advice.typical_step(run, representative) if representative else None
@@ -167,7 +167,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
             advice.idle_suggestions(typical, pytorch)
             + advice.copy_suggestions(typical, advice.pinned_rate(gpu), pytorch),
             typical,
-            spans[-1] - spans[0],
+            max(spans, default=0) - min(spans, default=0),
         )
         if typical
         else []
