@@ -7,7 +7,7 @@ from __future__ import annotations
 from tracekit import format as fmt
 from tracekit.analysis.steps.compare import StepComparison
 from tracekit.analysis.steps.profiler_cost import CPU_CUDA, CUDA_ONLY, MEMORY, SHAPES, STACK
-from tracekit.analysis.steps.program import COST_HIGH, COST_LOW, GPU_TRACED_EXCESS, ProgramSteps
+from tracekit.analysis.steps.program import COST_HIGH, COST_LOW, GPU_VARIATION, ProgramSteps
 from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
 from tracekit.host_events import NSYS
 from tracekit.present.sections import Table
@@ -237,7 +237,7 @@ def program_lines(p: ProgramSteps) -> list[str]:
     lines = [
         program_headline(p),
         f"  interval {fmt.duration(p.low_ns)} to {fmt.duration(p.high_ns)} (the profiler's costs at {COST_LOW:g}x to "
-        f"{COST_HIGH:g}x the calibration's, the GPU work up to {100 * GPU_TRACED_EXCESS:g}% shorter than traced, and "
+        f"{COST_HIGH:g}x the calibration's, the GPU work {100 * GPU_VARIATION:g}% either way, and "
         "the range of the recorded steps)",
         f"  recorded with {SETTING_WORDS.get(p.setting, p.setting)}; profiler cost taken out per {p.calibration}",
     ]

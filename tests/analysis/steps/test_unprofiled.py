@@ -27,7 +27,7 @@ from tracekit.analysis.steps.profiler_cost import (
     fit,
     setting_of,
 )
-from tracekit.analysis.steps.program import GPU_BOUND_PCT, GPU_TRACED_EXCESS, ProgramSteps, analyze_program
+from tracekit.analysis.steps.program import GPU_BOUND_PCT, GPU_VARIATION, ProgramSteps, analyze_program
 from tracekit.host_events import HostEvents
 from tracekit.steps import read_events
 
@@ -135,17 +135,56 @@ def test_the_replay_holds_on_a_recording_and_programs_it_was_not_fitted_on():
 def test_the_intervals_low_end_allows_for_the_gpu_work_the_profiler_lengthened(setting):
     """GPT-2 replayed from a CUDA graph is all GPU work: no cost taken out of the host moves its step, yet its
     program runs 1.1-1.3% faster than its traced kernels (the profiler lengthens the GPU work too). The interval's
-    low end allows for it (`GPU_TRACED_EXCESS`, 1.1%, read off the first recording): on the second recording, which
-    it was not read from, the low end comes within 0.3% of the program's step (it was 1.1-1.3% above it) and holds
-    it on two of the three settings."""
+    ends allow for the GPU work's own spread (`GPU_VARIATION`): the low end comes below the program's step, which
+    the interval holds, on every setting of the second recording (without the allowance it was 1.1-1.3% above)."""
     name = f"hf_gpt2_cudagraph.{setting}"
     with open(SECOND / "timings.csv") as handle:
         rows = csv.DictReader(handle)
         real = next(float(r["median_event_ms"]) for r in rows if f"{r['workload']}.{r['setting']}" == name) * 1e6
     found = analyze_program(read_events(SECOND / f"{name}.pt.trace.json.gz"), shipped())
     assert found.gpu_bound and found.median_step_ns > 1.008 * real  # the replay's point: the traced GPU work
-    assert found.low_ns / (1 - GPU_TRACED_EXCESS) > 1.008 * real  # the low end without the allowance
-    assert found.low_ns <= 1.003 * real and real <= found.high_ns
+    assert found.low_ns / (1 - GPU_VARIATION) > 1.008 * real  # the low end without the allowance
+    assert found.low_ns <= real <= found.high_ns
+
+
+OTHER_MACHINE = PROGRAMS.parent / "h200x2_programs"  # six of the programs on the 2-GPU host: never fitted on
+
+
+def test_the_interval_holds_the_program_on_a_machine_it_was_not_fitted_on():
+    """The interval is the profiler's process-to-process cost draw and the GPU work's own spread, sized on the three
+    recordings of the 16-core host: on the 2-GPU host's 20 processes it holds the program's step on at least 90%
+    (the old 0.5x-1.5x interval, with the GPU work only allowed shorter, held 13 of the 20)."""
+    with open(OTHER_MACHINE / "timings.csv") as handle:
+        real = {f"{r['workload']}.{r['setting']}": float(r["median_event_ms"]) * 1e6 for r in csv.DictReader(handle)}
+    assert len(real) == 20
+    held = {
+        name: found.low_ns <= ms <= found.high_ns
+        for name, ms in real.items()
+        for found in [analyze_program(read_events(OTHER_MACHINE / f"{name}.pt.trace.json.gz"), shipped())]
+    }
+    assert sum(held.values()) >= 0.9 * len(held), sorted(name for name, ok in held.items() if not ok)
+
+
+def timing_row(folder: Path, name: str) -> dict[str, str]:
+    with open(folder / "timings.csv") as handle:
+        return next(r for r in csv.DictReader(handle) if f"{r['workload']}.{r['setting']}" == name)
+
+
+@pytest.mark.parametrize(("name", "uneven"), [("tv_resnet18_loader4.cuda_only", True), ("hf_gpt2_train.shapes", False)])
+def test_steps_that_vary_widely_are_said_to_be_one_draw(name, uneven):
+    """ResNet-18 fed by four DataLoader workers waits on them every few steps (its own timed steps ran 8-89 ms
+    around a 10.9 ms median): the two recorded steps that stand for the run are 7.4 and 32.7 ms replayed, and their
+    median is one draw of that. The analysis says so, with the steps' range; GPT-2's even steps get no such note."""
+    from tracekit.analysis.steps.analysis import UNEVEN_STEPS, standing_for_the_run
+
+    timed = timing_row(SECOND, name)
+    assert (float(timed["max_event_ms"]) / float(timed["min_event_ms"]) > UNEVEN_STEPS) == uneven  # the program's
+    found = analyze_program(read_events(SECOND / f"{name}.pt.trace.json.gz"), shipped())
+    spans = [s.span_ns for s in standing_for_the_run(found.unprofiled.steps)]
+    said = [w for w in found.unprofiled.warnings if "recorded steps that stand for the run vary" in w]
+    assert bool(said) == uneven
+    if uneven:
+        assert f"vary {min(spans) / 1e6:.2f} to {max(spans) / 1e6:.2f} ms" in said[0]
 
 
 def test_a_gpu_bound_step_is_called_so_and_its_advice_is_about_kernels():
