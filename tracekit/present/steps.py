@@ -236,9 +236,10 @@ def program_lines(p: ProgramSteps) -> list[str]:
     """The headline, the interval, and which profiler setting and calibration the replay took out."""
     lines = [
         program_headline(p),
-        f"  interval {fmt.duration(p.low_ns)} to {fmt.duration(p.high_ns)} (the profiler's costs at {COST_LOW:g}x to "
-        f"{COST_HIGH:g}x the calibration's, the GPU work {100 * GPU_VARIATION:g}% either way, and "
-        "the range of the recorded steps)",
+        f"  interval {fmt.duration(p.low_ns)} to {fmt.duration(p.high_ns)} ("
+        + (f"the profiler's costs at {COST_LOW:g}x to {COST_HIGH:g}x the calibration's, " if p.calibrated else "")
+        + f"the GPU work {100 * GPU_VARIATION:g}% either way"
+        + (", and where the median of the recorded steps could lie)" if len(p.unprofiled.steps) > 1 else ")"),
         f"  recorded with {SETTING_WORDS.get(p.setting, p.setting)}; profiler cost taken out per {p.calibration}",
     ]
     if p.after_trace is not None:

@@ -231,6 +231,68 @@ def test_a_cuda_program_of_streams_gets_no_steps_and_no_pytorch_advice():
     assert found.setting == "nsys" and found.calibration.startswith("uncalibrated")
 
 
+def test_a_long_run_of_steps_bounds_its_median_by_order_not_by_its_odd_step():
+    """A PyTorch program under Nsight Systems (an RTX A5000, from a public repository): 200 steps of two kernels,
+    199 standing for the run at about 0.4 ms and a few far longer (one 8.4 ms). The median of 199 steps is pinned
+    near its value, so the interval does not stretch to the longest step and no warning calls the median one draw;
+    its cost is uncalibrated, and the interval does not claim a calibration's costs."""
+    from tracekit.analysis.steps.analysis import median_bounds_ns, standing_for_the_run
+    from tracekit.present.steps import program_lines
+
+    path = REAL_EXPORTS / "nsys_2025.3.2_RTXA5000_torch_overlap_noext"
+    if not path.exists():
+        skip_or_fail(f"{path} is absent (the shared real exports live beside the checkout)")
+    found = analyze_program(read_events(path), shipped())
+    spans = sorted(s.span_ns for s in standing_for_the_run(found.unprofiled.steps))
+    assert len(spans) == 199 and spans[-1] > 10 * found.median_step_ns
+    low, high = median_bounds_ns(spans)
+    assert spans[0] < low <= found.median_step_ns <= high < spans[-1]
+    assert found.high_ns < 1.1 * found.median_step_ns
+    assert not any("recorded steps that stand for the run vary" in w for w in found.unprofiled.warnings)
+    assert not found.calibrated
+    interval = program_lines(found)[1]
+    assert "calibration's" not in interval and "3% either way" in interval
+
+
+def test_the_median_bounds_are_the_order_statistics_of_a_median():
+    """Five steps or fewer: their range; more: the ranks n/2 -+ 1.96 sqrt(n)/2, whatever the spans' values."""
+    from tracekit.analysis.steps.analysis import median_bounds_ns
+
+    assert median_bounds_ns([]) == (0, 0)
+    assert median_bounds_ns([30, 10]) == (10, 30)
+    assert median_bounds_ns([5, 1, 4, 2, 3]) == (1, 5)
+    assert median_bounds_ns(list(range(100, 0, -1))) == (41, 60)  # ranks 40 and 59 of 0..99
+
+
+def test_a_cutlass_benchmark_is_no_pytorch_loop():
+    """A CUTLASS benchmark under Nsight Systems (an A40, from a public repository): one GEMM kernel launched over and
+    over. CUTLASS names no PyTorch program (cuBLAS names its kernels after it, and CUDA programs call both), so its
+    repeats are no steps and its advice is about its kernel, with nothing of PyTorch's."""
+    path = REAL_EXPORTS / "nsys_2023.2.3_A40_cutlassbench_report1.sqlite"
+    if not path.exists():
+        skip_or_fail(f"{path} is absent (the shared real exports live beside the checkout)")
+    found = analyze_program(read_events(path), shipped())
+    assert found.unprofiled.detected_by == "whole trace" and len(found.unprofiled.steps) == 1
+    words = " ".join([*(s.fix for s in found.unprofiled.what_to_try), *found.unprofiled.warnings])
+    assert found.unprofiled.what_to_try
+    for pytorch in ("DataLoader", "torch.compile", "pin_memory", ".item()", "active="):
+        assert pytorch not in words
+
+
+def test_uneven_steps_are_said_in_the_programs_own_terms():
+    """Steps whose median could lie over 1.5x apart are said to be one draw: a PyTorch program is told of its
+    DataLoader and the profiler's schedule, a CUDA program only to record more of its loop; even steps, nothing."""
+    from tracekit.analysis.steps.analysis import uneven_steps_warning
+
+    spans = [27_000_000, 27_200_000, 26_600_000, 27_300_000, 299_000_000]
+    cuda = uneven_steps_warning(spans, pytorch=False)
+    assert cuda is not None and "26.60 to 299.00 ms" in cuda and "record more of the loop" in cuda
+    assert "DataLoader" not in cuda and "active=" not in cuda
+    torch = uneven_steps_warning(spans, pytorch=True)
+    assert torch is not None and "DataLoader" in torch and "active=" in torch
+    assert uneven_steps_warning(spans[:4], pytorch=True) is None
+
+
 def test_the_cli_leads_with_the_program_and_names_the_calibration(tmp_path):
     trace = str(PROGRAMS / "hf_gpt2_train_item.shapes.pt.trace.json.gz")
     done = run_cli("step", trace)

@@ -3,6 +3,7 @@ first, from one trace's `HostEvents` (a pure function: no I/O)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -59,23 +60,39 @@ def standing_for_the_run(steps: Sequence[T]) -> list[T]:
     return list(steps[1:] if len(steps) >= 3 else steps)
 
 
-# Steps that stand for the run and differ by more than this ratio (longest over shortest) make their median one draw
-# of a step that varies: on the set's DataLoader-fed programs (a batch every few steps waits on the workers) the
-# replay's median missed the program's by more than 10% on 15 of the 17 traces over it, and on 34 of the 133 below
-# (the four recordings, at the shipped calibration).
+def median_bounds_ns(spans: Sequence[int]) -> tuple[int, int]:
+    """The shortest and longest span the median of these steps could be, at about 95%: the order statistics that
+    bound a median whatever the steps' distribution (n/2 -+ 1.96 sqrt(n)/2 in rank; the shortest and longest of five
+    or fewer), so a long run's odd step does not stretch it and a few recorded steps bound it by their range."""
+    run = sorted(spans)
+    if not run:
+        return 0, 0
+    k = max(0, math.floor((len(run) - 1.96 * math.sqrt(len(run))) / 2))
+    return run[k], run[len(run) - 1 - k]
+
+
+# Where the median of the steps that stand for the run could lie more than this apart (longest over shortest), it is
+# one draw of a step that varies: on the set's DataLoader-fed programs (a batch every few steps waits on the workers)
+# the replay's median missed the program's by more than 10% on 15 of the 17 traces over it, and on 34 of the 133
+# below (the four recordings, at the shipped calibration).
 UNEVEN_STEPS = 1.5
 
 
-def uneven_steps_warning(spans: Sequence[int]) -> str | None:
-    """Said when the recorded steps that stand for the run vary by more than UNEVEN_STEPS: how many were recorded
+def uneven_steps_warning(spans: Sequence[int], pytorch: bool) -> str | None:
+    """Said when the median of the recorded steps that stand for the run is that uncertain: how many were recorded
     bounds what their median can say about the program's step."""
-    if len(spans) < 2 or min(spans) <= 0 or max(spans) / min(spans) <= UNEVEN_STEPS:
+    low, high = median_bounds_ns(spans)
+    if low <= 0 or high / low <= UNEVEN_STEPS:
         return None
+    more = (
+        "record more steps (the profiler schedule's active=) or anchor the replay on the program's own step time"
+        if pytorch
+        else "record more of the loop"
+    )
     return (
         f"the {len(spans)} recorded steps that stand for the run vary {min(spans) / 1e6:.2f} to {max(spans) / 1e6:.2f} "
-        f"ms ({max(spans) / min(spans):.1f}x, as a DataLoader that falls behind every few steps makes them): their "
-        "median is one draw of a step that varies this much; record more steps (the profiler schedule's active=) or "
-        "anchor the replay on the program's own step time"
+        f"ms, so their median could be anywhere from {low / 1e6:.2f} to {high / 1e6:.2f} ms"
+        f"{' (a DataLoader that falls behind every few steps makes them so)' if pytorch else ''}: {more}"
     )
 
 
@@ -193,7 +210,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
         else []
     )
     tries = tuple(sorted(found, key=lambda s: -s.saves_ns))
-    for said in (advice.profiler_warning(events.profiler_options), uneven_steps_warning(spans)):
+    for said in (advice.profiler_warning(events.profiler_options), uneven_steps_warning(spans, pytorch)):
         if said:
             warnings.append(said)
     host = causes.classify_host(calls, events.ranges)

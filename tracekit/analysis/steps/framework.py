@@ -9,9 +9,10 @@ import polars as pl
 from tracekit.host_events import KERNEL, HostEvents
 
 # ATen's operators and the profiler's step marks on the host; ATen's and c10's kernels on the GPU (a trace of the
-# GPU alone, such as an nsys export of a PyTorch program without its NVTX ranges, still names them)
+# GPU alone, such as an nsys export of a PyTorch program without its NVTX ranges, still names them). Not CUTLASS's:
+# cuBLAS names its kernels after it and CUDA programs call both (a CUTLASS benchmark's GEMMs are no PyTorch loop)
 _HOST_MARK = r"^(aten::|ProfilerStep#|autograd::|Optimizer\.)"
-_KERNEL_MARK = r"(at::native|at::cuda|c10::|pytorch_flash|cudnn|cutlass)"
+_KERNEL_MARK = r"(at::native|at::cuda|c10::|pytorch_flash|cudnn)"
 
 
 def is_pytorch(events: HostEvents) -> bool:

@@ -10,11 +10,12 @@ The interval of the unprofiled step is the replay with the costs at a third and 
 profiler's cost is a draw per process: the scale that put each of the set's 112 traced processes on its program's
 step ranged that far around the fitted one, 12th to 92nd percentile), its ends moved by GPU_VARIATION for the GPU
 work itself (the set's GPU-bound programs ran their steps 2.4% below to 3% above their replays: the profiler
-lengthens the kernels it records, and kernels vary from process to process), widened to the range of the recorded
-steps that stand for the run. On the set it holds the program's step on 94% of the processes, and on 92% of those of
-another machine it was not fitted on (`benchmarks/bench_steps.py`). Not a t interval of one more
-step: a profiler schedule records two or three steps, and from two a 95% interval is 15 times their difference
-(0 to 134 ms around ConvNeXt's 29 ms step). Given the user's own step time (`anchor_ns`: a training log's
+lengthens the kernels it records, and kernels vary from process to process), widened to where the median of the
+recorded steps that stand for the run could lie (`analysis.median_bounds_ns`: their range, of five or fewer). On
+the set it holds the program's step on 94% of the processes, and on 92% of those of another machine it was not
+fitted on (`benchmarks/bench_steps.py`). Not a t interval of one more step: a profiler schedule records two or
+three steps, and from two a 95% interval is 15 times their difference (0 to 134 ms around ConvNeXt's 29 ms step).
+Given the user's own step time (`anchor_ns`: a training log's
 figure), the replay is pinned to it: the cost scale is the one at which the replayed median step equals it
 (bisection; the replay's step falls as the scale grows), and how far the replay alone was from it is reported.
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from tracekit.analysis.steps.analysis import analyze_steps, median_step_ns, standing_for_the_run
+from tracekit.analysis.steps.analysis import analyze_steps, median_bounds_ns, median_step_ns, standing_for_the_run
 from tracekit.analysis.steps.profiler_cost import SETTINGS, UNCALIBRATED, AfterTrace, Calibration, setting_of
 from tracekit.analysis.steps.types import StepsResult, Suggestion
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
@@ -56,6 +57,7 @@ class ProgramSteps:
     schema: str
     setting: str  # the profiler setting the trace was recorded with (profiler_cost.SETTINGS)
     calibration: str  # which calibration's per-event costs were taken out (or why none were)
+    calibrated: bool  # whether any cost was taken out (an Nsight Systems trace: none is calibrated)
     cost_scale: float  # the costs' scale used: 1, or the one that meets the anchor
     unprofiled: StepsResult
     traced: StepsResult
@@ -139,7 +141,7 @@ def analyze_program(
     unprofiled = alone if scale == 1.0 else _replayed(events, calibration, setting, scale, step)
     fast = _replayed_median_ns(events, calibration, setting, scale * COST_HIGH, step)
     slow = _replayed_median_ns(events, calibration, setting, scale * COST_LOW, step)
-    spans = [s.span_ns for s in standing_for_the_run(unprofiled.steps)]
+    shortest, longest = median_bounds_ns([s.span_ns for s in standing_for_the_run(unprofiled.steps)])
     shown = unprofiled.steps[unprofiled.representative_step] if unprofiled.representative_step is not None else None
     busy_pct = shown.busy_pct if shown else 0.0
     # a collective's kernel lasts until every rank has arrived: the part no computation ran beside is the GPU
@@ -156,12 +158,13 @@ def analyze_program(
         calibration=calibration.for_setting(setting).source
         if calibration.for_setting(setting).cost_ns
         else UNCALIBRATED.format(setting=setting),
+        calibrated=bool(calibration.for_setting(setting).cost_ns),
         cost_scale=scale,
         unprofiled=unprofiled,
         traced=traced,
         median_step_ns=median,
-        low_ns=min(round(fast * (1 - GPU_VARIATION)), median, *spans),
-        high_ns=max(round(slow * (1 + GPU_VARIATION)), median, *spans),
+        low_ns=min(round(fast * (1 - GPU_VARIATION)), median, shortest or median),
+        high_ns=max(round(slow * (1 + GPU_VARIATION)), median, longest),
         traced_step_ns=traced.median_step_ns,
         gpu_bound=gpu_bound,
         busy_pct=busy_pct,
