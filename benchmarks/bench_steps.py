@@ -14,7 +14,9 @@ in the process that then traced it). Per trace and per profiler setting:
 - the program checks at the shipped calibration: no "what to try" saving above the unprofiled step's idle time; a
   step >= 90% busy unprofiled called GPU-bound; the replay's interval holding the program's step;
 - another machine, never fitted on: the 2-GPU host's traces (the first step set, `h200/`, and six of the programs,
-  `h200x2_programs/`) at the shipped calibration, beside their traced step.
+  `h200x2_programs/`) at the shipped calibration, beside their traced step;
+- whether a process's own cost loops see its profiler's cost (`h200_in_process_cost/`): each trace replayed at the
+  shipped calibration and at the per-event costs its own process's loops measured, scaled alike.
 
     python benchmarks/bench_steps.py [--grid-dir DIR]
 
@@ -34,8 +36,8 @@ from typing import Any
 
 from tracekit.analysis.steps import analyze_steps
 from tracekit.analysis.steps.analysis import median_step_ns
-from tracekit.analysis.steps.calibration import SCALES, best_scales, held_out_scales, shipped
-from tracekit.analysis.steps.profiler_cost import SETTINGS, fit, setting_of
+from tracekit.analysis.steps.calibration import SCALES, SHIPPED_SCALES, best_scales, held_out_scales, shipped
+from tracekit.analysis.steps.profiler_cost import SETTINGS, ProfilerCost, fit, setting_of
 from tracekit.analysis.steps.program import GPU_BOUND_PCT, analyze_program
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.steps import read_events
@@ -307,6 +309,42 @@ def other_machine() -> None:
     print(f"  the replay's interval holds the program's median step on {held} of {len(verdicts)}")
 
 
+IN_PROCESS = STEPS / "h200_in_process_cost"  # two repetitions, each program's loops run in its own traced process
+
+
+def in_process_cost() -> None:
+    """Each trace of `h200_in_process_cost/` replayed at the shipped calibration and at its own process's loop costs
+    (measured after its trace, in that process), both scaled by the shipped scale, against the process's step."""
+    print("\nthe cost loops in each traced process (after its trace), scaled like the shipped costs:")
+    print(f"{'trace':50s} {'real ms':>8s} {'traced':>8s} {'shipped':>16s} {'its own loops':>16s}")
+    errors: dict[str, list[float]] = {"traced": [], "shipped calibration": [], "its own loops": []}
+    for rep in sorted(IN_PROCESS.glob("rep*")):
+        real = {
+            (r["workload"], r["setting"]): float(r["median_event_ms"]) for r in timings(f"{IN_PROCESS.name}/{rep.name}")
+        }
+        loops = list(csv.DictReader((rep / "profiler_cost_in_process.csv").read_text().splitlines()))
+        for (workload, setting), real_ms in sorted(real.items()):
+            events = read_events(rep / f"{workload}.{setting}.pt.trace.json.gz")
+            shipped_cost = shipped().for_setting(setting)
+            own = fit([r for r in loops if r["workload"] == workload and r["of"] == setting], str(rep))
+            measured = own.for_setting(setting).cost_ns
+            scaled = {kind: ns * SHIPPED_SCALES[setting] for kind, ns in measured.items()}
+            own_cost = ProfilerCost(setting, scaled, str(rep), shipped_cost.bare_ns)
+            figures = {
+                "traced": median_step_ns(events) / 1e6,
+                "shipped calibration": median_step_ns(replay_without_profiler(events, shipped_cost)) / 1e6,
+                "its own loops": median_step_ns(replay_without_profiler(events, own_cost)) / 1e6,
+            }
+            for name, value in figures.items():
+                errors[name].append(abs(value / real_ms - 1))
+            shown = [f"{v:8.2f} ({100 * (v / real_ms - 1):+5.1f}%)" for v in list(figures.values())[1:]]
+            print(
+                f"{rep.name + '/' + workload + '.' + setting:50s} {real_ms:8.2f} {figures['traced']:8.2f} "
+                + " ".join(shown)
+            )
+    summary("12 traces, never fitted on", errors)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--grid-dir", type=Path, help="keep each recording's replays here (and resume from them)")
@@ -318,6 +356,7 @@ def main() -> None:
     replay_figures(rows, truth, recorded_steps(rows))
     after_trace({recording: program_checks(recording, truth) for recording in RECORDINGS})
     other_machine()
+    in_process_cost()
 
 
 if __name__ == "__main__":

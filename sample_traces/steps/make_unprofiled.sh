@@ -16,7 +16,7 @@ mkdir -p "$OUT"
 if [ ! -f "$OUT/versions.txt" ]; then
     {
         date -u +"made %Y-%m-%dT%H:%M:%SZ"
-        echo "ACTIVE_STEPS=${ACTIVE_STEPS:-3} PIN_CPUS=${PIN_CPUS:-} TEARDOWN_CUPTI=${TEARDOWN_CUPTI:-}"
+        echo "ACTIVE_STEPS=${ACTIVE_STEPS:-3} PIN_CPUS=${PIN_CPUS:-} TEARDOWN_CUPTI=${TEARDOWN_CUPTI:-} COST_IN_PROCESS=${COST_IN_PROCESS:-}"
         nvidia-smi --query-gpu=index,name,driver_version,compute_cap,clocks.sm,clocks.max.sm --format=csv
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|CPU max MHz)" || true
         "$PY" -c "import sys, torch, torchvision, timm, transformers; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'torchvision', torchvision.__version__, 'timm', timm.__version__, 'transformers', transformers.__version__)"
@@ -35,7 +35,7 @@ for name in "$@"; do
             timeout 100 "$PY" "$HERE/src/workloads.py" cost "$OUT" "$setting" >>"$OUT/run.log" 2>&1 || echo "cost $setting failed: $?" | tee -a "$OUT/run.log"
         done
     else
-        settings="shapes cpu_cuda cuda_only"
+        settings=${SETTINGS:-shapes cpu_cuda cuda_only}
         case " ${FULL_SETTINGS:-tv_resnet50_train hf_gpt2_train} " in *" $name "*) settings="$settings stack memory" ;; esac
         for setting in $settings; do
             timeout 120 "${PIN[@]}" "$PY" "$HERE/src/workloads.py" time-and-trace "$OUT" "$name" "$setting" >>"$OUT/run.log" 2>&1 || echo "$name $setting failed: $?" | tee -a "$OUT/run.log"

@@ -13,6 +13,8 @@ process slower, by 5-35% on these workloads: `timings_after.csv`):
 2. The trace at that setting (SETTINGS): a `torch.profiler.profile` with schedule(wait=1, warmup=1,
    active=ACTIVE): the ProfilerStep#N ranges mark the recorded steps.
 3. MEASURED unprofiled steps again: what the profiler leaves behind once it ends (`timings_after.csv`).
+4. With COST_IN_PROCESS=1, the per-event cost loops (`tracekit/profiler_cost_bench.py`) in the same process, at the
+   same setting (`profiler_cost_in_process.csv`): whether a process's own loops see its profiler's cost.
 """
 
 from __future__ import annotations
@@ -399,6 +401,13 @@ def time_and_trace(outdir: Path, workload: str, setting: str) -> None:
     steal = steal_pct(ticks, cpu_ticks())
     append_rows(outdir / "timings_after.csv", timing_rows(workload, setting, "after the trace", period, each, steal))
     print(f"{workload} {setting}: {period:.3f} ms a step after the trace", flush=True)
+    if os.environ.get("COST_IN_PROCESS"):  # the cost loops in this process, after its trace: its own draw
+        sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+        from tracekit.profiler_cost_bench import measure
+
+        rows = [{"workload": workload, **row} for row in measure(setting)]
+        append_rows(outdir / "profiler_cost_in_process.csv", rows)
+        print(f"{workload} {setting}: the cost loops in its process", flush=True)
 
 
 # ---- the profiler's per-event host cost: tracekit's own loops (tracekit/profiler_cost_bench.py, torch only) ----
