@@ -6,7 +6,10 @@ time; a host link also runs beside GPU work off the path):
 - the path holds no more synchronization than the causes: the time in synchronizing calls is the causes'
   synchronization, which adds the host's time after a sync that drained the queue (the sync's lead, causes.py);
 - the host cause with the most time on the path is the step's largest host-side idle cause, unless the causes'
-  synchronization holds at least as much idle as that cause does (that time, after a sync, is the sync's lead).
+  synchronization holds at least as much idle as that cause does, or more than the path's synchronization by more
+  than the two causes differ (that time, after a sync, is the sync's lead: the causes take it from the cause the
+  host ran as, the path leaves it there; Lightning's step, launch-bound 10.0 ms and host work 9.7 ms on the path,
+  has 8.8 and 9.0 ms of them after 1.9 ms of lead went to the sync).
 Paths whose host time is under 1% of the step are not judged on the last point (nothing there to tell)."""
 
 from __future__ import annotations
@@ -47,7 +50,11 @@ def _path_and_causes_agree(path: Path) -> None:
     if sum(on_path.values()) >= 0.01 * step.span_ns:
         top = max(HOST_CAUSES, key=lambda c: on_path[c])
         largest = max(HOST_CAUSES, key=lambda c: idle[c])
-        assert top == largest or idle[SYNCHRONIZATION] >= idle[top], (on_path, idle)
+        lead = idle[SYNCHRONIZATION] - on_path[SYNCHRONIZATION]
+        assert top == largest or idle[SYNCHRONIZATION] >= idle[top] or lead > idle[largest] - idle[top], (
+            on_path,
+            idle,
+        )
 
 
 @pytest.mark.parametrize("trace", RECORDED)
