@@ -89,10 +89,13 @@ def uneven_steps_warning(spans: Sequence[int], pytorch: bool) -> str | None:
         if pytorch
         else "record more of the loop"
     )
+    spread = f"vary {min(spans) / 1e6:.2f} to {max(spans) / 1e6:.2f} ms"
+    if (low, high) != (min(spans), max(spans)):
+        spread += f", and their median could lie anywhere from {low / 1e6:.2f} to {high / 1e6:.2f} ms"
+    cause = " (a DataLoader that falls behind every few steps makes them so)" if pytorch else ""
     return (
-        f"the {len(spans)} recorded steps that stand for the run vary {min(spans) / 1e6:.2f} to {max(spans) / 1e6:.2f} "
-        f"ms, so their median could be anywhere from {low / 1e6:.2f} to {high / 1e6:.2f} ms"
-        f"{' (a DataLoader that falls behind every few steps makes them so)' if pytorch else ''}: {more}"
+        f"the {len(spans)} recorded steps that stand for the run {spread}{cause}, so their median is one draw of a "
+        f"step that varies this much: {more}"
     )
 
 

@@ -15,9 +15,9 @@ recorded steps that stand for the run could lie (`analysis.median_bounds_ns`: th
 the set it holds the program's step on 94% of the processes, and on 92% of those of another machine it was not
 fitted on (`benchmarks/bench_steps.py`). Not a t interval of one more step: a profiler schedule records two or
 three steps, and from two a 95% interval is 15 times their difference (0 to 134 ms around ConvNeXt's 29 ms step).
-Given the user's own step time (`anchor_ns`: a training log's
-figure), the replay is pinned to it: the cost scale is the one at which the replayed median step equals it
-(bisection; the replay's step falls as the scale grows), and how far the replay alone was from it is reported.
+Given the user's own step time (`anchor_ns`: a training log's figure), the replay is pinned to it: the cost scale
+is the one at which the replayed median step equals it (bisection; the replay's step falls as the scale grows), and
+how far the replay alone was from it is reported.
 
 A step busy >= GPU_BOUND_PCT of its time without the profiler is GPU-bound: its idle is no longer where the time
 goes, and what to try is about the kernels (the top kernels by GPU time in the step). Collectives with no
@@ -135,6 +135,7 @@ def analyze_program(
 ) -> ProgramSteps:
     """The trace's steps without the profiler and as traced (see the module)."""
     setting = setting_of(events)
+    cost = calibration.for_setting(setting)
     traced = analyze_steps(events, step)
     alone = _replayed(events, calibration, setting, 1.0, step)
     scale = 1.0 if anchor_ns is None else _anchored_scale(events, calibration, setting, step, anchor_ns)
@@ -155,10 +156,8 @@ def analyze_program(
     return ProgramSteps(
         schema=PROGRAM_SCHEMA,
         setting=setting,
-        calibration=calibration.for_setting(setting).source
-        if calibration.for_setting(setting).cost_ns
-        else UNCALIBRATED.format(setting=setting),
-        calibrated=bool(calibration.for_setting(setting).cost_ns),
+        calibration=cost.source if cost.cost_ns else UNCALIBRATED.format(setting=setting),
+        calibrated=bool(cost.cost_ns),
         cost_scale=scale,
         unprofiled=unprofiled,
         traced=traced,
