@@ -36,8 +36,14 @@ from typing import Any
 
 from tracekit.analysis.steps import analyze_steps
 from tracekit.analysis.steps.analysis import median_step_ns
-from tracekit.analysis.steps.calibration import SCALES, SHIPPED_SCALES, best_scales, held_out_scales, shipped
-from tracekit.analysis.steps.profiler_cost import SETTINGS, ProfilerCost, fit, setting_of
+from tracekit.analysis.steps.calibration import (
+    SCALES,
+    best_scales,
+    held_out_scales,
+    scaled_like_shipped,
+    shipped,
+)
+from tracekit.analysis.steps.profiler_cost import SETTINGS, fit, setting_of
 from tracekit.analysis.steps.program import GPU_BOUND_PCT, analyze_program
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.steps import read_events
@@ -285,26 +291,36 @@ def other_machine_traces() -> list[tuple[str, Path, float]]:
 def other_machine() -> None:
     """Held out by machine: every trace recorded on the 2-GPU H200 host (a 32-core Xeon; the fit's recordings ran
     on the 16-core one), at the shipped calibration, which took no part of them: the step, and the GPU-bound call
-    against the program's own busy share (the replay's busy time over the program's step)."""
-    print("\nanother machine (2-GPU H200 host), never fitted on, at the shipped calibration:")
-    print(f"{'trace':56s} {'real ms':>8s} {'traced':>10s} {'replayed':>10s}  verdict")
-    traced, replayed, verdicts, held = [], [], [], 0
+    against the program's own busy share (the replay's busy time over the program's step); beside it, the step at
+    that host's own calibration (its loops, `h200x2_programs/profiler_cost.csv`, scaled as `tracekit calibrate
+    --profiler` scales them): what a user of that machine who calibrated it would get."""
+    loops = STEPS / OTHER_MACHINE / "profiler_cost.csv"
+    own = scaled_like_shipped(fit(csv.DictReader(loops.read_text().splitlines()), str(loops)))
+    print("\nanother machine (2-GPU H200 host), never fitted on, at the shipped calibration and at its own:")
+    print(f"{'trace':56s} {'real ms':>8s} {'traced':>10s} {'replayed':>10s} {'its own':>10s}  verdict")
+    traced, replayed, own_replayed, verdicts, held = [], [], [], [], 0
     for name, path, real_ms in other_machine_traces():
-        found = analyze_program(read_events(path), shipped())
+        events = read_events(path)
+        found = analyze_program(events, shipped())
+        at_own_ms = median_step_ns(replay_without_profiler(events, own.for_setting(found.setting))) / 1e6
         real_ns = real_ms * 1e6
         assert found.unprofiled.representative_step is not None, path
         shown = found.unprofiled.steps[found.unprofiled.representative_step]
         right = (shown.busy_ns / real_ns >= GPU_BOUND_PCT / 100) == found.gpu_bound
         traced.append(abs(found.traced_step_ns / real_ns - 1))
         replayed.append(abs(found.median_step_ns / real_ns - 1))
+        own_replayed.append(abs(at_own_ms / real_ms - 1))
         verdicts.append(right)
         held += found.low_ns <= real_ns <= found.high_ns
         verdict = f"{'GPU-bound' if found.gpu_bound else 'not GPU-bound'}{'' if right else ' (wrong)'}"
         print(
-            f"{name:56s} {real_ms:8.2f} {found.traced_step_ns / 1e6:10.2f} {found.median_step_ns / 1e6:10.2f}  "
-            f"{verdict}"
+            f"{name:56s} {real_ms:8.2f} {found.traced_step_ns / 1e6:10.2f} {found.median_step_ns / 1e6:10.2f} "
+            f"{at_own_ms:10.2f}  {verdict}"
         )
-    summary(f"another machine, {len(traced)} traces", {"traced": traced, "replay (shipped calibration)": replayed})
+    summary(
+        f"another machine, {len(traced)} traces",
+        {"traced": traced, "replay (shipped calibration)": replayed, "replay (its own calibration)": own_replayed},
+    )
     print(f"  GPU-bound called right (>= {GPU_BOUND_PCT}% busy unprofiled) on {sum(verdicts)} of {len(verdicts)}")
     print(f"  the replay's interval holds the program's median step on {held} of {len(verdicts)}")
 
@@ -326,10 +342,8 @@ def in_process_cost() -> None:
         for (workload, setting), real_ms in sorted(real.items()):
             events = read_events(rep / f"{workload}.{setting}.pt.trace.json.gz")
             shipped_cost = shipped().for_setting(setting)
-            own = fit([r for r in loops if r["workload"] == workload and r["of"] == setting], str(rep))
-            measured = own.for_setting(setting).cost_ns
-            scaled = {kind: ns * SHIPPED_SCALES[setting] for kind, ns in measured.items()}
-            own_cost = ProfilerCost(setting, scaled, str(rep), shipped_cost.bare_ns)
+            mine = [r for r in loops if r["workload"] == workload and r["of"] == setting]
+            own_cost = scaled_like_shipped(fit(mine, str(rep))).for_setting(setting)
             figures = {
                 "traced": median_step_ns(events) / 1e6,
                 "shipped calibration": median_step_ns(replay_without_profiler(events, shipped_cost)) / 1e6,

@@ -212,8 +212,8 @@ def calibrate_profiler(
     import subprocess
     import sys
 
-    from tracekit.analysis.steps.calibration import SHIPPED_SCALES
-    from tracekit.analysis.steps.profiler_cost import ProfilerCost, calibration_to_dict, fit
+    from tracekit.analysis.steps.calibration import scaled_like_shipped
+    from tracekit.analysis.steps.profiler_cost import calibration_to_dict, fit
     from tracekit.profiler_cost_bench import SETTINGS
 
     rows = []
@@ -232,14 +232,7 @@ def calibrate_profiler(
         rows += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     name = f"measured on {platform.node()} ({platform.processor() or platform.machine()}), {stamp}"
-    measured = fit(rows, name)
-    scaled = Calibration(
-        name,
-        {
-            s: ProfilerCost(s, {k: v * SHIPPED_SCALES.get(s, 1.0) for k, v in c.cost_ns.items()}, name, c.bare_ns)
-            for s, c in measured.costs.items()
-        },
-    )
+    scaled = scaled_like_shipped(fit(rows, name))
     target = Path(output) if output is not None else default_calibration_path()
     data = calibration_to_dict(scaled)
     try:

@@ -98,6 +98,24 @@ SHIPPED_AFTER_TRACE = AfterTrace(
 )
 
 
+def scaled_like_shipped(measured: Calibration) -> Calibration:
+    """A machine's micro-benchmark costs (`profiler_cost.fit`) scaled per setting as the shipped ones are: the loops
+    measure an event's cost hot in cache, the programs pay the scale more (`tracekit calibrate --profiler`)."""
+    return Calibration(
+        measured.name,
+        {
+            setting: ProfilerCost(
+                setting,
+                {kind: ns * SHIPPED_SCALES.get(setting, 1.0) for kind, ns in cost.cost_ns.items()},
+                cost.source,
+                cost.bare_ns,
+            )
+            for setting, cost in measured.costs.items()
+        },
+        measured.after_trace,
+    )
+
+
 def shipped() -> Calibration:
     return Calibration(
         SHIPPED_SOURCE,
