@@ -38,7 +38,9 @@ LAUNCH_CALLS = frozenset(
         "cuMemsetD8Async",
         "cuMemsetD32Async",
         "cudaEventRecord",
+        "cudaEventRecordWithFlags",
         "cuEventRecord",
+        "cuEventRecordWithFlags",
         # HIP (ROCm's Kineto traces), the same semantics under AMD's names
         "hipLaunchKernel",
         "hipExtLaunchKernel",
@@ -86,7 +88,9 @@ SYNC_CALLS = frozenset(
 )
 # launch calls that enqueue a marker, not work: no profiler records a GPU activity for them (a launch without one
 # is otherwise a dropped event)
-EVENT_RECORD_CALLS = frozenset({"cudaEventRecord", "cuEventRecord", "hipEventRecord"})
+EVENT_RECORD_CALLS = frozenset(
+    {"cudaEventRecord", "cudaEventRecordWithFlags", "cuEventRecord", "cuEventRecordWithFlags", "hipEventRecord"}
+)
 WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent"})
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
 # One-time start-up: allocations (the caching allocator growing), module loading, context, stream and handle

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracekit.analysis.steps.calls import OTHER
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -156,13 +158,21 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     firsts = [int(at[begin + k * period]) for k in range(whole)]
     # Between one step's last launch and the next step's first, the host finishes the step (a sync, a copy back)
     # and begins the next (data loading, a copy in): the step changes where the host paused longest.
+    # Its pauses are read between the calls that put work on the GPU or wait for it: a loop that loads its data on
+    # the host makes cheap queries all through the loading (cudaStreamIsCapturing for each tensor it makes), which
+    # would split the loading's pause and put the edge near its end. Where no launch precedes a step, it begins
+    # with the host's first call of any kind before its first launch.
     thread = launches["thread"][0]
     host = calls.filter(pl.col("thread") == thread).sort("start_ns") if thread is not None else calls.clear()
-    starts_at, ends_at = host["start_ns"].to_numpy(), host["end_ns"].to_numpy()
+    work = host.filter(pl.col("call_class") != OTHER) if "call_class" in host.columns else host
+    every = (host["start_ns"].to_numpy(), host["end_ns"].to_numpy())
+    issuing = (work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
     edges = [int(left[begin + k * period - 1]) if begin + k * period > 0 else None for k in range(whole + 1)]
     nexts = [*firsts, int(at[begin + whole * period]) if begin + whole * period < n else None]
-    starts = [_host_edge(starts_at, ends_at, edges[k], nexts[k], firsts[k]) for k in range(whole)]
-    last = _host_edge(starts_at, ends_at, edges[whole], nexts[whole], None)
+    starts = [
+        _host_edge(*(every if edges[k] is None else issuing), edges[k], nexts[k], firsts[k]) for k in range(whole)
+    ]
+    last = _host_edge(*issuing, edges[whole], nexts[whole], None)
     ends = [*starts[1:], max(last, firsts[-1])]
     labels = [str(i) for i in range(len(firsts))]  # headed "step 2" as a ProfilerStep#N is "step ProfilerStep#N"
     return windows_of("repeating pattern", labels, starts, ends, gpu, calls)
