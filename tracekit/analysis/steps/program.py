@@ -12,7 +12,7 @@ step ranged that far around the fitted one, 12th to 92nd percentile), its ends m
 work itself (the set's GPU-bound programs ran their steps 2.4% below to 3% above their replays: the profiler
 lengthens the kernels it records, and kernels vary from process to process), widened to where the median of the
 recorded steps that stand for the run could lie (`analysis.median_bounds_ns`: their range, of five or fewer). On
-the set it holds the program's step on 94% of the processes, and on 92% of those of another machine it was not
+the set it holds the program's step on 92% of the processes, and on 92% of those of another machine it was not
 fitted on (`benchmarks/bench_steps.py`). Not a t interval of one more step: a profiler schedule records two or
 three steps, and from two a 95% interval is 15 times their difference (0 to 134 ms around ConvNeXt's 29 ms step).
 Given the user's own step time (`anchor_ns`: a training log's figure), the replay is pinned to it: the cost scale
