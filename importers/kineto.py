@@ -817,13 +817,11 @@ def read_events(
 def _whole(path: Path, max_inflated_bytes: int, kept: KeptFrames) -> tuple[dict[str, Any], EventFrames]:
     """The whole document parsed by polars at once (any layout of the JSON)."""
     data = _content(path, max_inflated_bytes)
-    try:
-        document = pl.read_json(io.BytesIO(data), schema=HOST_HEADER_SCHEMA)
-    except (pl.exceptions.PolarsError, ValueError, TypeError):
-        del data
+    document = _parsed(data, lambda text: pl.read_json(io.BytesIO(text), schema=HOST_HEADER_SCHEMA))
+    del data
+    if document is None:
         read(path, max_inflated_bytes)  # raises the event-by-event reader's one-line reason
         raise InputError(str(path), "the trace's events do not have the types a PyTorch profiler writes") from None
-    del data
     if document.height != 1 or document["traceEvents"].null_count():
         raise InputError(str(path), "not a PyTorch profiler trace: expected a JSON object with a 'traceEvents' list")
     header = document.drop("traceEvents").row(0, named=True)
@@ -997,8 +995,26 @@ def _stacked(parts: list[EventFrames], rechunk: bool) -> EventFrames:
 def _ndjson(events: bytes) -> pl.DataFrame | None:
     """A run of libkineto-laid-out events as a frame (None when one of them is not what the layout promises)."""
     lines = events.replace(_KINETO_SEPARATOR, b"\n  }\x00  {").replace(b"\n", b" ").replace(b"\x00", b"\n")
+    return _parsed(lines, lambda text: pl.read_ndjson(io.BytesIO(text), schema=NDJSON_SCHEMA))
+
+
+# A kernel's `grid` is its launch shape, [x, y, z]; the operator torch.compile's Triton launcher records for a kernel
+# carries its grid as text ("grid(100,)"), which one typed column cannot hold beside the lists
+_TEXT_GRID = re.compile(rb'"grid"(\s*:\s*")')
+
+
+def _parsed(text: bytes, parse: Callable[[bytes], pl.DataFrame]) -> pl.DataFrame | None:
+    """`parse(text)`, or where its types do not fit, the same with a textual `grid` renamed (`_TEXT_GRID`: no
+    frame reads it); None where neither parses. The renaming is done only then: a trace without one pays nothing."""
     try:
-        return pl.read_ndjson(io.BytesIO(lines), schema=NDJSON_SCHEMA)
+        return parse(text)
+    except (pl.exceptions.PolarsError, ValueError, TypeError):
+        pass
+    renamed = _TEXT_GRID.sub(rb'"grid_text"\1', text)
+    if renamed == text:
+        return None
+    try:
+        return parse(renamed)
     except (pl.exceptions.PolarsError, ValueError, TypeError):
         return None
 

@@ -43,3 +43,30 @@ def test_a_minified_trace_is_parsed_whole(tmp_path):
     one, other = kineto.read_host_events(flat), kineto.read_host_events(TORCH_STEP)
     assert_frame_equal(one.gpu, other.gpu)
     assert_frame_equal(one.calls, other.calls)
+
+
+HTA_TRITON = Path(__file__).resolve().parents[2] / "sample_traces/hta/triton_example.json.gz"
+
+
+def test_a_compiled_triton_kernels_text_grid_is_read_either_way(tmp_path):
+    """HTA's Triton example (a `torch.compile`d function on an A100): the operator Inductor's launcher records for
+    its kernel carries `grid` as text ("grid(100,)"), the kernel's own as a list. The trace is read, whole and laid
+    out as libkineto writes it alike (one typed column could hold only one of the two, so it was refused as not a
+    PyTorch profiler's), with its one kernel, its driver launch and the operator."""
+    import gzip
+
+    import orjson
+
+    document = orjson.loads(gzip.decompress(HTA_TRITON.read_bytes()))
+    texts = [e["args"]["grid"] for e in document["traceEvents"] if isinstance(e.get("args", {}).get("grid"), str)]
+    assert texts == ["grid(100,)"]
+    laid_out = tmp_path / "libkineto.json"  # the same events as libkineto lays them out: read block by block
+    header = {k: v for k, v in document.items() if k != "traceEvents"}
+    inner = b"\n  },\n  {".join(orjson.dumps(e)[1:-1] for e in document["traceEvents"])
+    laid_out.write_bytes(orjson.dumps(header)[:-1] + b', "traceEvents": [\n  {' + inner + b"\n  }\n]\n}")
+    assert kineto._streamed(laid_out, 1 << 30, kineto._host_frames) is not None
+    for path in (HTA_TRITON, laid_out):
+        events = kineto.read_host_events(path)
+        assert events.gpu["name"].to_list() == ["triton_poi_fused_add_cos_sin_0"]
+        assert "cuLaunchKernel" in events.calls["name"].to_list()
+        assert "triton_poi_fused_add_cos_sin_0" in events.ranges["name"].to_list()
