@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tracekit import format as fmt
 from tracekit.analysis.steps.compare import StepComparison
-from tracekit.analysis.steps.profiler_cost import CPU_CUDA, CUDA_ONLY, MEMORY, SHAPES, STACK
+from tracekit.analysis.steps.profiler_cost import CPU_CUDA, CUDA_ONLY, MEMORY, ROCM, SHAPES, STACK
 from tracekit.analysis.steps.program import COST_HIGH, COST_LOW, GPU_VARIATION, ProgramSteps
 from tracekit.analysis.steps.types import Step, StepsResult, Suggestion
 from tracekit.host_events import NSYS
@@ -203,21 +203,30 @@ SETTING_WORDS = {
     MEMORY: "CPU operators with profile_memory",
     STACK: "CPU operators with with_stack",
     NSYS: "Nsight Systems",
+    ROCM: "the PyTorch profiler on ROCm",
 }
 
 
 def program_headline(p: ProgramSteps) -> str:
     """The step as the program runs it, first: its time without the profiler beside the traced one, its GPU busy
     share, and where to look. A trace with no repeating step is said to have none, and measured whole."""
+    # a trace whose profiler's cost no calibration measured is shown as traced, and says so
+    uncalibrated = f"as traced ({SETTING_WORDS.get(p.setting, p.setting)}: nothing taken out)"
     if p.unprofiled.detected_by == "whole trace":
+        taken = (
+            f"{fmt.duration(p.median_step_ns)} without the profiler ({fmt.duration(p.traced_step_ns)} traced)"
+            if p.calibrated
+            else f"{fmt.duration(p.median_step_ns)} {uncalibrated}"
+        )
         return (
-            f"no repeating step found (not a training or inference loop): the whole trace, "
-            f"{fmt.duration(p.median_step_ns)} without the profiler ({fmt.duration(p.traced_step_ns)} traced); "
+            f"no repeating step found (not a training or inference loop): the whole trace, {taken}; "
             f"GPU busy {fmt.percent(p.busy_pct)}"
         )
     line = (
         f"step {fmt.duration(p.median_step_ns)} without the profiler ({fmt.duration(p.traced_step_ns)} traced, "
         f"{p.profiler_slowdown:.2f}x); GPU busy {fmt.percent(p.busy_pct)}"
+        if p.calibrated
+        else f"step {fmt.duration(p.median_step_ns)} {uncalibrated}; GPU busy {fmt.percent(p.busy_pct)}"
     )
     if p.gpu_bound:
         return f"{line}: GPU-bound, so speed up the kernels (the top kernels below)"

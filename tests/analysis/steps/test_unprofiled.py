@@ -229,6 +229,9 @@ def test_a_cuda_program_of_streams_gets_no_steps_and_no_pytorch_advice():
     for pytorch in ("DataLoader", "torch.compile", "pin_memory", ".item()", "torch.cuda"):
         assert pytorch not in words
     assert found.setting == "nsys" and found.calibration.startswith("uncalibrated")
+    from tracekit.present.steps import program_headline
+
+    assert "as traced (Nsight Systems: nothing taken out)" in program_headline(found)
 
 
 def test_a_long_run_of_steps_bounds_its_median_by_order_not_by_its_odd_step():
@@ -291,6 +294,22 @@ def test_uneven_steps_are_said_in_the_programs_own_terms():
     torch = uneven_steps_warning(spans, pytorch=True)
     assert torch is not None and "DataLoader" in torch and "active=" in torch
     assert uneven_steps_warning(spans[:4], pytorch=True) is None
+
+
+def test_a_rocm_trace_is_shown_as_traced_with_no_cuda_advice_about_cupti():
+    """HTA's MI250 trace (torch.profiler on ROCm 6.2, from HTA's test data): roctracer, not CUPTI, intercepts its
+    HIP calls, and no calibration measured it. Nothing is taken out, the headline says it is the traced step, and
+    nothing tells the user about CUPTI staying subscribed after the trace."""
+    from tracekit.present.steps import program_headline, program_lines
+
+    path = PROGRAMS.parents[1] / "hta" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    found = analyze_program(read_events(path), shipped())
+    assert found.setting == "rocm" and not found.calibrated and found.after_trace is None
+    assert found.calibration.startswith("uncalibrated")
+    headline = program_headline(found)
+    assert "as traced" in headline and "without the profiler" not in headline
+    assert not any("CUPTI" in line for line in program_lines(found))
+    assert abs(found.median_step_ns - found.traced_step_ns) <= 0.001 * found.traced_step_ns
 
 
 def test_the_cli_leads_with_the_program_and_names_the_calibration(tmp_path):

@@ -37,6 +37,9 @@ KINDS = (OPERATOR_DOMAIN, PYTHON_DOMAIN, ANNOTATION_DOMAIN, RUNTIME, MEMORY_DOMA
 # profile_memory; with with_stack (which also records shapes where it was measured)
 CUDA_ONLY, CPU_CUDA, SHAPES, MEMORY, STACK = "cuda_only", "cpu_cuda", "shapes", "memory", "stack"
 SETTINGS = (CUDA_ONLY, CPU_CUDA, SHAPES, MEMORY, STACK)
+# torch.profiler on ROCm: roctracer intercepts the HIP runtime calls, not CUPTI, and no calibration measured it, so a
+# replay of its trace takes nothing out and says so (as Nsight Systems' below)
+ROCM = "rocm"
 # Nsight Systems: its cost is not calibrated (nsys hangs on a PyTorch process on the calibration machine), so a
 # replay of its trace takes nothing out and says so
 UNCALIBRATED = "uncalibrated: {setting} (no calibration measured for it: the figures are the traced ones)"
@@ -90,9 +93,11 @@ class Calibration:
 def setting_of(events: HostEvents) -> str:
     """The setting a trace was recorded with, from what it holds: Python frames mean with_stack, memory events
     profile_memory, recorded shapes record_shapes (Kineto writes the flag into the trace), CPU operators the CPU
-    activity; none of those, CUDA activity only."""
+    activity; none of those, CUDA activity only. HIP runtime calls: ROCm's, whatever the options."""
     if events.recorded_by == NSYS:
         return NSYS
+    if events.calls.height and events.calls.select(pl.col("name").str.starts_with("hip").any()).item():
+        return ROCM
     domains = set(events.ranges["domain"].unique().to_list()) if events.ranges.height else set()
     if PYTHON_DOMAIN in domains:
         return STACK
