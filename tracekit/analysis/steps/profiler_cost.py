@@ -55,6 +55,9 @@ class ProfilerCost:
     # by kind, the host time one event takes in the bare program (the replay's floor; a runtime call's is that of
     # a call that puts work on the GPU: a kernel, a copy or a set); none: no floor
     bare_ns: Mapping[str, float] = field(default_factory=dict)
+    # the GPU time recording one GPU activity costs (CUPTI's activity record): a stream's queued activity starts this
+    # much later traced than it would; 0: none taken out
+    gpu_activity_ns: float = 0.0
 
     def of(self, kind: str) -> float:
         return float(self.cost_ns.get(kind, 0.0))
@@ -174,6 +177,7 @@ def calibration_to_dict(calibration: Calibration) -> dict[str, object]:
         "name": calibration.name,
         "costs_ns": {setting: dict(cost.cost_ns) for setting, cost in calibration.costs.items()},
         "bare_ns": {setting: dict(cost.bare_ns) for setting, cost in calibration.costs.items()},
+        "gpu_activity_ns": {setting: cost.gpu_activity_ns for setting, cost in calibration.costs.items()},
     }
 
 
@@ -185,8 +189,9 @@ def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibratio
     if not isinstance(costs, Mapping):
         raise TypeError("costs_ns is not an object")
     bare = data.get("bare_ns") or {}  # absent from a calibration written before the floor: none
-    if not isinstance(bare, Mapping):
-        raise TypeError("bare_ns is not an object")
+    gpu = data.get("gpu_activity_ns") or {}  # absent from one written before the GPU's cost was taken out: none
+    if not isinstance(bare, Mapping) or not isinstance(gpu, Mapping):
+        raise TypeError("bare_ns or gpu_activity_ns is not an object")
     name = f"{data.get('name')} ({source})"
 
     def per_kind(values: object) -> dict[str, float]:
@@ -195,7 +200,13 @@ def calibration_from_dict(data: Mapping[str, object], source: str) -> Calibratio
     return Calibration(
         name,
         {
-            setting: ProfilerCost(setting, per_kind(costs[setting]), name, per_kind(bare.get(setting) or {}))
+            setting: ProfilerCost(
+                setting,
+                per_kind(costs[setting]),
+                name,
+                per_kind(bare.get(setting) or {}),
+                float(gpu.get(setting) or 0.0),
+            )
             for setting in costs
             if setting in SETTINGS
         },

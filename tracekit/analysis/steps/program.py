@@ -9,10 +9,10 @@ to try) comes from that one replay; the traced analysis is kept beside it.
 The interval of the unprofiled step is the replay with the costs at a third and at twice the calibration's (the
 profiler's cost is a draw per process: the scale that put each of the set's 112 traced processes on its program's
 step ranged that far around the fitted one, 12th to 92nd percentile), its ends moved by GPU_VARIATION for the GPU
-work itself (the set's GPU-bound programs ran their steps 2.4% below to 3% above their replays: the profiler
-lengthens the kernels it records, and kernels vary from process to process), widened to where the median of the
+work itself (the set's steps called GPU-bound ran within 1.5% below their replays, one at 4.1%, and up to 3% above
+where the host had no part: kernels vary from process to process), widened to where the median of the
 recorded steps that stand for the run could lie (`analysis.median_bounds_ns`: their range, of five or fewer). On
-the set it holds the program's step on 92% of the processes, and on 92% of those of another machine it was not
+the set it holds the program's step on 90% of the processes, and on 95% of those of another machine it was not
 fitted on (`benchmarks/bench_steps.py`). Not a t interval of one more step: a profiler schedule records two or
 three steps, and from two a 95% interval is 15 times their difference (0 to 134 ms around ConvNeXt's 29 ms step).
 Given the user's own step time (`anchor_ns`: a training log's figure), the replay is pinned to it: the cost scale

@@ -11,7 +11,8 @@ made in the replay, the activity before it on its stream has ended, and any othe
 ended (`critical_path._constraints`), plus that constraint's latency (`critical_path._latencies`): a launch's
 (call to start, several us) after the call, a queue's (about 1 us) after the stream's or the event's work. Where the
 trace shows a launch-bound activity that the faster host now queues early, it follows its stream's work by a queue's
-latency, not the launch's it showed. GPU durations are kept: the profiler's cost is the host's.
+latency, not the launch's it showed. GPU durations are kept; what CUPTI's record of each activity costs the GPU
+(`ProfilerCost.gpu_activity_ns`) comes out of that activity's latency after its stream's work.
 
 What is taken out never takes the host below the bare program (`ProfilerCost.bare_ns`): between two calls the host
 keeps the time the events recorded there stand for without the profiler (an operator's dispatch, a range), and a
@@ -163,7 +164,9 @@ def replay_without_profiler(
     bare_cum = np.concatenate([[0.0], np.cumsum(recorded["bare_ns"].to_numpy())])
     del recorded
     clock = _Clock(_flat(chain["start_ns"].to_numpy()), _flat(chain["end_ns"].to_numpy()), cost_at, cost_cum, bare_cum)
-    new_op_start, new_op_end = _replayed_times(gpu, calls, chain, clock, cost.of(RUNTIME) * scale, cost.bare(RUNTIME))
+    new_op_start, new_op_end = _replayed_times(
+        gpu, calls, chain, clock, cost.of(RUNTIME) * scale, cost.bare(RUNTIME), round(cost.gpu_activity_ns)
+    )
     ranges = events.ranges if kept_ranges is None else events.ranges.filter(kept_ranges)
     return _replayed_events(events, gpu, calls, ranges, chain, clock, new_op_start, new_op_end)
 
@@ -175,10 +178,12 @@ def _replayed_times(
     clock: _Clock,
     runtime_ns: float,
     bare_launch_ns: float,
+    gpu_activity_ns: int,
 ) -> tuple[array[int], array[int]]:
     """Each GPU activity's replayed start and end (in `gpu`'s order), the chain's calls' replayed times set in
     `clock` (a function of its own: its arrays, tens of MB for a 100 MB rank, go before the output is built).
-    `runtime_ns`: what recording a call cost; `bare_launch_ns`: a bare call that puts work on the GPU."""
+    `runtime_ns`: what recording a call cost; `bare_launch_ns`: a bare call that puts work on the GPU;
+    `gpu_activity_ns`: what recording an activity cost the GPU, out of its latency after its stream's work."""
     import numpy as np  # here, not at import (see TYPE_CHECKING above)
 
     ops = _activities(gpu, calls)
@@ -212,8 +217,9 @@ def _replayed_times(
         stream = new_op_end[before] if before >= 0 and scheduled[before] else NONE
         event = new_op_end[waited_for] if waited_for >= 0 and scheduled[waited_for] else NONE
         recorded_start = ops.start[index]
+        queued = max(0, found.queue_latency[index] - gpu_activity_ns)
         start = (
-            ready_at(found.host_latency[index], found.queue_latency[index], issue_new, stream, event, recorded_start)
+            ready_at(found.host_latency[index], queued, issue_new, stream, event, recorded_start)
             if max(issue_new, stream, event) != NONE
             else clock.map_one(recorded_start)
         )
