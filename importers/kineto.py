@@ -1009,12 +1009,9 @@ def _parsed(text: bytes, parse: Callable[[bytes], pl.DataFrame]) -> pl.DataFrame
     try:
         return parse(text)
     except (pl.exceptions.PolarsError, ValueError, TypeError):
-        pass
-    renamed = _TEXT_GRID.sub(rb'"grid_text"\1', text)
-    if renamed == text:
-        return None
+        renamed = _TEXT_GRID.sub(rb'"grid_text"\1', text)
     try:
-        return parse(renamed)
+        return parse(renamed) if renamed != text else None
     except (pl.exceptions.PolarsError, ValueError, TypeError):
         return None
 

@@ -118,7 +118,7 @@ def scaled_like_shipped(measured: Calibration) -> Calibration:
     """A machine's micro-benchmark costs (`profiler_cost.fit`) scaled per setting as the shipped ones are: the loops
     measure an event's cost hot in cache, the programs pay the scale more (`tracekit calibrate --profiler`); the
     GPU's cost per activity is the shipped one (the loops measure the host's)."""
-    scaled = Calibration(
+    return Calibration(
         measured.name,
         {
             setting: ProfilerCost(
@@ -126,12 +126,12 @@ def scaled_like_shipped(measured: Calibration) -> Calibration:
                 {kind: ns * SHIPPED_SCALES.get(setting, 1.0) for kind, ns in cost.cost_ns.items()},
                 cost.source,
                 cost.bare_ns,
+                SHIPPED_GPU_ACTIVITY_NS,
             )
             for setting, cost in measured.costs.items()
         },
         measured.after_trace,
     )
-    return with_gpu_activity(scaled, SHIPPED_GPU_ACTIVITY_NS)
 
 
 def shipped() -> Calibration:

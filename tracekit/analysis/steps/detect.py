@@ -164,7 +164,7 @@ def _from_pattern(gpu: pl.DataFrame, calls: pl.DataFrame) -> Windows | None:
     # with the host's first call of any kind before its first launch.
     thread = launches["thread"][0]
     host = calls.filter(pl.col("thread") == thread).sort("start_ns") if thread is not None else calls.clear()
-    work = host.filter(pl.col("call_class") != OTHER) if "call_class" in host.columns else host
+    work = host.filter(pl.col("call_class") != OTHER)
     every = (host["start_ns"].to_numpy(), host["end_ns"].to_numpy())
     issuing = (work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
     edges = [int(left[begin + k * period - 1]) if begin + k * period > 0 else None for k in range(whole + 1)]
