@@ -57,6 +57,7 @@ OTHER_MACHINE = "h200x2_programs"  # six of the programs on the 2-GPU host: judg
 COST_CSV = STEPS / "h200_programs" / "profiler_cost.csv"  # the micro-benchmarks' per-event costs, same machine
 FIELDS = ["recording", "workload", "trace", "setting", "scale", "traced_ms", "replayed_ms"]
 Key = tuple[str, str, str]  # recording, workload, trace
+FLOOR_STEPS = (3, 5, 8, 10, 15)  # recorded steps per trace the noise floor is also printed for
 
 
 def grid(recording: str, cache: Path | None) -> list[dict[str, Any]]:
@@ -208,6 +209,14 @@ def noise_floors(truth: dict[Key, float], steps_of: dict[Key, int]) -> None:
             print(
                 f"  {recording}, a perfect replay of the recorded steps against the run's median step: within 10% "
                 f"on {100 * statistics.fmean(floor.values()):.0f}% of {len(floor)} traces"
+            )
+            # what recording more steps would buy: the same floor had every trace recorded n steps
+            by_count = {
+                n: statistics.fmean(own_noise(recording, dict.fromkeys(floor, n)).values()) for n in FLOOR_STEPS
+            }
+            print(
+                "    the same had every trace recorded n steps: "
+                + ", ".join(f"n = {n}: {100 * share:.0f}%" for n, share in by_count.items())
             )
 
 
