@@ -133,3 +133,32 @@ def test_operators_and_categories_from_the_trace():
 def test_categories_by_name(name, expected):
     frame = pl.DataFrame({"name": [name], "kind": ["kernel"]})
     assert frame.select(category(pl.col("name"), pl.col("kind")))[0, 0] == expected
+
+
+HTA_TRITON = Path(__file__).resolve().parents[3] / "sample_traces/hta/triton_example.json.gz"
+
+
+def test_one_recorded_step_lists_only_what_could_save_a_share_of_it():
+    """HTA's Triton example records one ProfilerStep (13.3 s of host work around one 1.8 us kernel): how the steps
+    vary is unknown from one, so a saving under MIN_STEP_SHARE of the step (its 1.3 ms launch, its 500 ns sync) is
+    noise, not something to try; the host work is."""
+    from tracekit.analysis.steps.advice import MIN_STEP_SHARE
+    from tracekit.analysis.steps.types import HOST_WORK
+
+    result = analyze_steps(read_host_events(HTA_TRITON))
+    assert len(result.steps) == 1
+    step = result.steps[0]
+    assert {c.cause for c in step.causes if 0 < c.idle_ns < MIN_STEP_SHARE * step.span_ns}  # small causes exist
+    assert [s.what for s in result.what_to_try] == [HOST_WORK]
+    assert all(s.saves_high_ns >= MIN_STEP_SHARE * step.span_ns for s in result.what_to_try)
+
+
+def test_the_last_gaps_evidence_names_the_sync_made_inside_it():
+    """The Triton example's one cudaDeviceSynchronize starts inside the trace's last gap (after its only kernel), not
+    at the gap's start: the synchronization's evidence is named after it, and no piece of evidence goes unnamed."""
+    from tracekit.analysis.steps.types import SYNCHRONIZATION
+
+    step = analyze_steps(read_host_events(HTA_TRITON)).steps[0]
+    synced = next(c for c in step.causes if c.cause == SYNCHRONIZATION)
+    assert [e.name for e in synced.evidence] == ["cudaDeviceSynchronize"]
+    assert all(e.name for c in step.causes for e in c.evidence)

@@ -124,10 +124,12 @@ REPLAYED_FIXES = FIXES | {
 MIN_STEP_SHARE = 0.01
 
 
-def worth_trying(found: list[Suggestion], step: Step, spread_ns: int) -> list[Suggestion]:
+def worth_trying(found: list[Suggestion], step: Step, spread_ns: int | None) -> list[Suggestion]:
     """The suggestions that could save at least MIN_STEP_SHARE of the step or more than the recorded steps' spans
-    vary (`spread_ns`, longest less shortest): a GPU-bound step varies by 0.1-0.3%, so a sync worth 0.7% still shows."""
-    return [s for s in found if s.saves_high_ns >= min(MIN_STEP_SHARE * step.span_ns, spread_ns)]
+    vary (`spread_ns`, longest less shortest): a GPU-bound step varies by 0.1-0.3%, so a sync worth 0.7% still shows.
+    One step (`spread_ns` None) says nothing of how steps vary: the share alone decides."""
+    least = MIN_STEP_SHARE * step.span_ns
+    return [s for s in found if s.saves_high_ns >= (least if spread_ns is None else min(least, spread_ns))]
 
 
 def idle_suggestions(step: Step, pytorch: bool = True) -> list[Suggestion]:

@@ -207,7 +207,7 @@ def analyze_steps(events: HostEvents, step: str | None = None) -> StepsResult:
             advice.idle_suggestions(typical, pytorch)
             + advice.copy_suggestions(typical, advice.pinned_rate(gpu), pytorch),
             typical,
-            max(spans, default=0) - min(spans, default=0),
+            max(spans) - min(spans) if len(spans) >= 2 else None,
         )
         if typical
         else []

@@ -512,7 +512,7 @@ def _named(top: pl.DataFrame, attributed: Attributed) -> pl.DataFrame:
         .then(pl.concat_str(pl.lit("before "), pl.coalesce("operator", "next_name", pl.lit("?"))))
         .when(pl.col("cause") == START_UP)
         .then(pl.lit("start-up call"))  # named after the call in `summarize`
-        .otherwise(pl.coalesce("base", "next_name", pl.lit("")))
+        .otherwise(pl.coalesce("base", "next_name", pl.lit("(unnamed)")))
     )
 
 
@@ -585,17 +585,26 @@ def summarize(attributed: Attributed, steps: int, syncs: pl.DataFrame) -> list[t
 
 
 def _sync_calls(rows: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
-    """Each synchronization row (`row`) with the synchronizing call in progress at (or last before) its start:
-    `sync_call`, its name, and `pageable_copy`, whether it is a copy of pageable memory."""
+    """Each synchronization row (`row`) with the synchronizing call in progress at (or last before) its start, else
+    the first to start inside it (a gap's row starts where the gap does, and the trace's last gap may hold a sync
+    made after its start): `sync_call`, its name, and `pageable_copy`, whether it is a copy of pageable memory."""
     table = syncs.select(pl.col("start_ns").alias("at_ns"), pl.col("base").alias("sync_call"), "pageable_copy").sort(
         "at_ns"
     )
-    return (
+    found = (
         rows.filter(pl.col("cause") == SYNCHRONIZATION)
-        .select("row", pl.col("start_ns").alias("at_ns"))
+        .select("row", pl.col("start_ns").alias("at_ns"), "end_ns")
         .sort("at_ns")
         .join_asof(table, on="at_ns", strategy="backward")
-        .select("row", "sync_call", "pageable_copy")
+    )
+    inside = (
+        found.filter(pl.col("sync_call").is_null())
+        .select("row", "at_ns", "end_ns")
+        .join_asof(table.with_columns(call_ns=pl.col("at_ns")), on="at_ns", strategy="forward")
+        .filter(pl.col("call_ns") < pl.col("end_ns"))
+    )
+    return pl.concat([found.filter(pl.col("sync_call").is_not_null()), inside], how="diagonal_relaxed").select(
+        "row", "sync_call", "pageable_copy"
     )
 
 
