@@ -100,13 +100,9 @@ def uneven_steps_warning(spans: Sequence[int], pytorch: bool) -> str | None:
 
 
 def median_span_ns(spans: Sequence[int]) -> int:
-    """The median of the spans of the steps that stand for the run (of an even count, the mean of the middle two), 0
-    for none."""
+    """The median of the spans of the steps that stand for the run (the upper one of an even count), 0 for none."""
     run = sorted(standing_for_the_run(spans))
-    if not run:
-        return 0
-    middle = len(run) // 2
-    return run[middle] if len(run) % 2 else round((run[middle - 1] + run[middle]) / 2)
+    return run[len(run) // 2] if run else 0
 
 
 def _windows(events: HostEvents, step: str | None) -> tuple[pl.DataFrame, list[str], pl.DataFrame, bool, Windows]:
