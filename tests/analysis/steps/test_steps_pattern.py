@@ -28,6 +28,11 @@ MARKED = sorted(
 # GPU, and those steps are found.)
 PATTERN_MISSES = {
     "h200_programs/lightning_fabric_resnet18.cpu_cuda.pt.trace.json.gz": "Lightning's steps vary by 2x in one run",
+    # the ten-step recording, added after the pattern rule was set
+    "h200_programs_10/hf_gpt2_train_item.cpu_cuda.pt.trace.json.gz": "the steps are cut elsewhere around .item()'s "
+    "sync: the marked step's largest cause is launch-bound (4.0 ms, its sync 2.1), the found one's the sync (5.2)",
+    "h200_programs_10/tv_resnet18_loader4.shapes.pt.trace.json.gz": "the median step 3.8% off the marked one (27.86 "
+    "against 26.84 ms): the 4-worker loader's steps range 10-85 ms in one run",
 }
 MARKED = [
     pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=PATTERN_MISSES[t])) if t in PATTERN_MISSES else t
