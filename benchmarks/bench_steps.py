@@ -46,7 +46,7 @@ from tracekit.analysis.steps.calibration import (
     with_gpu_activity,
 )
 from tracekit.analysis.steps.profiler_cost import SETTINGS, fit, setting_of
-from tracekit.analysis.steps.program import GPU_BOUND_PCT, analyze_program
+from tracekit.analysis.steps.program import GPU_BOUND_PCT, ProgramSteps, analyze_program
 from tracekit.analysis.steps.unprofiled import replay_without_profiler
 from tracekit.steps import read_events
 
@@ -249,6 +249,19 @@ def gpu_activity() -> None:
     )
 
 
+def checked(found: ProgramSteps, real_ns: float) -> tuple[bool, bool, bool]:
+    """One trace's program checks against its program's median step: every saving within the idle the program really
+    has (its step less the replay's busy time, give or take 10% of it and 1% of the step); the GPU-bound call right
+    (>= GPU_BOUND_PCT busy unprofiled), with kernel advice only where it is; the interval holding the step."""
+    assert found.unprofiled.representative_step is not None, found.unprofiled.source  # every trace has steps
+    shown = found.unprofiled.steps[found.unprofiled.representative_step]
+    idle_ns = max(0.0, real_ns - shown.busy_ns)
+    fits = all(s.saves_high_ns <= idle_ns * 1.10 + 0.01 * real_ns for s in found.unprofiled.what_to_try)
+    busy = shown.busy_ns / real_ns >= GPU_BOUND_PCT / 100
+    kernels_only = {s.kind for s in found.unprofiled.what_to_try} <= {"kernel"}
+    return fits, busy == found.gpu_bound and (not busy or kernels_only), found.low_ns <= real_ns <= found.high_ns
+
+
 def program_checks(recording: str, truth: dict[Key, float]) -> list[float]:
     """At the shipped calibration: no "what to try" saving above the idle the program really has (its unprofiled
     median step less the GPU's busy time in the step, give or take 10% of it and 1% of the step), and a step >= 90%
@@ -262,17 +275,10 @@ def program_checks(recording: str, truth: dict[Key, float]) -> list[float]:
         workload, setting = path.name.split(".")[:2]
         real_ns = truth[(recording, workload, setting)] * 1e6
         found = analyze_program(read_events(path), calibration)
-        held += found.low_ns <= real_ns <= found.high_ns
-        assert found.unprofiled.representative_step is not None, path  # every trace of the set has steps
-        shown = found.unprofiled.steps[found.unprofiled.representative_step]
-        idle_ns = max(0.0, real_ns - shown.busy_ns)
-        if all(s.saves_high_ns <= idle_ns * 1.10 + 0.01 * real_ns for s in found.unprofiled.what_to_try):
-            fits += 1
-        else:
+        fit_idle, right, holds = checked(found, real_ns)
+        fits, bound_right, held = fits + fit_idle, bound_right + right, held + holds
+        if not fit_idle:
             misses.append(f"{workload}.{setting}")
-        busy = shown.busy_ns / real_ns >= GPU_BOUND_PCT / 100
-        kernels_only = {s.kind for s in found.unprofiled.what_to_try} <= {"kernel"}
-        bound_right += busy == found.gpu_bound and (not busy or kernels_only)
         if not found.gpu_bound and (recording, workload, setting) in after:
             slowdowns.append(after[(recording, workload, setting)] / truth[(recording, workload, setting)])
     count = len(paths)
@@ -383,14 +389,8 @@ def ten_steps() -> None:
         path = STEPS / TEN_STEPS / f"{r['workload']}.{r['setting']}.pt.trace.json.gz"
         real_ns = float(r["median_event_ms"]) * 1e6
         found = analyze_program(read_events(path), calibration)
-        assert found.unprofiled.representative_step is not None, path
-        shown = found.unprofiled.steps[found.unprofiled.representative_step]
-        idle_ns = max(0.0, real_ns - shown.busy_ns)
-        checks["savings within the idle"] += all(
-            s.saves_high_ns <= idle_ns * 1.10 + 0.01 * real_ns for s in found.unprofiled.what_to_try
-        )
-        checks["GPU-bound called right"] += (shown.busy_ns / real_ns >= GPU_BOUND_PCT / 100) == found.gpu_bound
-        checks["the interval holds the step"] += found.low_ns <= real_ns <= found.high_ns
+        for name, passed in zip(checks, checked(found, real_ns), strict=True):
+            checks[name] += passed
         for name, value in (("traced", found.traced_step_ns), ("replay", found.median_step_ns)):
             for group in ("all", found.setting):
                 errors.setdefault(group, {"traced": [], "replay": []})[name].append(abs(value / real_ns - 1))
